@@ -1,0 +1,25 @@
+# The two entry points of README.md: `make run` and `make test`. Both bootstrap first.
+BUILD_DIR ?= build
+CMAKE_FLAGS ?=
+RUN_ARGS ?=
+
+.PHONY: all bootstrap configure build test run clean
+all: build
+
+bootstrap:
+	@BUILD_DIR=$(abspath $(BUILD_DIR)) scripts/bootstrap
+
+configure: bootstrap
+	@cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_PREFIX_PATH="$$(cat $(BUILD_DIR)/.torch-prefix)" $(CMAKE_FLAGS) >/dev/null
+
+build: configure
+	@cmake --build $(BUILD_DIR)
+
+test: build
+	@cd $(BUILD_DIR) && ctest --output-on-failure --timeout 900 -j2
+
+run: build
+	@$(BUILD_DIR)/bin/tokbench env $(RUN_ARGS)
+
+clean:
+	rm -rf $(BUILD_DIR)

@@ -1,0 +1,35 @@
+// The GPT module: one LibTorch module for every litgpt architecture, its variants chosen by
+// Config fields (litgpt/model.py). Parameter names equal litgpt's state-dict keys
+// ("transformer.h.0.attn.qkv.weight", "lm_head.weight", ...). Parameters are created directly
+// with the requested TensorOptions, so a model built on the meta device allocates nothing.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+
+#include "model/config.hpp"
+
+namespace tokbench::model {
+
+class GPTImpl : public torch::nn::Module {
+ public:
+  // config must be finalized; options carry the device and dtype of parameters and buffers.
+  GPTImpl(const Config& config, const torch::TensorOptions& options);
+
+  // idx: (B, T) int64 token ids, T <= config.block_size -> logits (B, T, padded_vocab_size).
+  torch::Tensor forward(const torch::Tensor& idx);
+
+  // Deterministic random initialisation for a seed (normal(0, 0.02) weights, zero biases,
+  // norms at one), independent of the device. A no-op on the meta device.
+  void reset_parameters(uint64_t seed);
+
+  const Config& config() const;
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+};
+TORCH_MODULE(GPT);
+
+}  // namespace tokbench::model
