@@ -2,6 +2,9 @@
 BUILD_DIR ?= build
 CMAKE_FLAGS ?=
 RUN_ARGS ?=
+# ccache keys on paths relative to the checkout, so a fresh clone (CI) reuses earlier builds.
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := true
 
 .PHONY: all bootstrap configure build test run clean
 all: build
