@@ -1,0 +1,80 @@
+// CLI11 registration of BenchOptions. Names are "--kebab,--snake" pairs; booleans are flags
+// that also take "=True/False" (the reference's jsonargparse spelling). Checks of values
+// happen in resolve.cpp, so that every usage error has the same one-line shape.
+#include "bench/bench_options.hpp"
+
+namespace tokbench::bench {
+
+void add_bench_options(CLI::App& app, BenchOptions& o) {
+  app.option_defaults()->always_capture_default();
+  // Model
+  app.add_option("--model-name,--model_name", o.model_name,
+                 "litgpt model name or Hugging Face id (see `tokbench models`)")->group("Model");
+  app.add_option("--model-config,--model_config", o.model_config,
+                 "TOML/JSON file of litgpt config fields; used instead of --model-name")->group("Model");
+  app.add_option("--n-layers,--n_layers", o.n_layers, "override the model's n_layer")->group("Model");
+  app.add_option("--seq-len,--seq_len,--block-size,--block_size", o.seq_len,
+                 "tokens per sequence T (default: the model's block_size)")->group("Model");
+  // Batch and iterations
+  app.add_option("--micro-batch-size,--micro_batch_size", o.micro_batch_size,
+                 "sequences per micro-batch per device (B)")->group("Batch");
+  app.add_option("--global-batch-size,--global_batch_size", o.global_batch_size,
+                 "sequences per optimizer step over all devices (G = B x GA x W; default B x W)")
+      ->group("Batch");
+  app.add_option("--max-iters,--max_iters", o.max_iters, "iterations in total, warm-up included")
+      ->group("Batch");
+  app.add_option("--warmup-iters,--warmup_iters", o.warmup_iters,
+                 "iterations run first and left out of every metric")->group("Batch");
+  // Device
+  app.add_option("--device", o.device, "auto | cpu | cuda | cuda:N (auto: cuda:0 when present)")
+      ->group("Device");
+  app.add_option("--dtype", o.dtype,
+                 "auto | fp32 | bf16-true | bf16-mixed (auto: bf16-true on CUDA, fp32 on CPU)")
+      ->group("Device");
+  app.add_flag("--tf32,!--no-tf32", o.tf32, "allow TF32 matmuls for fp32 on CUDA (=True/False)")
+      ->group("Device");
+  app.add_option("--compile,--executor", o.compile, "executor: eager (others come later)")
+      ->group("Device");
+  app.add_option("--num-threads,--num_threads", o.num_threads,
+                 "CPU threads for LibTorch (0: LibTorch's default)")->group("Device");
+  // Distribution
+  app.add_option("--distributed-mode,--distributed_mode", o.distributed_mode,
+                 "none | ddp | fsdp (ddp/fsdp need WORLD_SIZE > 1)")->group("Distributed");
+  app.add_option("--shard-mode,--shard_mode", o.shard_mode, "FSDP sharding: zero2 | zero3")
+      ->group("Distributed");
+  app.add_option("--sharding-size,--sharding_size", o.sharding_size,
+                 "FSDP hybrid sharding group size")->group("Distributed");
+  app.add_option("--bucketing-mode,--bucketing_mode", o.bucketing_mode,
+                 "FSDP wrapping: none | block | layer")->group("Distributed");
+  // Training
+  app.add_option("--seed", o.seed, "seed of the initial weights and of the data")->group("Training");
+  app.add_option("--lr", o.lr, "AdamW learning rate")->group("Training");
+  app.add_option("--weight-decay,--weight_decay", o.weight_decay, "AdamW weight decay")
+      ->group("Training");
+  app.add_option("--beta1", o.beta1, "AdamW beta1")->group("Training");
+  app.add_option("--beta2", o.beta2, "AdamW beta2")->group("Training");
+  app.add_option("--data", o.data,
+                 "random (ids 0..99, as the reference) or a .bin file of tokens (memory-mapped)")
+      ->group("Training");
+  app.add_option("--data-dtype,--data_dtype", o.data_dtype, "token type of a --data file: uint16 | uint32")
+      ->group("Training");
+  // Metrics and output
+  app.add_option("--peak-tflops,--peak_tflops", o.peak_tflops,
+                 "per-device peak TFLOP/s for MFU (default: datasheet table / CPU estimate)")
+      ->group("Output");
+  app.add_option("--flops-convention,--flops_convention", o.flops_convention,
+                 "model FLOP count: matmul | causal | palm (docs/PERFORMANCE.md)")->group("Output");
+  app.add_option("--json-path,--json_path", o.json_path,
+                 "write the JSON result here (atomically; also on failure)")->group("Output");
+  app.add_flag("--return-metrics-as-json,--return_metrics_as_json", o.return_metrics_as_json,
+               "emit the JSON result; without --json-path it goes to stdout (report to stderr)")
+      ->group("Output");
+  app.add_option("--log-every,--log_every", o.log_every,
+                 "plain progress line every N iterations (0: live line on a terminal)")->group("Output");
+  app.add_flag("--quiet,-q", o.quiet, "no progress lines and no config echo")->group("Output");
+  app.add_option("--cpu-memory-cap-mb,--cpu_memory_cap_mb", o.cpu_memory_cap_mb,
+                 "testing aid: cap CPU tensor memory (MB) to exercise the out-of-memory path")
+      ->group("Testing");
+}
+
+}  // namespace tokbench::bench

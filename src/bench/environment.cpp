@@ -1,0 +1,51 @@
+// Environment capture. TOKBENCH_BENCH_VERSION / _GIT_REVISION come from CMake for this file
+// only; torch/version.h is a tiny header (no torch/torch.h here).
+#include "bench/environment.hpp"
+
+#include <torch/version.h>
+#include <unistd.h>
+
+#include <ctime>
+
+#ifndef TOKBENCH_BENCH_VERSION
+#define TOKBENCH_BENCH_VERSION "unknown"
+#endif
+#ifndef TOKBENCH_BENCH_GIT_REVISION
+#define TOKBENCH_BENCH_GIT_REVISION "unknown"
+#endif
+
+namespace tokbench::bench {
+
+bool is_debug_build() {
+#ifndef NDEBUG
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::string rfc3339_now() {
+  std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char buffer[40];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%S%z", &local);
+  std::string text(buffer);
+  // strftime's %z is "+0100"; RFC 3339 wants "+01:00".
+  if (text.size() >= 5) text.insert(text.size() - 2, ":");
+  return text;
+}
+
+Environment capture_environment() {
+  Environment env;
+  env.tokbench_version = TOKBENCH_BENCH_VERSION;
+  env.git_revision = TOKBENCH_BENCH_GIT_REVISION;
+  env.libtorch_version = TORCH_VERSION;
+  env.build_type = is_debug_build() ? "debug (assertions on)" : "release";
+  char host[256] = {0};
+  if (gethostname(host, sizeof host - 1) == 0) env.host = host;
+  env.time_rfc3339 = rfc3339_now();
+  return env;
+}
+
+}  // namespace tokbench::bench

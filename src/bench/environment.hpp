@@ -1,0 +1,22 @@
+// The context block every result carries (STYLE §14): tokbench version and git revision,
+// LibTorch version, build type, host, RFC 3339 time. Device names come from the RunPlan.
+#pragma once
+
+#include <string>
+
+namespace tokbench::bench {
+
+struct Environment {
+  std::string tokbench_version;
+  std::string git_revision;
+  std::string libtorch_version;
+  std::string build_type;  // "release" or "debug (assertions on)"
+  std::string host;
+  std::string time_rfc3339;
+};
+
+Environment capture_environment();
+bool is_debug_build();
+std::string rfc3339_now();
+
+}  // namespace tokbench::bench

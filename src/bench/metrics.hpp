@@ -1,0 +1,68 @@
+// The metric contract of DESIGN.md applied to one finished (or stopped) run. Rates come from
+// the throughput library: a Throughput with window M+1 gets a reference update at the end of
+// the last warm-up iteration and one per measured iteration, so tokens/s = M·G·T / window and
+// tokens/s × average iteration time = G·T. Inputs are plain structs (no LibTorch).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/iter_stats.hpp"
+
+namespace tokbench::bench {
+
+enum class Outcome { ok, oom, nan, interrupted, error };
+const char* to_string(Outcome outcome);
+int exit_code(Outcome outcome);  // 0, 3, 4, 5, 1
+
+struct IterationSample {
+  int64_t index = 0;
+  bool warmup = false;
+  double seconds = 0;
+  double loss = 0;
+  double end_time = 0;  // seconds since the loop started
+};
+
+// What the train layer measured, copied out of its TrainResult.
+struct MeasuredRun {
+  Outcome outcome = Outcome::ok;
+  std::string message;
+  std::vector<IterationSample> iterations;  // warm-up included
+  double measured_window_seconds = 0;       // 0 when the run did not finish
+  int64_t allocated_peak_bytes = 0;
+  int64_t reserved_peak_bytes = 0;
+  int64_t peak_rss_bytes = 0;
+  double overhead_seconds = 0;
+};
+
+struct MetricInputs {
+  int64_t world_size = 1, micro_batch = 1, grad_accum = 1, seq_len = 1;
+  int64_t warmup_iters = 0;
+  int64_t flops_per_microbatch = 0;  // forward + backward, one device
+  std::optional<double> peak_flops_per_s;  // per device
+};
+
+struct BenchMetrics {
+  int64_t measured_iters = 0;                  // M actually completed
+  double window_seconds = 0;
+  std::optional<double> average_iter_time_ms;  // window / M
+  std::optional<IterTimeStats> iter_time_ms;   // over measured iterations
+  std::optional<double> tokens_per_s;          // global
+  std::optional<double> tokens_per_s_per_device;
+  int64_t flops_per_iter_per_device = 0;       // micro-batch FLOPs × GA
+  int64_t flops_per_iter_total = 0;            // × W
+  std::optional<double> flops_per_s_total;
+  std::optional<double> flops_per_s_per_device;
+  std::optional<double> mfu;                   // fraction, per device
+  std::optional<double> loss_first, loss_last; // measured iterations
+  double memory_allocated_peak_GB = 0;         // 10^9 bytes
+  double memory_reserved_peak_GB = 0;
+  double peak_rss_GB = 0;
+  std::optional<double> harness_overhead_percent;
+};
+
+BenchMetrics compute_metrics(const MetricInputs& in, const MeasuredRun& run);
+
+}  // namespace tokbench::bench

@@ -1,0 +1,305 @@
+// Turns raw options into a RunPlan or one usage error. The order follows the cost of a
+// mistake: cheap choice checks first, then the model, sizes, files, and last the memory fit.
+// Nothing here creates a file or touches a device.
+#include "bench/resolve.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <system_error>
+#include <vector>
+
+#include "model/catalog.hpp"
+
+namespace tokbench::bench {
+namespace {
+
+[[noreturn]] void usage(const std::string& message) { throw std::invalid_argument(message); }
+
+void require_choice(const char* option, const std::string& value,
+                    const std::vector<std::string>& valid) {
+  if (std::find(valid.begin(), valid.end(), value) == valid.end())
+    usage(fmt::format("{} '{}' is not valid; valid: {}", option, value, fmt::join(valid, ", ")));
+}
+
+void require_positive(const char* option, int64_t value) {
+  if (value <= 0) usage(fmt::format("{} {} must be a positive integer", option, value));
+}
+
+double gb(int64_t bytes) { return static_cast<double>(bytes) / 1e9; }
+
+void resolve_device(const BenchOptions& o, const MachineInfo& m, RunPlan& plan) {
+  const std::string& d = o.device;
+  const bool has_cuda = !m.cuda_devices.empty();
+  if (d == "auto") {
+    plan.device_kind = has_cuda ? DeviceKind::cuda : DeviceKind::cpu;
+    plan.device_index = 0;
+  } else if (d == "cpu") {
+    plan.device_kind = DeviceKind::cpu;
+  } else if (d == "cuda" || d.rfind("cuda:", 0) == 0) {
+    int index = 0;
+    if (d.size() > 5) {
+      const std::string digits = d.substr(5);
+      if (digits.empty() || !std::all_of(digits.begin(), digits.end(), ::isdigit))
+        usage(fmt::format("--device '{}' is not valid; valid: auto, cpu, cuda, cuda:N", d));
+      index = std::stoi(digits);
+    }
+    if (!has_cuda)
+      usage(fmt::format("--device '{}' cannot run here: no usable CUDA device ({}); valid here: auto, cpu",
+                        d, m.cuda_status));
+    if (index >= static_cast<int>(m.cuda_devices.size()))
+      usage(fmt::format("--device '{}' cannot run here: {} CUDA device(s) visible; valid: cuda:0..cuda:{}",
+                        d, m.cuda_devices.size(), m.cuda_devices.size() - 1));
+    plan.device_kind = DeviceKind::cuda;
+    plan.device_index = index;
+  } else {
+    usage(fmt::format("--device '{}' is not valid; valid: auto, cpu, cuda, cuda:N", d));
+  }
+  if (plan.device_kind == DeviceKind::cuda) {
+    const auto& dev = m.cuda_devices[plan.device_index];
+    plan.device_string = fmt::format("cuda:{}", plan.device_index);
+    plan.device_name = dev.name;
+  } else {
+    plan.device_string = "cpu";
+    plan.device_name = m.cpu_model;
+  }
+}
+
+void resolve_dtype(const BenchOptions& o, const MachineInfo& m, RunPlan& plan) {
+  require_choice("--dtype", o.dtype, {"auto", "fp32", "bf16-true", "bf16-mixed"});
+  if (o.dtype == "auto")
+    plan.dtype = plan.device_kind == DeviceKind::cuda ? DtypeChoice::bf16_true : DtypeChoice::fp32;
+  else if (o.dtype == "fp32")
+    plan.dtype = DtypeChoice::fp32;
+  else if (o.dtype == "bf16-true")
+    plan.dtype = DtypeChoice::bf16_true;
+  else
+    plan.dtype = DtypeChoice::bf16_mixed;
+  if (plan.device_kind == DeviceKind::cuda && plan.dtype != DtypeChoice::fp32) {
+    const auto& dev = m.cuda_devices[plan.device_index];
+    if (dev.compute_capability_major < 8)
+      usage(fmt::format("--dtype '{}' cannot run on {} (compute capability {}.{}, bf16 needs 8.0+); valid here: fp32",
+                        to_string(plan.dtype), dev.name, dev.compute_capability_major,
+                        dev.compute_capability_minor));
+  }
+  plan.tf32 = o.tf32 && plan.device_kind == DeviceKind::cuda && plan.dtype == DtypeChoice::fp32;
+  if (plan.dtype == DtypeChoice::fp32)
+    plan.precision = plan.tf32 ? Precision::tf32 : Precision::fp32;
+  else
+    plan.precision = Precision::bf16;
+}
+
+void resolve_model(const BenchOptions& o, RunPlan& plan) {
+  model::Config base;
+  if (!o.model_config.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(o.model_config, ec))
+      usage(fmt::format("--model-config '{}' is not a readable file", o.model_config));
+    try {
+      base = model::load_model_config(o.model_config);
+    } catch (const std::invalid_argument& e) {
+      usage(fmt::format("--model-config '{}': {}", o.model_config, e.what()));
+    }
+    plan.model_label = base.name.empty() ? std::filesystem::path(o.model_config).stem().string() : base.name;
+  } else {
+    try {
+      base = model::config_by_name(o.model_name);
+    } catch (const model::UnknownModelError& e) {
+      usage(fmt::format("--model-name '{}': {}", o.model_name, e.what()));
+    }
+    plan.model_label = o.model_name;
+  }
+  if (o.n_layers) require_positive("--n-layers", *o.n_layers);
+  if (o.seq_len) require_positive("--seq-len", *o.seq_len);
+  model::ModelOverrides overrides;
+  overrides.n_layer = o.n_layers;
+  overrides.seq_len = o.seq_len;
+  try {
+    plan.config = model::with_overrides(base, overrides);
+  } catch (const std::invalid_argument& e) {
+    usage(fmt::format("--model-name '{}' with overrides: {}", plan.model_label, e.what()));
+  }
+  plan.seq_len = plan.config.block_size;
+}
+
+void resolve_batches(const BenchOptions& o, const MachineInfo& m, RunPlan& plan) {
+  if (m.world_size == 0)
+    usage(fmt::format("WORLD_SIZE '{}' is not valid; valid: a positive integer", m.world_size_env));
+  require_choice("--distributed-mode", o.distributed_mode, {"none", "ddp", "fsdp"});
+  require_choice("--shard-mode", o.shard_mode, {"zero2", "zero3"});
+  require_choice("--bucketing-mode", o.bucketing_mode, {"none", "block", "layer"});
+  if (o.sharding_size) require_positive("--sharding-size", *o.sharding_size);
+  if (o.distributed_mode != "none" && m.world_size <= 1)
+    usage(fmt::format("--distributed-mode '{}' needs WORLD_SIZE > 1 (WORLD_SIZE is {}); multi-process "
+                      "modes come with the dist layer; valid here: none",
+                      o.distributed_mode, m.world_size_env.empty() ? "unset" : m.world_size_env));
+  if (m.world_size > 1)
+    usage(fmt::format("WORLD_SIZE {} is not supported yet: multi-process runs come with the dist layer; "
+                      "valid: unset or 1 (with --distributed-mode none)", m.world_size));
+  plan.world_size = m.world_size;
+
+  require_positive("--micro-batch-size", o.micro_batch_size);
+  plan.micro_batch = o.micro_batch_size;
+  plan.global_batch = o.global_batch_size.value_or(plan.micro_batch * plan.world_size);
+  require_positive("--global-batch-size", plan.global_batch);
+  const int64_t per_step = plan.micro_batch * plan.world_size;
+  if (plan.global_batch % per_step != 0)
+    usage(fmt::format("--global-batch-size {} is not a multiple of micro batch {} x world size {} = {}; "
+                      "valid: {}, {}, {}, ...",
+                      plan.global_batch, plan.micro_batch, plan.world_size, per_step, per_step,
+                      2 * per_step, 3 * per_step));
+  plan.grad_accum = plan.global_batch / per_step;
+
+  require_positive("--max-iters", o.max_iters);
+  if (o.warmup_iters < 0) usage(fmt::format("--warmup-iters {} must be >= 0", o.warmup_iters));
+  if (o.warmup_iters >= o.max_iters)
+    usage(fmt::format("--warmup-iters {} must be fewer than --max-iters {}; valid: 0..{}", o.warmup_iters,
+                      o.max_iters, o.max_iters - 1));
+  plan.max_iters = o.max_iters;
+  plan.warmup_iters = o.warmup_iters;
+}
+
+void resolve_training(const BenchOptions& o, RunPlan& plan) {
+  require_choice("--compile", o.compile, {"eager"});
+  if (!(o.lr > 0) || !std::isfinite(o.lr)) usage(fmt::format("--lr {} must be a positive number", o.lr));
+  if (!(o.weight_decay >= 0)) usage(fmt::format("--weight-decay {} must be >= 0", o.weight_decay));
+  if (!(o.beta1 >= 0 && o.beta1 < 1)) usage(fmt::format("--beta1 {} must be in [0, 1)", o.beta1));
+  if (!(o.beta2 >= 0 && o.beta2 < 1)) usage(fmt::format("--beta2 {} must be in [0, 1)", o.beta2));
+  if (o.num_threads < 0) usage(fmt::format("--num-threads {} must be >= 0", o.num_threads));
+  if (o.log_every < 0) usage(fmt::format("--log-every {} must be >= 0", o.log_every));
+  require_choice("--data-dtype", o.data_dtype, {"uint16", "uint32"});
+  plan.token_bytes = o.data_dtype == "uint16" ? 2 : 4;
+  if (o.data != "random") {
+    std::error_code ec;
+    const std::filesystem::path file(o.data);
+    if (!std::filesystem::is_regular_file(file, ec) || ::access(file.c_str(), R_OK) != 0)
+      usage(fmt::format("--data '{}' is not a readable file; valid: random or a .bin file of {} tokens",
+                        o.data, o.data_dtype));
+    const auto size = static_cast<int64_t>(std::filesystem::file_size(file, ec));
+    if (size % plan.token_bytes != 0)
+      usage(fmt::format("--data '{}' has {} bytes, not a whole number of {} tokens (--data-dtype)", o.data,
+                        size, o.data_dtype));
+    if (size / plan.token_bytes < plan.seq_len + 1)
+      usage(fmt::format("--data '{}' holds {} tokens; a sequence needs --seq-len + 1 = {}", o.data,
+                        size / plan.token_bytes, plan.seq_len + 1));
+    plan.token_file = file;
+  }
+  try {
+    plan.convention = model::flop_convention_from_string(o.flops_convention);
+  } catch (const std::invalid_argument&) {
+    usage(fmt::format("--flops-convention '{}' is not valid; valid: matmul, causal, palm", o.flops_convention));
+  }
+  if (o.peak_tflops && !(*o.peak_tflops > 0 && std::isfinite(*o.peak_tflops)))
+    usage(fmt::format("--peak-tflops {} must be a positive number", *o.peak_tflops));
+  if (o.cpu_memory_cap_mb) {
+    require_positive("--cpu-memory-cap-mb", *o.cpu_memory_cap_mb);
+    if (plan.device_kind != DeviceKind::cpu)
+      usage(fmt::format("--cpu-memory-cap-mb {} applies to --device cpu only (device is {})",
+                        *o.cpu_memory_cap_mb, plan.device_string));
+    plan.cpu_memory_cap_bytes = *o.cpu_memory_cap_mb * 1000000;
+  }
+}
+
+void resolve_output(const BenchOptions& o, RunPlan& plan) {
+  if (o.json_path.empty()) {
+    plan.json_to_stdout = o.return_metrics_as_json;
+    return;
+  }
+  const std::filesystem::path path(o.json_path);
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    usage(fmt::format("--json-path '{}' is a directory; valid: a file path in a writable directory", o.json_path));
+  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  if (!std::filesystem::is_directory(dir, ec))
+    usage(fmt::format("--json-path '{}': directory '{}' does not exist", o.json_path, dir.string()));
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    usage(fmt::format("--json-path '{}': directory '{}' is not writable", o.json_path, dir.string()));
+  if (std::filesystem::exists(path, ec) && ::access(path.c_str(), W_OK) != 0)
+    usage(fmt::format("--json-path '{}' exists and is not writable", o.json_path));
+  plan.json_path = path;
+}
+
+void resolve_counts_and_peak(const BenchOptions& o, const MachineInfo& m, RunPlan& plan) {
+  plan.param_count = model::count_params(plan.config).total;
+  try {
+    plan.flops_per_microbatch =
+        model::count_flops(plan.config, plan.micro_batch, plan.seq_len, plan.convention).total();
+  } catch (const std::overflow_error& e) {
+    usage(fmt::format("--micro-batch-size {} x --seq-len {}: the FLOP count overflows ({})", plan.micro_batch,
+                      plan.seq_len, e.what()));
+  }
+  if (o.peak_tflops) {
+    plan.peak = PeakChoice{*o.peak_tflops * 1e12, plan.device_name, "--peak-tflops", false};
+    return;
+  }
+  if (plan.device_kind == DeviceKind::cuda) {
+    if (auto peak = lookup_device_peak(plan.device_name, plan.precision))
+      plan.peak = PeakChoice{peak->flops_per_s, peak->chip, peak->source, false};
+  } else {
+    if (auto peak = estimate_cpu_peak(detect_cpu(), plan.precision))
+      plan.peak = PeakChoice{peak->flops_per_s, peak->chip, peak->source, true};
+  }
+}
+
+void resolve_memory_fit(const MachineInfo& m, RunPlan& plan) {
+  plan.memory_estimate_bytes = estimate_training_bytes(plan.config, plan.micro_batch, plan.seq_len, plan.dtype);
+  plan.memory_capacity_bytes = plan.device_kind == DeviceKind::cuda
+                                   ? m.cuda_devices[plan.device_index].total_memory_bytes
+                                   : m.mem_available_bytes;
+  // The testing cap exists to reach a real out-of-memory error, so it must not be pre-empted.
+  if (plan.cpu_memory_cap_bytes || plan.memory_capacity_bytes <= 0) return;
+  if (plan.memory_estimate_bytes > plan.memory_capacity_bytes)
+    usage(fmt::format("--model-name '{}' (n_layer {}, --micro-batch-size {}, --seq-len {}, --dtype {}) needs about "
+                      "{:.2f} GB to train but {} has {:.2f} GB {}; valid: a smaller model, --n-layers, "
+                      "--micro-batch-size or --seq-len",
+                      plan.model_label, plan.config.n_layer, plan.micro_batch, plan.seq_len, to_string(plan.dtype),
+                      gb(plan.memory_estimate_bytes), plan.device_string, gb(plan.memory_capacity_bytes),
+                      plan.device_kind == DeviceKind::cuda ? "in total" : "available (MemAvailable)"));
+}
+
+}  // namespace
+
+const char* to_string(DtypeChoice dtype) {
+  switch (dtype) {
+    case DtypeChoice::fp32: return "fp32";
+    case DtypeChoice::bf16_true: return "bf16-true";
+    case DtypeChoice::bf16_mixed: return "bf16-mixed";
+  }
+  return "?";
+}
+
+int64_t estimate_training_bytes(const model::Config& c, int64_t micro_batch, int64_t seq_len, DtypeChoice dtype) {
+  const double params = static_cast<double>(model::count_params(c).total);
+  const double param_bytes = dtype == DtypeChoice::bf16_true ? 2 : 4;  // bf16-mixed keeps fp32 weights
+  const double act_bytes = dtype == DtypeChoice::fp32 ? 4 : 2;
+  // Weights + gradients + AdamW's two moments, all in the parameter dtype.
+  const double states = params * param_bytes * 4;
+  // Activations kept for backward per layer, after Korthikanti et al. 2022 (eq. 2, no
+  // recomputation): s·b·h·(34 + 5·a·s/h) bytes at 2 bytes per value; scaled by the dtype.
+  const double s = static_cast<double>(seq_len), b = static_cast<double>(micro_batch);
+  const double h = static_cast<double>(c.n_embd), a = static_cast<double>(c.n_head);
+  const double per_layer = s * b * h * (34.0 + 5.0 * a * s / h) * (act_bytes / 2.0);
+  // Logits, their softmax and gradient: three (B, T, V) tensors, fp32 for the loss.
+  const double logits = 3.0 * b * s * static_cast<double>(c.vocab()) * 4.0;
+  return static_cast<int64_t>(states + per_layer * static_cast<double>(c.n_layer) + logits);
+}
+
+RunPlan resolve_run(const BenchOptions& options, const MachineInfo& machine) {
+  RunPlan plan;
+  plan.options = options;
+  resolve_batches(options, machine, plan);
+  resolve_device(options, machine, plan);
+  resolve_dtype(options, machine, plan);
+  resolve_model(options, plan);
+  resolve_training(options, plan);
+  resolve_output(options, plan);
+  resolve_counts_and_peak(options, machine, plan);
+  resolve_memory_fit(machine, plan);
+  return plan;
+}
+
+}  // namespace tokbench::bench

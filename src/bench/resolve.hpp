@@ -1,0 +1,65 @@
+// Validation of BenchOptions against the model catalog and this machine, before any work:
+// the result is a RunPlan whose every field is checked and derived (GA, device, dtype, FLOPs,
+// peak). Each rejection throws std::invalid_argument with one line naming the option, the
+// value and what is valid; `tokbench` maps it to exit code 2.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "bench/bench_options.hpp"
+#include "bench/machine_info.hpp"
+#include "model/config.hpp"
+#include "model/counting.hpp"
+#include "tokbench/throughput.hpp"
+
+namespace tokbench::bench {
+
+enum class DeviceKind { cpu, cuda };
+enum class DtypeChoice { fp32, bf16_true, bf16_mixed };
+const char* to_string(DtypeChoice dtype);
+
+// The per-device peak used for MFU and where it came from.
+struct PeakChoice {
+  double flops_per_s = 0;
+  std::string chip;       // what the peak describes
+  std::string source;     // table entry, CPU estimate or --peak-tflops
+  bool estimate = false;  // true for the CPU estimate
+};
+
+struct RunPlan {
+  BenchOptions options;  // as given, for the config echo and the JSON "config" block
+  model::Config config;  // finalized, overrides applied
+  std::string model_label;
+  int64_t world_size = 1;
+  int64_t micro_batch = 1, global_batch = 1, grad_accum = 1, seq_len = 0;
+  int64_t max_iters = 0, warmup_iters = 0;
+  DeviceKind device_kind = DeviceKind::cpu;
+  int device_index = 0;
+  std::string device_string;  // "cpu", "cuda:0"
+  std::string device_name;    // CPU model or GPU name
+  DtypeChoice dtype = DtypeChoice::fp32;
+  bool tf32 = false;          // effective: CUDA and fp32 only
+  Precision precision = Precision::fp32;
+  model::FlopConvention convention = model::FlopConvention::matmul;
+  int64_t flops_per_microbatch = 0;  // forward + backward, one device
+  int64_t param_count = 0;           // whole model
+  std::optional<PeakChoice> peak;    // nullopt: MFU is N/A
+  std::filesystem::path token_file;  // empty: random tokens
+  int token_bytes = 2;
+  std::filesystem::path json_path;   // empty: no file
+  bool json_to_stdout = false;
+  int64_t memory_estimate_bytes = 0;
+  int64_t memory_capacity_bytes = 0;
+  std::optional<int64_t> cpu_memory_cap_bytes;
+};
+
+RunPlan resolve_run(const BenchOptions& options, const MachineInfo& machine);
+
+// Training memory estimate (weights, gradients, AdamW state, activations) in bytes.
+int64_t estimate_training_bytes(const model::Config& config, int64_t micro_batch, int64_t seq_len,
+                                DtypeChoice dtype);
+
+}  // namespace tokbench::bench

@@ -1,0 +1,137 @@
+// JSON result construction and the atomic write (write temp, fsync, rename).
+#include "bench/result_json.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "bench/report.hpp"
+
+namespace tokbench::bench {
+namespace {
+
+nlohmann::ordered_json opt(const std::optional<double>& value, double scale = 1.0) {
+  return value ? nlohmann::ordered_json(*value * scale) : nlohmann::ordered_json(nullptr);
+}
+
+
+}  // namespace
+
+nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun& run, const BenchMetrics& m,
+                                         const Environment& env) {
+  using json = nlohmann::ordered_json;
+  const auto& o = plan.options;
+  json j;
+  // Reference keys (thunder_bench.md §1.10), meanings fixed by DESIGN.md's contract.
+  j["average_iter_time"] = opt(m.average_iter_time_ms);  // ms, window / M
+  j["model_flops"] = plan.flops_per_microbatch;          // one micro-batch, fwd+bwd, one device
+  j["model_flop_per_sec"] = opt(m.flops_per_s_total);    // all devices, GA included
+  j["tokens_per_sec"] = opt(m.tokens_per_s);             // global
+  j["memory_used_GB"] = m.memory_allocated_peak_GB;      // 10^9 bytes
+  j["model_name"] = plan.model_label;
+  j["Num GPUS"] = plan.world_size;
+  j["Seq Len"] = plan.seq_len;
+  j["Micro BS"] = plan.micro_batch;
+  j["Global BS"] = plan.global_batch;
+  j["GA"] = plan.grad_accum;
+  j["Distributed Mode"] = distributed_mode_label(plan);
+  j["Sharding Size"] = o.distributed_mode == "fsdp" && o.sharding_size ? json(*o.sharding_size) : json(nullptr);
+  j["compiler"] = o.compile;
+  // tokbench's own.
+  j["schema_version"] = kResultSchemaVersion;
+  j["status"] = to_string(run.outcome);
+  j["message"] = run.message;
+  j["tokens_per_sec_per_device"] = opt(m.tokens_per_s_per_device);
+  j["model_flops_per_iter_per_device"] = m.flops_per_iter_per_device;
+  j["model_flops_per_iter_total"] = m.flops_per_iter_total;
+  j["model_TFLOP_per_s_per_device"] = opt(m.flops_per_s_per_device, 1e-12);
+  j["model_TFLOP_per_s_total"] = opt(m.flops_per_s_total, 1e-12);
+  j["mfu"] = opt(m.mfu);  // fraction of the per-device peak
+  j["mfu_peak_TFLOP_per_s"] = plan.peak ? json(plan.peak->flops_per_s / 1e12) : json(nullptr);
+  j["mfu_peak_chip"] = plan.peak ? json(plan.peak->chip) : json(nullptr);
+  j["mfu_peak_source"] = plan.peak ? json(plan.peak->source) : json(nullptr);
+  j["mfu_peak_is_estimate"] = plan.peak ? json(plan.peak->estimate) : json(nullptr);
+  j["mfu_precision"] = std::string(to_string(plan.precision));
+  j["flops_convention"] = std::string(model::to_string(plan.convention));
+  j["warmup_iters"] = plan.warmup_iters;
+  j["max_iters"] = plan.max_iters;
+  j["measured_iters"] = m.measured_iters;
+  j["measured_window_s"] = m.window_seconds;
+  json stats = nullptr;
+  if (m.iter_time_ms) {
+    const auto& s = *m.iter_time_ms;
+    stats = json{{"mean", s.mean}, {"median", s.median}, {"p10", s.p10}, {"p90", s.p90}, {"min", s.min},
+                 {"max", s.max},   {"stddev", s.stddev}, {"cv", s.cv}};
+  }
+  j["iter_time_ms"] = stats;
+  json per_iteration = json::array();
+  for (const auto& it : run.iterations)
+    per_iteration.push_back({{"index", it.index}, {"warmup", it.warmup}, {"time_ms", it.seconds * 1e3},
+                             {"loss", std::isfinite(it.loss) ? json(it.loss) : json(nullptr)}});
+  j["iterations"] = per_iteration;
+  j["loss_first"] = opt(m.loss_first);
+  j["loss_last"] = opt(m.loss_last);
+  j["parameters"] = plan.param_count;
+  j["n_layer"] = plan.config.n_layer;
+  j["memory_allocated_peak_GB"] = m.memory_allocated_peak_GB;
+  j["memory_reserved_peak_GB"] = m.memory_reserved_peak_GB;
+  j["peak_rss_GB"] = plan.device_kind == DeviceKind::cpu ? json(m.peak_rss_GB) : json(nullptr);
+  j["memory_estimate_GB"] = plan.memory_estimate_bytes / 1e9;
+  j["harness_overhead_percent"] = opt(m.harness_overhead_percent);
+  j["device"] = plan.device_string;
+  j["device_name"] = plan.device_name;
+  j["dtype"] = to_string(plan.dtype);
+  j["tf32"] = plan.tf32;
+  j["config"] = {{"model_config", o.model_config},
+                 {"data", o.data},
+                 {"data_dtype", o.data_dtype},
+                 {"seed", o.seed},
+                 {"lr", o.lr},
+                 {"weight_decay", o.weight_decay},
+                 {"beta1", o.beta1},
+                 {"beta2", o.beta2},
+                 {"shard_mode", o.shard_mode},
+                 {"bucketing_mode", o.bucketing_mode},
+                 {"num_threads", o.num_threads},
+                 {"cpu_memory_cap_mb", o.cpu_memory_cap_mb ? json(*o.cpu_memory_cap_mb) : json(nullptr)}};
+  j["environment"] = {{"tokbench_version", env.tokbench_version}, {"git_revision", env.git_revision},
+                      {"libtorch_version", env.libtorch_version}, {"build_type", env.build_type},
+                      {"host", env.host},                         {"time", env.time_rfc3339},
+                      {"devices", json::array({plan.device_name})}};
+  return j;
+}
+
+void write_json_atomically(const std::filesystem::path& path, const nlohmann::ordered_json& json) {
+  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  std::string temp = (dir / ("." + path.filename().string() + ".tmp.XXXXXX")).string();
+  int fd = ::mkstemp(temp.data());
+  if (fd < 0) throw std::runtime_error("cannot create a temporary file beside " + path.string() + ": " + std::strerror(errno));
+  const std::string text = json.dump(4) + "\n";
+  std::size_t written = 0;
+  bool ok = true;
+  while (written < text.size()) {
+    ssize_t n = ::write(fd, text.data() + written, text.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      ok = false;
+      break;
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  ok = ok && ::fchmod(fd, 0644) == 0 && ::fsync(fd) == 0;
+  ok = (::close(fd) == 0) && ok;
+  if (!ok || std::rename(temp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    ::unlink(temp.c_str());
+    throw std::runtime_error("cannot write " + path.string() + ": " + why);
+  }
+}
+
+}  // namespace tokbench::bench

@@ -1,0 +1,24 @@
+// The canonical JSON result of one run (DESIGN.md): the reference benchmark's keys first, with
+// the contract's meanings, then tokbench's own (units in key names, STYLE §7). Unknown
+// figures are null. Written atomically: a temporary file in the same directory, then rename.
+#pragma once
+
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/environment.hpp"
+#include "bench/metrics.hpp"
+#include "bench/resolve.hpp"
+
+namespace tokbench::bench {
+
+inline constexpr int kResultSchemaVersion = 1;
+
+nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun& run, const BenchMetrics& metrics,
+                                         const Environment& env);
+
+// Throws std::runtime_error when the file cannot be written; never leaves a partial file.
+void write_json_atomically(const std::filesystem::path& path, const nlohmann::ordered_json& json);
+
+}  // namespace tokbench::bench

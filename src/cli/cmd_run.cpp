@@ -1,0 +1,28 @@
+// `tokbench run`: one training-throughput benchmark (src/bench). Options are registered from
+// BenchOptions; validation throws std::invalid_argument (exit 2) before any work starts.
+#include "bench/bench_options.hpp"
+#include "bench/machine_info.hpp"
+#include "bench/resolve.hpp"
+#include "bench/run_benchmark.hpp"
+#include "cli/command.hpp"
+
+#include <memory>
+
+namespace tokbench::cli {
+namespace {
+
+const RegisterCommand kRun{
+    {"run", "Train one model configuration for a few steps and report its training throughput",
+     [](CLI::App& sub) -> std::function<int()> {
+       auto options = std::make_shared<bench::BenchOptions>();
+       bench::add_bench_options(sub, *options);
+       sub.footer("Metrics are defined in docs/run.md and docs/PERFORMANCE.md. Exit codes: 0 ok, 1 error, "
+                  "2 usage, 3 out of memory, 4 NaN loss, 5 interrupted.");
+       return [options] {
+         const bench::RunPlan plan = bench::resolve_run(*options, bench::probe_machine());
+         return bench::run_benchmark(plan);
+       };
+     }}};
+
+}  // namespace
+}  // namespace tokbench::cli
