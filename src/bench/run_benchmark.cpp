@@ -83,12 +83,25 @@ train::TrainOptions train_options_of(const RunPlan& plan) {
   t.data.token_file = plan.token_file;
   t.data.token_bytes = plan.token_bytes;
   t.cpu_memory_cap_bytes = plan.cpu_memory_cap_bytes;
+  t.num_threads = plan.options.num_threads;
   return t;
+}
+
+torch::Device device_of(const RunPlan& plan) {
+  return plan.device_kind == DeviceKind::cuda
+             ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(plan.device_index))
+             : torch::Device(torch::kCPU);
 }
 
 }  // namespace
 
 int run_benchmark(const RunPlan& plan) {
+  // The train layer's own checks (dtype on this device, data file against the vocabulary)
+  // are usage errors too: std::invalid_argument reaches main() as exit code 2, before any work.
+  const torch::Device device = device_of(plan);
+  const train::TrainOptions train_options = train_options_of(plan);
+  train::validate_options(train_options, plan.config, device);
+
   // With the JSON on stdout, everything for people goes to stderr.
   std::ostream& report_out = plan.json_to_stdout ? std::cerr : std::cout;
   std::FILE* line_stream = plan.json_to_stdout ? stderr : stdout;
@@ -110,9 +123,6 @@ int run_benchmark(const RunPlan& plan) {
   {
     SignalGuard signals;
     try {
-      const torch::Device device = plan.device_kind == DeviceKind::cuda
-                                       ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(plan.device_index))
-                                       : torch::Device(torch::kCPU);
       if (plan.device_kind == DeviceKind::cuda) {
         at::globalContext().setAllowTF32CuBLAS(plan.tf32);
         at::globalContext().setAllowTF32CuDNN(plan.tf32);
@@ -121,7 +131,7 @@ int run_benchmark(const RunPlan& plan) {
       model::GPT gpt(plan.config, torch::TensorOptions().device(device).dtype(param_dtype));
       gpt->reset_parameters(plan.options.seed);
       const train::TrainResult result = train::run_training(
-          gpt, device, train_options_of(plan),
+          gpt, device, train_options,
           [&progress](const train::IterationRecord& record) { progress.on_iteration(sample_of(record)); },
           &g_stop_requested);
       run.outcome = outcome_of(result.status);
