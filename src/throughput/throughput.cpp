@@ -1,0 +1,220 @@
+// Throughput: Lightning's sliding-window rates with its exact arithmetic and key order.
+// Parity notes: every division and product happens in the same order and type as in Python
+// (int counters are converted to double exactly where Python's int/float promotion would),
+// and the flops window is summed oldest-first from 0 like CPython <= 3.11's sum().
+#include <string>
+
+#include "check.hpp"
+#include "tokbench/throughput.hpp"
+
+namespace tokbench {
+namespace {
+
+std::string format_value(double v) { return python_repr(v); }
+std::string format_value(int64_t v) { return std::to_string(v); }
+
+// Lightning's _MonotonicWindow.append: strictly increasing values only ("last >= x" rejects,
+// which lets NaN through exactly as Python does).
+template <typename T>
+void push_increasing(detail::SlidingWindow<T>& window, T value) {
+  if (!window.empty()) {
+    const T last = window.back();
+    TB_CHECK(!(last >= value), ValueError,
+             "Expected the value to increase, last: " + format_value(last) +
+                 ", current: " + format_value(value));
+  }
+  window.push(value);
+}
+
+// Writes key/value pairs into a reused vector: assigning into existing strings keeps their
+// heap buffers, so a warm compute_into() does not allocate.
+template <typename Out>
+class Writer {
+ public:
+  explicit Writer(Out& out) : out_(out) {}
+  void put(const std::string& key, MetricValue value) {
+    if (n_ < out_.size()) {
+      out_[n_].first.assign(key);
+      out_[n_].second = convert(value);
+    } else {
+      out_.emplace_back(key, convert(value));
+    }
+    ++n_;
+  }
+  void finish() { out_.resize(n_); }
+
+ private:
+  static auto convert(MetricValue v) {
+    if constexpr (std::is_same_v<typename Out::value_type::second_type, double>) {
+      return v.value;
+    } else {
+      return v;
+    }
+  }
+  Out& out_;
+  std::size_t n_ = 0;
+};
+
+const std::string kTime = "time", kBatches = "batches", kSamples = "samples",
+                  kLengths = "lengths", kBatchesPerSec = "batches_per_sec",
+                  kSamplesPerSec = "samples_per_sec", kItemsPerSec = "items_per_sec",
+                  kFlopsPerSec = "flops_per_sec";
+
+}  // namespace
+
+Throughput::Throughput(Options options) : Throughput(std::move(options), true) {}
+
+Throughput::Throughput(Options options, bool emit_warnings)
+    : time_(0), batches_(0), samples_(0), lengths_(0), flops_(0) {
+  // Same checks in the same order as Lightning master's __init__.
+  TB_CHECK(options.sparse_cuda_acceleration_factor >= 1.0, AssertionError,
+           "sparse acceleration factor cannot reduce peak FLOPs");
+  if (!options.using_sparse_model.has_value() && options.available_flops.has_value() &&
+      emit_warnings) {
+    emit_warning(
+        "MFU assumes dense model FLOPs (no sparsity acceleration). Set 'using_sparse_model=True' "
+        "for MFU to use sparse FLOPs.");
+  }
+  if (options.using_sparse_model.value_or(false) && options.available_flops.has_value()) {
+    *options.available_flops *= options.sparse_cuda_acceleration_factor;
+  }
+  available_flops_ = options.available_flops;
+  separator_ = std::move(options.separator);
+  TB_CHECK(options.world_size > 0, AssertionError, "");
+  world_size_ = options.world_size;
+  // At least 2: rates come from the difference of the window's first and last entries.
+  TB_CHECK(options.window_size > 1, AssertionError, "");
+  window_size_ = options.window_size;
+  const auto capacity = static_cast<std::size_t>(window_size_);
+  time_ = detail::SlidingWindow<double>(capacity);
+  batches_ = detail::SlidingWindow<int64_t>(capacity);
+  samples_ = detail::SlidingWindow<int64_t>(capacity);
+  lengths_ = detail::SlidingWindow<int64_t>(capacity);
+  flops_ = detail::SlidingWindow<double>(capacity);
+  rebuild_keys();
+}
+
+void Throughput::rebuild_keys() {
+  const std::string device = "device" + separator_;
+  key_dev_batches_ = device + kBatchesPerSec;
+  key_dev_samples_ = device + kSamplesPerSec;
+  key_dev_items_ = device + kItemsPerSec;
+  key_dev_flops_ = device + kFlopsPerSec;
+  key_dev_mfu_ = device + "mfu";
+}
+
+void Throughput::set_world_size(int64_t world_size) {
+  // Python would accept 0 and then divide by it in compute(); we keep the constructor's check.
+  TB_CHECK(world_size > 0, AssertionError, "");
+  world_size_ = world_size;
+}
+
+void Throughput::set_separator(std::string separator) {
+  separator_ = std::move(separator);
+  rebuild_keys();
+}
+
+void Throughput::update(double time, int64_t batches, int64_t samples,
+                        std::optional<int64_t> lengths, std::optional<double> flops) {
+  // No rollback: a later failing check leaves the earlier appends in place, like Lightning.
+  push_increasing(time_, time);
+  TB_CHECK(!(samples < batches), ValueError,
+           "Expected samples (" + std::to_string(samples) +
+               ") to be greater or equal than batches (" + std::to_string(batches) + ")");
+  push_increasing(batches_, batches);
+  push_increasing(samples_, samples);
+  if (lengths.has_value()) {
+    TB_CHECK(!(*lengths < samples), ValueError,
+             "Expected lengths (" + std::to_string(*lengths) +
+                 ") to be greater or equal than samples (" + std::to_string(samples) + ")");
+    push_increasing(lengths_, *lengths);
+    TB_CHECK(samples_.size() == lengths_.size(), RuntimeError,
+             "If lengths are passed (" + std::to_string(lengths_.size()) +
+                 "), there needs to be the same number of samples (" +
+                 std::to_string(samples_.size()) + ")");
+  }
+  if (flops.has_value()) {
+    flops_.push(*flops * static_cast<double>(world_size_));  // summed over ranks
+  }
+}
+
+template <typename Out>
+void Throughput::compute_impl(Out& out) const {
+  // Python indexes [-1] of each list in this order; a failed update() can leave time filled
+  // while batches/samples are still empty, so each read is guarded like Python's IndexError.
+  TB_CHECK(!time_.empty(), IndexError, "list index out of range");
+  TB_CHECK(!batches_.empty(), IndexError, "list index out of range");
+  TB_CHECK(!samples_.empty(), IndexError, "list index out of range");
+  Writer<Out> w(out);
+  w.put(kTime, MetricValue::real(time_.back()));
+  w.put(kBatches, MetricValue::integer(batches_.back()));
+  w.put(kSamples, MetricValue::integer(samples_.back()));
+  if (!lengths_.empty()) w.put(kLengths, MetricValue::integer(lengths_.back()));
+
+  const bool add_global = world_size_ > 1;
+  const double ws = static_cast<double>(world_size_);
+  if (time_.full()) {
+    const double elapsed_time = time_.back() - time_.front();
+    const auto elapsed_batches = static_cast<double>(batches_.back() - batches_.front());
+    const auto elapsed_samples = static_cast<double>(samples_.back() - samples_.front());
+    const double dev_samples_per_sec = elapsed_samples / elapsed_time;
+    const double dev_batches_per_sec = elapsed_batches / elapsed_time;
+    w.put(key_dev_batches_, MetricValue::real(dev_batches_per_sec));
+    w.put(key_dev_samples_, MetricValue::real(dev_samples_per_sec));
+    if (add_global) {
+      w.put(kBatchesPerSec, MetricValue::real(dev_batches_per_sec * ws));
+      w.put(kSamplesPerSec, MetricValue::real(dev_samples_per_sec * ws));
+    }
+    if (lengths_.full()) {
+      const auto elapsed_lengths = static_cast<double>(lengths_.back() - lengths_.front());
+      const double dev_items_per_sec = elapsed_lengths / elapsed_time;
+      w.put(key_dev_items_, MetricValue::real(dev_items_per_sec));
+      if (add_global) w.put(kItemsPerSec, MetricValue::real(dev_items_per_sec * ws));
+    }
+  }
+  // Checked separately from the time window, as in Lightning: flops may be passed on only
+  // some updates (their entries then do not line up with the time window; see the docs).
+  if (flops_.full()) {
+    // A running sum would drift from Python's fresh left-to-right sum in the last bits, so the
+    // window is re-summed: ~window_size dependent adds, well under the per-call budget.
+    double total = 0.0;
+    flops_.for_each([&total](double f) { total += f; });
+    const double elapsed_flops = total - flops_.front();
+    const double elapsed_time = time_.back() - time_.front();
+    const double flops_per_sec = elapsed_flops / elapsed_time;
+    const double dev_flops_per_sec = flops_per_sec / ws;
+    if (add_global) w.put(kFlopsPerSec, MetricValue::real(flops_per_sec));
+    w.put(key_dev_flops_, MetricValue::real(dev_flops_per_sec));
+    // Python truthiness: None and 0.0 give no mfu key; NaN is truthy.
+    if (available_flops_.has_value() && *available_flops_ != 0.0) {
+      w.put(key_dev_mfu_, MetricValue::real(dev_flops_per_sec / *available_flops_));
+    }
+  }
+  w.finish();
+}
+
+Metrics Throughput::compute() const {
+  Metrics out;
+  out.reserve(12);
+  compute_impl(out);
+  return out;
+}
+
+TypedMetrics Throughput::compute_typed() const {
+  TypedMetrics out;
+  out.reserve(12);
+  compute_impl(out);
+  return out;
+}
+
+void Throughput::compute_into(Metrics& out) const { compute_impl(out); }
+
+void Throughput::reset() {
+  time_.clear();
+  batches_.clear();
+  samples_.clear();
+  lengths_.clear();
+  flops_.clear();
+}
+
+}  // namespace tokbench

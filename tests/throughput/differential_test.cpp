@@ -1,0 +1,153 @@
+// Differential test against real Lightning: replays every case of the committed fixture
+// (scripts/reference/throughput_differential.py) and requires the same key order, bit-identical
+// doubles (compared as IEEE-754 bit patterns), the same int-ness, and identical error texts.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cstdint>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tokbench/throughput.hpp"
+
+namespace tokbench {
+namespace {
+
+using nlohmann::json;
+
+const json& fixture() {
+  static const json data = [] {
+    std::ifstream in(TOKBENCH_THROUGHPUT_FIXTURE);
+    if (!in) throw std::runtime_error("cannot open " TOKBENCH_THROUGHPUT_FIXTURE);
+    return json::parse(in);
+  }();
+  return data;
+}
+
+double from_bits(const std::string& hex) {
+  return std::bit_cast<double>(static_cast<uint64_t>(std::stoull(hex, nullptr, 16)));
+}
+
+std::string to_bits(double v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx",
+                static_cast<unsigned long long>(std::bit_cast<uint64_t>(v)));
+  return buf;
+}
+
+// Python exception type name for what we threw.
+template <typename F>
+std::optional<std::pair<std::string, std::string>> run_caught(F&& f) {
+  try {
+    f();
+  } catch (const AssertionError& e) {
+    return std::pair{std::string("AssertionError"), std::string(e.what())};
+  } catch (const ValueError& e) {
+    return std::pair{std::string("ValueError"), std::string(e.what())};
+  } catch (const RuntimeError& e) {
+    return std::pair{std::string("RuntimeError"), std::string(e.what())};
+  } catch (const IndexError& e) {
+    return std::pair{std::string("IndexError"), std::string(e.what())};
+  }
+  return std::nullopt;
+}
+
+void expect_error(const json& record, const std::optional<std::pair<std::string, std::string>>& got,
+                  const std::string& where) {
+  if (record.contains("error") || record.contains("ctor_error")) {
+    const json& err = record.contains("error") ? record["error"] : record["ctor_error"];
+    ASSERT_TRUE(got.has_value()) << where << ": expected " << err.dump();
+    EXPECT_EQ(got->first, err["type"].get<std::string>()) << where;
+    EXPECT_EQ(got->second, err["message"].get<std::string>()) << where;
+  } else {
+    EXPECT_FALSE(got.has_value()) << where << ": unexpected " << got->first << ": " << got->second;
+  }
+}
+
+TEST(Differential, FixtureIsFromLightning) {
+  const json& f = fixture();
+  EXPECT_FALSE(f["lightning_version"].get<std::string>().empty());
+  EXPECT_GE(f["cases"].size(), 200u);
+  RecordProperty("lightning_version", f["lightning_version"].get<std::string>());
+}
+
+TEST(Differential, PythonReprMatchesCPython) {
+  for (const json& c : fixture()["repr_cases"]) {
+    const double v = from_bits(c[0].get<std::string>());
+    EXPECT_EQ(python_repr(v), c[1].get<std::string>()) << c[0];
+  }
+}
+
+TEST(Differential, ReplayMatchesLightningBitForBit) {
+  WarningSink previous = set_warning_sink([](std::string_view) {});  // dense-model notices
+  std::size_t computes = 0, errors = 0, values = 0;
+  const json& cases = fixture()["cases"];
+  for (std::size_t ci = 0; ci < cases.size(); ++ci) {
+    const json& c = cases[ci];
+    const json& ctor = c["ctor"];
+    ThroughputOptions options;
+    if (!ctor["available_flops"].is_null()) options.available_flops = ctor["available_flops"].get<double>();
+    options.world_size = ctor["world_size"].get<int64_t>();
+    options.window_size = ctor["window_size"].get<int64_t>();
+    options.separator = ctor["separator"].get<std::string>();
+    std::optional<Throughput> tp;
+    auto ctor_error = run_caught([&] { tp.emplace(options); });
+    expect_error(c, ctor_error, "case " + std::to_string(ci) + " ctor");
+    if (ctor_error) {
+      ++errors;
+      continue;
+    }
+    const json& ops = c["ops"];
+    for (std::size_t oi = 0; oi < ops.size(); ++oi) {
+      const json& op = ops[oi];
+      const std::string where = "case " + std::to_string(ci) + " op " + std::to_string(oi);
+      const std::string kind = op["op"].get<std::string>();
+      if (kind == "update") {
+        std::optional<int64_t> lengths;
+        std::optional<double> flops;
+        if (op.contains("lengths")) lengths = op["lengths"].get<int64_t>();
+        if (op.contains("flops")) flops = op["flops"].get<double>();
+        auto err = run_caught([&] {
+          tp->update(op["time"].get<double>(), op["batches"].get<int64_t>(),
+                     op["samples"].get<int64_t>(), lengths, flops);
+        });
+        expect_error(op, err, where);
+        errors += err.has_value();
+      } else if (kind == "compute") {
+        TypedMetrics got;
+        auto err = run_caught([&] { got = tp->compute_typed(); });
+        expect_error(op, err, where);
+        errors += err.has_value();
+        if (err) continue;
+        ++computes;
+        const json& want = op["result"];
+        ASSERT_EQ(got.size(), want.size()) << where;
+        for (std::size_t k = 0; k < got.size(); ++k) {
+          EXPECT_EQ(got[k].first, want[k][0].get<std::string>()) << where << " key " << k;
+          const json& v = want[k][1];
+          if (v.is_number_integer()) {
+            EXPECT_TRUE(got[k].second.is_integer) << where << " " << got[k].first;
+            EXPECT_EQ(got[k].second.as_int(), v.get<int64_t>()) << where << " " << got[k].first;
+          } else {
+            EXPECT_FALSE(got[k].second.is_integer) << where << " " << got[k].first;
+            EXPECT_EQ(to_bits(got[k].second.value), v.get<std::string>())
+                << where << " " << got[k].first << " = " << python_repr(got[k].second.value)
+                << " want " << python_repr(from_bits(v.get<std::string>()));
+          }
+          ++values;
+        }
+      } else {
+        tp->reset();
+      }
+    }
+  }
+  set_warning_sink(std::move(previous));
+  // The fixture must exercise real work, not vacuously pass.
+  EXPECT_GT(computes, 500u);
+  EXPECT_GT(values, 4000u);
+  EXPECT_GT(errors, 100u);
+}
+
+}  // namespace
+}  // namespace tokbench
