@@ -23,43 +23,12 @@
 #include <stdexcept>
 #include <string>
 
+#include "model/checked_int.hpp"
+
 namespace tokbench::model {
 namespace {
 
-// int64 arithmetic that throws instead of overflowing.
-class Checked {
- public:
-  explicit Checked(const Config& config) : name_(config.name.empty() ? "(unnamed)" : config.name) {}
-  int64_t mul(int64_t a, int64_t b) const {
-    int64_t out;
-    if (__builtin_mul_overflow(a, b, &out)) fail(fmt::format("{} × {}", a, b));
-    return out;
-  }
-  template <typename... Rest>
-  int64_t mul(int64_t a, int64_t b, Rest... rest) const {
-    return mul(mul(a, b), rest...);
-  }
-  int64_t add(int64_t a, int64_t b) const {
-    int64_t out;
-    if (__builtin_add_overflow(a, b, &out)) fail(fmt::format("{} + {}", a, b));
-    return out;
-  }
-  template <typename... Rest>
-  int64_t add(int64_t a, int64_t b, Rest... rest) const {
-    return add(add(a, b), rest...);
-  }
-  int64_t sub(int64_t a, int64_t b) const {
-    int64_t out;
-    if (__builtin_sub_overflow(a, b, &out)) fail(fmt::format("{} - {}", a, b));
-    return out;
-  }
-
- private:
-  [[noreturn]] void fail(const std::string& what) const {
-    throw std::overflow_error(fmt::format("count for model '{}' overflows int64 at {}", name_, what));
-  }
-  std::string name_;
-};
+using Checked = CheckedInt;
 
 // Parameters of one norm of width `size`.
 int64_t norm_params(const Config& c, int64_t size) {

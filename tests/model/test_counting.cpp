@@ -8,6 +8,7 @@
 
 #include "model/catalog.hpp"
 #include "model/counting.hpp"
+#include "model/memory_estimate.hpp"
 
 namespace tokbench::model {
 namespace {
@@ -140,6 +141,41 @@ TEST(FlopConvention, RoundTripsAndRejectsUnknown) {
   for (auto convention : {FlopConvention::matmul, FlopConvention::causal, FlopConvention::palm})
     EXPECT_EQ(flop_convention_from_string(to_string(convention)), convention);
   EXPECT_THROW(flop_convention_from_string("6N"), std::invalid_argument);
+}
+
+TEST(MemoryEstimate, BytesPerParameterByPrecision) {
+  const Config c = config_by_name("Llama-2-7b-hf");
+  const int64_t n = 6'738'415'616;
+  const MemoryEstimate fp32 = estimate_training_memory(c, 1, 4096, TrainPrecision::fp32);
+  EXPECT_EQ(fp32.weights_bytes, 4 * n);
+  EXPECT_EQ(fp32.gradients_bytes, 4 * n);
+  EXPECT_EQ(fp32.optimizer_bytes, 8 * n);
+  const MemoryEstimate bf16 = estimate_training_memory(c, 1, 4096, TrainPrecision::bf16_true);
+  EXPECT_EQ(bf16.weights_bytes + bf16.gradients_bytes + bf16.optimizer_bytes, 8 * n);
+  EXPECT_EQ(bf16.activations_bytes * 2, fp32.activations_bytes);
+  const MemoryEstimate mixed = estimate_training_memory(c, 1, 4096, TrainPrecision::bf16_mixed);
+  EXPECT_EQ(mixed.weights_bytes, fp32.weights_bytes);
+  // bf16 activations, but the loss's log-softmax stays fp32: 2 more bytes per token × V.
+  EXPECT_EQ(mixed.activations_bytes, bf16.activations_bytes + 4096LL * 32000 * 2);
+}
+
+TEST(MemoryEstimate, ActivationsPerTokenFollowTheDocumentedFormula) {
+  // pythia-14m: C=128, H=G=4, Q=32, I=512, LayerNorm, parallel residual, separate norm_2.
+  EXPECT_EQ(block_activation_elements_per_token(config_by_name("pythia-14m")),
+            2 * 128 + 2 * 128 + (5 * 4 * 32 + 4) + 2 * 512);
+  // phi-2 shares the attention norm: no norm_2 tensors.
+  const Config phi = config_by_name("phi-2");
+  EXPECT_EQ(block_activation_elements_per_token(phi), 2 * 2560 + (5 * 32 * 80 + 32) + 2 * 10240);
+  const Config c = config_by_name("pythia-14m");
+  const int64_t per_token = 6 * block_activation_elements_per_token(c) + 2 * 128 + 2 * 50304;
+  EXPECT_EQ(estimate_training_memory(c, 3, 512, TrainPrecision::fp32).activations_bytes, 3 * 512 * per_token * 4);
+}
+
+TEST(MemoryEstimate, RejectsBadInputAndUnknownPrecision) {
+  const Config c = config_by_name("pythia-14m");
+  EXPECT_THROW(estimate_training_memory(c, 0, 8, TrainPrecision::fp32), std::invalid_argument);
+  EXPECT_THROW(train_precision_from_string("fp16"), std::invalid_argument);
+  EXPECT_EQ(train_precision_from_string("bf16-mixed"), TrainPrecision::bf16_mixed);
 }
 
 }  // namespace
