@@ -14,24 +14,21 @@
 #include <vector>
 
 #include "model/gpt.hpp"
+#include "train/dtype_mode.hpp"
+#include "train/memory_tracking.hpp"
+#include "train/optimizer.hpp"
 
 namespace tokbench::train {
 
-enum class DtypeMode { fp32, bf16_true, bf16_mixed };
+// DtypeMode (with parse_dtype, param_dtype, dtype_supported) is in train/dtype_mode.hpp,
+// AdamWOptions in train/optimizer.hpp, MemoryPeaks in train/memory_tracking.hpp.
 
 struct DataOptions {
   // Empty path: random tokens drawn as the reference benchmark draws them (ids 0..99),
   // seeded. Otherwise a file of little-endian uint16 or uint32 tokens read through mmap.
   std::filesystem::path token_file;
   int token_bytes = 2;  // 2 (uint16) or 4 (uint32) for token_file
-};
-
-struct AdamWOptions {
-  double lr = 5e-4;
-  double weight_decay = 0.1;
-  double beta1 = 0.9;
-  double beta2 = 0.95;
-  double eps = 1e-8;
+  bool sequential = false;  // token_file windows in file order (wrapping) instead of random
 };
 
 struct TrainOptions {
@@ -47,6 +44,9 @@ struct TrainOptions {
   // CPU only: an allocation cap in bytes for the counting allocator; exceeding it raises
   // an out-of-memory error as a real device would (used by tests to drive the OOM path).
   std::optional<int64_t> cpu_memory_cap_bytes;
+  // Intra-op threads (at::set_num_threads) for the run; 0 keeps LibTorch's default (the
+  // number of physical cores, as in Python).
+  int num_threads = 0;
 };
 
 enum class RunStatus { ok, oom, nan, interrupted, error };
@@ -60,12 +60,6 @@ struct IterationRecord {
   double end_time = 0;     // seconds since the loop started, at this iteration's end
 };
 
-struct MemoryPeaks {
-  int64_t allocated_bytes = 0;  // peak bytes held by tensors (caching allocator / CPU counter)
-  int64_t reserved_bytes = 0;   // peak reserved by the allocator (CPU: same as allocated)
-  int64_t peak_rss_bytes = 0;   // process peak resident set (CPU runs)
-};
-
 struct TrainResult {
   RunStatus status = RunStatus::ok;
   std::string message;                     // why a run ended early
@@ -75,13 +69,24 @@ struct TrainResult {
   MemoryPeaks memory;
   // Seconds spent outside forward, backward and the optimizer (data, bookkeeping) over the
   // measured iterations: the harness overhead.
+  // On CUDA these are host seconds: time the host spends there while kernels may still be
+  // running, so it costs throughput only when the device waits for the host.
   double overhead_seconds = 0;
+  int64_t optimizer_steps = 0;  // the optimizer's own step count at the end (= iterations run)
+  bool fused_adamw = false;     // which AdamW implementation ran (optimizer.hpp)
 };
 
 // Called after every iteration (progress display, live Throughput updates).
 using IterationCallback = std::function<void(const IterationRecord&)>;
 
-// Trains `model` (already on its device and dtype). `stop` is polled at iteration ends.
+// Checks options against the model and device before any work; throws std::invalid_argument
+// whose message names the option (`--seq-len`, `--dtype`, `--data`, ...), the value and what
+// is valid. run_training calls it too.
+void validate_options(const TrainOptions& options, const model::Config& config, const torch::Device& device);
+
+// Trains `model` (already on its device and dtype; moved/cast there if not). `stop` is
+// polled at iteration ends. Throws std::invalid_argument for invalid options (see
+// validate_options); every failure after that is reported through TrainResult::status.
 TrainResult run_training(model::GPT& model, const torch::Device& device, const TrainOptions& options,
                          const IterationCallback& on_iteration, const std::atomic<bool>* stop);
 

@@ -1,0 +1,44 @@
+// CUDA implementation of cuda_support.hpp: compute capability from at::cuda's device
+// properties and peak memory from the CUDA caching allocator's DeviceStats (the numbers
+// torch.cuda.max_memory_allocated / max_memory_reserved report). Compiled only with
+// TOKBENCH_CUDA_ENABLED; it builds without a GPU and answers "unavailable" at run time.
+#include "train/cuda_support.hpp"
+
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
+
+namespace tokbench::train::cuda_support {
+
+bool compiled() { return true; }
+
+bool compute_capability(int device_index, int* major, int* minor, std::string* why) {
+  const int count = static_cast<int>(c10::cuda::device_count());
+  if (device_index < 0 || device_index >= count) {
+    if (why) {
+      *why = "CUDA device " + std::to_string(device_index) + " is not available (" +
+             std::to_string(count) + " visible)";
+    }
+    return false;
+  }
+  const cudaDeviceProp* props = at::cuda::getDeviceProperties(static_cast<c10::DeviceIndex>(device_index));
+  *major = props->major;
+  *minor = props->minor;
+  return true;
+}
+
+void reset_peaks(int device_index) {
+  c10::cuda::CUDACachingAllocator::resetPeakStats(static_cast<c10::DeviceIndex>(device_index));
+}
+
+AllocatorPeaks read_peaks(int device_index) {
+  using c10::CachingAllocator::StatType;
+  const auto stats =
+      c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(device_index));
+  const auto aggregate = static_cast<size_t>(StatType::AGGREGATE);
+  return {stats.allocated_bytes[aggregate].peak, stats.reserved_bytes[aggregate].peak};
+}
+
+void empty_cache() { c10::cuda::CUDACachingAllocator::emptyCache(); }
+
+}  // namespace tokbench::train::cuda_support

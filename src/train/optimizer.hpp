@@ -1,0 +1,59 @@
+// AdamW as torch.optim.AdamW computes it, in two implementations: the per-parameter loop of
+// torch's _single_tensor_adamw (Python's default on the CPU) and ATen's fused multi-tensor
+// kernel _fused_adamw_ (torch.optim.AdamW(fused=True), what the reference benchmark uses on
+// CUDA). LibTorch's C++ torch::optim::AdamW has no fused path and keys its state by
+// formatted strings each step, hence this class. State is created on the first step.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace tokbench::train {
+
+struct AdamWOptions {
+  double lr = 5e-4;
+  double weight_decay = 0.1;
+  double beta1 = 0.9;
+  double beta2 = 0.95;
+  double eps = 1e-8;
+  // Unset: fused on CUDA (as the reference), the per-parameter loop on the CPU (as Python's
+  // default there). ATen's fused kernel also runs on the CPU when asked for.
+  std::optional<bool> fused;
+};
+
+class AdamW {
+ public:
+  AdamW(std::vector<at::Tensor> params, const AdamWOptions& options, const c10::Device& device);
+
+  // One update of every parameter that has a gradient.
+  void step();
+  // Zeroes the gradients in place (torch's zero_grad(set_to_none=False)): no reallocation.
+  void zero_grad();
+
+  bool fused() const { return fused_; }
+  // The step count held in the optimizer state (0 before the first step).
+  int64_t state_step() const;
+  // Steps taken, counted on the host (no device read).
+  int64_t steps_taken() const { return steps_; }
+
+ private:
+  void init_state();
+  void step_single_tensor();
+  void step_fused();
+
+  AdamWOptions options_;
+  bool fused_ = false;
+  std::vector<at::Tensor> params_;
+  std::vector<at::Tensor> exp_avg_, exp_avg_sq_;
+  std::vector<at::Tensor> denom_;       // single-tensor: views of one scratch buffer per dtype
+  std::vector<at::Tensor> fused_steps_; // fused: float32 step counters on the device
+  std::vector<at::Tensor> grads_;       // refilled each step, capacity kept
+  int64_t steps_ = 0;
+  bool initialised_ = false;
+};
+
+}  // namespace tokbench::train
