@@ -1,0 +1,99 @@
+// `tokbench env`: what this machine offers a benchmark. LibTorch version and build flags, the
+// CPU (model, vector ISA, cores) with its estimated peak FLOP/s per dtype, and every CUDA
+// device with its memory and the matched datasheet peak per dtype, or a plain "no peak known".
+#include <ATen/Parallel.h>
+#include <ATen/Version.h>
+#include <torch/version.h>
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <sstream>
+#include <string>
+
+#include "cli/command.hpp"
+#include "cuda/device_query.hpp"
+#include "tokbench/throughput.hpp"
+
+namespace tokbench::cli {
+namespace {
+
+constexpr Precision kReportedPrecisions[] = {Precision::fp64, Precision::fp32, Precision::tf32,
+                                             Precision::bf16, Precision::fp16, Precision::fp8,
+                                             Precision::int8};
+
+std::string peak_cell(const std::optional<DevicePeak>& peak) {
+  return peak ? fmt::format("{:.1f}", peak->flops_per_s / 1e12) : std::string("-");
+}
+
+// The lines of at::show_config() worth a benchmark reader's attention (BLAS, ISA, OpenMP,
+// CUDA): the full text is long and mostly compiler flags.
+void print_build_flags(std::ostream& out, bool verbose) {
+  std::istringstream config(at::show_config());
+  std::string line;
+  while (std::getline(config, line)) {
+    const bool keep = verbose || line.find("CPU capability") != std::string::npos ||
+                      line.find("OpenMP") != std::string::npos ||
+                      line.find("MKL") != std::string::npos ||
+                      line.find("CUDA Runtime") != std::string::npos ||
+                      line.find("CuDNN") != std::string::npos ||
+                      line.find("BLAS_INFO") != std::string::npos;
+    if (keep && !line.empty()) out << "#   " << line.substr(line.find_first_not_of(' ')) << "\n";
+  }
+}
+
+int run_env(bool verbose) {
+  std::ostream& out = std::cout;
+  out << "# tokbench " << TOKBENCH_VERSION << " (git " << TOKBENCH_GIT_REVISION << ")\n";
+  out << "# LibTorch " << TORCH_VERSION << ", intra-op threads " << at::get_num_threads() << "\n";
+  print_build_flags(out, verbose);
+
+  const CpuInfo cpu = detect_cpu();
+  out << "#\n# CPU: " << cpu.model << "\n";
+  out << fmt::format("#   {} physical cores, {} logical CPUs, max clock {:.2f} GHz, vector ISA {}\n",
+                     cpu.physical_cores, cpu.logical_cpus, cpu.max_clock_ghz, cpu.vector_isa);
+  out << "#   estimated peak TFLOP/s (cores x clock x FLOPs/cycle; an estimate, not a datasheet):\n";
+  out << "#  ";
+  for (Precision p : kReportedPrecisions) out << fmt::format(" {:>7}", to_string(p));
+  out << "\n#  ";
+  for (Precision p : kReportedPrecisions) out << fmt::format(" {:>7}", peak_cell(estimate_cpu_peak(cpu, p)));
+  out << "\n";
+
+  const device::CudaReport cuda = device::query_cuda();
+  out << "#\n# CUDA: ";
+  if (!cuda.compiled) {
+    out << cuda.status << "\n";
+    return kExitOk;
+  }
+  out << fmt::format("runtime {}.{}, driver {}: {}\n", cuda.runtime_version / 1000,
+                     (cuda.runtime_version % 1000) / 10,
+                     cuda.driver_version ? fmt::format("{}.{}", cuda.driver_version / 1000,
+                                                       (cuda.driver_version % 1000) / 10)
+                                         : std::string("none"),
+                     cuda.status);
+  for (const auto& dev : cuda.devices) {
+    out << fmt::format("#   cuda:{} {} ({:.1f} GiB, sm_{}{}, {} SMs)\n", dev.index, dev.name,
+                       dev.total_memory_bytes / double(1ull << 30), dev.compute_capability_major,
+                       dev.compute_capability_minor, dev.multiprocessors);
+    if (!match_device_chip(dev.name)) {
+      out << "#     no peak known for this device: MFU will read N/A unless --peak-tflops is given\n";
+      continue;
+    }
+    out << "#     datasheet dense peak TFLOP/s:";
+    for (Precision p : kReportedPrecisions)
+      out << fmt::format(" {}={}", to_string(p), peak_cell(lookup_device_peak(dev.name, p)));
+    out << "\n";
+  }
+  return kExitOk;
+}
+
+const RegisterCommand kEnv{{"env",
+                            "Report LibTorch, the CPU and CUDA devices with their peak FLOP/s per dtype",
+                            [](CLI::App& sub) -> std::function<int()> {
+                              auto verbose = std::make_shared<bool>(false);
+                              sub.add_flag("--verbose,-v", *verbose, "Print LibTorch's whole build configuration");
+                              return [verbose] { return run_env(*verbose); };
+                            }}};
+
+}  // namespace
+}  // namespace tokbench::cli
