@@ -1,0 +1,144 @@
+// `tokbench info MODEL [--seq-len T] [--micro-batch-size B] [--n-layers L] [--model-config FILE]
+// [--json]`: what one micro-batch of a model costs before anything runs: parameters (total,
+// embedding, per block), FLOPs (forward, backward, total) under every convention, and the
+// training-memory estimate per precision. Bad options throw std::invalid_argument (exit 2)
+// before any counting. JSON: {"model", "hf", "seq_len", "micro_batch_size", "n_layer",
+// "params", "params_embedding", "params_lm_head", "params_final_norm", "params_per_block",
+// "flops": {CONVENTION: {"flops_forward", "flops_backward", "flops_total"}},
+// "flops_default_convention": "matmul", "memory_bytes": {PRECISION: {...}}, "config": {...}}.
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "cli/command.hpp"
+#include "model/catalog.hpp"
+#include "model/config_json.hpp"
+#include "model/counting.hpp"
+#include "model/memory_estimate.hpp"
+
+namespace tokbench::cli {
+namespace {
+
+struct InfoOptions {
+  std::string model;                    // litgpt name, HF id or bare HF name
+  std::optional<int64_t> seq_len;       // default: the config's block_size
+  int64_t micro_batch_size = 1;
+  std::optional<int64_t> n_layers;      // default: the config's n_layer
+  std::string model_config;             // a TOML/JSON file instead of a catalog name
+  bool json = false;
+};
+
+constexpr model::FlopConvention kConventions[] = {model::FlopConvention::matmul, model::FlopConvention::causal,
+                                                  model::FlopConvention::palm};
+constexpr model::TrainPrecision kPrecisions[] = {model::TrainPrecision::fp32, model::TrainPrecision::bf16_true,
+                                                 model::TrainPrecision::bf16_mixed};
+
+void require_positive(const char* option, const std::optional<int64_t>& value) {
+  if (value && *value <= 0)
+    throw std::invalid_argument(fmt::format("{} {} is not valid; valid: a positive integer", option, *value));
+}
+
+// Every check on the options, before any counting.
+model::Config resolve_model(const InfoOptions& options) {
+  require_positive("--seq-len", options.seq_len);
+  require_positive("--micro-batch-size", options.micro_batch_size);
+  require_positive("--n-layers", options.n_layers);
+  if (options.model.empty() == options.model_config.empty())
+    throw std::invalid_argument(
+        "info needs exactly one of MODEL or --model-config FILE; valid MODEL names: see `tokbench models`");
+  model::Config config = options.model_config.empty() ? model::config_by_name(options.model)
+                                                      : model::load_model_config(options.model_config);
+  return model::with_overrides(std::move(config), {options.n_layers, options.seq_len});
+}
+
+double gb(int64_t bytes) { return static_cast<double>(bytes) / 1e9; }
+
+int run_info(const InfoOptions& options) {
+  const model::Config config = resolve_model(options);
+  const int64_t B = options.micro_batch_size, T = config.block_size;
+  const model::ParamCounts params = model::count_params(config);
+
+  if (options.json) {
+    nlohmann::json out = {{"model", config.name},
+                          {"hf", config.hf},
+                          {"seq_len", T},
+                          {"micro_batch_size", B},
+                          {"n_layer", config.n_layer},
+                          {"params", params.total},
+                          {"params_embedding", params.embedding},
+                          {"params_lm_head", params.lm_head},
+                          {"params_final_norm", params.final_norm},
+                          {"params_per_block", params.per_block.front()},
+                          {"flops_default_convention", "matmul"}};
+    for (auto convention : kConventions) {
+      const model::FlopCounts flops = model::count_flops(config, B, T, convention);
+      out["flops"][std::string(model::to_string(convention))] = {
+          {"flops_forward", flops.forward}, {"flops_backward", flops.backward}, {"flops_total", flops.total()}};
+    }
+    for (auto precision : kPrecisions) {
+      const model::MemoryEstimate m = model::estimate_training_memory(config, B, T, precision);
+      out["memory_bytes"][std::string(model::to_string(precision))] = {{"weights", m.weights_bytes},
+                                                                        {"gradients", m.gradients_bytes},
+                                                                        {"optimizer", m.optimizer_bytes},
+                                                                        {"activations", m.activations_bytes},
+                                                                        {"total", m.total_bytes()}};
+    }
+    out["config"] = model::config_to_json(config);
+    std::cout << out.dump(1) << "\n";
+    return kExitOk;
+  }
+
+  std::cout << fmt::format("# tokbench info: {}{}\n", config.name, config.hf.empty() ? "" : " (" + config.hf + ")");
+  std::cout << fmt::format("# one micro-batch: {} sequence(s) × {} tokens, {} layers, one device\n", B, T,
+                           config.n_layer);
+  std::cout << "#\n# parameters (litgpt's count, lm_head untied)\n";
+  const auto param_line = [](const char* what, int64_t count, const std::string& note) {
+    return fmt::format("  {:<12} {:>18}  {:>10.4f} B{}\n", what, count, static_cast<double>(count) / 1e9, note);
+  };
+  std::cout << param_line("total", params.total, "");
+  std::cout << param_line("embedding", params.embedding, "  (wte)");
+  std::cout << param_line("lm_head", params.lm_head, "");
+  std::cout << param_line("final norm", params.final_norm, "");
+  std::cout << param_line("per block", params.per_block.front(), fmt::format("  (x {} layers)", config.n_layer));
+  std::cout << "#\n# FLOPs per micro-batch (matmul: PyTorch FlopCounterMode over litgpt, the default;\n"
+               "# causal: attention halved; palm: 6N + 12·L·H·Q·T per token, N = non-embedding params)\n";
+  std::cout << fmt::format("# {:<10} {:>22} {:>22} {:>22}\n", "convention", "forward", "backward", "total");
+  for (auto convention : kConventions) {
+    const model::FlopCounts flops = model::count_flops(config, B, T, convention);
+    std::cout << fmt::format("  {:<10} {:>22} {:>22} {:>22}\n", model::to_string(convention), flops.forward,
+                             flops.backward, flops.total());
+  }
+
+  std::cout << "#\n# training memory estimate, GB (10^9 bytes); AdamW; activations saved for backward\n"
+               "# with fused attention, no checkpointing (see src/model/memory_estimate.cpp for omissions)\n";
+  std::cout << fmt::format("# {:<10} {:>10} {:>10} {:>10} {:>12} {:>10}\n", "precision", "weights", "gradients",
+                           "optimizer", "activations", "total");
+  for (auto precision : kPrecisions) {
+    const model::MemoryEstimate m = model::estimate_training_memory(config, B, T, precision);
+    std::cout << fmt::format("  {:<10} {:>10.3f} {:>10.3f} {:>10.3f} {:>12.3f} {:>10.3f}\n", model::to_string(precision),
+                             gb(m.weights_bytes), gb(m.gradients_bytes), gb(m.optimizer_bytes),
+                             gb(m.activations_bytes), gb(m.total_bytes()));
+  }
+  return kExitOk;
+}
+
+const RegisterCommand kInfo{
+    {"info", "Parameters, FLOPs per micro-batch and a training-memory estimate for one model",
+     [](CLI::App& sub) -> std::function<int()> {
+       auto options = std::make_shared<InfoOptions>();
+       sub.add_option("model", options->model, "litgpt name, Hugging Face id or bare Hugging Face name");
+       sub.add_option("--seq-len", options->seq_len, "Sequence length T (replaces block_size; default: block_size)");
+       sub.add_option("--micro-batch-size", options->micro_batch_size, "Sequences per micro-batch B")
+           ->capture_default_str();
+       sub.add_option("--n-layers", options->n_layers, "Override n_layer (per-layer patterns are repeated)");
+       sub.add_option("--model-config", options->model_config, "A TOML or JSON file of litgpt Config fields");
+       sub.add_flag("--json", options->json, "Print one JSON object instead of tables");
+       return [options] { return run_info(*options); };
+     }}};
+
+}  // namespace
+}  // namespace tokbench::cli
