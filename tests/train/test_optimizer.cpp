@@ -1,0 +1,94 @@
+// AdamW: both implementations match LibTorch's reference torch::optim::AdamW step for step,
+// count their steps, and zero gradients in place; dtype-mode names and capability checks.
+#include <gtest/gtest.h>
+
+#include <torch/optim/adamw.h>
+#include <torch/torch.h>
+
+#include <stdexcept>
+
+#include "train/dtype_mode.hpp"
+#include "train/optimizer.hpp"
+
+namespace tokbench::train {
+namespace {
+
+void check_matches_libtorch(bool fused) {
+  torch::manual_seed(0);
+  const std::vector<torch::Tensor> init = {torch::randn({7, 5}), torch::randn({5})};
+  std::vector<torch::Tensor> ours, theirs;
+  for (const auto& t : init) {
+    ours.push_back(t.clone().requires_grad_(true));
+    theirs.push_back(t.clone().requires_grad_(true));
+  }
+  AdamWOptions options;
+  options.fused = fused;
+  AdamW optimizer(ours, options, torch::Device(torch::kCPU));
+  torch::optim::AdamW reference(theirs, torch::optim::AdamWOptions(options.lr)
+                                            .betas({options.beta1, options.beta2})
+                                            .weight_decay(options.weight_decay)
+                                            .eps(options.eps));
+  for (int step = 1; step <= 3; ++step) {
+    for (std::size_t i = 0; i < init.size(); ++i) {
+      const torch::Tensor g = torch::randn(init[i].sizes());
+      (ours[i] * g).sum().backward();
+      (theirs[i] * g).sum().backward();
+    }
+    const torch::Tensor grad_before = ours[0].grad();
+    optimizer.step();
+    reference.step();
+    optimizer.zero_grad();
+    reference.zero_grad(false);
+    EXPECT_TRUE(ours[0].grad().is_same(grad_before)) << "zero_grad must not reallocate";
+    EXPECT_EQ(ours[0].grad().abs().sum().item<float>(), 0.0f);
+    EXPECT_EQ(optimizer.state_step(), step);
+    for (std::size_t i = 0; i < init.size(); ++i) {
+      EXPECT_TRUE(torch::allclose(ours[i], theirs[i], 1e-6, 1e-6)) << "param " << i << " step " << step;
+      EXPECT_FALSE(torch::equal(ours[i], init[i]));
+    }
+  }
+}
+
+TEST(AdamW, SingleTensorMatchesLibTorch) { check_matches_libtorch(false); }
+TEST(AdamW, FusedMatchesLibTorch) { check_matches_libtorch(true); }
+
+TEST(AdamW, DefaultsToFusedOnCudaOnly) {
+  AdamW cpu({torch::zeros({2}, torch::requires_grad())}, AdamWOptions{}, torch::Device(torch::kCPU));
+  EXPECT_FALSE(cpu.fused());
+  AdamW cuda({torch::zeros({2}, torch::requires_grad())}, AdamWOptions{}, torch::Device(torch::kCUDA));
+  EXPECT_TRUE(cuda.fused());
+}
+
+TEST(DtypeMode, ParsesNamesAndAliases) {
+  EXPECT_EQ(parse_dtype("fp32"), DtypeMode::fp32);
+  EXPECT_EQ(parse_dtype("32-true"), DtypeMode::fp32);
+  EXPECT_EQ(parse_dtype("bf16-true"), DtypeMode::bf16_true);
+  EXPECT_EQ(parse_dtype("bf16"), DtypeMode::bf16_true);
+  EXPECT_EQ(parse_dtype("BF16-Mixed"), DtypeMode::bf16_mixed);
+  EXPECT_EQ(param_dtype(DtypeMode::bf16_true), c10::kBFloat16);
+  EXPECT_EQ(param_dtype(DtypeMode::bf16_mixed), c10::kFloat);
+  EXPECT_STREQ(to_string(DtypeMode::bf16_mixed), "bf16-mixed");
+  try {
+    parse_dtype("fp8");
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("--dtype"), std::string::npos) << message;
+    EXPECT_NE(message.find("'fp8'"), std::string::npos) << message;
+    EXPECT_NE(message.find("fp32, bf16-true, bf16-mixed"), std::string::npos) << message;
+  }
+}
+
+TEST(DtypeMode, CpuRunsEveryModeAndMissingCudaSaysWhy) {
+  for (DtypeMode mode : {DtypeMode::fp32, DtypeMode::bf16_true, DtypeMode::bf16_mixed}) {
+    EXPECT_TRUE(dtype_supported(mode, c10::Device(c10::kCPU)));
+  }
+  if (!torch::cuda::is_available()) {
+    std::string why;
+    EXPECT_FALSE(dtype_supported(DtypeMode::bf16_true, c10::Device(c10::kCUDA, 0), &why));
+    EXPECT_FALSE(why.empty());
+  }
+}
+
+}  // namespace
+}  // namespace tokbench::train

@@ -1,0 +1,222 @@
+// run_training on the real GPT (pythia-14m cut to one layer, T = 32, micro batch 2) through
+// each end state: ok, oom (a tiny CPU allocation cap), nan (a huge learning rate),
+// interrupted (the stop flag from the callback) and error; plus the timing identities of
+// the metric contract, gradient accumulation, determinism, dtype modes and file data.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <stdexcept>
+#include <unistd.h>
+
+#include "model/catalog.hpp"
+#include "train/train_loop.hpp"
+
+namespace tokbench::train {
+namespace {
+
+const torch::Device kCpu(torch::kCPU);
+
+model::Config tiny_config() {
+  return model::with_overrides(model::config_by_name("pythia-14m"), {.n_layer = 1, .seq_len = 32});
+}
+
+model::GPT tiny_model(uint64_t seed = 1337) {
+  model::GPT gpt(tiny_config(), torch::TensorOptions().dtype(torch::kFloat).device(kCpu));
+  gpt->reset_parameters(seed);
+  return gpt;
+}
+
+TrainOptions tiny_options() {
+  TrainOptions options;
+  options.micro_batch = 2;
+  options.seq_len = 32;
+  options.max_iters = 4;
+  options.warmup_iters = 2;
+  return options;
+}
+
+int64_t parameter_bytes(model::GPT& gpt) {
+  int64_t bytes = 0;
+  for (const auto& p : gpt->parameters()) bytes += p.numel() * static_cast<int64_t>(p.element_size());
+  return bytes;
+}
+
+TEST(RunTraining, ShortRunMeasuresByTheContract) {
+  model::GPT gpt = tiny_model();
+  int callbacks = 0;
+  const TrainResult result = run_training(gpt, kCpu, tiny_options(),
+                                          [&](const IterationRecord&) { ++callbacks; }, nullptr);
+  ASSERT_EQ(result.status, RunStatus::ok) << result.message;
+  ASSERT_EQ(result.iterations.size(), 4u);
+  EXPECT_EQ(callbacks, 4);
+  EXPECT_EQ(result.measured_iters, 2);  // M = max - warmup
+  EXPECT_TRUE(result.iterations[1].warmup);
+  EXPECT_FALSE(result.iterations[2].warmup);
+  EXPECT_EQ(result.optimizer_steps, 4);
+  // The window runs from the end of the last warm-up iteration to the end of the last one,
+  // and the measured iteration times tile it exactly.
+  EXPECT_NEAR(result.measured_window_seconds, result.iterations[3].end_time - result.iterations[1].end_time, 1e-9);
+  EXPECT_NEAR(result.measured_window_seconds, result.iterations[2].seconds + result.iterations[3].seconds, 1e-9);
+  EXPECT_GT(result.measured_window_seconds, 0);
+  EXPECT_GE(result.overhead_seconds, 0);
+  EXPECT_LT(result.overhead_seconds, result.measured_window_seconds);
+  // Random init predicts nearly uniformly over the padded vocabulary.
+  const double uniform = std::log(static_cast<double>(gpt->config().vocab()));
+  EXPECT_NEAR(result.iterations[0].loss, uniform, 1.0);
+  for (const auto& record : result.iterations) EXPECT_TRUE(std::isfinite(record.loss));
+  EXPECT_GT(result.memory.allocated_bytes, parameter_bytes(gpt));
+  EXPECT_GT(result.memory.peak_rss_bytes, parameter_bytes(gpt));
+  EXPECT_FALSE(result.fused_adamw);
+  // The run installed the counting allocator only for its duration.
+  EXPECT_NO_THROW(CpuMemoryCounter());
+}
+
+TEST(RunTraining, GradientAccumulationTakesOneOptimizerStepPerIteration) {
+  model::GPT gpt = tiny_model();
+  TrainOptions options = tiny_options();
+  options.grad_accum = 2;
+  options.max_iters = 3;
+  options.warmup_iters = 1;
+  const TrainResult result = run_training(gpt, kCpu, options, nullptr, nullptr);
+  ASSERT_EQ(result.status, RunStatus::ok) << result.message;
+  EXPECT_EQ(result.iterations.size(), 3u);
+  EXPECT_EQ(result.optimizer_steps, 3);
+  EXPECT_NEAR(result.iterations[0].loss, std::log(static_cast<double>(gpt->config().vocab())), 1.0);
+}
+
+TEST(RunTraining, SameSeedsGiveTheSameLosses) {
+  std::vector<double> losses[2];
+  for (auto& run : losses) {
+    model::GPT gpt = tiny_model(42);
+    TrainOptions options = tiny_options();
+    options.max_iters = 3;
+    options.warmup_iters = 1;
+    const TrainResult result = run_training(gpt, kCpu, options, nullptr, nullptr);
+    ASSERT_EQ(result.status, RunStatus::ok) << result.message;
+    for (const auto& record : result.iterations) run.push_back(record.loss);
+  }
+  ASSERT_EQ(losses[0].size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_DOUBLE_EQ(losses[0][i], losses[1][i]) << "iteration " << i;
+  EXPECT_NE(losses[0][0], losses[0][2]);  // the optimizer changed the model
+}
+
+TEST(RunTraining, TinyMemoryCapEndsWithOom) {
+  model::GPT gpt = tiny_model();
+  TrainOptions options = tiny_options();
+  options.cpu_memory_cap_bytes = parameter_bytes(gpt) + (1 << 20);  // the model plus 1 MiB
+  const TrainResult result = run_training(gpt, kCpu, options, nullptr, nullptr);
+  EXPECT_EQ(result.status, RunStatus::oom);
+  EXPECT_STREQ(to_string(result.status), "oom");
+  EXPECT_NE(result.message.find("CPU memory cap exceeded"), std::string::npos) << result.message;
+  EXPECT_TRUE(result.iterations.empty());
+  EXPECT_GT(result.memory.allocated_bytes, parameter_bytes(gpt));
+  for (const auto& p : gpt->parameters()) EXPECT_FALSE(p.grad().defined());  // freed after the OOM
+  // The cap went with the run: training now works.
+  EXPECT_EQ(run_training(gpt, kCpu, tiny_options(), nullptr, nullptr).status, RunStatus::ok);
+}
+
+TEST(RunTraining, HugeLearningRateEndsWithNan) {
+  model::GPT gpt = tiny_model();
+  TrainOptions options = tiny_options();
+  options.max_iters = 10;
+  options.warmup_iters = 1;
+  options.adamw.lr = 1e30;
+  const TrainResult result = run_training(gpt, kCpu, options, nullptr, nullptr);
+  ASSERT_EQ(result.status, RunStatus::nan) << result.message;
+  ASSERT_FALSE(result.iterations.empty());
+  EXPECT_LT(result.iterations.size(), 10u);  // stopped at once
+  EXPECT_FALSE(std::isfinite(result.iterations.back().loss));
+  for (std::size_t i = 0; i + 1 < result.iterations.size(); ++i) {
+    EXPECT_TRUE(std::isfinite(result.iterations[i].loss));
+  }
+}
+
+TEST(RunTraining, StopFlagEndsAfterTheCurrentIteration) {
+  model::GPT gpt = tiny_model();
+  TrainOptions options = tiny_options();
+  options.max_iters = 6;
+  std::atomic<bool> stop{false};
+  const TrainResult result = run_training(
+      gpt, kCpu, options, [&](const IterationRecord& record) { if (record.index == 2) stop = true; }, &stop);
+  EXPECT_EQ(result.status, RunStatus::interrupted);
+  EXPECT_EQ(result.iterations.size(), 3u);
+  EXPECT_EQ(result.measured_iters, 1);
+  EXPECT_EQ(result.optimizer_steps, 3);
+}
+
+TEST(RunTraining, CallbackExceptionEndsWithError) {
+  model::GPT gpt = tiny_model();
+  const TrainResult result = run_training(
+      gpt, kCpu, tiny_options(), [](const IterationRecord&) { throw std::runtime_error("display broke"); }, nullptr);
+  EXPECT_EQ(result.status, RunStatus::error);
+  EXPECT_EQ(result.message, "display broke");
+  EXPECT_EQ(result.iterations.size(), 1u);
+}
+
+TEST(RunTraining, Bf16ModesTrain) {
+  for (DtypeMode mode : {DtypeMode::bf16_true, DtypeMode::bf16_mixed}) {
+    model::GPT gpt = tiny_model();
+    TrainOptions options = tiny_options();
+    options.dtype = mode;
+    options.max_iters = 2;
+    options.warmup_iters = 1;
+    const TrainResult result = run_training(gpt, kCpu, options, nullptr, nullptr);
+    ASSERT_EQ(result.status, RunStatus::ok) << to_string(mode) << ": " << result.message;
+    EXPECT_NEAR(result.iterations[0].loss, std::log(static_cast<double>(gpt->config().vocab())), 1.0);
+    EXPECT_EQ(gpt->parameters().front().scalar_type(), param_dtype(mode)) << to_string(mode);
+  }
+}
+
+TEST(RunTraining, TrainsOnATokenFile) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("tokbench_train_loop_" + std::to_string(::getpid()) + ".bin");
+  {
+    std::ofstream out(path, std::ios::binary);
+    for (uint32_t i = 0; i < 1000; ++i) {
+      const uint32_t id = (i * 7919u) % 50000u;
+      out.write(reinterpret_cast<const char*>(&id), 4);  // little-endian host assumed by the test
+    }
+  }
+  model::GPT gpt = tiny_model();
+  TrainOptions options = tiny_options();
+  options.data.token_file = path;
+  options.data.token_bytes = 4;
+  const TrainResult result = run_training(gpt, kCpu, options, nullptr, nullptr);
+  EXPECT_EQ(result.status, RunStatus::ok) << result.message;
+  std::filesystem::remove(path);
+}
+
+TEST(ValidateOptions, NamesTheOptionAndTheValidRange) {
+  const model::Config config = tiny_config();
+  auto message_for = [&](const TrainOptions& options) -> std::string {
+    try {
+      validate_options(options, config, kCpu);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "";
+  };
+  TrainOptions options = tiny_options();
+  EXPECT_EQ(message_for(options), "");
+  options.seq_len = 64;
+  EXPECT_NE(message_for(options).find("--seq-len"), std::string::npos);
+  EXPECT_NE(message_for(options).find("1..32"), std::string::npos) << message_for(options);
+  options = tiny_options();
+  options.warmup_iters = 4;
+  EXPECT_NE(message_for(options).find("--warmup-iters"), std::string::npos);
+  options = tiny_options();
+  options.data.token_file = "/nonexistent/tokens.bin";
+  EXPECT_NE(message_for(options).find("--data"), std::string::npos);
+  options = tiny_options();
+  options.micro_batch = 0;
+  EXPECT_NE(message_for(options).find("--micro-batch-size"), std::string::npos);
+  model::GPT gpt = tiny_model();
+  options.micro_batch = 0;
+  EXPECT_THROW(run_training(gpt, kCpu, options, nullptr, nullptr), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace tokbench::train
