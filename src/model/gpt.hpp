@@ -7,6 +7,9 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
 
 #include "model/config.hpp"
 
@@ -25,6 +28,10 @@ class GPTImpl : public torch::nn::Module {
   void reset_parameters(uint64_t seed);
 
   const Config& config() const;
+
+  // Copies tensors into the parameters by litgpt state-dict name (e.g. weights saved from
+  // litgpt). Every parameter must be present with its exact shape; extra names are errors.
+  void load_state(const std::map<std::string, torch::Tensor>& tensors);
 
  private:
   struct State;

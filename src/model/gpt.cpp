@@ -1,0 +1,455 @@
+// The GPT module and its parts (litgpt/model.py: GPT, Block, CausalSelfAttention, the MLPs,
+// RMSNorm). Parts are tiny modules that create their parameters directly with the requested
+// TensorOptions (never a torch::nn::Linear built on the CPU and moved), so a meta-device model
+// allocates nothing; registration order and names reproduce litgpt's state-dict keys and order.
+// Forward ops follow litgpt's op order so fp32 CPU results agree with it to rounding.
+#include "model/gpt.hpp"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Dispatch.h>
+
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <set>
+#include <string_view>
+
+#include "model/gpt_rope.hpp"
+
+namespace tokbench::model {
+namespace {
+
+torch::Tensor new_parameter(torch::IntArrayRef shape, const torch::TensorOptions& options) {
+  return torch::empty(shape, options.requires_grad(false));
+}
+
+// nn.Linear's parameters and F.linear: weight (out, in), optional bias (out).
+class Linear : public torch::nn::Module {
+ public:
+  Linear(int64_t in, int64_t out, bool with_bias, const torch::TensorOptions& options) {
+    weight_ = register_parameter("weight", new_parameter({out, in}, options));
+    if (with_bias) bias_ = register_parameter("bias", new_parameter({out}, options));
+  }
+  // x: (..., in) -> (..., out)
+  torch::Tensor forward(const torch::Tensor& x) {
+    return at::linear(x, weight_, bias_.defined() ? std::optional<torch::Tensor>(bias_) : std::nullopt);
+  }
+
+ private:
+  torch::Tensor weight_, bias_;
+};
+
+// nn.Embedding: weight (V, C).
+class Embedding : public torch::nn::Module {
+ public:
+  Embedding(int64_t vocab, int64_t dim, const torch::TensorOptions& options) {
+    weight_ = register_parameter("weight", new_parameter({vocab, dim}, options));
+  }
+  // idx: (B, T) int64 -> (B, T, C)
+  torch::Tensor forward(const torch::Tensor& idx) { return torch::embedding(weight_, idx); }
+
+ private:
+  torch::Tensor weight_;
+};
+
+// One module for every normalisation litgpt uses, chosen once at construction so forward
+// stays a straight line: identity (norm_1/norm_2 = false), LayerNorm (parameter-free for
+// OLMo names), RMSNorm (with Gemma's 1 + weight).
+class Norm : public torch::nn::Module {
+ public:
+  enum class Kind { identity, layer_norm, layer_norm_no_affine, rms_norm, rms_norm_unit_offset };
+
+  static Kind kind_for(const Config& c, bool enabled) {
+    if (!enabled) return Kind::identity;
+    if (c.norm_class_name == "RMSNorm")
+      return c.rmsnorm_unit_offset() ? Kind::rms_norm_unit_offset : Kind::rms_norm;
+    TORCH_CHECK(c.norm_class_name == "LayerNorm", "norm_class_name must be LayerNorm or RMSNorm, got '",
+                c.norm_class_name, "'");
+    return c.layernorm_without_params() ? Kind::layer_norm_no_affine : Kind::layer_norm;
+  }
+
+  Norm(const Config& c, int64_t size, const torch::TensorOptions& options, bool enabled = true)
+      : kind_(kind_for(c, enabled)), size_(size), eps_(c.norm_eps) {
+    if (kind_ == Kind::identity || kind_ == Kind::layer_norm_no_affine) return;
+    weight_ = register_parameter("weight", new_parameter({size}, options));
+    if (kind_ == Kind::layer_norm) bias_ = register_parameter("bias", new_parameter({size}, options));
+  }
+
+  // x: (..., size) -> same shape and dtype
+  torch::Tensor forward(const torch::Tensor& x) {
+    switch (kind_) {
+      case Kind::identity:
+        return x;
+      case Kind::layer_norm:
+        return torch::layer_norm(x, {size_}, weight_, bias_, eps_);
+      case Kind::layer_norm_no_affine:
+        return torch::layer_norm(x, {size_}, {}, {}, eps_);
+      case Kind::rms_norm:
+      case Kind::rms_norm_unit_offset: {
+        // litgpt RMSNorm: statistics and scaling in fp32, result cast back.
+        auto xf = x.to(torch::kFloat);
+        auto mean_square = (xf * xf).mean(-1, /*keepdim=*/true);
+        auto normed = xf * torch::rsqrt(mean_square + eps_);
+        auto w = kind_ == Kind::rms_norm_unit_offset ? 1 + weight_ : weight_;
+        return (normed * w.to(torch::kFloat)).to(x.scalar_type());
+      }
+    }
+    TORCH_INTERNAL_ASSERT(false, "unreachable");
+  }
+
+ private:
+  Kind kind_;
+  int64_t size_;
+  double eps_;
+  torch::Tensor weight_, bias_;
+};
+
+// Masks shared by every layer of one forward pass.
+struct AttentionMasks {
+  torch::Tensor window;  // (T, T) bool, true = may attend; defined when the config has a window
+};
+
+// Causal self-attention with fused [Q | K | V] projection (litgpt HEAD layout), GQA/MQA by
+// repeating K and V to n_head, q/k norms, partial rotary, sliding windows and soft-capping.
+class Attention : public torch::nn::Module {
+ public:
+  Attention(const Config& c, int64_t layer, const torch::TensorOptions& options)
+      : n_head_(c.n_head), n_groups_(c.groups()), head_size_(c.hs()), rope_n_elem_(c.rope_n_elem),
+        olmo2_qk_norm_(c.norm_qk && c.norm_qk_type == "olmo2"),
+        default_qk_norm_(c.norm_qk && c.norm_qk_type != "olmo2"),
+        sliding_(c.sliding_window_size.has_value() && layer < (int64_t)c.sliding_window_indices.size() &&
+                 c.sliding_window_indices[layer] == 1),
+        scale_(1.0 / std::sqrt(c.attention_scores_scalar.value_or(static_cast<double>(c.hs())))),
+        softcap_(c.attention_logit_softcapping) {
+    const int64_t C = c.n_embd;
+    qkv_ = register_module("qkv", std::make_shared<Linear>(
+                                      C, (n_head_ + 2 * n_groups_) * head_size_, c.bias || c.attn_bias, options));
+    proj_ = register_module("proj", std::make_shared<Linear>(n_head_ * head_size_, C, c.bias, options));
+    if (c.norm_qk) {
+      norm_q_ = register_module("norm_q", std::make_shared<Norm>(c, olmo2_qk_norm_ ? n_head_ * head_size_ : head_size_, options));
+      norm_k_ = register_module("norm_k", std::make_shared<Norm>(c, olmo2_qk_norm_ ? n_groups_ * head_size_ : head_size_, options));
+    }
+  }
+
+  // x: (B, T, C); cos, sin: (1, T, rope_n_elem) -> (B, T, C)
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
+                        const AttentionMasks& masks) {
+    const int64_t B = x.size(0), T = x.size(1);
+    auto parts = qkv_->forward(x).split_with_sizes(
+        {n_head_ * head_size_, n_groups_ * head_size_, n_groups_ * head_size_}, -1);
+    auto q = parts[0], k = parts[1], v = parts[2];  // (B, T, nh·hs), (B, T, ng·hs) ×2
+    if (olmo2_qk_norm_) {  // over the full q / k width, before the head split
+      q = norm_q_->forward(q);
+      k = norm_k_->forward(k);
+    }
+    q = q.view({B, T, n_head_, head_size_}).transpose(1, 2);    // (B, nh, T, hs)
+    k = k.view({B, T, n_groups_, head_size_}).transpose(1, 2);  // (B, ng, T, hs)
+    v = v.view({B, T, n_groups_, head_size_}).transpose(1, 2);  // (B, ng, T, hs)
+    if (default_qk_norm_) {  // per head, weights shared across heads
+      q = norm_q_->forward(q);
+      k = norm_k_->forward(k);
+    }
+    if (rope_n_elem_ > 0) {  // rotate the first rope_n_elem channels, pass the rest through
+      q = torch::cat({apply_rope(q.slice(-1, 0, rope_n_elem_), cos, sin), q.slice(-1, rope_n_elem_)}, -1);
+      k = torch::cat({apply_rope(k.slice(-1, 0, rope_n_elem_), cos, sin), k.slice(-1, rope_n_elem_)}, -1);
+    }
+    if (n_groups_ != n_head_) {  // query head j uses kv group j / (nh / ng)
+      k = k.repeat_interleave(n_head_ / n_groups_, 1);  // (B, nh, T, hs)
+      v = v.repeat_interleave(n_head_ / n_groups_, 1);
+    }
+    auto y = attend(q, k, v, masks);                         // (B, nh, T, hs)
+    y = y.transpose(1, 2).reshape({B, T, n_head_ * head_size_});
+    return proj_->forward(y);
+  }
+
+ private:
+  // q, k, v: (B, nh, T, hs) -> (B, nh, T, hs)
+  torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                       const AttentionMasks& masks) {
+    const int64_t T = q.size(2);
+    if (softcap_) {
+      // tanh soft-capping of the scores cannot go through SDPA: explicit math, as litgpt.
+      auto scores = torch::matmul(q, k.transpose(-2, -1)) * scale_;  // (B, nh, T, T)
+      scores = torch::tanh(scores / *softcap_) * *softcap_;
+      torch::Tensor additive;  // (T, T) in q's dtype
+      if (sliding_) {
+        additive = torch::zeros({T, T}, q.options())
+                       .masked_fill(masks.window.bitwise_not(), -std::numeric_limits<double>::infinity());
+      } else {
+        auto above = torch::ones({T, T}, q.options().dtype(torch::kBool)).triu(1);
+        additive = torch::zeros({T, T}, q.options()).masked_fill(above, lowest(q.scalar_type()));
+      }
+      scores = torch::softmax(scores + additive, -1, torch::kFloat).to(q.scalar_type());
+      return torch::matmul(scores, v);
+    }
+    // Sliding window: a mask only when the window is shorter than T. litgpt always builds an
+    // explicit (T, T) float mask for window layers; when window >= T that mask equals the causal
+    // one, so is_causal gives the same result while keeping the flash/efficient kernels usable.
+    if (sliding_ && masks.window.defined())
+      return torch::scaled_dot_product_attention(q, k, v, masks.window, 0.0, false, scale_);
+    return torch::scaled_dot_product_attention(q, k, v, {}, 0.0, true, scale_);
+  }
+
+  // torch.finfo(dtype).min, litgpt's causal fill value on the soft-capping path.
+  static double lowest(torch::ScalarType dtype) {
+    double value = 0;
+    AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, dtype, "lowest", [&] {
+      value = static_cast<double>(std::numeric_limits<scalar_t>::lowest());
+    });
+    return value;
+  }
+
+  int64_t n_head_, n_groups_, head_size_, rope_n_elem_;
+  bool olmo2_qk_norm_, default_qk_norm_, sliding_;
+  double scale_;
+  std::optional<double> softcap_;
+  std::shared_ptr<Linear> qkv_, proj_;
+  std::shared_ptr<Norm> norm_q_, norm_k_;
+};
+
+// GptNeoxMLP (fc, proj; gelu), LLaMAMLP (fc_1, fc_2, proj; silu gate), GemmaMLP (gelu gate).
+class MLP : public torch::nn::Module {
+ public:
+  MLP(const Config& c, const std::string& kind, int64_t hidden, const torch::TensorOptions& options)
+      : neox_(kind == "GptNeoxMLP"), gemma_(kind == "GemmaMLP"), approximate_(c.gelu_approximate) {
+    const int64_t C = c.n_embd;
+    if (neox_) {
+      fc_ = register_module("fc", std::make_shared<Linear>(C, hidden, c.bias, options));
+    } else {
+      fc_ = register_module("fc_1", std::make_shared<Linear>(C, hidden, c.bias, options));
+      up_ = register_module("fc_2", std::make_shared<Linear>(C, hidden, c.bias, options));
+    }
+    proj_ = register_module("proj", std::make_shared<Linear>(hidden, C, c.bias, options));
+  }
+
+  // x: (..., C) -> (..., C)
+  torch::Tensor forward(const torch::Tensor& x) {
+    if (neox_) return proj_->forward(torch::gelu(fc_->forward(x), approximate_));
+    auto gate = fc_->forward(x);
+    auto up = up_->forward(x);
+    auto hidden = gemma_ ? torch::gelu(gate, approximate_) : torch::silu(gate);
+    return proj_->forward(hidden * up);
+  }
+
+ private:
+  bool neox_, gemma_;
+  std::string approximate_;
+  std::shared_ptr<Linear> fc_, up_, proj_;
+};
+
+// LLaMAMoE: a router picks top-k experts per token; their outputs are weighted by a softmax
+// over the k router logits (fp32, cast back). Tokens are grouped by expert with one stable
+// sort and one host sync (the counts) rather than one torch.where per expert; the per-expert
+// token order (ascending) and accumulation order (expert 0 first) equal litgpt's.
+class MoE : public torch::nn::Module {
+ public:
+  MoE(const Config& c, const torch::TensorOptions& options)
+      : n_expert_(c.n_expert), top_k_(c.n_expert_per_token) {
+    TORCH_CHECK(n_expert_ > 0 && top_k_ > 0 && top_k_ <= n_expert_, "LLaMAMoE needs 0 < n_expert_per_token (",
+                top_k_, ") <= n_expert (", n_expert_, ")");
+    gate_ = register_module("gate", std::make_shared<Linear>(c.n_embd, n_expert_, false, options));
+    experts_ = register_module("experts", torch::nn::ModuleList());
+    for (int64_t e = 0; e < n_expert_; ++e) {
+      auto expert = std::make_shared<MLP>(c, "LLaMAMLP", c.expert_hidden(), options);
+      experts_->push_back(expert);
+      expert_ptrs_.push_back(expert);
+    }
+  }
+
+  // x: (B, T, C) -> (B, T, C)
+  torch::Tensor forward(const torch::Tensor& x) {
+    const int64_t C = x.size(-1);
+    auto flat = x.reshape({-1, C});                                      // (N, C)
+    auto [logits, chosen] = torch::topk(gate_->forward(flat), top_k_);   // (N, k) ×2
+    auto probs = logits.softmax(1, torch::kFloat).to(flat.scalar_type());
+    auto expert_of_slot = chosen.reshape({-1});                          // (N·k)
+    auto order = torch::argsort(expert_of_slot, /*stable=*/true);       // slots grouped by expert
+    auto token_of = torch::div(order, top_k_, "floor");                  // (N·k)
+    auto weight_of = probs.reshape({-1}).index_select(0, order);         // (N·k)
+    auto counts = torch::bincount(expert_of_slot, {}, n_expert_).to(torch::kCPU);
+    const int64_t* count = counts.data_ptr<int64_t>();
+    auto y = torch::zeros_like(flat);
+    int64_t start = 0;
+    for (int64_t e = 0; e < n_expert_; ++e) {
+      // Experts without tokens still run on an empty batch so every parameter gets a
+      // (zero) gradient, as in litgpt, which keeps DDP's bucket layout static.
+      auto tokens = token_of.slice(0, start, start + count[e]);          // (n_e,)
+      auto p = weight_of.slice(0, start, start + count[e]).unsqueeze(1); // (n_e, 1)
+      y.index_add_(0, tokens, p * expert_ptrs_[e]->forward(flat.index_select(0, tokens)));
+      start += count[e];
+    }
+    return y.view(x.sizes());
+  }
+
+ private:
+  int64_t n_expert_, top_k_;
+  std::shared_ptr<Linear> gate_;
+  torch::nn::ModuleList experts_;
+  std::vector<std::shared_ptr<MLP>> expert_ptrs_;
+};
+
+// One transformer block (litgpt Block): parallel or sequential residual, shared attention
+// norm, optional post-attention / post-MLP norms (identity modules when absent).
+class Block : public torch::nn::Module {
+ public:
+  Block(const Config& c, int64_t layer, const torch::TensorOptions& options)
+      : parallel_(c.parallel_residual), shared_norm_(c.shared_attention_norm) {
+    TORCH_CHECK(c.parallel_residual || !c.shared_attention_norm,
+                "shared_attention_norm requires parallel_residual (as in litgpt)");
+    norm_1_ = register_module("norm_1", std::make_shared<Norm>(c, c.n_embd, options, c.norm_1));
+    attn_ = register_module("attn", std::make_shared<Attention>(c, layer, options));
+    post_attention_norm_ = register_module(
+        "post_attention_norm", std::make_shared<Norm>(c, c.n_embd, options, c.post_attention_norm));
+    // litgpt: norm_2 is Identity when disabled, absent (None) when the attention norm is shared.
+    if (!c.norm_2 || !c.shared_attention_norm)
+      norm_2_ = register_module("norm_2", std::make_shared<Norm>(c, c.n_embd, options, c.norm_2));
+    if (c.mlp_class_name == "LLaMAMoE") {
+      moe_ = register_module("mlp", std::make_shared<MoE>(c, options));
+    } else {
+      TORCH_CHECK(c.mlp_class_name == "GptNeoxMLP" || c.mlp_class_name == "LLaMAMLP" ||
+                      c.mlp_class_name == "GemmaMLP",
+                  "unknown mlp_class_name '", c.mlp_class_name, "'");
+      mlp_ = register_module("mlp", std::make_shared<MLP>(c, c.mlp_class_name, c.mlp_hidden(), options));
+    }
+    post_mlp_norm_ =
+        register_module("post_mlp_norm", std::make_shared<Norm>(c, c.n_embd, options, c.post_mlp_norm));
+  }
+
+  // x: (B, T, C) -> (B, T, C)
+  torch::Tensor forward(torch::Tensor x, const torch::Tensor& cos, const torch::Tensor& sin,
+                        const AttentionMasks& masks) {
+    auto x_normed = norm_1_->forward(x);
+    auto a = post_attention_norm_->forward(attn_->forward(x_normed, cos, sin, masks));
+    if (parallel_) {
+      if (!shared_norm_) x_normed = norm_2_->forward(x);
+      x = a + x;
+    } else {
+      x = a + x;
+      x_normed = norm_2_->forward(x);
+    }
+    auto m = moe_ ? moe_->forward(x_normed) : mlp_->forward(x_normed);
+    return post_mlp_norm_->forward(m) + x;
+  }
+
+ private:
+  bool parallel_, shared_norm_;
+  std::shared_ptr<Norm> norm_1_, post_attention_norm_, norm_2_, post_mlp_norm_;
+  std::shared_ptr<Attention> attn_;
+  std::shared_ptr<MLP> mlp_;
+  std::shared_ptr<MoE> moe_;
+};
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+}  // namespace
+
+struct GPTImpl::State {
+  Config config;
+  std::shared_ptr<Linear> lm_head;
+  std::shared_ptr<Embedding> wte;
+  std::vector<std::shared_ptr<Block>> blocks;
+  std::shared_ptr<Norm> ln_f;
+  torch::Tensor cos, sin;  // (block_size, rope_n_elem[, 2]) buffers, model dtype
+};
+
+GPTImpl::GPTImpl(const Config& config, const torch::TensorOptions& options)
+    : state_(std::make_shared<State>()) {
+  auto& s = *state_;
+  s.config = config;
+  const Config& c = s.config;
+  TORCH_CHECK(c.padded_vocab_size && c.head_size && c.n_query_groups && c.intermediate_size,
+              "GPT needs a finalized Config (call Config::finalize())");
+  // Registration order = litgpt's module order, so parameters() iterates like litgpt's.
+  s.lm_head = register_module("lm_head", std::make_shared<Linear>(c.n_embd, c.vocab(), c.lm_head_bias, options));
+  auto transformer = register_module("transformer", std::make_shared<torch::nn::Module>());
+  s.wte = transformer->register_module("wte", std::make_shared<Embedding>(c.vocab(), c.n_embd, options));
+  auto h = transformer->register_module("h", torch::nn::ModuleList());
+  s.blocks.reserve(c.n_layer);
+  for (int64_t i = 0; i < c.n_layer; ++i) {
+    auto block = std::make_shared<Block>(c, i, options);
+    h->push_back(block);
+    s.blocks.push_back(block);
+  }
+  s.ln_f = transformer->register_module("ln_f", std::make_shared<Norm>(c, c.n_embd, options));
+  // Non-persistent in litgpt; buffers here so module.to(device/dtype) moves and casts them.
+  auto rope = build_rope_cache(c, c.block_size, options.device());
+  s.cos = register_buffer("cos", rope.cos.to(options.dtype()));
+  s.sin = register_buffer("sin", rope.sin.to(options.dtype()));
+}
+
+torch::Tensor GPTImpl::forward(const torch::Tensor& idx) {
+  const auto& s = *state_;
+  const Config& c = s.config;
+  TORCH_CHECK(idx.dim() == 2, "GPT expects token ids of shape (B, T), got ", idx.sizes());
+  const int64_t T = idx.size(1);
+  TORCH_CHECK(T <= c.block_size, "cannot forward a sequence of length ", T, ": block_size is ", c.block_size);
+  auto cos = s.cos.slice(0, 0, T).unsqueeze(0);  // (1, T, n[, 2])
+  auto sin = s.sin.slice(0, 0, T).unsqueeze(0);
+
+  AttentionMasks masks;
+  if (c.sliding_window_size && *c.sliding_window_size < T) {
+    auto i = torch::arange(T, idx.options().dtype(torch::kLong)).unsqueeze(1);  // (T, 1) query
+    auto j = torch::arange(T, idx.options().dtype(torch::kLong)).unsqueeze(0);  // (1, T) key
+    masks.window = (j <= i).bitwise_and(j > i - *c.sliding_window_size);     // (T, T)
+  } else if (c.sliding_window_size && c.attention_logit_softcapping) {
+    // Soft-capped window layers always take an explicit mask (litgpt); here it is causal.
+    auto i = torch::arange(T, idx.options().dtype(torch::kLong)).unsqueeze(1);
+    auto j = torch::arange(T, idx.options().dtype(torch::kLong)).unsqueeze(0);
+    masks.window = j <= i;
+  }
+
+  auto x = s.wte->forward(idx);  // (B, T, C)
+  if (c.scale_embeddings)        // the scalar is rounded to the activation dtype first
+    x = x * torch::scalar_tensor(std::sqrt(static_cast<double>(c.n_embd)), x.options());
+  for (int64_t layer = 0; layer < c.n_layer; ++layer) {
+    if (!c.rope_indices.empty()) {  // Gemma-3: per-layer global (0) or local (1) rope base
+      const int64_t which = c.rope_indices[layer];
+      x = s.blocks[layer]->forward(x, cos.select(-1, which), sin.select(-1, which), masks);
+    } else {
+      x = s.blocks[layer]->forward(x, cos, sin, masks);
+    }
+  }
+  auto logits = s.lm_head->forward(s.ln_f->forward(x));  // (B, T, V_pad)
+  if (c.final_logit_softcapping)
+    logits = torch::tanh(logits / *c.final_logit_softcapping) * *c.final_logit_softcapping;
+  return logits;
+}
+
+void GPTImpl::reset_parameters(uint64_t seed) {
+  auto params = named_parameters();
+  if (params.is_empty() || params.begin()->value().device().is_meta()) return;
+  // Values are drawn on the CPU in a fixed order so every device gets the same weights.
+  auto generator = at::make_generator<at::CPUGeneratorImpl>(seed);
+  torch::NoGradGuard no_grad;
+  for (auto& item : params) {
+    auto& p = item.value();
+    if (ends_with(item.key(), "bias")) {
+      p.zero_();
+    } else if (p.dim() == 1) {  // norm weights: ones, as litgpt (Gemma's 1 + w then scales by 2)
+      p.fill_(1.0);
+    } else {  // Linear and Embedding weights
+      p.copy_(torch::empty(p.sizes(), torch::kFloat).normal_(0.0, 0.02, generator));
+    }
+  }
+}
+
+const Config& GPTImpl::config() const { return state_->config; }
+
+void GPTImpl::load_state(const std::map<std::string, torch::Tensor>& tensors) {
+  torch::NoGradGuard no_grad;
+  std::set<std::string> used;
+  for (auto& item : named_parameters()) {
+    auto found = tensors.find(item.key());
+    TORCH_CHECK(found != tensors.end(), "load_state: missing parameter '", item.key(), "'");
+    TORCH_CHECK(found->second.sizes() == item.value().sizes(), "load_state: '", item.key(), "' has shape ",
+                found->second.sizes(), ", the model expects ", item.value().sizes());
+    item.value().copy_(found->second);
+    used.insert(item.key());
+  }
+  for (const auto& [name, tensor] : tensors)
+    TORCH_CHECK(used.count(name), "load_state: '", name, "' is not a parameter of this model");
+}
+
+}  // namespace tokbench::model
