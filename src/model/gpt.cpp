@@ -8,6 +8,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Dispatch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -418,6 +419,7 @@ torch::Tensor GPTImpl::forward(const torch::Tensor& idx) {
 }
 
 void GPTImpl::reset_parameters(uint64_t seed) {
+  constexpr int64_t kInitChunk = int64_t{1} << 24;  // 64 MB of fp32 on the host at a time
   auto params = named_parameters();
   if (params.is_empty() || params.begin()->value().device().is_meta()) return;
   // Values are drawn on the CPU in a fixed order so every device gets the same weights.
@@ -429,8 +431,12 @@ void GPTImpl::reset_parameters(uint64_t seed) {
       p.zero_();
     } else if (p.dim() == 1) {  // norm weights: ones, as litgpt (Gemma's 1 + w then scales by 2)
       p.fill_(1.0);
-    } else {  // Linear and Embedding weights
-      p.copy_(torch::empty(p.sizes(), torch::kFloat).normal_(0.0, 0.02, generator));
+    } else {  // Linear and Embedding weights, drawn in fixed-size chunks to bound host memory
+      auto flat = p.view({-1});
+      for (int64_t start = 0; start < flat.numel(); start += kInitChunk) {
+        const int64_t n = std::min(kInitChunk, flat.numel() - start);
+        flat.slice(0, start, start + n).copy_(torch::empty({n}, torch::kFloat).normal_(0.0, 0.02, generator));
+      }
     }
   }
 }

@@ -18,6 +18,7 @@ namespace tokbench::model {
 class GPTImpl : public torch::nn::Module {
  public:
   // config must be finalized; options carry the device and dtype of parameters and buffers.
+  // Parameters are uninitialised (torch::empty) until reset_parameters() or load_state().
   GPTImpl(const Config& config, const torch::TensorOptions& options);
 
   // idx: (B, T) int64 token ids, T <= config.block_size -> logits (B, T, padded_vocab_size).
