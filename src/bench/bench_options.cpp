@@ -7,6 +7,8 @@ namespace tokbench::bench {
 
 void add_bench_options(CLI::App& app, BenchOptions& o) {
   app.option_defaults()->always_capture_default();
+  // A repeated option takes its last value, so a base command line can be overridden.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   // Model
   app.add_option("--model-name,--model_name", o.model_name,
                  "litgpt model name or Hugging Face id (see `tokbench models`)")->group("Model");

@@ -21,7 +21,7 @@ CASES = [
     (SMALL + ["--micro_batch_size=0"], {}, ["--micro-batch-size", "0"]),
     (SMALL + ["--seq-len", "-5"], {}, ["--seq-len", "-5"]),
     (SMALL + ["--micro-batch-size", "four"], {}, ["--micro-batch-size", "four"]),
-    (SMALL + ["--max_iters=lots"], {}, ["max_iters", "lots"]),
+    (SMALL + ["--max_iters=lots"], {}, ["iters", "lots"]),
     (SMALL + ["--dtype", "fp16"], {}, ["--dtype", "fp16", "bf16-true"]),
     (SMALL + ["--compile=inductor"], {}, ["--compile", "inductor", "eager"]),
     (SMALL + ["--executor", "thunder"], {}, ["--compile", "thunder", "eager"]),

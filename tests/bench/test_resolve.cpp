@@ -8,6 +8,7 @@
 #include <string>
 
 #include "bench/resolve.hpp"
+#include "model/catalog.hpp"
 
 namespace tokbench::bench {
 namespace {
@@ -61,7 +62,7 @@ TEST(Resolve, SmallCpuRun) {
 TEST(Resolve, SeqLenDefaultsToBlockSize) {
   BenchOptions o = small();
   o.seq_len.reset();
-  EXPECT_EQ(resolve_run(o, cpu_machine()).seq_len, 2048);  // pythia-14m's block_size
+  EXPECT_EQ(resolve_run(o, cpu_machine()).seq_len, model::config_by_name("pythia-14m").block_size);
 }
 
 TEST(Resolve, PeakTflopsOverrides) {
