@@ -20,7 +20,7 @@
 namespace tokbench::train {
 
 AdamW::AdamW(std::vector<at::Tensor> params, const AdamWOptions& options, const c10::Device& device)
-    : options_(options), fused_(options.fused.value_or(device.is_cuda())), params_(std::move(params)) {
+    : options_(options), fused_(options.fused.value_or(device.is_cuda() || device.is_cpu())), params_(std::move(params)) {
   grads_.reserve(params_.size());
 }
 

@@ -1,8 +1,8 @@
-// AdamW as torch.optim.AdamW computes it, in two implementations: the per-parameter loop of
-// torch's _single_tensor_adamw (Python's default on the CPU) and ATen's fused multi-tensor
-// kernel _fused_adamw_ (torch.optim.AdamW(fused=True), what the reference benchmark uses on
-// CUDA). LibTorch's C++ torch::optim::AdamW has no fused path and keys its state by
-// formatted strings each step, hence this class. State is created on the first step.
+// AdamW as torch.optim.AdamW computes it, in two implementations: ATen's fused multi-tensor
+// kernel _fused_adamw_ (torch.optim.AdamW(fused=True); the reference uses it on CUDA, and
+// ATen has a CPU kernel too) and the per-parameter loop of torch's _single_tensor_adam
+// (Python's default on the CPU). LibTorch's C++ torch::optim::AdamW has no fused path and
+// keys its state by formatted strings each step, hence this class. State is created lazily.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -20,8 +20,9 @@ struct AdamWOptions {
   double beta1 = 0.9;
   double beta2 = 0.95;
   double eps = 1e-8;
-  // Unset: fused on CUDA (as the reference), the per-parameter loop on the CPU (as Python's
-  // default there). ATen's fused kernel also runs on the CPU when asked for.
+  // Unset: fused, on CUDA (as the reference) and on the CPU (ATen's CPU kernel; several
+  // times faster than the per-parameter loop, which is Python's CPU default: a Python
+  // comparison must pass fused=True to match). false selects the per-parameter loop.
   std::optional<bool> fused;
 };
 

@@ -174,18 +174,20 @@ TrainResult run_training(model::GPT& model, const torch::Device& device, const T
         for (int64_t micro = 0; micro < options.grad_accum; ++micro) {
           const TokenBatch batch = data.next();
           const Clock::time_point start = Clock::now();
-          torch::Tensor logits;
-          {
-            AutocastRegion region(device.type(), autocast);
-            logits = model->forward(batch.x);  // (B, T, V)
+          {  // the logits (B·T·V floats) are freed inside the timed span: part of the step
+            torch::Tensor logits;
+            {
+              AutocastRegion region(device.type(), autocast);
+              logits = model->forward(batch.x);  // (B, T, V)
+            }
+            // Lightning's bf16-mixed returns outputs in fp32, so the loss is taken in fp32.
+            if (autocast) logits = logits.to(torch::kFloat);
+            // The reference: cross_entropy(logits.reshape(-1, V), y.reshape(-1), ignore_index=-1).
+            torch::Tensor loss = at::cross_entropy_loss(logits.reshape({-1, vocab}), batch.y.reshape({-1}), {},
+                                                        at::Reduction::Mean, /*ignore_index=*/-1);
+            (loss / ga).backward();
+            last_loss = loss.detach();
           }
-          // Lightning's bf16-mixed returns outputs in fp32, so the loss is taken in fp32.
-          if (autocast) logits = logits.to(torch::kFloat);
-          // The reference: cross_entropy(logits.reshape(-1, V), y.reshape(-1), ignore_index=-1).
-          torch::Tensor loss = at::cross_entropy_loss(logits.reshape({-1, vocab}), batch.y.reshape({-1}), {},
-                                                      at::Reduction::Mean, /*ignore_index=*/-1);
-          (loss / ga).backward();
-          last_loss = loss.detach();
           compute_seconds += seconds_between(start, Clock::now());
         }
         const Clock::time_point step_start = Clock::now();

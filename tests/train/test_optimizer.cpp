@@ -52,11 +52,14 @@ void check_matches_libtorch(bool fused) {
 TEST(AdamW, SingleTensorMatchesLibTorch) { check_matches_libtorch(false); }
 TEST(AdamW, FusedMatchesLibTorch) { check_matches_libtorch(true); }
 
-TEST(AdamW, DefaultsToFusedOnCudaOnly) {
+TEST(AdamW, DefaultsToFusedAndCanBeAskedForTheLoop) {
   AdamW cpu({torch::zeros({2}, torch::requires_grad())}, AdamWOptions{}, torch::Device(torch::kCPU));
-  EXPECT_FALSE(cpu.fused());
+  EXPECT_TRUE(cpu.fused());
   AdamW cuda({torch::zeros({2}, torch::requires_grad())}, AdamWOptions{}, torch::Device(torch::kCUDA));
   EXPECT_TRUE(cuda.fused());
+  AdamWOptions loop;
+  loop.fused = false;
+  EXPECT_FALSE(AdamW({torch::zeros({2}, torch::requires_grad())}, loop, torch::Device(torch::kCPU)).fused());
 }
 
 TEST(DtypeMode, ParsesNamesAndAliases) {

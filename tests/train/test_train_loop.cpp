@@ -69,7 +69,7 @@ TEST(RunTraining, ShortRunMeasuresByTheContract) {
   for (const auto& record : result.iterations) EXPECT_TRUE(std::isfinite(record.loss));
   EXPECT_GT(result.memory.allocated_bytes, parameter_bytes(gpt));
   EXPECT_GT(result.memory.peak_rss_bytes, parameter_bytes(gpt));
-  EXPECT_FALSE(result.fused_adamw);
+  EXPECT_TRUE(result.fused_adamw);
   // The run installed the counting allocator only for its duration.
   EXPECT_NO_THROW(CpuMemoryCounter());
 }
@@ -85,6 +85,23 @@ TEST(RunTraining, GradientAccumulationTakesOneOptimizerStepPerIteration) {
   EXPECT_EQ(result.iterations.size(), 3u);
   EXPECT_EQ(result.optimizer_steps, 3);
   EXPECT_NEAR(result.iterations[0].loss, std::log(static_cast<double>(gpt->config().vocab())), 1.0);
+}
+
+TEST(RunTraining, PerParameterAdamWMatchesFusedLosses) {
+  std::vector<double> losses[2];
+  for (int fused = 0; fused < 2; ++fused) {
+    model::GPT gpt = tiny_model(3);
+    TrainOptions options = tiny_options();
+    options.max_iters = 3;
+    options.warmup_iters = 1;
+    options.adamw.fused = fused == 1;
+    const TrainResult result = run_training(gpt, kCpu, options, nullptr, nullptr);
+    ASSERT_EQ(result.status, RunStatus::ok) << result.message;
+    EXPECT_EQ(result.fused_adamw, fused == 1);
+    EXPECT_EQ(result.optimizer_steps, 3);
+    for (const auto& record : result.iterations) losses[fused].push_back(record.loss);
+  }
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_NEAR(losses[0][i], losses[1][i], 1e-3) << "iteration " << i;
 }
 
 TEST(RunTraining, SameSeedsGiveTheSameLosses) {
