@@ -71,8 +71,8 @@ void synchronize(const torch::Device& device) {
   if (device.is_cuda()) torch::cuda::synchronize(device.has_index() ? device.index() : -1);
 }
 
-// Bytes of the model's parameters and buffers (each storage once): held before the CPU
-// counter is installed, so added to it as a baseline.
+// Bytes of the model's parameters, their gradients (if a caller kept any) and buffers, each
+// storage once: held before the CPU counter is installed, so added to it as a baseline.
 int64_t module_tensor_bytes(torch::nn::Module& module) {
   std::unordered_set<const void*> seen;
   int64_t bytes = 0;
@@ -80,7 +80,10 @@ int64_t module_tensor_bytes(torch::nn::Module& module) {
     if (!t.defined() || !t.has_storage()) return;
     if (seen.insert(t.storage().data()).second) bytes += static_cast<int64_t>(t.storage().nbytes());
   };
-  for (const auto& p : module.parameters()) add(p);
+  for (const auto& p : module.parameters()) {
+    add(p);
+    add(p.grad());
+  }
   for (const auto& b : module.buffers()) add(b);
   return bytes;
 }
@@ -213,12 +216,13 @@ TrainResult run_training(model::GPT& model, const torch::Device& device, const T
         }
         result.measured_window_seconds = seconds_between(window_start, window_end);
         result.iterations.push_back(record);
-        if (!std::isfinite(record.loss)) {
+        const bool finite = std::isfinite(record.loss);
+        if (!finite) {
           result.status = RunStatus::nan;
           result.message = "loss is " + std::to_string(record.loss) + " at iteration " + std::to_string(i);
-          break;
         }
-        if (on_iteration) on_iteration(record);
+        if (on_iteration) on_iteration(record);  // the NaN iteration too, so progress shows it
+        if (!finite) break;
       }
       if (result.measured_iters == 0) result.measured_window_seconds = 0;
     } catch (...) {

@@ -141,8 +141,11 @@ TEST(RunTraining, HugeLearningRateEndsWithNan) {
   options.max_iters = 10;
   options.warmup_iters = 1;
   options.adamw.lr = 1e30;
-  const TrainResult result = run_training(gpt, kCpu, options, nullptr, nullptr);
+  int64_t callbacks = 0;
+  const TrainResult result =
+      run_training(gpt, kCpu, options, [&](const IterationRecord&) { ++callbacks; }, nullptr);
   ASSERT_EQ(result.status, RunStatus::nan) << result.message;
+  EXPECT_EQ(callbacks, static_cast<int64_t>(result.iterations.size()));  // the NaN one too
   ASSERT_FALSE(result.iterations.empty());
   EXPECT_LT(result.iterations.size(), 10u);  // stopped at once
   EXPECT_FALSE(std::isfinite(result.iterations.back().loss));
