@@ -4,6 +4,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "bench/result_json.hpp"
 
@@ -50,9 +52,10 @@ TEST(ResultJson, ReferenceKeysComeFirst) {
 }
 
 TEST(ResultJson, AtomicWriteReplacesAndLeavesNoTemp) {
-  const auto dir = std::filesystem::temp_directory_path() / "tokbench_json_test";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
+  // A fresh directory from mkdtemp, cleaned with plain unlink/rmdir.
+  std::string dir_template = (std::filesystem::temp_directory_path() / "tokbench_json_XXXXXX").string();
+  ASSERT_NE(::mkdtemp(dir_template.data()), nullptr);
+  const std::filesystem::path dir(dir_template);
   const auto path = dir / "result.json";
   { std::ofstream(path) << "old"; }
   write_json_atomically(path, nlohmann::ordered_json{{"status", "ok"}});
@@ -62,7 +65,8 @@ TEST(ResultJson, AtomicWriteReplacesAndLeavesNoTemp) {
   int files = 0;
   for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir)) ++files;
   EXPECT_EQ(files, 1);
-  std::filesystem::remove_all(dir);
+  ::unlink(path.c_str());
+  ::rmdir(dir.c_str());
 }
 
 TEST(ResultJson, WriteIntoMissingDirectoryThrows) {
