@@ -118,6 +118,10 @@ TokenFile::~TokenFile() {
   if (data_ != nullptr) ::munmap(const_cast<unsigned char*>(data_), bytes_);
 }
 
+void TokenFile::advise_sequential(bool sequential) const {
+  ::madvise(const_cast<unsigned char*>(data_), bytes_, sequential ? MADV_SEQUENTIAL : MADV_RANDOM);
+}
+
 int64_t TokenFile::read(int64_t start, int64_t count, int64_t* out) const {
   // Little-endian on disk: assemble bytes explicitly so a big-endian host reads the same ids
   // (compilers turn this into plain loads on little-endian machines).
@@ -148,6 +152,7 @@ TokenBatcher::TokenBatcher(const TokenBatchOptions& options, const c10::Device& 
   }
   if (!options.token_file.empty()) {
     file_ = std::make_unique<TokenFile>(options.token_file, options.token_bytes, options.seq_len + 1);
+    file_->advise_sequential(options.sequential);
     window_.resize(static_cast<std::size_t>(options.seq_len + 1));
   }
   uint64_t seed_state = options.seed;

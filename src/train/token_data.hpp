@@ -48,6 +48,8 @@ class TokenFile {
   int token_bytes() const { return token_bytes_; }
   // Copies tokens [start, start + count) into out as int64; returns the largest one.
   int64_t read(int64_t start, int64_t count, int64_t* out) const;
+  // Tells the kernel how windows will be read, so read-ahead helps rather than wastes I/O.
+  void advise_sequential(bool sequential) const;
 
  private:
   const unsigned char* data_ = nullptr;

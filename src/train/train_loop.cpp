@@ -206,13 +206,14 @@ TrainResult run_training(model::GPT& model, const torch::Device& device, const T
         record.seconds = seconds_between(previous_end, end);
         record.loss = last_loss.item<double>();  // already synchronised: a plain read
         record.end_time = seconds_between(loop_start, end);
+        record.overhead_seconds = std::max(0.0, record.seconds - compute_seconds);
         previous_end = end;
         if (record.warmup) {
           window_start = end;
         } else {
           window_end = end;
           ++result.measured_iters;
-          result.overhead_seconds += std::max(0.0, record.seconds - compute_seconds);
+          result.overhead_seconds += record.overhead_seconds;
         }
         result.measured_window_seconds = seconds_between(window_start, window_end);
         result.iterations.push_back(record);

@@ -58,6 +58,9 @@ struct IterationRecord {
   double seconds = 0;      // this iteration, device synchronised at its end
   double loss = 0;         // last micro-batch's loss × GA (the un-divided loss)
   double end_time = 0;     // seconds since the loop started, at this iteration's end
+  // Of `seconds`, the part outside forward, backward and the optimizer (data, bookkeeping,
+  // the previous iteration's callback); host time on CUDA.
+  double overhead_seconds = 0;
 };
 
 struct TrainResult {

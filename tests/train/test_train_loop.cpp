@@ -63,6 +63,9 @@ TEST(RunTraining, ShortRunMeasuresByTheContract) {
   EXPECT_GT(result.measured_window_seconds, 0);
   EXPECT_GE(result.overhead_seconds, 0);
   EXPECT_LT(result.overhead_seconds, result.measured_window_seconds);
+  EXPECT_DOUBLE_EQ(result.overhead_seconds,
+                   result.iterations[2].overhead_seconds + result.iterations[3].overhead_seconds);
+  for (const auto& record : result.iterations) EXPECT_LE(record.overhead_seconds, record.seconds);
   // Random init predicts nearly uniformly over the padded vocabulary.
   const double uniform = std::log(static_cast<double>(gpt->config().vocab()));
   EXPECT_NEAR(result.iterations[0].loss, uniform, 1.0);
