@@ -44,6 +44,8 @@ class CountingCpuAllocator final : public c10::Allocator {
   }
 
   c10::DataPtr allocate(std::size_t n) override {
+    // Empty storages get a null pointer, as from the default CPU allocator.
+    if (n == 0) return {nullptr, nullptr, &free_block, c10::Device(c10::DeviceType::CPU)};
     const int64_t cap = cap_bytes_.load(std::memory_order_relaxed);
     const int64_t held = baseline_.load(std::memory_order_relaxed) + current_.load(std::memory_order_relaxed);
     TORCH_CHECK_WITH(OutOfMemoryError, cap < 0 || held + static_cast<int64_t>(n) <= cap,

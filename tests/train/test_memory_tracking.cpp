@@ -28,6 +28,17 @@ TEST(CpuMemoryCounter, SeesAOneMegabyteTensorAndItsRelease) {
   EXPECT_EQ(counter.peak_bytes(), counter.current_bytes());
 }
 
+TEST(CpuMemoryCounter, EmptyTensorsCostNothing) {
+  CpuMemoryCounter counter;
+  const int64_t before = counter.current_bytes();
+  at::Tensor empty = at::empty({0});
+  EXPECT_EQ(counter.current_bytes(), before);
+  empty.resize_({16});  // grows through the counting allocator
+  EXPECT_GE(counter.current_bytes() - before, 16 * 4);
+  empty.reset();
+  EXPECT_EQ(counter.current_bytes(), before);
+}
+
 TEST(CpuMemoryCounter, CountsTheBaselineAndIntermediateResults) {
   CpuMemoryCounter counter(std::nullopt, 10 * kMiB);
   EXPECT_GE(counter.current_bytes(), 10 * kMiB);
