@@ -22,7 +22,7 @@ test: build
 	@cd $(BUILD_DIR) && ctest --output-on-failure --timeout 900 -j2
 
 run: build
-	@$(BUILD_DIR)/bin/tokbench env $(RUN_ARGS)
+	@$(BUILD_DIR)/bin/tokbench run $(RUN_ARGS)
 
 clean:
 	rm -rf $(BUILD_DIR)
