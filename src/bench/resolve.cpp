@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "model/catalog.hpp"
+#include "model/memory_estimate.hpp"
 
 namespace tokbench::bench {
 namespace {
@@ -70,24 +71,23 @@ void resolve_device(const BenchOptions& o, const MachineInfo& m, RunPlan& plan) 
 }
 
 void resolve_dtype(const BenchOptions& o, const MachineInfo& m, RunPlan& plan) {
-  require_choice("--dtype", o.dtype, {"auto", "fp32", "bf16-true", "bf16-mixed"});
+  // Canonical names only (the parser's aliases are not part of this CLI).
+  std::vector<std::string> valid = {"auto"};
+  for (model::TrainPrecision p : model::kTrainPrecisions) valid.emplace_back(model::to_string(p));
+  require_choice("--dtype", o.dtype, valid);
   if (o.dtype == "auto")
-    plan.dtype = plan.device_kind == DeviceKind::cuda ? DtypeChoice::bf16_true : DtypeChoice::fp32;
-  else if (o.dtype == "fp32")
-    plan.dtype = DtypeChoice::fp32;
-  else if (o.dtype == "bf16-true")
-    plan.dtype = DtypeChoice::bf16_true;
+    plan.dtype = plan.device_kind == DeviceKind::cuda ? model::TrainPrecision::bf16_true : model::TrainPrecision::fp32;
   else
-    plan.dtype = DtypeChoice::bf16_mixed;
-  if (plan.device_kind == DeviceKind::cuda && plan.dtype != DtypeChoice::fp32) {
+    plan.dtype = model::train_precision_from_string(o.dtype);
+  if (plan.device_kind == DeviceKind::cuda && plan.dtype != model::TrainPrecision::fp32) {
     const auto& dev = m.cuda_devices[plan.device_index];
     if (dev.compute_capability_major < 8)
       usage(fmt::format("--dtype '{}' cannot run on {} (compute capability {}.{}, bf16 needs 8.0+); valid here: fp32",
                         to_string(plan.dtype), dev.name, dev.compute_capability_major,
                         dev.compute_capability_minor));
   }
-  plan.tf32 = o.tf32 && plan.device_kind == DeviceKind::cuda && plan.dtype == DtypeChoice::fp32;
-  if (plan.dtype == DtypeChoice::fp32)
+  plan.tf32 = o.tf32 && plan.device_kind == DeviceKind::cuda && plan.dtype == model::TrainPrecision::fp32;
+  if (plan.dtype == model::TrainPrecision::fp32)
     plan.precision = plan.tf32 ? Precision::tf32 : Precision::fp32;
   else
     plan.precision = Precision::bf16;
@@ -246,47 +246,28 @@ void resolve_counts_and_peak(const BenchOptions& o, const MachineInfo& m, RunPla
 }
 
 void resolve_memory_fit(const MachineInfo& m, RunPlan& plan) {
-  plan.memory_estimate_bytes = estimate_training_bytes(plan.config, plan.micro_batch, plan.seq_len, plan.dtype);
+  const std::string what =
+      fmt::format("--model-name '{}' (n_layer {}, --micro-batch-size {}, --seq-len {}, --dtype {})", plan.model_label,
+                  plan.config.n_layer, plan.micro_batch, plan.seq_len, to_string(plan.dtype));
+  const char* remedies = "valid: a smaller model, --n-layers, --micro-batch-size or --seq-len";
+  try {
+    plan.memory_estimate_bytes =
+        model::estimate_training_memory(plan.config, plan.micro_batch, plan.seq_len, plan.dtype).total_bytes();
+  } catch (const std::overflow_error& e) {
+    usage(fmt::format("{}: the training-memory estimate overflows ({}); {}", what, e.what(), remedies));
+  }
   plan.memory_capacity_bytes = plan.device_kind == DeviceKind::cuda
                                    ? m.cuda_devices[plan.device_index].total_memory_bytes
                                    : m.mem_available_bytes;
   // The testing cap exists to reach a real out-of-memory error, so it must not be pre-empted.
   if (plan.cpu_memory_cap_bytes || plan.memory_capacity_bytes <= 0) return;
   if (plan.memory_estimate_bytes > plan.memory_capacity_bytes)
-    usage(fmt::format("--model-name '{}' (n_layer {}, --micro-batch-size {}, --seq-len {}, --dtype {}) needs about "
-                      "{:.2f} GB to train but {} has {:.2f} GB {}; valid: a smaller model, --n-layers, "
-                      "--micro-batch-size or --seq-len",
-                      plan.model_label, plan.config.n_layer, plan.micro_batch, plan.seq_len, to_string(plan.dtype),
+    usage(fmt::format("{} needs about {:.2f} GB to train but {} has {:.2f} GB {}; {}", what,
                       gb(plan.memory_estimate_bytes), plan.device_string, gb(plan.memory_capacity_bytes),
-                      plan.device_kind == DeviceKind::cuda ? "in total" : "available (MemAvailable)"));
+                      plan.device_kind == DeviceKind::cuda ? "in total" : "available (MemAvailable)", remedies));
 }
 
 }  // namespace
-
-const char* to_string(DtypeChoice dtype) {
-  switch (dtype) {
-    case DtypeChoice::fp32: return "fp32";
-    case DtypeChoice::bf16_true: return "bf16-true";
-    case DtypeChoice::bf16_mixed: return "bf16-mixed";
-  }
-  return "?";
-}
-
-int64_t estimate_training_bytes(const model::Config& c, int64_t micro_batch, int64_t seq_len, DtypeChoice dtype) {
-  const double params = static_cast<double>(model::count_params(c).total);
-  const double param_bytes = dtype == DtypeChoice::bf16_true ? 2 : 4;  // bf16-mixed keeps fp32 weights
-  const double act_bytes = dtype == DtypeChoice::fp32 ? 4 : 2;
-  // Weights + gradients + AdamW's two moments, all in the parameter dtype.
-  const double states = params * param_bytes * 4;
-  // Activations kept for backward per layer, after Korthikanti et al. 2022 (eq. 2, no
-  // recomputation): s·b·h·(34 + 5·a·s/h) bytes at 2 bytes per value; scaled by the dtype.
-  const double s = static_cast<double>(seq_len), b = static_cast<double>(micro_batch);
-  const double h = static_cast<double>(c.n_embd), a = static_cast<double>(c.n_head);
-  const double per_layer = s * b * h * (34.0 + 5.0 * a * s / h) * (act_bytes / 2.0);
-  // Logits, their softmax and gradient: three (B, T, V) tensors, fp32 for the loss.
-  const double logits = 3.0 * b * s * static_cast<double>(c.vocab()) * 4.0;
-  return static_cast<int64_t>(states + per_layer * static_cast<double>(c.n_layer) + logits);
-}
 
 RunPlan resolve_run(const BenchOptions& options, const MachineInfo& machine) {
   RunPlan plan;

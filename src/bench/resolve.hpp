@@ -13,13 +13,12 @@
 #include "bench/machine_info.hpp"
 #include "model/config.hpp"
 #include "model/counting.hpp"
+#include "model/train_precision.hpp"
 #include "tokbench/throughput.hpp"
 
 namespace tokbench::bench {
 
 enum class DeviceKind { cpu, cuda };
-enum class DtypeChoice { fp32, bf16_true, bf16_mixed };
-const char* to_string(DtypeChoice dtype);
 
 // The per-device peak used for MFU and where it came from.
 struct PeakChoice {
@@ -40,7 +39,7 @@ struct RunPlan {
   int device_index = 0;
   std::string device_string;  // "cpu", "cuda:0"
   std::string device_name;    // CPU model or GPU name
-  DtypeChoice dtype = DtypeChoice::fp32;
+  model::TrainPrecision dtype = model::TrainPrecision::fp32;
   bool tf32 = false;          // effective: CUDA and fp32 only
   Precision precision = Precision::fp32;
   model::FlopConvention convention = model::FlopConvention::matmul;
@@ -51,15 +50,11 @@ struct RunPlan {
   int token_bytes = 2;
   std::filesystem::path json_path;   // empty: no file
   bool json_to_stdout = false;
-  int64_t memory_estimate_bytes = 0;
+  int64_t memory_estimate_bytes = 0;  // model::estimate_training_memory(...).total_bytes()
   int64_t memory_capacity_bytes = 0;
   std::optional<int64_t> cpu_memory_cap_bytes;
 };
 
 RunPlan resolve_run(const BenchOptions& options, const MachineInfo& machine);
-
-// Training memory estimate (weights, gradients, AdamW state, activations) in bytes.
-int64_t estimate_training_bytes(const model::Config& config, int64_t micro_batch, int64_t seq_len,
-                                DtypeChoice dtype);
 
 }  // namespace tokbench::bench

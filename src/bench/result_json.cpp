@@ -87,7 +87,7 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
   j["harness_overhead_percent"] = opt(m.harness_overhead_percent);
   j["device"] = plan.device_string;
   j["device_name"] = plan.device_name;
-  j["dtype"] = to_string(plan.dtype);
+  j["dtype"] = std::string(to_string(plan.dtype));
   j["tf32"] = plan.tf32;
   j["config"] = {{"model_config", o.model_config},
                  {"data", o.data},

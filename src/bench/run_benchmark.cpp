@@ -17,6 +17,7 @@
 #include "bench/report.hpp"
 #include "bench/result_json.hpp"
 #include "model/gpt.hpp"
+#include "train/dtype_mode.hpp"
 #include "train/train_loop.hpp"
 
 namespace tokbench::bench {
@@ -73,9 +74,7 @@ train::TrainOptions train_options_of(const RunPlan& plan) {
   t.max_iters = plan.max_iters;
   t.warmup_iters = plan.warmup_iters;
   t.seed = plan.options.seed;
-  t.dtype = plan.dtype == DtypeChoice::fp32        ? train::DtypeMode::fp32
-            : plan.dtype == DtypeChoice::bf16_true ? train::DtypeMode::bf16_true
-                                                   : train::DtypeMode::bf16_mixed;
+  t.dtype = plan.dtype;
   t.adamw.lr = plan.options.lr;
   t.adamw.weight_decay = plan.options.weight_decay;
   t.adamw.beta1 = plan.options.beta1;
@@ -127,8 +126,7 @@ int run_benchmark(const RunPlan& plan) {
         at::globalContext().setAllowTF32CuBLAS(plan.tf32);
         at::globalContext().setAllowTF32CuDNN(plan.tf32);
       }
-      const auto param_dtype = plan.dtype == DtypeChoice::bf16_true ? torch::kBFloat16 : torch::kFloat32;
-      model::GPT gpt(plan.config, torch::TensorOptions().device(device).dtype(param_dtype));
+      model::GPT gpt(plan.config, torch::TensorOptions().device(device).dtype(train::param_dtype(plan.dtype)));
       gpt->reset_parameters(plan.options.seed);
       const train::TrainResult result = train::run_training(
           gpt, device, train_options,

@@ -34,8 +34,6 @@ struct InfoOptions {
 
 constexpr model::FlopConvention kConventions[] = {model::FlopConvention::matmul, model::FlopConvention::causal,
                                                   model::FlopConvention::palm};
-constexpr model::TrainPrecision kPrecisions[] = {model::TrainPrecision::fp32, model::TrainPrecision::bf16_true,
-                                                 model::TrainPrecision::bf16_mixed};
 
 void require_positive(const char* option, const std::optional<int64_t>& value) {
   if (value && *value <= 0)
@@ -79,7 +77,7 @@ int run_info(const InfoOptions& options) {
       out["flops"][std::string(model::to_string(convention))] = {
           {"flops_forward", flops.forward}, {"flops_backward", flops.backward}, {"flops_total", flops.total()}};
     }
-    for (auto precision : kPrecisions) {
+    for (auto precision : model::kTrainPrecisions) {
       const model::MemoryEstimate m = model::estimate_training_memory(config, B, T, precision);
       out["memory_bytes"][std::string(model::to_string(precision))] = {{"weights", m.weights_bytes},
                                                                         {"gradients", m.gradients_bytes},
@@ -117,7 +115,7 @@ int run_info(const InfoOptions& options) {
                "# with fused attention, no checkpointing (see src/model/memory_estimate.cpp for omissions)\n";
   std::cout << fmt::format("# {:<10} {:>10} {:>10} {:>10} {:>12} {:>10}\n", "precision", "weights", "gradients",
                            "optimizer", "activations", "total");
-  for (auto precision : kPrecisions) {
+  for (auto precision : model::kTrainPrecisions) {
     const model::MemoryEstimate m = model::estimate_training_memory(config, B, T, precision);
     std::cout << fmt::format("  {:<10} {:>10.3f} {:>10.3f} {:>10.3f} {:>12.3f} {:>10.3f}\n", model::to_string(precision),
                              gb(m.weights_bytes), gb(m.gradients_bytes), gb(m.optimizer_bytes),

@@ -20,37 +20,28 @@ std::string type_name(const json& value) {
   return std::string("a ") + value.type_name();
 }
 
-bool read_int(const json& v, const char* field, int64_t& out, Problems& problems) {
-  if (v.is_number_integer()) {
-    out = v.get<int64_t>();
+// Takes `v` into `out` when it is of the expected kind (`is_kind`); otherwise records one
+// problem naming the field, what it must be and what it is.
+template <typename T>
+bool read_kind(const json& v, bool is_kind, const char* field, const char* expected, T& out, Problems& problems) {
+  if (is_kind) {
+    out = v.get<T>();
     return true;
   }
-  problems.push_back(fmt::format("{} must be an integer, got {} ({})", field, type_name(v), v.dump()));
+  problems.push_back(fmt::format("{} must be {}, got {} ({})", field, expected, type_name(v), v.dump()));
   return false;
+}
+bool read_int(const json& v, const char* field, int64_t& out, Problems& problems) {
+  return read_kind(v, v.is_number_integer(), field, "an integer", out, problems);
 }
 bool read_double(const json& v, const char* field, double& out, Problems& problems) {
-  if (v.is_number()) {
-    out = v.get<double>();
-    return true;
-  }
-  problems.push_back(fmt::format("{} must be a number, got {} ({})", field, type_name(v), v.dump()));
-  return false;
+  return read_kind(v, v.is_number(), field, "a number", out, problems);
 }
 bool read_bool(const json& v, const char* field, bool& out, Problems& problems) {
-  if (v.is_boolean()) {
-    out = v.get<bool>();
-    return true;
-  }
-  problems.push_back(fmt::format("{} must be true or false, got {} ({})", field, type_name(v), v.dump()));
-  return false;
+  return read_kind(v, v.is_boolean(), field, "true or false", out, problems);
 }
 bool read_string(const json& v, const char* field, std::string& out, Problems& problems) {
-  if (v.is_string()) {
-    out = v.get<std::string>();
-    return true;
-  }
-  problems.push_back(fmt::format("{} must be a string, got {} ({})", field, type_name(v), v.dump()));
-  return false;
+  return read_kind(v, v.is_string(), field, "a string", out, problems);
 }
 template <typename T, typename Reader>
 void read_optional(const json& v, const char* field, std::optional<T>& out, Problems& problems, Reader reader) {

@@ -57,21 +57,6 @@ BytesPerParam bytes_for(TrainPrecision precision) {
 
 }  // namespace
 
-std::string_view to_string(TrainPrecision precision) {
-  switch (precision) {
-    case TrainPrecision::fp32: return "fp32";
-    case TrainPrecision::bf16_true: return "bf16-true";
-    case TrainPrecision::bf16_mixed: return "bf16-mixed";
-  }
-  return "?";
-}
-
-TrainPrecision train_precision_from_string(std::string_view name) {
-  for (auto p : {TrainPrecision::fp32, TrainPrecision::bf16_true, TrainPrecision::bf16_mixed})
-    if (name == to_string(p)) return p;
-  throw std::invalid_argument(fmt::format("--precision '{}' is not valid; valid: fp32, bf16-true, bf16-mixed", name));
-}
-
 int64_t block_activation_elements_per_token(const Config& c) {
   const CheckedInt k(c);
   const int64_t C = c.n_embd, H = c.n_head, G = c.groups(), Q = c.hs();

@@ -4,18 +4,11 @@
 #pragma once
 
 #include <cstdint>
-#include <string_view>
 
 #include "model/config.hpp"
+#include "model/train_precision.hpp"
 
 namespace tokbench::model {
-
-// fp32: everything fp32. bf16-true: parameters, gradients, AdamW state and activations in
-// bf16 (the reference benchmark's model.to(bfloat16)). bf16-mixed: fp32 parameters, gradients
-// and AdamW state, bf16 activations under autocast (the loss's log-softmax in fp32).
-enum class TrainPrecision { fp32, bf16_true, bf16_mixed };
-std::string_view to_string(TrainPrecision precision);                // "fp32", "bf16-true", "bf16-mixed"
-TrainPrecision train_precision_from_string(std::string_view name);   // throws std::invalid_argument
 
 struct MemoryEstimate {
   TrainPrecision precision = TrainPrecision::fp32;

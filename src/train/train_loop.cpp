@@ -125,7 +125,7 @@ void validate_options(const TrainOptions& o, const model::Config& config, const 
   }
   std::string why;
   if (!dtype_supported(o.dtype, device, &why)) {
-    throw std::invalid_argument(option_error("--dtype", to_string(o.dtype), why));
+    throw std::invalid_argument(option_error("--dtype", std::string(to_string(o.dtype)), why));
   }
   if (!o.data.token_file.empty()) {
     TokenFile check(o.data.token_file, o.data.token_bytes, o.seq_len + 1);  // throws naming --data
@@ -154,7 +154,7 @@ TrainResult run_training(model::GPT& model, const torch::Device& device, const T
 
   TrainResult result;
   result.iterations.reserve(static_cast<std::size_t>(options.max_iters));
-  const bool autocast = options.dtype == DtypeMode::bf16_mixed;
+  const bool autocast = options.dtype == model::TrainPrecision::bf16_mixed;
   const int64_t vocab = model->config().vocab();
   const auto ga = static_cast<double>(options.grad_accum);
   try {

@@ -20,8 +20,9 @@
 
 namespace tokbench::train {
 
-// DtypeMode (with parse_dtype, param_dtype, dtype_supported) is in train/dtype_mode.hpp,
-// AdamWOptions in train/optimizer.hpp, MemoryPeaks in train/memory_tracking.hpp.
+// model::TrainPrecision is in model/train_precision.hpp (its param_dtype and dtype_supported
+// in train/dtype_mode.hpp), AdamWOptions in train/optimizer.hpp, MemoryPeaks in
+// train/memory_tracking.hpp.
 
 struct DataOptions {
   // Empty path: random tokens drawn as the reference benchmark draws them (ids 0..99),
@@ -38,7 +39,7 @@ struct TrainOptions {
   int64_t max_iters = 45;
   int64_t warmup_iters = 25;
   uint64_t seed = 1337;
-  DtypeMode dtype = DtypeMode::fp32;
+  model::TrainPrecision dtype = model::TrainPrecision::fp32;
   AdamWOptions adamw;
   DataOptions data;
   // CPU only: an allocation cap in bytes for the counting allocator; exceeding it raises

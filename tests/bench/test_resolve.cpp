@@ -9,6 +9,7 @@
 
 #include "bench/resolve.hpp"
 #include "model/catalog.hpp"
+#include "model/memory_estimate.hpp"
 
 namespace tokbench::bench {
 namespace {
@@ -53,7 +54,7 @@ TEST(Resolve, SmallCpuRun) {
   EXPECT_EQ(p.global_batch, 4);
   EXPECT_EQ(p.seq_len, 32);
   EXPECT_EQ(p.device_kind, DeviceKind::cpu);
-  EXPECT_EQ(p.dtype, DtypeChoice::fp32);  // auto on CPU
+  EXPECT_EQ(p.dtype, model::TrainPrecision::fp32);  // auto on CPU
   EXPECT_FALSE(p.tf32);
   EXPECT_GT(p.flops_per_microbatch, 0);
   EXPECT_GT(p.param_count, 14'000'000);
@@ -182,10 +183,16 @@ TEST(Resolve, DataFileChecks) {
 
 TEST(Resolve, MemoryEstimateGrowsWithBatch) {
   BenchOptions o = small();
-  RunPlan p = resolve_run(o, cpu_machine());
-  EXPECT_LT(estimate_training_bytes(p.config, 1, 32, DtypeChoice::fp32),
-            estimate_training_bytes(p.config, 8, 32, DtypeChoice::fp32));
-  EXPECT_GT(estimate_training_bytes(p.config, 1, 32, DtypeChoice::fp32), 4 * 4 * p.param_count - 1);
+  o.micro_batch_size = 1;
+  const RunPlan one = resolve_run(o, cpu_machine());
+  o.micro_batch_size = 8;
+  const RunPlan eight = resolve_run(o, cpu_machine());
+  EXPECT_LT(one.memory_estimate_bytes, eight.memory_estimate_bytes);
+  // fp32 weights, gradients and AdamW's two moments: at least 4 x 4 bytes per parameter.
+  EXPECT_GT(one.memory_estimate_bytes, 4 * 4 * one.param_count - 1);
+  // The plan carries the model layer's estimate, not a figure of its own.
+  EXPECT_EQ(eight.memory_estimate_bytes,
+            model::estimate_training_memory(eight.config, 8, 32, model::TrainPrecision::fp32).total_bytes());
 }
 
 }  // namespace

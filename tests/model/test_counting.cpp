@@ -1,14 +1,18 @@
 // Parameter and FLOP counts against litgpt's own numbers: param_count for every one of the 210
 // catalog configs, the per-block split of reference/litgpt.md §2.2, and the FlopCounterMode
-// figures of §5 (train FLOPs = 3 × forward, attention over the full T×T square).
+// figures of §5 (train FLOPs = 3 × forward, attention over the full T×T square); the
+// training-memory estimate and the training-precision names it is keyed by.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+#include <string>
 
 #include "model/catalog.hpp"
 #include "model/counting.hpp"
 #include "model/memory_estimate.hpp"
+#include "model/train_precision.hpp"
 
 namespace tokbench::model {
 namespace {
@@ -141,6 +145,26 @@ TEST(FlopConvention, RoundTripsAndRejectsUnknown) {
   for (auto convention : {FlopConvention::matmul, FlopConvention::causal, FlopConvention::palm})
     EXPECT_EQ(flop_convention_from_string(to_string(convention)), convention);
   EXPECT_THROW(flop_convention_from_string("6N"), std::invalid_argument);
+}
+
+TEST(TrainPrecision, ParsesNamesAndAliases) {
+  for (TrainPrecision precision : kTrainPrecisions)
+    EXPECT_EQ(train_precision_from_string(to_string(precision)), precision);
+  EXPECT_EQ(train_precision_from_string("fp32"), TrainPrecision::fp32);
+  EXPECT_EQ(train_precision_from_string("32-true"), TrainPrecision::fp32);
+  EXPECT_EQ(train_precision_from_string("bf16-true"), TrainPrecision::bf16_true);
+  EXPECT_EQ(train_precision_from_string("bf16"), TrainPrecision::bf16_true);
+  EXPECT_EQ(train_precision_from_string("BF16-Mixed"), TrainPrecision::bf16_mixed);
+  EXPECT_EQ(to_string(TrainPrecision::bf16_mixed), "bf16-mixed");
+  try {
+    train_precision_from_string("fp8");
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("--dtype"), std::string::npos) << message;
+    EXPECT_NE(message.find("'fp8'"), std::string::npos) << message;
+    EXPECT_NE(message.find("fp32, bf16-true, bf16-mixed"), std::string::npos) << message;
+  }
 }
 
 TEST(MemoryEstimate, BytesPerParameterByPrecision) {

@@ -1,5 +1,5 @@
 // AdamW: both implementations match LibTorch's reference torch::optim::AdamW step for step,
-// count their steps, and zero gradients in place; dtype-mode names and capability checks.
+// count their steps, and zero gradients in place; parameter dtypes and capability checks per precision.
 #include <gtest/gtest.h>
 
 #include <torch/optim/adamw.h>
@@ -62,33 +62,19 @@ TEST(AdamW, DefaultsToFusedAndCanBeAskedForTheLoop) {
   EXPECT_FALSE(AdamW({torch::zeros({2}, torch::requires_grad())}, loop, torch::Device(torch::kCPU)).fused());
 }
 
-TEST(DtypeMode, ParsesNamesAndAliases) {
-  EXPECT_EQ(parse_dtype("fp32"), DtypeMode::fp32);
-  EXPECT_EQ(parse_dtype("32-true"), DtypeMode::fp32);
-  EXPECT_EQ(parse_dtype("bf16-true"), DtypeMode::bf16_true);
-  EXPECT_EQ(parse_dtype("bf16"), DtypeMode::bf16_true);
-  EXPECT_EQ(parse_dtype("BF16-Mixed"), DtypeMode::bf16_mixed);
-  EXPECT_EQ(param_dtype(DtypeMode::bf16_true), c10::kBFloat16);
-  EXPECT_EQ(param_dtype(DtypeMode::bf16_mixed), c10::kFloat);
-  EXPECT_STREQ(to_string(DtypeMode::bf16_mixed), "bf16-mixed");
-  try {
-    parse_dtype("fp8");
-    FAIL() << "expected std::invalid_argument";
-  } catch (const std::invalid_argument& e) {
-    const std::string message = e.what();
-    EXPECT_NE(message.find("--dtype"), std::string::npos) << message;
-    EXPECT_NE(message.find("'fp8'"), std::string::npos) << message;
-    EXPECT_NE(message.find("fp32, bf16-true, bf16-mixed"), std::string::npos) << message;
-  }
+TEST(DtypeMode, ParamDtypeFollowsPrecision) {
+  EXPECT_EQ(param_dtype(model::TrainPrecision::fp32), c10::kFloat);
+  EXPECT_EQ(param_dtype(model::TrainPrecision::bf16_true), c10::kBFloat16);
+  EXPECT_EQ(param_dtype(model::TrainPrecision::bf16_mixed), c10::kFloat);
 }
 
 TEST(DtypeMode, CpuRunsEveryModeAndMissingCudaSaysWhy) {
-  for (DtypeMode mode : {DtypeMode::fp32, DtypeMode::bf16_true, DtypeMode::bf16_mixed}) {
-    EXPECT_TRUE(dtype_supported(mode, c10::Device(c10::kCPU)));
+  for (model::TrainPrecision precision : model::kTrainPrecisions) {
+    EXPECT_TRUE(dtype_supported(precision, c10::Device(c10::kCPU)));
   }
   if (!torch::cuda::is_available()) {
     std::string why;
-    EXPECT_FALSE(dtype_supported(DtypeMode::bf16_true, c10::Device(c10::kCUDA, 0), &why));
+    EXPECT_FALSE(dtype_supported(model::TrainPrecision::bf16_true, c10::Device(c10::kCUDA, 0), &why));
     EXPECT_FALSE(why.empty());
   }
 }

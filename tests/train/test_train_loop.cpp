@@ -180,7 +180,7 @@ TEST(RunTraining, CallbackExceptionEndsWithError) {
 }
 
 TEST(RunTraining, Bf16ModesTrain) {
-  for (DtypeMode mode : {DtypeMode::bf16_true, DtypeMode::bf16_mixed}) {
+  for (model::TrainPrecision mode : {model::TrainPrecision::bf16_true, model::TrainPrecision::bf16_mixed}) {
     model::GPT gpt = tiny_model();
     TrainOptions options = tiny_options();
     options.dtype = mode;
