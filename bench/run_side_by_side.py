@@ -5,17 +5,19 @@ For each configuration it runs `tokbench run` (JSON result) and bench/python_ste
 GPT + torch AdamW, same torch build, same thread count, same timing definition), prints
 tokens/s of both and their ratio, and writes a Markdown table to
 docs/results/cpu-side-by-side-<date>.md with the date and the machine. The goal is a ratio
->= 1 on every row. Runs are sequential, tokbench first then Python, so both see the same
-machine state; iteration counts are small so the whole script takes minutes on 2 cores.
+>= 1 on every row. Each pair runs --repeats times, alternating which side goes first, and the
+table reports the median of each side (and the spread), so a burst of load on a shared machine
+moves one sample, not the verdict; the whole script takes minutes on 2 cores.
 
 Usage: bench/run_side_by_side.py [--tokbench build/bin/tokbench] [--python .venv/bin/python]
-                                 [--threads N] [--only NAME]
+                                 [--threads N] [--repeats R] [--only NAME]
 """
 import argparse
 import datetime
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -24,9 +26,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # name, n_layers, warm-up iterations, measured iterations (small: the big rows take ~20-40 s each)
 CONFIGS = [
-    ("pythia-14m", None, 3, 6),
-    ("pythia-160m", 4, 1, 3),
-    ("tiny-llama-1.1b", 2, 1, 2),
+    ("pythia-14m", None, 3, 8),
+    ("pythia-160m", 4, 1, 4),
+    ("tiny-llama-1.1b", 2, 1, 3),
 ]
 SEQ_LEN, MICRO_BATCH = 512, 4
 
@@ -75,6 +77,7 @@ def main():
     p.add_argument("--tokbench", default=os.path.join(ROOT, "build", "bin", "tokbench"))
     p.add_argument("--python", default=os.path.join(ROOT, ".venv", "bin", "python"))
     p.add_argument("--threads", type=int, default=os.cpu_count())
+    p.add_argument("--repeats", type=int, default=3, help="runs of each side per row (median reported)")
     p.add_argument("--only", help="run only this model name")
     p.add_argument("--no-write", action="store_true", help="print only; write no Markdown file")
     a = p.parse_args()
@@ -84,14 +87,24 @@ def main():
         if a.only and name != a.only:
             continue
         label = name + (f" ({n_layers} layers)" if n_layers else "")
-        print(f"# {label}: tokbench ...", flush=True)
-        t = run_tokbench(a.tokbench, name, n_layers, warmup, measured, a.threads)
-        print(f"# {label}: python ...", flush=True)
-        py = run_python(a.python, name, n_layers, warmup, measured, a.threads)
-        ratio = t["tokens_per_sec"] / py["tokens_per_sec"]
-        rows.append((label, t, py, ratio, warmup, measured))
-        print(f"{label:32s} tokbench {t['tokens_per_sec']:10.1f} tok/s   python {py['tokens_per_sec']:10.1f} tok/s"
-              f"   ratio {ratio:.3f}", flush=True)
+        ours, theirs = [], []
+        for r in range(a.repeats):
+            order = ("tokbench", "python") if r % 2 == 0 else ("python", "tokbench")
+            for side in order:
+                print(f"# {label}: {side} (repeat {r + 1}/{a.repeats}) ...", flush=True)
+                if side == "tokbench":
+                    ours.append(run_tokbench(a.tokbench, name, n_layers, warmup, measured, a.threads))
+                else:
+                    theirs.append(run_python(a.python, name, n_layers, warmup, measured, a.threads))
+        ours_tps = [t["tokens_per_sec"] for t in ours]
+        theirs_tps = [py["tokens_per_sec"] for py in theirs]
+        # The run whose tokens/s is the median stands for its side in the table.
+        t = sorted(ours, key=lambda x: x["tokens_per_sec"])[len(ours) // 2]
+        py = sorted(theirs, key=lambda x: x["tokens_per_sec"])[len(theirs) // 2]
+        ratio = statistics.median(ours_tps) / statistics.median(theirs_tps)
+        rows.append((label, t, py, ratio, warmup, measured, ours_tps, theirs_tps))
+        print(f"{label:32s} tokbench {statistics.median(ours_tps):10.1f} tok/s   python "
+              f"{statistics.median(theirs_tps):10.1f} tok/s   ratio {ratio:.3f}", flush=True)
 
     today = datetime.date.today().isoformat()
     lines = [
@@ -102,20 +115,21 @@ def main():
         f"LibTorch {rows[0][1]['environment']['libtorch_version'] if rows else '?'} (tokbench)",
         f"- Workload: seq len {SEQ_LEN}, micro batch {MICRO_BATCH}, GA 1, fp32, AdamW lr 5e-4 wd 0.1 betas (0.9, 0.95),"
         " random token ids 0..99",
-        "- tokens/s = M·G·T / window (end of last warm-up iteration to end of last), the same definition for both;"
-        " tokbench first, then Python, sequentially",
-        "- The machine is shared; few iterations are measured, so expect a few percent of noise.",
+        "- tokens/s = M·G·T / window (end of last warm-up iteration to end of last), the same definition for both",
+        f"- Each side ran {a.repeats} times per row, alternating which went first; the table shows the median"
+        " run of each side and the range of all runs. Both use fused AdamW (the same ATen kernel).",
         "",
-        "| model | warm-up + measured | tokbench tok/s | Python tok/s | ratio | tokbench ms/iter | Python ms/iter |"
+        "| model | warm-up + measured | tokbench tok/s (median) | Python tok/s (median) | ratio | tokbench range | Python range | tokbench ms/iter | Python ms/iter |"
         " tokbench TFLOP/s | MFU (CPU estimate) | tokbench harness overhead |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for label, t, py, ratio, warmup, measured in rows:
+    for label, t, py, ratio, warmup, measured, ours_tps, theirs_tps in rows:
         mfu = f"{t['mfu'] * 100:.1f}%" if t.get("mfu") is not None else "N/A"
         overhead = t.get("harness_overhead_percent")
         lines.append(
             f"| {label} | {warmup} + {measured} | {t['tokens_per_sec']:.1f} | {py['tokens_per_sec']:.1f} | "
-            f"{ratio:.3f} | {t['average_iter_time']:.1f} | {py['average_iter_time']:.1f} | "
+            f"{ratio:.3f} | {min(ours_tps):.1f}–{max(ours_tps):.1f} | {min(theirs_tps):.1f}–{max(theirs_tps):.1f} | "
+            f"{t['average_iter_time']:.1f} | {py['average_iter_time']:.1f} | "
             f"{t['model_TFLOP_per_s_total']:.4f} | {mfu} | "
             f"{'N/A' if overhead is None else f'{overhead:.3f}%'} |")
     table = "\n".join(lines) + "\n"
