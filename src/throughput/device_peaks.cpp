@@ -228,11 +228,9 @@ std::optional<std::string> match_device_chip(std::string_view device_name) {
   if (has("a10g")) return "a10g";
   if (has("a10")) return "a10";
   if (has("t4")) return "t4";
-  if (has("quadro") && has("rtx") && has("5000")) {
-    // Max-Q parts run at much lower clocks than the desktop card the datasheet describes.
-    if (has("max") || has("maxq")) return std::nullopt;
-    return "quadro rtx 5000";
-  }
+  // Max-Q parts included, as Lightning's own mapping test requires: the row is the desktop
+  // card's datasheet, an upper bound for the lower-clocked Max-Q part (MFU reads low, not high).
+  if (has("quadro") && has("rtx") && has("5000")) return "quadro rtx 5000";
   if (has("titan") && has("rtx")) return "titan rtx";
   if (has("v100s")) return "v100s pcie";  // V100S ships only as PCIe
   if (has("v100")) {

@@ -62,7 +62,7 @@ const NameCase kSpecTable[] = {
     {"NVIDIA A10G", "a10g"},
     {"NVIDIA A10", "a10"},                // Lightning: None, though its a10g row is the A10 sheet.
     {"Tesla T4", "t4"},
-    {"Quadro RTX 5000 with Max-Q Design", std::nullopt},  // Lightning: desktop figures.
+    {"Quadro RTX 5000 with Max-Q Design", "quadro rtx 5000"},  // as Lightning: desktop sheet, an upper bound.
     {"TITAN RTX", "titan rtx"},
     {"Tesla V100-SXM2-32GB", "v100 sxm"},
     {"Tesla V100-PCIE-32GB", "v100 pcie"},
