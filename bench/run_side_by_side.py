@@ -77,7 +77,7 @@ def run_python(python, name, n_layers, warmup, measured, threads, zero_grad):
 
 # The three sides of each row. "python" is the reference's step (zero_grad(set_to_none=True):
 # backward allocates fresh gradients); "python, same step" zeroes gradients in place as tokbench
-# must (DESIGN: gradients zeroed without reallocating), which costs an extra pass over them.
+# must (DESIGN: gradients zeroed without reallocating).
 SIDES = ("tokbench", "python", "python-inplace")
 
 
@@ -134,8 +134,7 @@ def main():
         " every side) lr 5e-4 wd 0.1 betas (0.9, 0.95), random token ids 0..99",
         "- tokens/s = M·G·T / window (end of last warm-up iteration to end of last), the same definition for all",
         "- python: the reference's step, `zero_grad(set_to_none=True)`. python, same step: gradients zeroed in"
-        " place, as tokbench does (DESIGN.md: zeroed without reallocating); that costs one extra pass over the"
-        " gradients per micro-batch.",
+        " place, as tokbench does (DESIGN.md: zeroed without reallocating).",
         f"- Each side ran {a.repeats} times per row, the lead rotating; medians and the range of all runs.",
         "",
         "| model | warm-up + measured | tokbench tok/s | python tok/s | python, same step tok/s | ratio vs python |"
