@@ -36,7 +36,8 @@ nlohmann::json toml_to_json(const toml::node& node) {
   if (const auto* v = node.as_floating_point()) return v->get();
   if (const auto* v = node.as_boolean()) return v->get();
   if (const auto* v = node.as_string()) return v->get();
-  // Dates and times have no litgpt meaning; a placeholder string makes the type error name them.
+  // Dates and times have no litgpt meaning; converting them to a marker string lets the field
+  // type check report them by name like any other wrong type.
   return "<TOML date/time>";
 }
 #endif
