@@ -22,17 +22,6 @@ std::optional<double> find_metric(const std::vector<std::pair<std::string, doubl
 
 }  // namespace
 
-const char* to_string(Outcome outcome) {
-  switch (outcome) {
-    case Outcome::ok: return "ok";
-    case Outcome::oom: return "oom";
-    case Outcome::nan: return "nan";
-    case Outcome::interrupted: return "interrupted";
-    case Outcome::error: return "error";
-  }
-  return "error";
-}
-
 int exit_code(Outcome outcome) {
   switch (outcome) {
     case Outcome::ok: return 0;

@@ -10,11 +10,12 @@
 #include <vector>
 
 #include "bench/iter_stats.hpp"
+#include "train/run_status.hpp"
 
 namespace tokbench::bench {
 
-enum class Outcome { ok, oom, nan, interrupted, error };
-const char* to_string(Outcome outcome);
+// How the run ended: the train layer's status (to_string gives the JSON `status` text).
+using Outcome = train::RunStatus;
 int exit_code(Outcome outcome);  // 0, 3, 4, 5, 1
 
 struct IterationSample {

@@ -51,17 +51,6 @@ struct SignalGuard {
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
-Outcome outcome_of(train::RunStatus status) {
-  switch (status) {
-    case train::RunStatus::ok: return Outcome::ok;
-    case train::RunStatus::oom: return Outcome::oom;
-    case train::RunStatus::nan: return Outcome::nan;
-    case train::RunStatus::interrupted: return Outcome::interrupted;
-    case train::RunStatus::error: return Outcome::error;
-  }
-  return Outcome::error;
-}
-
 IterationSample sample_of(const train::IterationRecord& r) {
   return IterationSample{r.index, r.warmup, r.seconds, r.loss, r.end_time};
 }
@@ -132,7 +121,7 @@ int run_benchmark(const RunPlan& plan) {
           gpt, device, train_options,
           [&progress](const train::IterationRecord& record) { progress.on_iteration(sample_of(record)); },
           &g_stop_requested);
-      run.outcome = outcome_of(result.status);
+      run.outcome = result.status;
       run.message = first_line(result.message);
       for (const auto& record : result.iterations) run.iterations.push_back(sample_of(record));
       run.measured_window_seconds = result.measured_window_seconds;

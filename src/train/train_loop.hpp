@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "model/gpt.hpp"
+#include "train/run_status.hpp"
 #include "train/dtype_mode.hpp"
 #include "train/memory_tracking.hpp"
 #include "train/optimizer.hpp"
@@ -49,9 +50,6 @@ struct TrainOptions {
   // number of physical cores, as in Python).
   int num_threads = 0;
 };
-
-enum class RunStatus { ok, oom, nan, interrupted, error };
-const char* to_string(RunStatus status);
 
 struct IterationRecord {
   int64_t index = 0;       // 0-based iteration number
