@@ -353,6 +353,7 @@ struct GPTImpl::State {
   std::vector<std::shared_ptr<Block>> blocks;
   std::shared_ptr<Norm> ln_f;
   torch::Tensor cos, sin;  // (block_size, rope_n_elem[, 2]) buffers, model dtype
+  std::shared_ptr<GPTImpl::ForwardHooks> hooks;  // null: forward runs straight through
 };
 
 GPTImpl::GPTImpl(const Config& config, const torch::TensorOptions& options)
@@ -401,20 +402,25 @@ torch::Tensor GPTImpl::forward(const torch::Tensor& idx) {
     masks.window = j <= i;
   }
 
+  ForwardHooks* hooks = s.hooks.get();
+  if (hooks) hooks->before_root();
   auto x = s.wte->forward(idx);  // (B, T, C)
   if (c.scale_embeddings)        // the scalar is rounded to the activation dtype first
     x = x * torch::scalar_tensor(std::sqrt(static_cast<double>(c.n_embd)), x.options());
   for (int64_t layer = 0; layer < c.n_layer; ++layer) {
+    if (hooks) hooks->before_block(layer);
     if (!c.rope_indices.empty()) {  // Gemma-3: per-layer global (0) or local (1) rope base
       const int64_t which = c.rope_indices[layer];
       x = s.blocks[layer]->forward(x, cos.select(-1, which), sin.select(-1, which), masks);
     } else {
       x = s.blocks[layer]->forward(x, cos, sin, masks);
     }
+    if (hooks) x = hooks->after_block(layer, std::move(x));
   }
   auto logits = s.lm_head->forward(s.ln_f->forward(x));  // (B, T, V_pad)
   if (c.final_logit_softcapping)
     logits = torch::tanh(logits / *c.final_logit_softcapping) * *c.final_logit_softcapping;
+  if (hooks) logits = hooks->after_root(std::move(logits));
   return logits;
 }
 
@@ -442,6 +448,16 @@ void GPTImpl::reset_parameters(uint64_t seed) {
 }
 
 const Config& GPTImpl::config() const { return state_->config; }
+
+std::vector<std::shared_ptr<torch::nn::Module>> GPTImpl::blocks() const {
+  return {state_->blocks.begin(), state_->blocks.end()};
+}
+
+std::vector<std::shared_ptr<torch::nn::Module>> GPTImpl::root_modules() const {
+  return {state_->wte, state_->ln_f, state_->lm_head};
+}
+
+void GPTImpl::set_forward_hooks(std::shared_ptr<ForwardHooks> hooks) { state_->hooks = std::move(hooks); }
 
 void GPTImpl::load_state(const std::map<std::string, torch::Tensor>& tensors) {
   torch::NoGradGuard no_grad;

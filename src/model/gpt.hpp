@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "model/config.hpp"
 
@@ -29,6 +30,26 @@ class GPTImpl : public torch::nn::Module {
   void reset_parameters(uint64_t seed);
 
   const Config& config() const;
+
+  // The parts parallelism wraps (torchtitan's parallelize_* over model.layers): each
+  // transformer block, in order, and the root modules outside them (embedding, final norm,
+  // head). FSDP shards per block and per root; activation checkpointing can wrap the same.
+  std::vector<std::shared_ptr<torch::nn::Module>> blocks() const;
+  std::vector<std::shared_ptr<torch::nn::Module>> root_modules() const;
+
+  // Called by forward around the root and around each block, so a wrapper can gather a
+  // unit's sharded parameters just before use and free them after (FSDP's pre/post-forward
+  // hooks; LibTorch modules have none of their own). Null (the default): no calls.
+  class ForwardHooks {
+   public:
+    virtual ~ForwardHooks() = default;
+    virtual void before_root() {}
+    virtual void before_block(int64_t layer) {}
+    // May return a different tensor (e.g. one with a backward hook registered on it).
+    virtual torch::Tensor after_block(int64_t layer, torch::Tensor output) { return output; }
+    virtual torch::Tensor after_root(torch::Tensor logits) { return logits; }
+  };
+  void set_forward_hooks(std::shared_ptr<ForwardHooks> hooks);
 
   // Copies tensors into the parameters by litgpt state-dict name (e.g. weights saved from
   // litgpt). Every parameter must be present with its exact shape; extra names are errors.
