@@ -22,17 +22,6 @@ std::optional<double> find_metric(const std::vector<std::pair<std::string, doubl
 
 }  // namespace
 
-int exit_code(Outcome outcome) {
-  switch (outcome) {
-    case Outcome::ok: return 0;
-    case Outcome::oom: return 3;
-    case Outcome::nan: return 4;
-    case Outcome::interrupted: return 5;
-    case Outcome::error: return 1;
-  }
-  return 1;
-}
-
 BenchMetrics compute_metrics(const MetricInputs& in, const MeasuredRun& run) {
   BenchMetrics m;
   m.flops_per_iter_per_device = in.flops_per_microbatch * in.grad_accum;

@@ -16,7 +16,7 @@ namespace tokbench::bench {
 
 // How the run ended: the train layer's status (to_string gives the JSON `status` text).
 using Outcome = train::RunStatus;
-int exit_code(Outcome outcome);  // 0, 3, 4, 5, 1
+using train::exit_code;
 
 struct IterationSample {
   int64_t index = 0;
@@ -26,7 +26,23 @@ struct IterationSample {
   double end_time = 0;  // seconds since the loop started
 };
 
-// What the train layer measured, copied out of its TrainResult.
+// One rank's own figures in a multi-rank run (rank 0 gathers them).
+struct RankSummary {
+  int64_t rank = 0;
+  std::string status = "ok";
+  std::string message;
+  std::string host;
+  int64_t measured_iters = 0;
+  double window_seconds = 0;
+  double exposed_comm_seconds = 0;  // summed over measured iterations
+  int64_t allocated_peak_bytes = 0;
+  int64_t reserved_peak_bytes = 0;
+  int64_t peak_rss_bytes = 0;
+};
+
+// What the train layer measured, copied out of its TrainResult. In a multi-rank run the
+// window is the slowest rank's and the memory peaks are the maximum over ranks; `ranks`
+// holds each rank's own figures.
 struct MeasuredRun {
   Outcome outcome = Outcome::ok;
   std::string message;
@@ -36,6 +52,8 @@ struct MeasuredRun {
   int64_t reserved_peak_bytes = 0;
   int64_t peak_rss_bytes = 0;
   double overhead_seconds = 0;
+  double exposed_comm_seconds = 0;  // this process's, summed over measured iterations
+  std::vector<RankSummary> ranks;   // empty for one process
 };
 
 struct MetricInputs {

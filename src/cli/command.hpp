@@ -4,6 +4,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "train/run_status.hpp"
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -24,13 +26,9 @@ struct RegisterCommand {
   explicit RegisterCommand(Command command) { command_registry().push_back(std::move(command)); }
 };
 
-// Exit codes shared by every subcommand (DESIGN.md "Failure is a result").
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitError = 1;
-inline constexpr int kExitUsage = 2;
-inline constexpr int kExitOom = 3;
-inline constexpr int kExitNan = 4;
-inline constexpr int kExitInterrupted = 5;
-inline constexpr int kExitTimeout = 6;
+// Exit codes shared by every subcommand: the run-status table (train/run_status.hpp).
+using train::kExitError;
+using train::kExitOk;
+using train::kExitUsage;
 
 }  // namespace tokbench::cli

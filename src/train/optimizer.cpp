@@ -47,6 +47,13 @@ void AdamW::init_state() {
   initialised_ = true;
 }
 
+int64_t AdamW::state_bytes() const {
+  int64_t bytes = 0;
+  for (const auto* list : {&exp_avg_, &exp_avg_sq_, &fused_steps_})
+    for (const auto& t : *list) bytes += static_cast<int64_t>(t.nbytes());
+  return bytes;
+}
+
 void AdamW::step() {
   at::NoGradGuard no_grad;
   if (!initialised_) init_state();

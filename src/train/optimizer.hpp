@@ -40,6 +40,8 @@ class AdamW {
   int64_t state_step() const;
   // Steps taken, counted on the host (no device read).
   int64_t steps_taken() const { return steps_; }
+  // Bytes of the moments (exp_avg, exp_avg_sq) and step counters; 0 before the first step.
+  int64_t state_bytes() const;
 
  private:
   void init_state();

@@ -5,29 +5,16 @@
 #include "train/train_loop.hpp"
 
 #include <ATen/Parallel.h>
-#include <ATen/autocast_mode.h>
 #include <torch/cuda.h>
 
 #include <chrono>
 #include <cmath>
 #include <stdexcept>
-#include <unordered_set>
 
 #include "train/cuda_support.hpp"
 #include "train/token_data.hpp"
 
 namespace tokbench::train {
-
-const char* to_string(RunStatus status) {
-  switch (status) {
-    case RunStatus::ok: return "ok";
-    case RunStatus::oom: return "oom";
-    case RunStatus::nan: return "nan";
-    case RunStatus::interrupted: return "interrupted";
-    case RunStatus::error: return "error";
-  }
-  return "unknown";
-}
 
 namespace {
 
@@ -37,59 +24,24 @@ double seconds_between(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double>(to - from).count();
 }
 
-// C++ twin of `with torch.autocast(device_type, dtype=torch.bfloat16)`: the cast cache is
-// cleared when the outermost region exits, or stale bf16 copies of updated weights would
-// be reused by the next forward.
-class AutocastRegion {
- public:
-  AutocastRegion(c10::DeviceType device_type, bool enabled) : device_type_(device_type), enabled_(enabled) {
-    if (!enabled_) return;
-    previous_enabled_ = at::autocast::is_autocast_enabled(device_type_);
-    previous_dtype_ = at::autocast::get_autocast_dtype(device_type_);
-    at::autocast::set_autocast_enabled(device_type_, true);
-    at::autocast::set_autocast_dtype(device_type_, at::kBFloat16);
-    at::autocast::increment_nesting();
-  }
-  ~AutocastRegion() {
-    if (!enabled_) return;
-    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-    at::autocast::set_autocast_enabled(device_type_, previous_enabled_);
-    at::autocast::set_autocast_dtype(device_type_, previous_dtype_);
-  }
-  AutocastRegion(const AutocastRegion&) = delete;
-  AutocastRegion& operator=(const AutocastRegion&) = delete;
-
- private:
-  c10::DeviceType device_type_;
-  bool enabled_;
-  bool previous_enabled_ = false;
-  at::ScalarType previous_dtype_ = at::kBFloat16;
-};
-
 void synchronize(const torch::Device& device) {
   // CPU kernels have finished when they return; CUDA work is queued on the stream.
   if (device.is_cuda()) torch::cuda::synchronize(device.has_index() ? device.index() : -1);
 }
 
-// Bytes of the model's parameters, their gradients (if a caller kept any) and buffers, each
-// storage once: held before the CPU counter is installed, so added to it as a baseline.
-int64_t module_tensor_bytes(torch::nn::Module& module) {
-  std::unordered_set<const void*> seen;
-  int64_t bytes = 0;
-  auto add = [&](const torch::Tensor& t) {
-    if (!t.defined() || !t.has_storage()) return;
-    if (seen.insert(t.storage().data()).second) bytes += static_cast<int64_t>(t.storage().nbytes());
-  };
-  for (const auto& p : module.parameters()) {
-    add(p);
-    add(p.grad());
-  }
-  for (const auto& b : module.buffers()) add(b);
-  return bytes;
-}
-
 std::string option_error(const std::string& option, const std::string& value, const std::string& valid) {
   return option + ": invalid value '" + value + "'; " + valid;
+}
+
+// A failed collective surfaces as a c10::Error whose text says what the peer did: stopped
+// answering (Gloo's and NCCL's timeouts) or went away (a closed or reset connection).
+RunStatus status_of_failure(const std::string& message) {
+  for (const char* pattern : {"imed out", "Timeout", "timeout"})
+    if (message.find(pattern) != std::string::npos) return RunStatus::timeout;
+  for (const char* pattern : {"Connection closed", "Connection reset", "Broken pipe", "closed by peer",
+                              "NCCL communicator was aborted", "ncclRemoteError"})
+    if (message.find(pattern) != std::string::npos) return RunStatus::rank_failed;
+  return RunStatus::error;
 }
 
 }  // namespace
@@ -132,42 +84,41 @@ void validate_options(const TrainOptions& o, const model::Config& config, const 
   }
 }
 
-TrainResult run_training(model::GPT& model, const torch::Device& device, const TrainOptions& options,
-                         const IterationCallback& on_iteration, const std::atomic<bool>* stop) {
-  validate_options(options, model->config(), device);
-  if (options.num_threads > 0) at::set_num_threads(options.num_threads);
-  torch::AutoGradMode grad_mode(true);
+TokenBatchOptions batch_options_for(const TrainOptions& options, int64_t vocab_size, int64_t rank) {
+  TokenBatchOptions b;
+  b.micro_batch = options.micro_batch;
+  b.seq_len = options.seq_len;
+  // Rank 0 keeps the run's seed, so a one-rank run draws what a single process draws.
+  b.seed = rank == 0 ? options.seed : options.seed ^ (0x9E3779B97F4A7C15ull * static_cast<uint64_t>(rank));
+  b.token_file = options.data.token_file;
+  b.token_bytes = options.data.token_bytes;
+  b.sequential = options.data.sequential;
+  b.vocab_size = vocab_size;
+  b.host_buffers = options.grad_accum;
+  return b;
+}
 
-  model->to(device, param_dtype(options.dtype));
-  model->train();
-  RunMemoryTracker memory(device, options.cpu_memory_cap_bytes, module_tensor_bytes(*model));
-
-  TokenBatchOptions batch_options;
-  batch_options.micro_batch = options.micro_batch;
-  batch_options.seq_len = options.seq_len;
-  batch_options.seed = options.seed;
-  batch_options.token_file = options.data.token_file;
-  batch_options.token_bytes = options.data.token_bytes;
-  batch_options.sequential = options.data.sequential;
-  batch_options.vocab_size = model->config().vocab();
-  batch_options.host_buffers = options.grad_accum;
-
+TrainResult run_timed_loop(TrainStep& step, TokenBatcher& data, const torch::Device& device,
+                           const LoopOptions& options, const IterationCallback& on_iteration,
+                           const std::atomic<bool>* stop, const StopDecision& decide_stop) {
   TrainResult result;
   result.iterations.reserve(static_cast<std::size_t>(options.max_iters));
-  const bool autocast = options.dtype == model::TrainPrecision::bf16_mixed;
-  const int64_t vocab = model->config().vocab();
-  const auto ga = static_cast<double>(options.grad_accum);
+  result.fused_adamw = step.fused_adamw();
+  RunMemoryTracker memory(device, options.cpu_memory_cap_bytes, step.resident_state_bytes());
+  auto stop_requested = [&] {
+    const bool local = stop != nullptr && stop->load(std::memory_order_relaxed);
+    return decide_stop ? decide_stop(local) : local;
+  };
   try {
-    TokenBatcher data(batch_options, device);
-    AdamW optimizer(model->parameters(), options.adamw, device);
-    result.fused_adamw = optimizer.fused();
     try {
+      // Set-up work still queued on the device is not charged to the first iteration.
+      synchronize(device);
       const Clock::time_point loop_start = Clock::now();
       Clock::time_point previous_end = loop_start;
       Clock::time_point window_start = loop_start;
       Clock::time_point window_end = loop_start;
       for (int64_t i = 0; i < options.max_iters; ++i) {
-        if (stop != nullptr && stop->load(std::memory_order_relaxed)) {
+        if (stop_requested()) {
           result.status = RunStatus::interrupted;
           result.message = "stopped on request after " + std::to_string(i) + " iterations";
           break;
@@ -177,25 +128,11 @@ TrainResult run_training(model::GPT& model, const torch::Device& device, const T
         for (int64_t micro = 0; micro < options.grad_accum; ++micro) {
           const TokenBatch batch = data.next();
           const Clock::time_point start = Clock::now();
-          {  // the logits (B·T·V floats) are freed inside the timed span: part of the step
-            torch::Tensor logits;
-            {
-              AutocastRegion region(device.type(), autocast);
-              logits = model->forward(batch.x);  // (B, T, V)
-            }
-            // Lightning's bf16-mixed returns outputs in fp32, so the loss is taken in fp32.
-            if (autocast) logits = logits.to(torch::kFloat);
-            // The reference: cross_entropy(logits.reshape(-1, V), y.reshape(-1), ignore_index=-1).
-            torch::Tensor loss = at::cross_entropy_loss(logits.reshape({-1, vocab}), batch.y.reshape({-1}), {},
-                                                        at::Reduction::Mean, /*ignore_index=*/-1);
-            (loss / ga).backward();
-            last_loss = loss.detach();
-          }
+          last_loss = step.forward_backward(batch, micro, options.grad_accum);
           compute_seconds += seconds_between(start, Clock::now());
         }
         const Clock::time_point step_start = Clock::now();
-        optimizer.step();
-        optimizer.zero_grad();
+        const torch::Tensor reported_loss = step.optimizer_step(last_loss);
         synchronize(device);
         const Clock::time_point end = Clock::now();
         compute_seconds += seconds_between(step_start, end);
@@ -204,9 +141,10 @@ TrainResult run_training(model::GPT& model, const torch::Device& device, const T
         record.index = i;
         record.warmup = i < options.warmup_iters;
         record.seconds = seconds_between(previous_end, end);
-        record.loss = last_loss.item<double>();  // already synchronised: a plain read
+        record.loss = reported_loss.item<double>();  // already synchronised: a plain read
         record.end_time = seconds_between(loop_start, end);
         record.overhead_seconds = std::max(0.0, record.seconds - compute_seconds);
+        record.exposed_comm_seconds = step.take_exposed_comm_seconds();
         previous_end = end;
         if (record.warmup) {
           window_start = end;
@@ -227,27 +165,45 @@ TrainResult run_training(model::GPT& model, const torch::Device& device, const T
       }
       if (result.measured_iters == 0) result.measured_window_seconds = 0;
     } catch (...) {
-      result.optimizer_steps = optimizer.steps_taken();  // no device reads after a failure
+      result.optimizer_steps = step.optimizer_steps_taken();  // no device reads after a failure
       throw;
     }
-    result.optimizer_steps = optimizer.state_step();
+    result.optimizer_steps = step.optimizer_state_step();
   } catch (const c10::OutOfMemoryError& e) {
     result.status = RunStatus::oom;
     result.message = e.what_without_backtrace();
   } catch (const c10::Error& e) {
-    result.status = RunStatus::error;
     result.message = e.what_without_backtrace();
+    result.status = status_of_failure(result.message);
   } catch (const std::exception& e) {
     result.status = RunStatus::error;
     result.message = e.what();
   }
   if (result.status == RunStatus::oom) {
     // Free what this run still holds beyond the model itself: gradients and cached blocks.
-    for (auto& p : model->parameters()) p.mutable_grad().reset();
+    step.release_after_failure();
     if (device.is_cuda()) cuda_support::empty_cache();
   }
   result.memory = memory.peaks();
   return result;
+}
+
+TrainResult run_training(model::GPT& model, const torch::Device& device, const TrainOptions& options,
+                         const IterationCallback& on_iteration, const std::atomic<bool>* stop) {
+  validate_options(options, model->config(), device);
+  if (options.num_threads > 0) at::set_num_threads(options.num_threads);
+  torch::AutoGradMode grad_mode(true);
+  TrainResult failed;
+  try {
+    TokenBatcher data(batch_options_for(options, model->config().vocab()), device);
+    auto step = make_eager_step(model, device, EagerStepOptions{options.dtype, options.adamw});
+    LoopOptions loop{options.grad_accum, options.max_iters, options.warmup_iters, options.cpu_memory_cap_bytes};
+    return run_timed_loop(*step, data, device, loop, on_iteration, stop);
+  } catch (const c10::OutOfMemoryError& e) {  // while moving the model or filling buffers
+    failed.status = RunStatus::oom;
+    failed.message = e.what_without_backtrace();
+  }
+  return failed;
 }
 
 }  // namespace tokbench::train

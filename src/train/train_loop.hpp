@@ -1,8 +1,9 @@
-// One training run of a built model for max_iters iterations (GA micro-batches each, one
-// AdamW step each), timed by the metric contract of DESIGN.md: the device is synchronised
+// The timed loop: max_iters iterations of a TrainStep (GA micro-batches each, one optimizer
+// step each), timed by the metric contract (docs/PERFORMANCE.md): the device is synchronised
 // at the end of every iteration and every per-iteration time is kept. Failures (OOM, NaN
-// loss, a stop request) end the loop with a status instead of an exception, so the caller
-// can still report what was measured.
+// loss, a stop request, a failed collective) end the loop with a status instead of an
+// exception, so the caller can still report what was measured. run_training is the
+// single-device convenience: the eager step over a model plus the token batcher.
 #pragma once
 
 #include <atomic>
@@ -18,6 +19,8 @@
 #include "train/dtype_mode.hpp"
 #include "train/memory_tracking.hpp"
 #include "train/optimizer.hpp"
+#include "train/token_data.hpp"
+#include "train/train_step.hpp"
 
 namespace tokbench::train {
 
@@ -60,6 +63,8 @@ struct IterationRecord {
   // Of `seconds`, the part outside forward, backward and the optimizer (data, bookkeeping,
   // the previous iteration's callback); host time on CUDA.
   double overhead_seconds = 0;
+  // Of `seconds`, the time spent waiting for collectives not hidden behind compute.
+  double exposed_comm_seconds = 0;
 };
 
 struct TrainResult {
@@ -80,6 +85,28 @@ struct TrainResult {
 
 // Called after every iteration (progress display, live Throughput updates).
 using IterationCallback = std::function<void(const IterationRecord&)>;
+
+struct LoopOptions {
+  int64_t grad_accum = 1;
+  int64_t max_iters = 45;
+  int64_t warmup_iters = 25;
+  std::optional<int64_t> cpu_memory_cap_bytes;  // see TrainOptions
+};
+
+// Decides, at every iteration start, whether the run stops. A single process stops when its
+// own flag is set; ranks of a distributed run must agree (one stopping alone would leave the
+// others waiting in a collective), so their step supplies a collective decision.
+using StopDecision = std::function<bool(bool local_stop_requested)>;
+
+// Drives `step` for options.max_iters iterations over batches from `data`. The memory
+// counter is installed for the loop's duration with the step's resident bytes as baseline.
+TrainResult run_timed_loop(TrainStep& step, TokenBatcher& data, const torch::Device& device,
+                           const LoopOptions& options, const IterationCallback& on_iteration,
+                           const std::atomic<bool>* stop, const StopDecision& decide_stop = {});
+
+// The token batcher's options for a run: each rank draws its own stream (seed mixed with
+// the rank), so one iteration of W ranks consumes W·GA distinct micro-batches.
+TokenBatchOptions batch_options_for(const TrainOptions& options, int64_t vocab_size, int64_t rank = 0);
 
 // Checks options against the model and device before any work; throws std::invalid_argument
 // whose message names the option (`--seq-len`, `--dtype`, `--data`, ...), the value and what

@@ -1,0 +1,124 @@
+// The single-device eager step (train_step.hpp) and the loss computation every step shares.
+#include <ATen/autocast_mode.h>
+#include <torch/torch.h>
+
+#include <unordered_set>
+
+#include "train/dtype_mode.hpp"
+#include "train/train_step.hpp"
+
+namespace tokbench::train {
+namespace {
+
+// C++ twin of `with torch.autocast(device_type, dtype=torch.bfloat16)`: the cast cache is
+// cleared when the outermost region exits, or stale bf16 copies of updated weights would
+// be reused by the next forward.
+class AutocastRegion {
+ public:
+  AutocastRegion(c10::DeviceType device_type, bool enabled) : device_type_(device_type), enabled_(enabled) {
+    if (!enabled_) return;
+    previous_enabled_ = at::autocast::is_autocast_enabled(device_type_);
+    previous_dtype_ = at::autocast::get_autocast_dtype(device_type_);
+    at::autocast::set_autocast_enabled(device_type_, true);
+    at::autocast::set_autocast_dtype(device_type_, at::kBFloat16);
+    at::autocast::increment_nesting();
+  }
+  ~AutocastRegion() {
+    if (!enabled_) return;
+    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+    at::autocast::set_autocast_enabled(device_type_, previous_enabled_);
+    at::autocast::set_autocast_dtype(device_type_, previous_dtype_);
+  }
+  AutocastRegion(const AutocastRegion&) = delete;
+  AutocastRegion& operator=(const AutocastRegion&) = delete;
+
+ private:
+  c10::DeviceType device_type_;
+  bool enabled_;
+  bool previous_enabled_ = false;
+  at::ScalarType previous_dtype_ = at::kBFloat16;
+};
+
+class EagerStep final : public TrainStep {
+ public:
+  EagerStep(model::GPT model, const c10::Device& device, const EagerStepOptions& options)
+      : model_(std::move(model)), options_(options),
+        optimizer_((model_->to(device, param_dtype(options.dtype)), model_->parameters()), options.adamw, device) {
+    model_->train();
+  }
+
+  at::Tensor forward_backward(const TokenBatch& batch, int64_t /*micro*/, int64_t grad_accum) override {
+    return forward_backward_loss(model_, batch, options_.dtype, grad_accum);
+  }
+
+  at::Tensor optimizer_step(const at::Tensor& loss) override {
+    optimizer_.step();
+    optimizer_.zero_grad();
+    return loss;
+  }
+
+  int64_t resident_state_bytes() const override {
+    return module_tensor_bytes(*model_) + optimizer_.state_bytes();
+  }
+  int64_t optimizer_state_bytes() const override { return optimizer_.state_bytes(); }
+  int64_t optimizer_state_step() const override { return optimizer_.state_step(); }
+  int64_t optimizer_steps_taken() const override { return optimizer_.steps_taken(); }
+  bool fused_adamw() const override { return optimizer_.fused(); }
+
+  void release_after_failure() override {
+    for (auto& p : model_->parameters()) p.mutable_grad().reset();
+  }
+  std::vector<at::Tensor> full_parameters() override {
+    std::vector<at::Tensor> copies;
+    for (const auto& p : model_->parameters()) copies.push_back(p.detach().clone());
+    return copies;
+  }
+
+ private:
+  model::GPT model_;
+  EagerStepOptions options_;
+  AdamW optimizer_;
+};
+
+}  // namespace
+
+at::Tensor forward_backward_loss(model::GPT& model, const TokenBatch& batch, model::TrainPrecision dtype,
+                                 int64_t grad_accum) {
+  const bool autocast = dtype == model::TrainPrecision::bf16_mixed;
+  const int64_t vocab = model->config().vocab();
+  // The logits (B·T·V floats) live until backward ends, as in the reference's loop, and are
+  // freed before returning: part of the step.
+  torch::Tensor logits;
+  {
+    AutocastRegion region(batch.x.device().type(), autocast);
+    logits = model->forward(batch.x);  // (B, T, V)
+  }
+  if (autocast) logits = logits.to(torch::kFloat);
+  torch::Tensor loss = at::cross_entropy_loss(logits.reshape({-1, vocab}), batch.y.reshape({-1}), {},
+                                              at::Reduction::Mean, /*ignore_index=*/-1);
+  (loss / static_cast<double>(grad_accum)).backward();
+  logits.reset();
+  return loss.detach();
+}
+
+int64_t module_tensor_bytes(const torch::nn::Module& module) {
+  std::unordered_set<const void*> seen;
+  int64_t bytes = 0;
+  auto add = [&](const torch::Tensor& t) {
+    if (!t.defined() || !t.has_storage()) return;
+    if (seen.insert(t.storage().unsafeGetStorageImpl()).second) bytes += static_cast<int64_t>(t.storage().nbytes());
+  };
+  for (const auto& p : module.parameters()) {
+    add(p);
+    add(p.grad());
+  }
+  for (const auto& b : module.buffers()) add(b);
+  return bytes;
+}
+
+std::unique_ptr<TrainStep> make_eager_step(model::GPT model, const c10::Device& device,
+                                           const EagerStepOptions& options) {
+  return std::make_unique<EagerStep>(std::move(model), device, options);
+}
+
+}  // namespace tokbench::train

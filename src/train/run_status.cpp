@@ -1,0 +1,34 @@
+// The status table of run_status.hpp.
+#include "train/run_status.hpp"
+
+namespace tokbench::train {
+
+const char* to_string(RunStatus status) {
+  switch (status) {
+    case RunStatus::ok: return "ok";
+    case RunStatus::oom: return "oom";
+    case RunStatus::nan: return "nan";
+    case RunStatus::interrupted: return "interrupted";
+    case RunStatus::timeout: return "timeout";
+    case RunStatus::rank_failed: return "rank_failed";
+    case RunStatus::error: return "error";
+    case RunStatus::invalid: return "invalid";
+  }
+  return "unknown";
+}
+
+int exit_code(RunStatus status) {
+  switch (status) {
+    case RunStatus::ok: return kExitOk;
+    case RunStatus::oom: return 3;
+    case RunStatus::nan: return 4;
+    case RunStatus::interrupted: return 5;
+    case RunStatus::timeout: return 6;
+    case RunStatus::rank_failed: return 7;
+    case RunStatus::error: return kExitError;
+    case RunStatus::invalid: return kExitUsage;
+  }
+  return kExitError;
+}
+
+}  // namespace tokbench::train

@@ -1,0 +1,81 @@
+// The step interface the timed loop drives (train_loop.hpp). The loop owns the metric
+// contract: warm-up, the device synchronisation at every iteration's end, the window, the
+// per-iteration records and the run's status. A step owns everything between: forward and
+// backward of each micro-batch, how gradients are combined across ranks, which tensors the
+// optimizer updates and how. The single-device eager step (EagerStep, below) is one
+// implementation; DDP and FSDP (src/dist) are others, and so is any later executor.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "model/gpt.hpp"
+#include "model/train_precision.hpp"
+#include "train/optimizer.hpp"
+#include "train/token_data.hpp"
+
+namespace tokbench::train {
+
+class TrainStep {
+ public:
+  virtual ~TrainStep() = default;
+
+  // Forward and backward of micro-batch `micro` (0..grad_accum-1) of one iteration; the
+  // gradient is scaled by 1/grad_accum. Returns the undivided loss as a device tensor
+  // (detached; the loop reads it after its synchronisation, never inside the step).
+  virtual at::Tensor forward_backward(const TokenBatch& batch, int64_t micro, int64_t grad_accum) = 0;
+
+  // Ends the iteration: combines gradients (across ranks where there are several), updates
+  // the parameters, and releases or zeroes the gradients. `loss` is the last micro-batch's
+  // loss; the returned tensor is the loss to report (a distributed step averages it over
+  // the ranks, so it equals the loss of one process training the global batch).
+  virtual at::Tensor optimizer_step(const at::Tensor& loss) = 0;
+
+  // Seconds of this iteration that the host spent waiting for collectives that were not
+  // hidden behind computation (exposed communication); 0 for a single device. Reset by the
+  // call.
+  virtual double take_exposed_comm_seconds() { return 0; }
+
+  // Bytes this rank holds between iterations for parameters (its shard where sharded),
+  // kept gradients and optimizer state: the baseline of the memory counter and what the
+  // sharding proofs compare.
+  virtual int64_t resident_state_bytes() const = 0;
+  virtual int64_t optimizer_state_bytes() const = 0;
+
+  // The optimizer's step count held in its state (a device read) and counted on the host.
+  virtual int64_t optimizer_state_step() const = 0;
+  virtual int64_t optimizer_steps_taken() const = 0;
+  virtual bool fused_adamw() const = 0;
+
+  // After an out-of-memory error: drop gradients and anything else a retry would not need.
+  virtual void release_after_failure() = 0;
+
+  // Copies of the whole model's parameters in module order (FSDP's full state dict: a
+  // collective where parameters are sharded, so every rank must call it).
+  virtual std::vector<at::Tensor> full_parameters() = 0;
+};
+
+struct EagerStepOptions {
+  model::TrainPrecision dtype = model::TrainPrecision::fp32;
+  AdamWOptions adamw;
+};
+
+// One process, one device: litgpt's training step. Moves `model` to the device and dtype.
+std::unique_ptr<TrainStep> make_eager_step(model::GPT model, const c10::Device& device,
+                                           const EagerStepOptions& options);
+
+// Pieces every step shares, so that DDP and FSDP compute exactly what the eager step does.
+// The reference's loss: cross_entropy(logits.reshape(-1, V), y.reshape(-1), ignore_index=-1),
+// with bf16-mixed under autocast and the loss taken in fp32 (Lightning returns fp32 outputs).
+// Runs backward of loss / grad_accum and returns the undivided loss, detached.
+at::Tensor forward_backward_loss(model::GPT& model, const TokenBatch& batch, model::TrainPrecision dtype,
+                                 int64_t grad_accum);
+
+// Bytes of a module's parameters, gradients (where kept) and buffers, each storage once.
+int64_t module_tensor_bytes(const torch::nn::Module& module);
+
+}  // namespace tokbench::train
