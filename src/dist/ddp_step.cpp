@@ -1,0 +1,199 @@
+// DDP as a training step: every rank holds the whole model and optimizer; gradients are
+// averaged across ranks before each optimizer step. Parameters are packed into buckets of
+// about bucket_bytes in reverse registration order (roughly the order backward produces
+// their gradients, as PyTorch's Reducer does); when a bucket's last gradient is accumulated
+// on the syncing micro-batch, its gradients are flattened and all-reduced asynchronously
+// while backward goes on. The optimizer step waits for what is still in flight: that wait
+// is the exposed communication.
+#include <torch/torch.h>
+
+#include <chrono>
+
+#include "dist/grad_hooks.hpp"
+#include "dist/parallel_step.hpp"
+#include "train/dtype_mode.hpp"
+
+namespace tokbench::dist {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Bucket {
+  std::vector<at::Tensor> params;
+  std::vector<int64_t> offsets;  // of each parameter in `flat`
+  at::Tensor flat;               // the bucket's gradients, flattened, for the all-reduce
+  int64_t ready = 0;             // gradients accumulated on the syncing micro-batch so far
+  c10::intrusive_ptr<c10d::Work> work;
+};
+
+class DdpStep final : public train::TrainStep {
+ public:
+  DdpStep(model::GPT model, const c10::Device& device, const ProcessGroups& groups, const DdpOptions& options)
+      : model_(std::move(model)), device_(device), groups_(groups), options_(options),
+        optimizer_((model_->to(device, train::param_dtype(options.dtype)), model_->parameters()), options.adamw,
+                   device) {
+    model_->train();
+    broadcast_parameters();
+    build_buckets();
+  }
+
+  at::Tensor forward_backward(const train::TokenBatch& batch, int64_t micro, int64_t grad_accum) override {
+    syncing_ = !options_.skip_sync_until_last_micro || micro == grad_accum - 1;
+    if (syncing_) {
+      for (auto& b : buckets_) b.ready = 0;
+    }
+    at::Tensor loss = train::forward_backward_loss(model_, batch, options_.dtype, grad_accum);
+    if (syncing_ && !options_.skip_sync_until_last_micro && micro != grad_accum - 1) {
+      // Syncing every micro-batch (the reference's old behaviour): the average of the sums
+      // equals the sum of the averages, so each micro-batch's reduced gradient is kept.
+      finish_all_reduce();
+    }
+    return loss;
+  }
+
+  at::Tensor optimizer_step(const at::Tensor& loss) override {
+    finish_all_reduce();
+    optimizer_.step();
+    optimizer_.zero_grad();
+    return average_loss(loss);
+  }
+
+  double take_exposed_comm_seconds() override { return std::exchange(exposed_seconds_, 0.0); }
+  int64_t resident_state_bytes() const override {
+    return train::module_tensor_bytes(*model_) + optimizer_.state_bytes() + bucket_bytes();
+  }
+  int64_t optimizer_state_bytes() const override { return optimizer_.state_bytes(); }
+  int64_t optimizer_state_step() const override { return optimizer_.state_step(); }
+  int64_t optimizer_steps_taken() const override { return optimizer_.steps_taken(); }
+  bool fused_adamw() const override { return optimizer_.fused(); }
+  void release_after_failure() override {
+    for (auto& p : model_->parameters()) p.mutable_grad().reset();
+  }
+  std::vector<at::Tensor> full_parameters() override {
+    std::vector<at::Tensor> copies;
+    for (const auto& p : model_->parameters()) copies.push_back(p.detach().clone());
+    return copies;
+  }
+
+ private:
+  void broadcast_parameters() {
+    torch::NoGradGuard no_grad;
+    for (auto& p : model_->parameters()) {
+      std::vector<at::Tensor> one{p};
+      groups_.world->broadcast(one)->wait();
+    }
+  }
+
+  void build_buckets() {
+    auto params = model_->parameters();
+    Bucket current;
+    int64_t bytes = 0;
+    auto close = [&] {
+      if (current.params.empty()) return;
+      int64_t numel = 0;
+      for (const auto& p : current.params) {
+        current.offsets.push_back(numel);
+        numel += p.numel();
+      }
+      current.flat = at::empty({numel}, current.params.front().options().requires_grad(false));
+      buckets_.push_back(std::move(current));
+      current = Bucket{};
+      bytes = 0;
+    };
+    for (auto it = params.rbegin(); it != params.rend(); ++it) {
+      // A bucket holds one dtype (all parameters share one here) and closes once full.
+      if (!current.params.empty() && bytes + static_cast<int64_t>(it->nbytes()) > options_.bucket_bytes) close();
+      current.params.push_back(*it);
+      bytes += static_cast<int64_t>(it->nbytes());
+    }
+    close();
+    if (!options_.overlap) return;
+    for (std::size_t b = 0; b < buckets_.size(); ++b) {
+      for (auto& p : buckets_[b].params) {
+        on_grad_accumulated(p, [this, b] {
+          Bucket& bucket = buckets_[b];
+          if (syncing_ && ++bucket.ready == static_cast<int64_t>(bucket.params.size())) launch(bucket);
+        });
+      }
+    }
+  }
+
+  int64_t bucket_bytes() const {
+    int64_t bytes = 0;
+    for (const auto& b : buckets_) bytes += static_cast<int64_t>(b.flat.nbytes());
+    return bytes;
+  }
+
+  void launch(Bucket& bucket) {
+    torch::NoGradGuard no_grad;
+    for (std::size_t i = 0; i < bucket.params.size(); ++i) {
+      const at::Tensor& g = bucket.params[i].grad();
+      auto slot = bucket.flat.narrow(0, bucket.offsets[i], bucket.params[i].numel());
+      if (g.defined()) {
+        slot.copy_(g.reshape({-1}));
+      } else {
+        slot.zero_();  // a parameter backward did not reach contributes nothing
+      }
+    }
+    std::vector<at::Tensor> tensors{bucket.flat};
+    bucket.work = groups_.world->allreduce(tensors);
+  }
+
+  // Launches what backward did not (no overlap, or parameters without gradients), waits for
+  // every bucket, and writes the averaged gradients back.
+  void finish_all_reduce() {
+    torch::NoGradGuard no_grad;
+    const auto start = Clock::now();
+    for (auto& b : buckets_)
+      if (!b.work) launch(b);
+    const double scale = 1.0 / static_cast<double>(groups_.world_size);
+    for (auto& b : buckets_) {
+      b.work->wait();
+      b.work.reset();
+      b.flat.mul_(scale);
+      for (std::size_t i = 0; i < b.params.size(); ++i) {
+        auto& p = b.params[i];
+        auto averaged = b.flat.narrow(0, b.offsets[i], p.numel()).view(p.sizes());
+        if (p.grad().defined()) {
+          p.mutable_grad().copy_(averaged);
+        } else {
+          p.mutable_grad() = averaged.clone();
+        }
+      }
+      b.ready = 0;
+    }
+    exposed_seconds_ += std::chrono::duration<double>(Clock::now() - start).count();
+  }
+
+  at::Tensor average_loss(const at::Tensor& loss) {
+    std::vector<at::Tensor> one{loss.reshape({1}).to(at::kFloat).clone()};
+    groups_.world->allreduce(one)->wait();
+    return one[0].div_(static_cast<double>(groups_.world_size)).reshape({});
+  }
+
+  model::GPT model_;
+  c10::Device device_;
+  ProcessGroups groups_;
+  DdpOptions options_;
+  train::AdamW optimizer_;
+  std::vector<Bucket> buckets_;
+  bool syncing_ = true;
+  double exposed_seconds_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<train::TrainStep> make_ddp_step(model::GPT model, const c10::Device& device,
+                                                const ProcessGroups& groups, const DdpOptions& options) {
+  return std::make_unique<DdpStep>(std::move(model), device, groups, options);
+}
+
+bool agree_to_stop(c10d::Backend& world, const c10::Device& device, bool local_stop_requested) {
+  std::vector<at::Tensor> flag{at::full({1}, local_stop_requested ? 1.0f : 0.0f, at::TensorOptions().device(device))};
+  c10d::AllreduceOptions max;
+  max.reduceOp = c10d::ReduceOp::MAX;
+  world.allreduce(flag, max)->wait();
+  return flag[0].item<float>() > 0;
+}
+
+}  // namespace tokbench::dist

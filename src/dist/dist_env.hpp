@@ -1,0 +1,40 @@
+// Where this process sits in a distributed job, read from the environment the launcher set:
+// torchrun's (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT),
+// Slurm's srun (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, the first host of
+// SLURM_JOB_NODELIST as master) or Open MPI's mpirun (OMPI_COMM_WORLD_*). Torch-free, so
+// validation can read it before any LibTorch work, and tests can hand it any environment.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace tokbench::dist {
+
+struct DistEnv {
+  std::string source = "none";  // "torchrun", "slurm", "mpi" or "none" (one process)
+  int64_t world_size = 1;
+  int64_t rank = 0;
+  int64_t local_rank = 0;
+  int64_t local_world_size = 1;
+  std::string master_addr = "127.0.0.1";
+  int master_port = 29500;  // torchrun's default
+  // torchrun's agent already serves a store on MASTER_PORT (TORCHELASTIC_USE_AGENT_STORE):
+  // every rank is then its client, under this key prefix (one per restart attempt).
+  bool use_agent_store = false;
+  std::string agent_store_prefix;
+};
+
+// Looks a variable up; nullopt when unset. Tests pass a map; programs pass getenv.
+using EnvLookup = std::function<std::optional<std::string>(const std::string& name)>;
+EnvLookup process_environment();
+
+// Throws std::invalid_argument with one line naming the variable, its value and what is
+// valid (a rank outside the world, a non-numeric size, a port out of range, ...).
+DistEnv read_dist_env(const EnvLookup& lookup);
+
+// The first host of a Slurm node list: "gpu[003-005,9],cpu1" -> "gpu003".
+std::string first_slurm_host(const std::string& node_list);
+
+}  // namespace tokbench::dist

@@ -1,0 +1,42 @@
+// The typed distributed part of a run plan: where this rank sits, how the model is
+// parallelised, and the limits of its collectives. Resolved once from the options (bench's
+// resolve step); nothing below it reads raw option strings. Torch-free.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "dist/dist_env.hpp"
+
+namespace tokbench::dist {
+
+enum class DistMode { none, ddp, fsdp };
+enum class ShardMode { zero2, zero3 };
+// Which parameters form one FSDP unit: all of them, one transformer block each (plus the
+// root: embedding, final norm, head), or each module that owns parameters.
+enum class UnitPolicy { whole_model, per_block, per_layer };
+
+struct DistributedSettings {
+  DistEnv env;                  // world size, rank, local rank, master address and port
+  DistMode mode = DistMode::none;
+  ShardMode shard_mode = ShardMode::zero2;
+  UnitPolicy units = UnitPolicy::whole_model;
+  std::optional<int64_t> shard_group_size;  // hybrid sharding: ranks per shard group
+  int64_t ddp_bucket_bytes = 25 * 1000 * 1000;
+  bool ddp_overlap = true;
+  bool skip_sync_until_last_micro = true;
+  double timeout_seconds = 1800;  // every collective and the rendezvous
+
+  bool multi_rank() const { return env.world_size > 1; }
+};
+
+const char* to_string(DistMode mode);      // "none", "ddp", "fsdp"
+const char* to_string(ShardMode mode);     // "zero2", "zero3"
+const char* to_string(UnitPolicy units);   // "none", "block", "layer" (the option's words)
+
+// The reference's label for the JSON `Distributed Mode` key and its matrix tables:
+// "none", "ddp", or "fsdp_<zero2|zero3>[_hybrid]_<none|block|layer>_bucketing".
+std::string distributed_mode_label(const DistributedSettings& settings);
+
+}  // namespace tokbench::dist

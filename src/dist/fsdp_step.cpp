@@ -1,0 +1,367 @@
+// FSDP as a training step, ZeRO-2 and ZeRO-3, over units of the model (the whole model, one
+// per transformer block plus the root, or one per parameter-owning layer).
+//
+// Each unit's parameters become views of one flat buffer (FSDP's flat parameter), padded to
+// a multiple of the shard-group size S. A rank owns 1/S of it: a flat shard that the
+// optimizer updates (so its AdamW state is 1/S too), with a gradient of the same size.
+//  - Backward: when the last gradient of a unit is accumulated, the unit's gradients are
+//    flattened and reduce-scattered (asynchronously, overlapping the rest of backward); the
+//    full-size gradients are freed. With hybrid sharding the reduced shard is then
+//    all-reduced across the replicas holding the same shard.
+//  - Optimizer step: shards are updated, then all-gathered back into the full buffers
+//    (ZeRO-2: parameters stay whole between steps).
+//  - ZeRO-3: the full buffers are freed at rest. A unit is all-gathered just before its
+//    forward (the next unit's gather is issued ahead) and freed after; it is gathered again
+//    before its backward (from a hook on its output's gradient) and freed once its
+//    gradients are reduced. Autograd keeps the parameter tensors themselves, so freeing and
+//    refilling the buffer's storage in place is invisible to it (FSDP's storage resize).
+#include <c10/core/CPUAllocator.h>
+#include <torch/torch.h>
+
+#include <chrono>
+#include <unordered_map>
+
+#include "dist/grad_hooks.hpp"
+#include "dist/parallel_step.hpp"
+#include "train/dtype_mode.hpp"
+
+namespace tokbench::dist {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+struct Unit {
+  std::vector<at::Tensor> params;
+  std::vector<int64_t> offsets;  // of each parameter in the full buffer
+  int64_t numel = 0;             // real elements
+  int64_t padded = 0;            // multiple of the shard-group size
+  at::Tensor full;               // (padded,) flat buffer the parameters view
+  at::Tensor shard;              // (padded / S,) this rank's part: a leaf the optimizer updates
+  bool gathered = true;          // full holds the current parameters
+  c10::intrusive_ptr<c10d::Work> gather_work;
+  int64_t grads_ready = 0;
+  bool reduced = false;          // this micro-batch's gradients are on their way
+  // Gradients being reduce-scattered: (flat full-size gradient, this rank's reduced part).
+  std::vector<std::pair<at::Tensor, at::Tensor>> pending;
+  std::vector<c10::intrusive_ptr<c10d::Work>> pending_work;
+};
+
+class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHooks {
+ public:
+  FsdpStep(model::GPT model, const c10::Device& device, const ProcessGroups& groups, const FsdpOptions& options)
+      : model_(std::move(model)), device_(device), groups_(groups), options_(options) {
+    model_->to(device, train::param_dtype(options.dtype));
+    model_->train();
+    broadcast_parameters();
+    build_units();
+    std::vector<at::Tensor> shards;
+    for (auto& u : units_) shards.push_back(u.shard);
+    optimizer_ = std::make_unique<train::AdamW>(shards, options.adamw, device);
+    if (zero3()) {
+      for (auto& u : units_) free_full(u);
+    }
+  }
+
+  ~FsdpStep() override { model_->set_forward_hooks(nullptr); }
+
+  // The model calls these around the root and each block (GPTImpl::ForwardHooks). They
+  // gather and free only under ZeRO-3; the model owns a shared_ptr to a forwarding shim.
+  void before_root() override {
+    if (!zero3()) return;
+    ensure_gathered(root_unit_);
+    if (!block_unit_.empty() && block_unit_[0] != root_unit_) start_gather(block_unit_[0]);
+  }
+  void before_block(int64_t layer) override {
+    if (!zero3()) return;
+    const int64_t u = block_unit_[layer];
+    ensure_gathered(u);
+    if (layer + 1 < static_cast<int64_t>(block_unit_.size()) && block_unit_[layer + 1] != u)
+      start_gather(block_unit_[layer + 1]);
+  }
+  torch::Tensor after_block(int64_t layer, torch::Tensor output) override {
+    if (!zero3() || block_unit_[layer] == root_unit_) return output;
+    const int64_t u = block_unit_[layer];
+    free_full(units_[u]);
+    register_pre_backward(output, u, layer > 0 ? block_unit_[layer - 1] : root_unit_);
+    return output;
+  }
+  torch::Tensor after_root(torch::Tensor logits) override {
+    if (!zero3()) return logits;
+    free_full(units_[root_unit_]);
+    const int64_t last_block = block_unit_.empty() ? root_unit_ : block_unit_.back();
+    register_pre_backward(logits, root_unit_, last_block);
+    return logits;
+  }
+
+  at::Tensor forward_backward(const train::TokenBatch& batch, int64_t /*micro*/, int64_t grad_accum) override {
+    for (auto& u : units_) {
+      u.grads_ready = 0;
+      u.reduced = false;
+    }
+    at::Tensor loss = train::forward_backward_loss(model_, batch, options_.dtype, grad_accum);
+    // Units with a parameter backward did not reach are reduced now (the others already are).
+    for (std::size_t u = 0; u < units_.size(); ++u)
+      if (!units_[u].reduced) reduce_unit(u);
+    return loss;
+  }
+
+  at::Tensor optimizer_step(const at::Tensor& loss) override {
+    torch::NoGradGuard no_grad;
+    finish_reductions();
+    optimizer_->step();
+    optimizer_->zero_grad();
+    if (!zero3()) {  // ZeRO-2 keeps whole parameters: refresh them from the updated shards now
+      for (auto& u : units_) u.gathered = false;
+      for (std::size_t u = 0; u < units_.size(); ++u) start_gather(static_cast<int64_t>(u));
+      const auto start = Clock::now();
+      for (auto& u : units_) wait_gather(u);
+      exposed_seconds_ += seconds_since(start);
+    }
+    return average_loss(loss);
+  }
+
+  double take_exposed_comm_seconds() override { return std::exchange(exposed_seconds_, 0.0); }
+
+  int64_t resident_state_bytes() const override {
+    int64_t bytes = optimizer_->state_bytes();
+    for (const auto& u : units_) {
+      bytes += static_cast<int64_t>(u.shard.nbytes());
+      if (u.shard.grad().defined()) bytes += static_cast<int64_t>(u.shard.grad().nbytes());
+      if (u.full.storage().nbytes() > 0) bytes += static_cast<int64_t>(u.full.storage().nbytes());
+    }
+    for (const auto& b : model_->buffers()) bytes += static_cast<int64_t>(b.nbytes());
+    return bytes;
+  }
+  int64_t optimizer_state_bytes() const override { return optimizer_->state_bytes(); }
+  int64_t optimizer_state_step() const override { return optimizer_->state_step(); }
+  int64_t optimizer_steps_taken() const override { return optimizer_->steps_taken(); }
+  bool fused_adamw() const override { return optimizer_->fused(); }
+  void release_after_failure() override {
+    for (auto& u : units_) {
+      for (auto& p : u.params) p.mutable_grad().reset();
+      u.pending.clear();
+      u.pending_work.clear();
+    }
+  }
+
+  std::vector<at::Tensor> full_parameters() override {
+    torch::NoGradGuard no_grad;
+    for (std::size_t u = 0; u < units_.size(); ++u) ensure_gathered(static_cast<int64_t>(u));
+    std::vector<at::Tensor> copies;
+    for (const auto& p : model_->parameters()) copies.push_back(p.detach().clone());
+    if (zero3()) {
+      for (auto& u : units_) free_full(u);
+    }
+    return copies;
+  }
+
+  // Installs the forward hooks; called once the step is owned by a shared_ptr-free holder.
+  void attach(std::shared_ptr<model::GPTImpl::ForwardHooks> shim) { model_->set_forward_hooks(std::move(shim)); }
+
+ private:
+  bool zero3() const { return options_.shard_mode == ShardMode::zero3; }
+
+  void broadcast_parameters() {
+    torch::NoGradGuard no_grad;
+    for (auto& p : model_->parameters()) {
+      std::vector<at::Tensor> one{p};
+      groups_.world->broadcast(one)->wait();
+    }
+  }
+
+  // Groups parameters into units by policy, in forward order: the root's unit first.
+  void build_units() {
+    std::vector<std::vector<at::Tensor>> groups;
+    auto params_of = [](const std::shared_ptr<torch::nn::Module>& m) { return m->parameters(); };
+    switch (options_.units) {
+      case UnitPolicy::whole_model:
+        groups.push_back(model_->parameters());
+        root_unit_ = 0;
+        block_unit_.assign(model_->blocks().size(), 0);
+        break;
+      case UnitPolicy::per_block: {
+        std::vector<at::Tensor> root;
+        for (const auto& m : model_->root_modules())
+          for (auto& p : params_of(m)) root.push_back(p);
+        groups.push_back(root);
+        root_unit_ = 0;
+        for (const auto& block : model_->blocks()) {
+          block_unit_.push_back(static_cast<int64_t>(groups.size()));
+          groups.push_back(params_of(block));
+        }
+        break;
+      }
+      case UnitPolicy::per_layer:
+        // Every module that owns parameters directly (a linear, a norm, the embedding).
+        for (const auto& item : model_->named_modules()) {
+          auto own = item.value()->parameters(/*recurse=*/false);
+          if (!own.empty()) groups.push_back(own);
+        }
+        root_unit_ = 0;
+        break;
+    }
+    const int64_t s = groups_.shard_size;
+    torch::NoGradGuard no_grad;
+    for (auto& params : groups) {
+      Unit u;
+      u.params = params;
+      for (const auto& p : params) {
+        u.offsets.push_back(u.numel);
+        u.numel += p.numel();
+      }
+      u.padded = (u.numel + s - 1) / s * s;
+      const auto options = params.front().options().requires_grad(false);
+      u.full = at::zeros({u.padded}, options);
+      for (std::size_t i = 0; i < params.size(); ++i) {
+        auto view = u.full.narrow(0, u.offsets[i], params[i].numel());
+        view.copy_(params[i].reshape({-1}));
+        // The parameter keeps its identity (autograd, the module) but now views the buffer.
+        params[i].set_data(view.view(params[i].sizes()));
+      }
+      const int64_t n = u.padded / s;
+      u.shard = u.full.narrow(0, groups_.shard_rank * n, n).clone().requires_grad_(true);
+      units_.push_back(std::move(u));
+    }
+    for (std::size_t i = 0; i < units_.size(); ++i)
+      for (auto& p : units_[i].params)
+        on_grad_accumulated(p, [this, i] {
+          if (++units_[i].grads_ready == static_cast<int64_t>(units_[i].params.size())) reduce_unit(i);
+        });
+  }
+
+  // ZeRO-3 storage management: the buffer's storage is emptied and refilled in place.
+  void free_full(Unit& u) {
+    if (!u.gathered) return;
+    u.full.storage().unsafeGetStorageImpl()->reset();
+    u.gathered = false;
+  }
+
+  void start_gather(int64_t index) {
+    Unit& u = units_[index];
+    if (u.gathered || u.gather_work) return;
+    auto* storage = u.full.storage().unsafeGetStorageImpl();
+    const std::size_t bytes = static_cast<std::size_t>(u.padded) * u.full.element_size();
+    if (storage->nbytes() != bytes) {
+      storage->set_data_ptr_noswap(c10::GetAllocator(device_.type())->allocate(bytes));
+      storage->set_nbytes(bytes);
+    }
+    at::Tensor input = u.shard.detach();
+    u.gather_work = groups_.shard->_allgather_base(u.full, input);
+  }
+
+  void wait_gather(Unit& u) {
+    if (u.gather_work) {
+      u.gather_work->wait();
+      u.gather_work.reset();
+    }
+    u.gathered = true;
+  }
+
+  void ensure_gathered(int64_t index) {
+    Unit& u = units_[index];
+    if (u.gathered) return;
+    start_gather(index);
+    const auto start = Clock::now();
+    wait_gather(u);
+    exposed_seconds_ += seconds_since(start);
+  }
+
+  // Before backward reaches a unit's nodes: gather it again, and issue the gather of the
+  // unit backward meets next.
+  void register_pre_backward(torch::Tensor& output, int64_t unit, int64_t next_unit) {
+    if (!output.requires_grad()) return;
+    output.register_hook([this, unit, next_unit](const at::Tensor& grad) {
+      ensure_gathered(unit);
+      if (next_unit != unit) start_gather(next_unit);
+      return grad;
+    });
+  }
+
+  // All of a unit's gradients are in: flatten them, free them, start the reduce-scatter.
+  void reduce_unit(std::size_t index) {
+    torch::NoGradGuard no_grad;
+    Unit& u = units_[index];
+    at::Tensor flat = at::zeros({u.padded}, u.shard.options().requires_grad(false));
+    for (std::size_t i = 0; i < u.params.size(); ++i) {
+      auto& g = u.params[i].mutable_grad();
+      if (!g.defined()) continue;
+      flat.narrow(0, u.offsets[i], u.params[i].numel()).copy_(g.reshape({-1}));
+      g.reset();
+    }
+    at::Tensor part = at::empty({u.padded / groups_.shard_size}, flat.options());
+    u.pending_work.push_back(groups_.shard->_reduce_scatter_base(part, flat));
+    u.pending.emplace_back(flat, part);
+    u.reduced = true;
+    // Backward is done with this unit: every node that used its parameters has run.
+    if (zero3()) free_full(u);
+  }
+
+  // Waits for every reduce-scatter, sums the micro-batches' parts into the shard gradient,
+  // all-reduces across replicas (hybrid), and averages over all ranks.
+  void finish_reductions() {
+    const auto start = Clock::now();
+    std::vector<c10::intrusive_ptr<c10d::Work>> replica_work;
+    for (auto& u : units_) {
+      for (auto& w : u.pending_work) w->wait();
+      at::Tensor sum;
+      for (auto& [flat, part] : u.pending) sum = sum.defined() ? sum.add_(part) : part;
+      u.pending.clear();
+      u.pending_work.clear();
+      if (!sum.defined()) sum = at::zeros_like(u.shard).detach();
+      u.shard.mutable_grad() = sum;
+      if (groups_.replicate) {
+        std::vector<at::Tensor> one{u.shard.mutable_grad()};
+        replica_work.push_back(groups_.replicate->allreduce(one));
+      }
+      if (zero3()) free_full(u);
+    }
+    for (auto& w : replica_work) w->wait();
+    const double scale = 1.0 / static_cast<double>(groups_.world_size);
+    for (auto& u : units_) u.shard.mutable_grad().mul_(scale);
+    exposed_seconds_ += seconds_since(start);
+  }
+
+  at::Tensor average_loss(const at::Tensor& loss) {
+    std::vector<at::Tensor> one{loss.reshape({1}).to(at::kFloat).clone()};
+    groups_.world->allreduce(one)->wait();
+    return one[0].div_(static_cast<double>(groups_.world_size)).reshape({});
+  }
+
+  model::GPT model_;
+  c10::Device device_;
+  ProcessGroups groups_;
+  FsdpOptions options_;
+  std::vector<Unit> units_;
+  int64_t root_unit_ = 0;
+  std::vector<int64_t> block_unit_;  // unit of each block (per_layer: empty, no gathering)
+  std::unique_ptr<train::AdamW> optimizer_;
+  double exposed_seconds_ = 0;
+};
+
+// The model holds its hooks by shared_ptr while the step is owned by a unique_ptr: a shim
+// forwards to the step, and the step clears the model's hooks when it is destroyed.
+struct HookShim final : model::GPTImpl::ForwardHooks {
+  explicit HookShim(FsdpStep* s) : step(s) {}
+  void before_root() override { step->before_root(); }
+  void before_block(int64_t layer) override { step->before_block(layer); }
+  torch::Tensor after_block(int64_t layer, torch::Tensor out) override { return step->after_block(layer, out); }
+  torch::Tensor after_root(torch::Tensor logits) override { return step->after_root(logits); }
+  FsdpStep* step;
+};
+
+}  // namespace
+
+std::unique_ptr<train::TrainStep> make_fsdp_step(model::GPT model, const c10::Device& device,
+                                                 const ProcessGroups& groups, const FsdpOptions& options) {
+  if (options.shard_mode == ShardMode::zero3 && options.units == UnitPolicy::per_layer)
+    throw std::invalid_argument("FSDP ZeRO-3 gathers per block or per model; per-layer units are ZeRO-2 only");
+  auto step = std::make_unique<FsdpStep>(std::move(model), device, groups, options);
+  step->attach(std::make_shared<HookShim>(step.get()));
+  return step;
+}
+
+}  // namespace tokbench::dist

@@ -1,0 +1,13 @@
+// Stands in for nccl_backend.cpp where tokbench was built without the CUDA toolkit.
+#include <stdexcept>
+
+#include "dist/process_groups.hpp"
+
+namespace tokbench::dist {
+
+c10::intrusive_ptr<c10d::Backend> make_nccl_backend(const c10::intrusive_ptr<c10d::Store>&, int, int,
+                                                    std::chrono::milliseconds) {
+  throw std::runtime_error("this tokbench was built without CUDA, so it has no NCCL backend");
+}
+
+}  // namespace tokbench::dist

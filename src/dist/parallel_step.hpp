@@ -1,0 +1,42 @@
+// The distributed steps (train/train_step.hpp implementations) as free functions over a
+// built model: DDP (gradients all-reduced in buckets during backward) and FSDP (ZeRO-2 and
+// ZeRO-3 over units of the model, optionally hybrid). Each takes its own options struct.
+#pragma once
+
+#include <memory>
+
+#include "dist/dist_settings.hpp"
+#include "dist/process_groups.hpp"
+#include "train/train_step.hpp"
+
+namespace tokbench::dist {
+
+struct DdpOptions {
+  model::TrainPrecision dtype = model::TrainPrecision::fp32;
+  train::AdamWOptions adamw;
+  int64_t bucket_bytes = 25 * 1000 * 1000;  // PyTorch DDP's default bucket_cap_mb = 25
+  // Start each bucket's all-reduce from backward as soon as its gradients are in; false:
+  // all buckets after backward (the comparison that shows what overlap buys).
+  bool overlap = true;
+  // No gradient sync on the first GA-1 micro-batches (DDP's no_sync); false: every one.
+  bool skip_sync_until_last_micro = true;
+};
+
+struct FsdpOptions {
+  model::TrainPrecision dtype = model::TrainPrecision::fp32;
+  train::AdamWOptions adamw;
+  ShardMode shard_mode = ShardMode::zero2;
+  UnitPolicy units = UnitPolicy::per_block;
+};
+
+// Both broadcast rank 0's parameters first, so every rank starts from the same model.
+std::unique_ptr<train::TrainStep> make_ddp_step(model::GPT model, const c10::Device& device,
+                                                const ProcessGroups& groups, const DdpOptions& options);
+std::unique_ptr<train::TrainStep> make_fsdp_step(model::GPT model, const c10::Device& device,
+                                                 const ProcessGroups& groups, const FsdpOptions& options);
+
+// The stop decision ranks share (train_loop.hpp): one rank's request stops every rank at
+// the same iteration boundary.
+bool agree_to_stop(c10d::Backend& world, const c10::Device& device, bool local_stop_requested);
+
+}  // namespace tokbench::dist

@@ -1,0 +1,120 @@
+// The launcher environments read by dist_env.cpp: torchrun, Slurm, Open MPI, and refusals.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <stdexcept>
+#include <string>
+
+#include "dist/dist_env.hpp"
+#include "dist/dist_settings.hpp"
+
+namespace tokbench::dist {
+namespace {
+
+EnvLookup env_of(std::map<std::string, std::string> vars) {
+  return [vars](const std::string& name) -> std::optional<std::string> {
+    auto it = vars.find(name);
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+TEST(DistEnv, NoLauncherIsOneProcess) {
+  const DistEnv d = read_dist_env(env_of({}));
+  EXPECT_EQ(d.source, "none");
+  EXPECT_EQ(d.world_size, 1);
+  EXPECT_EQ(d.rank, 0);
+}
+
+TEST(DistEnv, Torchrun) {
+  const DistEnv d = read_dist_env(env_of({{"RANK", "5"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "1"},
+                                          {"LOCAL_WORLD_SIZE", "4"}, {"MASTER_ADDR", "node7"},
+                                          {"MASTER_PORT", "1234"}}));
+  EXPECT_EQ(d.source, "torchrun");
+  EXPECT_EQ(d.world_size, 8);
+  EXPECT_EQ(d.rank, 5);
+  EXPECT_EQ(d.local_rank, 1);
+  EXPECT_EQ(d.local_world_size, 4);
+  EXPECT_EQ(d.master_addr, "node7");
+  EXPECT_EQ(d.master_port, 1234);
+  EXPECT_FALSE(d.use_agent_store);
+}
+
+TEST(DistEnv, TorchrunAgentStoreIsJoinedAsAClient) {
+  const DistEnv d = read_dist_env(env_of({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"TORCHELASTIC_USE_AGENT_STORE", "True"},
+                                          {"TORCHELASTIC_RESTART_COUNT", "1"}}));
+  EXPECT_TRUE(d.use_agent_store);
+  EXPECT_EQ(d.agent_store_prefix, "/worker/attempt_1");
+}
+
+TEST(DistEnv, SlurmTakesTheFirstNodeAsMaster) {
+  const DistEnv d = read_dist_env(env_of({{"SLURM_PROCID", "3"}, {"SLURM_NTASKS", "4"}, {"SLURM_LOCALID", "1"},
+                                          {"SLURM_TASKS_PER_NODE", "2(x2)"},
+                                          {"SLURM_JOB_NODELIST", "gpu[003-004],cpu1"}}));
+  EXPECT_EQ(d.source, "slurm");
+  EXPECT_EQ(d.rank, 3);
+  EXPECT_EQ(d.world_size, 4);
+  EXPECT_EQ(d.local_rank, 1);
+  EXPECT_EQ(d.local_world_size, 2);
+  EXPECT_EQ(d.master_addr, "gpu003");
+  EXPECT_EQ(d.master_port, 29500);
+}
+
+TEST(DistEnv, SlurmNodeLists) {
+  EXPECT_EQ(first_slurm_host("node1"), "node1");
+  EXPECT_EQ(first_slurm_host("node1,node2"), "node1");
+  EXPECT_EQ(first_slurm_host("gpu[7,9-12]"), "gpu7");
+  EXPECT_EQ(first_slurm_host("a1,gpu[7-8]"), "a1");
+}
+
+TEST(DistEnv, OpenMpi) {
+  const DistEnv d = read_dist_env(env_of({{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"},
+                                          {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
+                                          {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}, {"MASTER_ADDR", "10.0.0.1"}}));
+  EXPECT_EQ(d.source, "mpi");
+  EXPECT_EQ(d.rank, 1);
+  EXPECT_EQ(d.world_size, 2);
+  EXPECT_EQ(d.master_addr, "10.0.0.1");
+}
+
+void expect_refused(std::map<std::string, std::string> vars, const std::string& needle) {
+  try {
+    read_dist_env(env_of(std::move(vars)));
+    FAIL() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(needle), std::string::npos) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+  }
+}
+
+TEST(DistEnv, BadValuesAreRefusedWithTheirName) {
+  expect_refused({{"WORLD_SIZE", "two"}}, "WORLD_SIZE 'two'");
+  expect_refused({{"WORLD_SIZE", "0"}}, "WORLD_SIZE '0'");
+  expect_refused({{"WORLD_SIZE", "99999999999999999999"}}, "WORLD_SIZE");
+  expect_refused({{"WORLD_SIZE", "2"}, {"RANK", "2"}}, "RANK '2'");
+  expect_refused({{"WORLD_SIZE", "2"}, {"RANK", "-1"}}, "RANK '-1'");
+  expect_refused({{"WORLD_SIZE", "2"}, {"RANK", "0"}, {"MASTER_PORT", "70000"}}, "MASTER_PORT");
+  expect_refused({{"SLURM_PROCID", "4"}, {"SLURM_NTASKS", "4"}}, "SLURM_PROCID '4'");
+}
+
+TEST(DistSettings, ReferenceLabels) {
+  DistributedSettings s;
+  s.env.world_size = 4;
+  EXPECT_EQ(distributed_mode_label(s), "none");
+  s.mode = DistMode::ddp;
+  EXPECT_EQ(distributed_mode_label(s), "ddp");
+  s.mode = DistMode::fsdp;
+  s.shard_mode = ShardMode::zero2;
+  s.units = UnitPolicy::whole_model;
+  EXPECT_EQ(distributed_mode_label(s), "fsdp_zero2_none_bucketing");
+  s.shard_mode = ShardMode::zero3;
+  s.units = UnitPolicy::per_block;
+  s.shard_group_size = 2;
+  EXPECT_EQ(distributed_mode_label(s), "fsdp_hybrid_zero3_block_bucketing");
+  s.shard_group_size = 4;  // a shard group as large as the world is plain FSDP
+  EXPECT_EQ(distributed_mode_label(s), "fsdp_zero3_block_bucketing");
+}
+
+}  // namespace
+}  // namespace tokbench::dist

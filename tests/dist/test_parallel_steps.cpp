@@ -1,0 +1,258 @@
+// DDP, ZeRO-2, ZeRO-3 and hybrid sharding against one process training the same global
+// batch: the same sequences in the same order, so per-iteration losses and final parameters
+// must agree to fp32 rounding. Ranks are threads of this process, each with its own model,
+// step and Gloo process groups over a loopback TCPStore (as separate processes would be).
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "dist/launcher.hpp"
+#include "dist/parallel_step.hpp"
+#include "model/catalog.hpp"
+
+namespace tokbench::dist {
+namespace {
+
+constexpr int64_t kMicroBatch = 1;
+constexpr int64_t kSeqLen = 32;
+constexpr int64_t kIterations = 3;
+constexpr uint64_t kModelSeed = 1234;
+
+model::Config tiny_config() {
+  model::ModelOverrides overrides;
+  overrides.n_layer = 2;
+  overrides.seq_len = kSeqLen;
+  return model::with_overrides(model::config_by_name("pythia-14m"), overrides);
+}
+
+model::GPT build_model() {
+  model::GPT gpt(tiny_config(), torch::TensorOptions().dtype(torch::kFloat));
+  gpt->reset_parameters(kModelSeed);
+  return gpt;
+}
+
+// batches[iteration][micro][rank], drawn once from a fixed seed.
+using Batches = std::vector<std::vector<std::vector<train::TokenBatch>>>;
+
+Batches make_batches(int64_t world, int64_t grad_accum) {
+  auto generator = at::make_generator<at::CPUGeneratorImpl>(42);
+  const int64_t vocab = tiny_config().vocab();
+  Batches b(kIterations, std::vector<std::vector<train::TokenBatch>>(grad_accum));
+  for (auto& iteration : b)
+    for (auto& micro : iteration)
+      for (int64_t r = 0; r < world; ++r) {
+        auto tokens = torch::randint(0, vocab, {kMicroBatch, kSeqLen + 1}, generator, torch::kLong);
+        micro.push_back({tokens.slice(1, 0, kSeqLen).contiguous(), tokens.slice(1, 1).contiguous()});
+      }
+  return b;
+}
+
+struct Trajectory {
+  std::vector<double> losses;
+  std::vector<at::Tensor> params;
+  int64_t resident_bytes = 0;   // after the first iteration (optimizer state exists)
+  int64_t optimizer_bytes = 0;
+};
+
+void run_iterations(train::TrainStep& step, const Batches& batches, int64_t rank, Trajectory& out, bool concat_ranks) {
+  for (std::size_t i = 0; i < batches.size(); ++i) {
+    at::Tensor last;
+    const int64_t ga = static_cast<int64_t>(batches[i].size());
+    for (int64_t j = 0; j < ga; ++j) {
+      const auto& per_rank = batches[i][j];
+      if (concat_ranks) {  // one process: the global micro-batch is every rank's, in rank order
+        std::vector<at::Tensor> xs, ys;
+        for (const auto& b : per_rank) {
+          xs.push_back(b.x);
+          ys.push_back(b.y);
+        }
+        last = step.forward_backward({torch::cat(xs), torch::cat(ys)}, j, ga);
+      } else {
+        last = step.forward_backward(per_rank[rank], j, ga);
+      }
+    }
+    out.losses.push_back(step.optimizer_step(last).item<double>());
+    if (i == 0) {
+      out.resident_bytes = step.resident_state_bytes();
+      out.optimizer_bytes = step.optimizer_state_bytes();
+    }
+  }
+  out.params = step.full_parameters();
+}
+
+Trajectory single_process(const Batches& batches) {
+  at::set_num_threads(1);
+  auto step = train::make_eager_step(build_model(), torch::kCPU, {});
+  Trajectory t;
+  run_iterations(*step, batches, 0, t, /*concat_ranks=*/true);
+  return t;
+}
+
+using StepFactory = std::function<std::unique_ptr<train::TrainStep>(model::GPT, const ProcessGroups&)>;
+
+// Runs `world` ranks as threads; returns every rank's trajectory.
+std::vector<Trajectory> ranks(int64_t world, std::optional<int64_t> shard_group, const Batches& batches,
+                              const StepFactory& make) {
+  const int port = find_free_port("127.0.0.1");
+  std::vector<Trajectory> out(world);
+  std::vector<std::string> errors(world);
+  std::vector<std::thread> threads;
+  for (int64_t r = 0; r < world; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        GroupOptions g;
+        g.env = DistEnv{"torchrun", world, r, r, world, "127.0.0.1", port};
+        g.timeout = std::chrono::seconds(60);
+        g.shard_group_size = shard_group;
+        ProcessGroups groups = create_process_groups(g);
+        auto step = make(build_model(), groups);
+        run_iterations(*step, batches, r, out[r], /*concat_ranks=*/false);
+      } catch (const std::exception& e) {
+        errors[r] = e.what();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int64_t r = 0; r < world; ++r) EXPECT_EQ(errors[r], "") << "rank " << r;
+  return out;
+}
+
+// Norm-wise relative difference: robust to the odd element whose gradient is rounding noise.
+double relative_difference(const at::Tensor& a, const at::Tensor& b) {
+  const double scale = std::max(b.norm().item<double>(), 1e-12);
+  return (a - b).norm().item<double>() / scale;
+}
+
+// How far `a` is from `b` in units of the allowed difference: 1e-5 relative (norm-wise),
+// plus an absolute 1e-5 per element. The floor is for parameters whose gradient is zero
+// in exact arithmetic (the key bias: softmax ignores a constant added to every key), where
+// AdamW divides rounding noise by its own magnitude and takes steps of up to lr; 1e-5 is
+// 2% of one such step at lr 5e-4. Below 1 passes.
+double difference_in_tolerances(const at::Tensor& a, const at::Tensor& b) {
+  const double allowed = 1e-5 * b.norm().item<double>() + 1e-5 * std::sqrt(static_cast<double>(b.numel()));
+  return (a - b).norm().item<double>() / allowed;
+}
+
+void expect_same_training(const Trajectory& reference, const std::vector<Trajectory>& got, const std::string& what) {
+  for (std::size_t r = 0; r < got.size(); ++r) {
+    ASSERT_EQ(got[r].losses.size(), reference.losses.size()) << what;
+    for (std::size_t i = 0; i < reference.losses.size(); ++i)
+      EXPECT_NEAR(got[r].losses[i], reference.losses[i], 1e-5 * std::abs(reference.losses[i]))
+          << what << ": rank " << r << " iteration " << i;
+    ASSERT_EQ(got[r].params.size(), reference.params.size()) << what;
+    double worst = 0;
+    std::size_t worst_index = 0;
+    for (std::size_t p = 0; p < reference.params.size(); ++p) {
+      const double d = difference_in_tolerances(got[r].params[p], reference.params[p]);
+      if (d > worst) {
+        worst = d;
+        worst_index = p;
+      }
+    }
+    EXPECT_LT(worst, 1.0) << what << ": rank " << r << " parameters differ most at parameter " << worst_index
+                           << " " << reference.params[worst_index].sizes() << ", max abs difference "
+                           << (got[r].params[worst_index] - reference.params[worst_index]).abs().max().item<double>();
+  }
+  // Training happened: the parameters moved away from their initial values.
+  auto initial = build_model()->parameters();
+  EXPECT_GT(relative_difference(reference.params[0], initial[0].detach()), 1e-4) << what;
+}
+
+StepFactory ddp(bool overlap, bool skip_sync) {
+  return [=](model::GPT m, const ProcessGroups& g) {
+    DdpOptions o;
+    o.overlap = overlap;
+    o.skip_sync_until_last_micro = skip_sync;
+    o.bucket_bytes = 2 * 1000 * 1000;  // several buckets for this small model
+    return make_ddp_step(std::move(m), torch::kCPU, g, o);
+  };
+}
+
+StepFactory fsdp(ShardMode mode, UnitPolicy units) {
+  return [=](model::GPT m, const ProcessGroups& g) {
+    FsdpOptions o;
+    o.shard_mode = mode;
+    o.units = units;
+    return make_fsdp_step(std::move(m), torch::kCPU, g, o);
+  };
+}
+
+struct Case {
+  std::string name;
+  int64_t world;
+  std::optional<int64_t> shard_group;
+  StepFactory make;
+};
+
+class ParallelEquivalence : public ::testing::TestWithParam<int64_t> {};
+
+TEST_P(ParallelEquivalence, EveryStrategyTrainsLikeOneProcess) {
+  const int64_t grad_accum = GetParam();
+  const std::vector<Case> cases = {
+      {"ddp overlap W=2", 2, std::nullopt, ddp(true, true)},
+      {"ddp no overlap, sync every micro-batch W=2", 2, std::nullopt, ddp(false, false)},
+      {"zero2 block W=2", 2, std::nullopt, fsdp(ShardMode::zero2, UnitPolicy::per_block)},
+      {"zero2 layer W=2", 2, std::nullopt, fsdp(ShardMode::zero2, UnitPolicy::per_layer)},
+      {"zero3 block W=2", 2, std::nullopt, fsdp(ShardMode::zero3, UnitPolicy::per_block)},
+      {"zero3 whole model W=2", 2, std::nullopt, fsdp(ShardMode::zero3, UnitPolicy::whole_model)},
+      {"ddp W=4", 4, std::nullopt, ddp(true, true)},
+      {"zero2 block W=4", 4, std::nullopt, fsdp(ShardMode::zero2, UnitPolicy::per_block)},
+      {"zero3 block W=4", 4, std::nullopt, fsdp(ShardMode::zero3, UnitPolicy::per_block)},
+      {"hybrid zero2 2x2", 4, 2, fsdp(ShardMode::zero2, UnitPolicy::per_block)},
+      {"hybrid zero3 2x2", 4, 2, fsdp(ShardMode::zero3, UnitPolicy::per_block)},
+  };
+  std::map<int64_t, std::pair<Batches, Trajectory>> references;
+  for (const auto& c : cases) {
+    if (!references.count(c.world)) {
+      Batches b = make_batches(c.world, grad_accum);
+      Trajectory t = single_process(b);
+      references.emplace(c.world, std::make_pair(std::move(b), std::move(t)));
+    }
+    const auto& [batches, reference] = references.at(c.world);
+    expect_same_training(reference, ranks(c.world, c.shard_group, batches, c.make),
+                         c.name + ", GA " + std::to_string(grad_accum));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(GradientAccumulation, ParallelEquivalence, ::testing::Values(1, 2));
+
+// A strategy that dropped a rank's gradients would still train; this control must differ.
+TEST(ParallelEquivalence, ControlWithoutGradientAveragingDiffers) {
+  const Batches batches = make_batches(2, 1);
+  const Trajectory reference = single_process(batches);
+  // Each rank trains alone on its own half: the eager step, no communication.
+  Trajectory alone;
+  auto step = train::make_eager_step(build_model(), torch::kCPU, {});
+  run_iterations(*step, batches, 0, alone, /*concat_ranks=*/false);
+  double worst = 0;
+  for (std::size_t p = 0; p < reference.params.size(); ++p)
+    worst = std::max(worst, difference_in_tolerances(alone.params[p], reference.params[p]));
+  EXPECT_GT(worst, 10.0);
+}
+
+// Sharding divides what each rank holds: ZeRO-3 its parameters, gradients and optimizer
+// state; ZeRO-2 its optimizer state (parameters stay whole).
+TEST(ParallelMemory, ShardsAreOneOverWorld) {
+  const int64_t world = 2;
+  const Batches batches = make_batches(world, 1);
+  const Trajectory reference = single_process(batches);
+  const auto zero3 = ranks(world, std::nullopt, batches, fsdp(ShardMode::zero3, UnitPolicy::per_block));
+  const auto zero2 = ranks(world, std::nullopt, batches, fsdp(ShardMode::zero2, UnitPolicy::per_block));
+  const double ideal_resident = static_cast<double>(reference.resident_bytes) / world;
+  const double ideal_optimizer = static_cast<double>(reference.optimizer_bytes) / world;
+  for (int64_t r = 0; r < world; ++r) {
+    EXPECT_NEAR(zero3[r].resident_bytes, ideal_resident, 0.10 * ideal_resident) << "ZeRO-3 rank " << r;
+    EXPECT_NEAR(zero2[r].optimizer_bytes, ideal_optimizer, 0.10 * ideal_optimizer) << "ZeRO-2 rank " << r;
+    // ZeRO-2 keeps whole parameters: well above 1/W of the single process's state.
+    EXPECT_GT(zero2[r].resident_bytes, 1.2 * ideal_resident) << "ZeRO-2 rank " << r;
+  }
+}
+
+}  // namespace
+}  // namespace tokbench::dist
