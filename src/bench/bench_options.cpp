@@ -41,13 +41,39 @@ void add_bench_options(CLI::App& app, BenchOptions& o) {
                  "CPU threads for LibTorch (0: LibTorch's default)")->group("Device");
   // Distribution
   app.add_option("--distributed-mode,--distributed_mode", o.distributed_mode,
-                 "none | ddp | fsdp (ddp/fsdp need WORLD_SIZE > 1)")->group("Distributed");
-  app.add_option("--shard-mode,--shard_mode", o.shard_mode, "FSDP sharding: zero2 | zero3")
+                 "none | ddp | fsdp (ddp/fsdp need more than one rank)")->group("Distributed");
+  app.add_option("--shard-mode,--shard_mode", o.shard_mode,
+                 "FSDP sharding: zero2 | zero3 | hybrid_zero2 | hybrid_zero3 (hybrid needs --sharding-size)")
       ->group("Distributed");
   app.add_option("--sharding-size,--sharding_size", o.sharding_size,
-                 "FSDP hybrid sharding group size")->group("Distributed");
+                 "FSDP hybrid sharding: shard within groups of this many ranks, replicate across them")
+      ->group("Distributed");
   app.add_option("--bucketing-mode,--bucketing_mode", o.bucketing_mode,
-                 "FSDP wrapping: none | block | layer")->group("Distributed");
+                 "FSDP units: none (whole model) | block (one per transformer block + root) | layer")
+      ->group("Distributed");
+  app.add_option("--ddp-bucket-size,--ddp_bucket_size", o.ddp_bucket_size_mb,
+                 "DDP gradient bucket size in MB (10^6 bytes)")->group("Distributed");
+  app.add_flag("--ddp-overlap,!--no-ddp-overlap", o.ddp_overlap,
+               "DDP: all-reduce buckets during backward (=True/False)")->group("Distributed");
+  app.add_flag("--skip-data-sync,--skip_data_sync,!--no-skip-data-sync", o.skip_data_sync,
+               "DDP: no gradient sync on the first GA-1 micro-batches (=True/False)")->group("Distributed");
+  app.add_option("--dist-timeout,--dist_timeout", o.dist_timeout_s,
+                 "seconds any collective (and the rendezvous) may take before the run ends with 'timeout'")
+      ->group("Distributed");
+  // Launcher (torchrun's options): starts the ranks of this node itself.
+  app.add_option("--nproc-per-node,--nproc_per_node", o.nproc_per_node,
+                 "start this many ranks on this node (the built-in launcher)")->group("Launcher");
+  app.add_option("--nnodes", o.nnodes, "nodes in the job (with --nproc-per-node)")->group("Launcher");
+  app.add_option("--node-rank,--node_rank", o.node_rank, "this node's index, 0..nnodes-1")->group("Launcher");
+  app.add_option("--master-addr,--master_addr", o.master_addr, "address of rank 0's store")->group("Launcher");
+  app.add_option("--master-port,--master_port", o.master_port,
+                 "port of rank 0's store (0: a free one; one node only)")->group("Launcher");
+  // The reference's profiling and compile switches, accepted so its command lines run.
+  app.add_flag("--nsys-enabled,--nsys_enabled", o.nsys_enabled,
+               "the reference's Nsight switch; True is refused (profile with nsys around tokbench)")
+      ->group("Compatibility");
+  app.add_flag("--dynamic", o.dynamic, "the reference's torch.compile dynamic-shape switch (no effect on "
+               "tokbench's executors; recorded)")->group("Compatibility");
   // Training
   app.add_option("--seed", o.seed, "seed of the initial weights and of the data")->group("Training");
   app.add_option("--lr", o.lr, "AdamW learning rate")->group("Training");
@@ -77,6 +103,8 @@ void add_bench_options(CLI::App& app, BenchOptions& o) {
   app.add_option("--cpu-memory-cap-mb,--cpu_memory_cap_mb", o.cpu_memory_cap_mb,
                  "testing aid: cap CPU tensor memory (MB) to exercise the out-of-memory path")
       ->group("Testing");
+  app.add_option("--cpu-memory-cap-rank,--cpu_memory_cap_rank", o.cpu_memory_cap_rank,
+                 "testing aid: apply --cpu-memory-cap-mb on this rank only")->group("Testing");
 }
 
 }  // namespace tokbench::bench

@@ -29,11 +29,24 @@ struct BenchOptions {
   bool tf32 = true;             // the reference sets allow_tf32=True
   std::string compile = "eager";
   int num_threads = 0;          // 0: LibTorch's default
-  // Distribution (validated now; run by the dist layer)
+  // Distribution (src/dist)
   std::string distributed_mode = "none";
   std::string shard_mode = "zero2";
   std::optional<int64_t> sharding_size;
   std::string bucketing_mode = "none";
+  double ddp_bucket_size_mb = 25;  // PyTorch DDP's bucket_cap_mb default
+  bool ddp_overlap = true;
+  bool skip_data_sync = true;      // as the reference's later versions
+  double dist_timeout_s = 1800;    // torch.distributed's default for Gloo/NCCL
+  // Launcher: when nproc_per_node is set, this process starts the node's ranks itself.
+  std::optional<int64_t> nproc_per_node;
+  int64_t nnodes = 1;
+  int64_t node_rank = 0;
+  std::string master_addr = "127.0.0.1";
+  int64_t master_port = 0;
+  // The reference's switches, accepted for its command lines.
+  bool nsys_enabled = false;
+  bool dynamic = false;
   // Training
   uint64_t seed = 1337;
   double lr = 5e-4;
@@ -51,6 +64,7 @@ struct BenchOptions {
   bool quiet = false;
   // Testing aid: cap the CPU counting allocator (MB, 10^6 bytes) to drive the OOM path.
   std::optional<int64_t> cpu_memory_cap_mb;
+  std::optional<int64_t> cpu_memory_cap_rank;  // the cap applies to this rank only (multi-rank tests)
 };
 
 // Registers every option on `app`, bound to `options` (whose current values are the defaults

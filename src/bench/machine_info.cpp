@@ -39,11 +39,10 @@ MachineInfo probe_machine() {
   info.mem_total_bytes = read_meminfo_bytes("MemTotal").value_or(0);
   info.mem_available_bytes = read_meminfo_bytes("MemAvailable").value_or(info.mem_total_bytes);
   info.cpu_model = read_cpu_model();
-  if (const char* ws = std::getenv("WORLD_SIZE")) {
-    info.world_size_env = ws;
-    char* end = nullptr;
-    long long value = std::strtoll(ws, &end, 10);
-    info.world_size = (end && *end == '\0' && value > 0) ? value : 0;  // 0: not a valid number
+  try {
+    info.dist_env = dist::read_dist_env(dist::process_environment());
+  } catch (const std::invalid_argument& e) {
+    info.dist_env_error = e.what();
   }
   return info;
 }

@@ -1,6 +1,6 @@
 // What this machine offers a run, probed without LibTorch: CUDA devices (through
-// tokbench::device), system memory from /proc/meminfo, the CPU, and the launcher's world
-// size. Validation reads this struct, so tests can hand it a pretend machine.
+// tokbench::device), system memory from /proc/meminfo, the CPU, and the launcher's
+// environment. Validation reads this struct, so tests can hand it a pretend machine.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cuda/device_query.hpp"
+#include "dist/dist_env.hpp"
 
 namespace tokbench::bench {
 
@@ -18,8 +19,10 @@ struct MachineInfo {
   int64_t mem_total_bytes = 0;                       // /proc/meminfo MemTotal
   int64_t mem_available_bytes = 0;                   // /proc/meminfo MemAvailable
   std::string cpu_model;
-  int64_t world_size = 1;                            // WORLD_SIZE, 1 when unset
-  std::string world_size_env;                        // raw WORLD_SIZE ("" when unset)
+  // Where this process sits in a distributed job (torchrun / Slurm / Open MPI variables),
+  // or why those variables are not valid (then resolve refuses the run).
+  dist::DistEnv dist_env;
+  std::string dist_env_error;
 };
 
 MachineInfo probe_machine();

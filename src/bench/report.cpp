@@ -22,12 +22,7 @@ std::string sig4(const std::optional<double>& value, double scale = 1.0) {
 
 }  // namespace
 
-std::string distributed_mode_label(const RunPlan& plan) {
-  const auto& o = plan.options;
-  if (o.distributed_mode == "fsdp")
-    return fmt::format("fsdp_{}_{}_bucketing", o.shard_mode, o.bucketing_mode);
-  return o.distributed_mode;
-}
+std::string distributed_mode_label(const RunPlan& plan) { return dist::distributed_mode_label(plan.dist); }
 
 void print_config_echo(const RunPlan& plan, std::ostream& out) {
   const auto& c = plan.config;
@@ -56,10 +51,10 @@ void print_report(const RunPlan& plan, const MeasuredRun& run, const BenchMetric
   fmt::print(out, "Number of Layers: {}\n", plan.config.n_layer);
   fmt::print(out, "Number of parameters: {:.2f}B\n", static_cast<double>(plan.param_count) / 1e9);
   fmt::print(out, "Distributed Mode: {}\n", distributed_mode_label(plan));
-  if (o.distributed_mode == "fsdp") {
+  if (plan.dist.mode == dist::DistMode::fsdp) {
     fmt::print(out, "Sharding Mode: {}\n", o.shard_mode);
     fmt::print(out, "Sharding Size: {}\n", o.sharding_size ? std::to_string(*o.sharding_size) : "None");
-    fmt::print(out, "Bucketing: {}\n", o.bucketing_mode);
+    fmt::print(out, "Bucketing: {}\n", dist::to_string(plan.dist.units));
   }
   fmt::print(out, "Compiler: {}\n", o.compile);
   fmt::print(out, "Average iter time: {} ms\n", fixed2(m.average_iter_time_ms));
@@ -102,6 +97,19 @@ void print_report(const RunPlan& plan, const MeasuredRun& run, const BenchMetric
              m.loss_last ? fmt::format("{:.4f}", *m.loss_last) : "N/A");
   fmt::print(out, "Device: {} ({}), dtype {}{}\n", plan.device_string, plan.device_name, to_string(plan.dtype),
              plan.tf32 ? " + TF32" : "");
+  if (!run.ranks.empty()) {
+    // Each rank's own mean and exposed communication; the reported average is the slowest's.
+    fmt::print(out, "Ranks: {} ({}); average iter time is the slowest rank's\n", run.ranks.size(),
+               distributed_mode_label(plan));
+    for (const auto& r : run.ranks) {
+      const double mean_ms = r.measured_iters > 0 ? r.window_seconds * 1e3 / static_cast<double>(r.measured_iters) : 0;
+      const double comm_ms = r.measured_iters > 0 ? r.exposed_comm_seconds * 1e3 / static_cast<double>(r.measured_iters) : 0;
+      fmt::print(out, "  rank {}: {}{}, mean iter {:.2f} ms, exposed communication {:.2f} ms/iter ({:.1f}%), "
+                      "memory allocated peak {:.3f} GB\n",
+                 r.rank, r.status, r.message.empty() ? "" : " (" + r.message + ")", mean_ms, comm_ms,
+                 mean_ms > 0 ? 100.0 * comm_ms / mean_ms : 0.0, r.allocated_peak_bytes / 1e9);
+    }
+  }
   fmt::print(out, "Harness overhead: {}\n",
              m.harness_overhead_percent ? fmt::format("{:.3f}% of the measured window", *m.harness_overhead_percent)
                                         : "N/A");

@@ -60,6 +60,14 @@ void resolve_device(const BenchOptions& o, const MachineInfo& m, RunPlan& plan) 
   } else {
     usage(fmt::format("--device '{}' is not valid; valid: auto, cpu, cuda, cuda:N", d));
   }
+  // Each rank of a node takes the GPU of its local rank, as torchrun scripts do.
+  if (plan.device_kind == DeviceKind::cuda && plan.world_size > 1 && (d == "auto" || d == "cuda")) {
+    if (plan.dist.env.local_rank >= static_cast<int64_t>(m.cuda_devices.size()))
+      usage(fmt::format("local rank {} has no GPU: {} CUDA device(s) visible for {} ranks on this node; valid: at "
+                        "most {} ranks per node", plan.dist.env.local_rank, m.cuda_devices.size(),
+                        plan.dist.env.local_world_size, m.cuda_devices.size()));
+    plan.device_index = static_cast<int>(plan.dist.env.local_rank);
+  }
   if (plan.device_kind == DeviceKind::cuda) {
     const auto& dev = m.cuda_devices[plan.device_index];
     plan.device_string = fmt::format("cuda:{}", plan.device_index);
@@ -126,21 +134,83 @@ void resolve_model(const BenchOptions& o, RunPlan& plan) {
   plan.seq_len = plan.config.block_size;
 }
 
-void resolve_batches(const BenchOptions& o, const MachineInfo& m, RunPlan& plan) {
-  if (m.world_size == 0)
-    usage(fmt::format("WORLD_SIZE '{}' is not valid; valid: a positive integer", m.world_size_env));
+void resolve_distributed(const BenchOptions& o, const MachineInfo& m, RunPlan& plan) {
+  if (!m.dist_env_error.empty()) usage(m.dist_env_error);
   require_choice("--distributed-mode", o.distributed_mode, {"none", "ddp", "fsdp"});
-  require_choice("--shard-mode", o.shard_mode, {"zero2", "zero3"});
+  require_choice("--shard-mode", o.shard_mode, {"zero2", "zero3", "hybrid_zero2", "hybrid_zero3"});
   require_choice("--bucketing-mode", o.bucketing_mode, {"none", "block", "layer"});
-  if (o.sharding_size) require_positive("--sharding-size", *o.sharding_size);
-  if (o.distributed_mode != "none" && m.world_size <= 1)
-    usage(fmt::format("--distributed-mode '{}' needs WORLD_SIZE > 1 (WORLD_SIZE is {}); multi-process "
-                      "modes come with the dist layer; valid here: none",
-                      o.distributed_mode, m.world_size_env.empty() ? "unset" : m.world_size_env));
-  if (m.world_size > 1)
-    usage(fmt::format("WORLD_SIZE {} is not supported yet: multi-process runs come with the dist layer; "
-                      "valid: unset or 1 (with --distributed-mode none)", m.world_size));
-  plan.world_size = m.world_size;
+  dist::DistributedSettings& d = plan.dist;
+  d.env = m.dist_env;
+  // Under the built-in launcher this process only starts ranks: validate as one of them.
+  if (o.nproc_per_node) {
+    require_positive("--nproc-per-node", *o.nproc_per_node);
+    require_positive("--nnodes", o.nnodes);
+    if (*o.nproc_per_node > 4096 || o.nnodes > 4096)
+      usage(fmt::format("--nproc-per-node {} x --nnodes {} is not valid; valid: at most 4096 each",
+                        *o.nproc_per_node, o.nnodes));
+    if (o.node_rank < 0 || o.node_rank >= o.nnodes)
+      usage(fmt::format("--node-rank {} is not valid; valid: 0..{} (--nnodes {})", o.node_rank, o.nnodes - 1,
+                        o.nnodes));
+    if (o.master_port < 0 || o.master_port > 65535)
+      usage(fmt::format("--master-port {} is not valid; valid: 0 (a free port) or 1..65535", o.master_port));
+    if (o.master_port == 0 && o.nnodes > 1)
+      usage(fmt::format("--master-port 0 picks a free port on one node only; with --nnodes {} name the port "
+                        "every node uses (valid: 1..65535)", o.nnodes));
+    d.env.world_size = *o.nproc_per_node * o.nnodes;
+    d.env.local_world_size = *o.nproc_per_node;
+    d.env.rank = o.node_rank * *o.nproc_per_node;
+    d.env.master_addr = o.master_addr;
+  }
+  const int64_t w = d.env.world_size;
+  const std::string where = d.env.source == "none" && !o.nproc_per_node ? "one process (no launcher)"
+                            : fmt::format("{} ranks", w);
+  if (o.distributed_mode == "none" && w > 1)
+    usage(fmt::format("--distributed-mode 'none' cannot run on {}: every rank would train alone; valid: ddp, fsdp",
+                      where));
+  if (o.distributed_mode != "none" && w <= 1)
+    usage(fmt::format("--distributed-mode '{}' needs more than one rank, but this is {}; valid here: none "
+                      "(start ranks with --nproc-per-node N, torchrun --no-python or srun)",
+                      o.distributed_mode, where));
+  d.mode = o.distributed_mode == "ddp" ? dist::DistMode::ddp
+           : o.distributed_mode == "fsdp" ? dist::DistMode::fsdp : dist::DistMode::none;
+  const bool hybrid = o.shard_mode.rfind("hybrid_", 0) == 0;
+  d.shard_mode = o.shard_mode.find("zero3") != std::string::npos ? dist::ShardMode::zero3 : dist::ShardMode::zero2;
+  d.units = o.bucketing_mode == "block"   ? dist::UnitPolicy::per_block
+            : o.bucketing_mode == "layer" ? dist::UnitPolicy::per_layer
+                                          : dist::UnitPolicy::whole_model;
+  if (o.sharding_size) {
+    require_positive("--sharding-size", *o.sharding_size);
+    if (w > 1 && w % *o.sharding_size != 0)
+      usage(fmt::format("--sharding-size {} does not divide the world size {}; valid: a divisor of {}",
+                        *o.sharding_size, w, w));
+    if (*o.sharding_size > w && w > 1)
+      usage(fmt::format("--sharding-size {} exceeds the world size {}", *o.sharding_size, w));
+  }
+  if (hybrid && !o.sharding_size)
+    usage(fmt::format("--shard-mode '{}' needs --sharding-size (ranks per shard group)", o.shard_mode));
+  if (o.sharding_size && d.mode != dist::DistMode::fsdp)
+    usage(fmt::format("--sharding-size {} applies to --distributed-mode fsdp only (mode is {})", *o.sharding_size,
+                      o.distributed_mode));
+  d.shard_group_size = o.sharding_size;
+  if (d.mode == dist::DistMode::fsdp && d.shard_mode == dist::ShardMode::zero3 &&
+      d.units == dist::UnitPolicy::per_layer)
+    usage("--bucketing-mode 'layer' with --shard-mode zero3 is not supported (ZeRO-3 gathers whole blocks); "
+          "valid: none, block");
+  if (!(o.ddp_bucket_size_mb > 0 && o.ddp_bucket_size_mb <= 1e6))
+    usage(fmt::format("--ddp-bucket-size {} is not valid; valid: a size in MB in (0, 1000000]", o.ddp_bucket_size_mb));
+  d.ddp_bucket_bytes = static_cast<int64_t>(o.ddp_bucket_size_mb * 1e6);
+  d.ddp_overlap = o.ddp_overlap;
+  d.skip_sync_until_last_micro = o.skip_data_sync;
+  if (!(o.dist_timeout_s >= 1 && o.dist_timeout_s <= 7 * 24 * 3600.0))
+    usage(fmt::format("--dist-timeout {} is not valid; valid: seconds from 1 to 604800", o.dist_timeout_s));
+  d.timeout_seconds = o.dist_timeout_s;
+  if (o.nsys_enabled)
+    usage("--nsys-enabled True is not supported: run `nsys profile tokbench run ...` instead; valid: False");
+  plan.world_size = w;
+}
+
+void resolve_batches(const BenchOptions& o, const MachineInfo& m, RunPlan& plan) {
+  resolve_distributed(o, m, plan);
 
   require_positive("--micro-batch-size", o.micro_batch_size);
   plan.micro_batch = o.micro_batch_size;
@@ -201,6 +271,12 @@ void resolve_training(const BenchOptions& o, RunPlan& plan) {
       usage(fmt::format("--cpu-memory-cap-mb {} applies to --device cpu only (device is {})",
                         *o.cpu_memory_cap_mb, plan.device_string));
     plan.cpu_memory_cap_bytes = *o.cpu_memory_cap_mb * 1000000;
+  }
+  if (o.cpu_memory_cap_rank) {
+    if (!o.cpu_memory_cap_mb || *o.cpu_memory_cap_rank < 0 || *o.cpu_memory_cap_rank >= plan.world_size)
+      usage(fmt::format("--cpu-memory-cap-rank {} is not valid; valid: 0..{} together with --cpu-memory-cap-mb",
+                        *o.cpu_memory_cap_rank, plan.world_size - 1));
+    if (*o.cpu_memory_cap_rank != plan.dist.env.rank) plan.cpu_memory_cap_bytes.reset();
   }
 }
 

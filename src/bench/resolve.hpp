@@ -11,6 +11,7 @@
 
 #include "bench/bench_options.hpp"
 #include "bench/machine_info.hpp"
+#include "dist/dist_settings.hpp"
 #include "model/config.hpp"
 #include "model/counting.hpp"
 #include "model/train_precision.hpp"
@@ -33,6 +34,7 @@ struct RunPlan {
   model::Config config;  // finalized, overrides applied
   std::string model_label;
   int64_t world_size = 1;
+  dist::DistributedSettings dist;  // typed: nothing below resolve reads the raw strings
   int64_t micro_batch = 1, global_batch = 1, grad_accum = 1, seq_len = 0;
   int64_t max_iters = 0, warmup_iters = 0;
   DeviceKind device_kind = DeviceKind::cpu;

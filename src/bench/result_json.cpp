@@ -42,7 +42,8 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
   j["Global BS"] = plan.global_batch;
   j["GA"] = plan.grad_accum;
   j["Distributed Mode"] = distributed_mode_label(plan);
-  j["Sharding Size"] = o.distributed_mode == "fsdp" && o.sharding_size ? json(*o.sharding_size) : json(nullptr);
+  j["Sharding Size"] =
+      plan.dist.mode == dist::DistMode::fsdp && o.sharding_size ? json(*o.sharding_size) : json(nullptr);
   j["compiler"] = o.compile;
   // tokbench's own.
   j["schema_version"] = kResultSchemaVersion;
@@ -85,6 +86,25 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
   j["peak_rss_GB"] = plan.device_kind == DeviceKind::cpu ? json(m.peak_rss_GB) : json(nullptr);
   j["memory_estimate_GB"] = plan.memory_estimate_bytes / 1e9;
   j["harness_overhead_percent"] = opt(m.harness_overhead_percent);
+  // Every rank's own figures (multi-rank runs): the reported average is the slowest rank's,
+  // memory the maximum over ranks.
+  json ranks = json::array();
+  for (const auto& r : run.ranks) {
+    const double m_iters = static_cast<double>(r.measured_iters);
+    ranks.push_back({{"rank", r.rank},
+                     {"status", r.status},
+                     {"message", r.message},
+                     {"host", r.host},
+                     {"measured_iters", r.measured_iters},
+                     {"average_iter_time", r.measured_iters > 0 ? json(r.window_seconds * 1e3 / m_iters) : json(nullptr)},
+                     {"exposed_comm_ms_per_iter",
+                      r.measured_iters > 0 ? json(r.exposed_comm_seconds * 1e3 / m_iters) : json(nullptr)},
+                     {"memory_allocated_peak_GB", r.allocated_peak_bytes / 1e9},
+                     {"memory_reserved_peak_GB", r.reserved_peak_bytes / 1e9},
+                     {"peak_rss_GB", r.peak_rss_bytes / 1e9}});
+  }
+  j["world_size"] = plan.world_size;
+  j["ranks"] = ranks;
   j["device"] = plan.device_string;
   j["device_name"] = plan.device_name;
   j["dtype"] = std::string(to_string(plan.dtype));
@@ -97,8 +117,19 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
                  {"weight_decay", o.weight_decay},
                  {"beta1", o.beta1},
                  {"beta2", o.beta2},
+                 {"n_layers", o.n_layers ? json(*o.n_layers) : json(nullptr)},
+                 {"peak_tflops", o.peak_tflops ? json(*o.peak_tflops) : json(nullptr)},
+                 {"flops_convention", o.flops_convention},
+                 {"distributed_mode", o.distributed_mode},
                  {"shard_mode", o.shard_mode},
                  {"bucketing_mode", o.bucketing_mode},
+                 {"sharding_size", o.sharding_size ? json(*o.sharding_size) : json(nullptr)},
+                 {"ddp_bucket_size_mb", o.ddp_bucket_size_mb},
+                 {"ddp_overlap", o.ddp_overlap},
+                 {"skip_data_sync", o.skip_data_sync},
+                 {"dist_timeout_s", o.dist_timeout_s},
+                 {"dist_launcher", plan.dist.env.source},
+                 {"dynamic", o.dynamic},
                  {"num_threads", o.num_threads},
                  {"cpu_memory_cap_mb", o.cpu_memory_cap_mb ? json(*o.cpu_memory_cap_mb) : json(nullptr)}};
   j["environment"] = {{"tokbench_version", env.tokbench_version}, {"git_revision", env.git_revision},

@@ -13,7 +13,7 @@
 
 namespace tokbench::bench {
 
-inline constexpr int kResultSchemaVersion = 1;
+inline constexpr int kResultSchemaVersion = 2;  // 2: world_size, ranks[], config.dist*
 
 nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun& run, const BenchMetrics& metrics,
                                          const Environment& env);

@@ -10,12 +10,15 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 #include "bench/environment.hpp"
 #include "bench/metrics.hpp"
 #include "bench/progress.hpp"
 #include "bench/report.hpp"
 #include "bench/result_json.hpp"
+#include "dist/parallel_step.hpp"
+#include "dist/rank_results.hpp"
 #include "model/gpt.hpp"
 #include "train/dtype_mode.hpp"
 #include "train/train_loop.hpp"
@@ -81,6 +84,84 @@ torch::Device device_of(const RunPlan& plan) {
              : torch::Device(torch::kCPU);
 }
 
+std::unique_ptr<train::TrainStep> make_step(const RunPlan& plan, model::GPT model, const torch::Device& device,
+                                            const std::optional<dist::ProcessGroups>& groups) {
+  const train::TrainOptions t = train_options_of(plan);
+  switch (plan.dist.mode) {
+    case dist::DistMode::none:
+      return train::make_eager_step(std::move(model), device, train::EagerStepOptions{t.dtype, t.adamw});
+    case dist::DistMode::ddp: {
+      dist::DdpOptions o;
+      o.dtype = t.dtype;
+      o.adamw = t.adamw;
+      o.bucket_bytes = plan.dist.ddp_bucket_bytes;
+      o.overlap = plan.dist.ddp_overlap;
+      o.skip_sync_until_last_micro = plan.dist.skip_sync_until_last_micro;
+      return dist::make_ddp_step(std::move(model), device, *groups, o);
+    }
+    case dist::DistMode::fsdp: {
+      dist::FsdpOptions o;
+      o.dtype = t.dtype;
+      o.adamw = t.adamw;
+      o.shard_mode = plan.dist.shard_mode;
+      o.units = plan.dist.units;
+      return dist::make_fsdp_step(std::move(model), device, *groups, o);
+    }
+  }
+  throw std::logic_error("unknown distributed mode");
+}
+
+// Which rank's ending explains the run: a rank's own failure (OOM, NaN, error) outranks the
+// broken connections and timeouts it caused on the others.
+int severity(const std::string& status) {
+  for (const auto& [name, rank] : std::vector<std::pair<std::string, int>>{
+           {"oom", 7}, {"nan", 6}, {"error", 5}, {"interrupted", 4}, {"timeout", 3}, {"rank_failed", 2}, {"ok", 0}})
+    if (status == name) return rank;
+  return 1;
+}
+
+Outcome outcome_from_string(const std::string& status) {
+  for (Outcome o : {Outcome::ok, Outcome::oom, Outcome::nan, Outcome::interrupted, Outcome::timeout,
+                    Outcome::rank_failed, Outcome::error, Outcome::invalid})
+    if (status == to_string(o)) return o;
+  return Outcome::error;
+}
+
+// Rank 0's view of the job: the slowest rank's window, the largest peaks, the status that
+// explains the ending, and every rank's own figures.
+void merge_rank_records(const std::vector<dist::RankRecord>& records, MeasuredRun& run) {
+  const dist::RankRecord* cause = nullptr;
+  const dist::RankRecord* missing = nullptr;
+  for (const auto& r : records) {
+    if (!r.reported && missing == nullptr) missing = &r;
+    run.ranks.push_back(RankSummary{r.rank, r.status, r.message, r.host, r.measured_iters, r.window_seconds,
+                                    r.exposed_comm_seconds, r.allocated_peak_bytes, r.reserved_peak_bytes,
+                                    r.peak_rss_bytes});
+    run.measured_window_seconds = std::max(run.measured_window_seconds, r.window_seconds);
+    run.allocated_peak_bytes = std::max(run.allocated_peak_bytes, r.allocated_peak_bytes);
+    run.reserved_peak_bytes = std::max(run.reserved_peak_bytes, r.reserved_peak_bytes);
+    run.peak_rss_bytes = std::max(run.peak_rss_bytes, r.peak_rss_bytes);
+    if (r.status != "ok" && (cause == nullptr || severity(r.status) > severity(cause->status))) cause = &r;
+  }
+  // A rank that never reported (killed, hung) explains the broken connections and timeouts
+  // the others saw: keep what rank 0 observed, and name that rank.
+  if (missing != nullptr && (run.outcome == Outcome::ok || run.outcome == Outcome::rank_failed ||
+                             run.outcome == Outcome::timeout)) {
+    if (run.outcome == Outcome::ok) run.outcome = Outcome::rank_failed;
+    run.message = "rank " + std::to_string(missing->rank) + " reported no result (it died or stopped responding); " +
+                  "rank 0 saw: " + (run.message.empty() ? "nothing" : run.message);
+  } else if (cause != nullptr) {
+    run.outcome = outcome_from_string(cause->status);
+    run.message = "rank " + std::to_string(cause->rank) + ": " + cause->message;
+  }
+}
+
+std::string host_name() {
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  return name;
+}
+
 }  // namespace
 
 int run_benchmark(const RunPlan& plan) {
@@ -93,8 +174,8 @@ int run_benchmark(const RunPlan& plan) {
   // With the JSON on stdout, everything for people goes to stderr.
   std::ostream& report_out = plan.json_to_stdout ? std::cerr : std::cout;
   std::FILE* line_stream = plan.json_to_stdout ? stderr : stdout;
-  const bool quiet = plan.options.quiet;
-  if (is_debug_build())
+  const bool quiet = plan.options.quiet || plan.dist.env.rank != 0;
+  if (is_debug_build() && plan.dist.env.rank == 0)
     std::cerr << "#\n# WARNING: this tokbench is a DEBUG build (assertions on, no optimisation): "
                  "its figures are not representative. Rebuild with CMAKE_BUILD_TYPE=Release.\n#\n";
   if (plan.options.num_threads > 0) torch::set_num_threads(plan.options.num_threads);
@@ -105,25 +186,46 @@ int run_benchmark(const RunPlan& plan) {
   const Environment env = capture_environment();
 
   MeasuredRun run;
-  ProgressPrinter progress(ProgressOptions{plan.max_iters, plan.warmup_iters, plan.options.log_every, quiet,
+  const bool multi_rank = plan.dist.multi_rank();
+  const bool lead = plan.dist.env.rank == 0;  // only rank 0 reports and writes the JSON
+  ProgressPrinter progress(ProgressOptions{plan.max_iters, plan.warmup_iters, plan.options.log_every, quiet || !lead,
                                            static_cast<bool>(::isatty(STDERR_FILENO))},
                            stderr, line_stream);
+  std::optional<dist::ProcessGroups> groups;
+  const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(plan.dist.timeout_seconds * 1000));
+  // Held until the result is written: a first SIGINT/SIGTERM during the ranks' exchange or
+  // the JSON write must not lose the result (a second one still kills).
+  SignalGuard signals;
   {
-    SignalGuard signals;
     try {
       if (plan.device_kind == DeviceKind::cuda) {
         at::globalContext().setAllowTF32CuBLAS(plan.tf32);
         at::globalContext().setAllowTF32CuDNN(plan.tf32);
       }
+      if (multi_rank)
+        groups = dist::create_process_groups(
+            dist::GroupOptions{plan.dist.env, timeout, device,
+                               plan.dist.mode == dist::DistMode::fsdp ? plan.dist.shard_group_size : std::nullopt});
       model::GPT gpt(plan.config, torch::TensorOptions().device(device).dtype(train::param_dtype(plan.dtype)));
       gpt->reset_parameters(plan.options.seed);
-      const train::TrainResult result = train::run_training(
-          gpt, device, train_options,
+      torch::AutoGradMode grad_mode(true);
+      auto step = make_step(plan, gpt, device, groups);
+      train::TokenBatcher data(train::batch_options_for(train_options, plan.config.vocab(), plan.dist.env.rank),
+                               device);
+      train::StopDecision decide_stop;
+      if (multi_rank)
+        decide_stop = [&](bool local) { return dist::agree_to_stop(*groups->world, device, local); };
+      const train::LoopOptions loop{plan.grad_accum, plan.max_iters, plan.warmup_iters, plan.cpu_memory_cap_bytes};
+      const train::TrainResult result = train::run_timed_loop(
+          *step, data, device, loop,
           [&progress](const train::IterationRecord& record) { progress.on_iteration(sample_of(record)); },
-          &g_stop_requested);
+          &g_stop_requested, decide_stop);
       run.outcome = result.status;
       run.message = first_line(result.message);
-      for (const auto& record : result.iterations) run.iterations.push_back(sample_of(record));
+      for (const auto& record : result.iterations) {
+        run.iterations.push_back(sample_of(record));
+        if (!record.warmup) run.exposed_comm_seconds += record.exposed_comm_seconds;
+      }
       run.measured_window_seconds = result.measured_window_seconds;
       run.allocated_peak_bytes = result.memory.allocated_bytes;
       run.reserved_peak_bytes = result.memory.reserved_bytes;
@@ -132,11 +234,45 @@ int run_benchmark(const RunPlan& plan) {
     } catch (const c10::OutOfMemoryError& e) {
       run.outcome = Outcome::oom;
       run.message = first_line(e.what());
+    } catch (const c10::Error& e) {  // rendezvous or set-up collectives among them
+      run.message = first_line(e.what_without_backtrace());
+      run.outcome = train::status_of_failure(run.message);
     } catch (const std::exception& e) {
-      run.outcome = Outcome::error;
       run.message = first_line(e.what());
+      run.outcome = train::status_of_failure(run.message);
     }
     progress.finish();
+  }
+
+  if (multi_rank && groups) {
+    dist::RankRecord mine;
+    mine.rank = plan.dist.env.rank;
+    mine.status = to_string(run.outcome);
+    mine.message = run.message;
+    mine.host = host_name();
+    for (const auto& it : run.iterations) mine.measured_iters += it.warmup ? 0 : 1;
+    mine.window_seconds = run.measured_window_seconds;
+    mine.exposed_comm_seconds = run.exposed_comm_seconds;
+    mine.allocated_peak_bytes = run.allocated_peak_bytes;
+    mine.reserved_peak_bytes = run.reserved_peak_bytes;
+    mine.peak_rss_bytes = run.peak_rss_bytes;
+    // Healthy peers publish right after the loop; after a failure, a dead peer never will.
+    const auto wait = run.outcome == Outcome::ok ? timeout : std::min(timeout, std::chrono::milliseconds(2000));
+    try {
+      const auto records = dist::exchange_rank_records(*groups->store, mine, plan.world_size, wait);
+      if (lead) merge_rank_records(records, run);
+    } catch (const std::exception& e) {  // the store itself is gone (rank 0 died)
+      if (run.outcome == Outcome::ok) {
+        run.outcome = Outcome::rank_failed;
+        run.message = first_line(e.what());
+      }
+    }
+  }
+  if (!lead) {
+    if (run.outcome != Outcome::ok)
+      std::cerr << "tokbench: rank " << plan.dist.env.rank << " ended with status " << to_string(run.outcome)
+                << (run.message.empty() ? "" : ": " + run.message) << "\n";
+    return exit_code(run.outcome);
   }
 
   const MetricInputs inputs{plan.world_size,    plan.micro_batch,  plan.grad_accum,

@@ -33,7 +33,9 @@ std::string option_error(const std::string& option, const std::string& value, co
   return option + ": invalid value '" + value + "'; " + valid;
 }
 
-// A failed collective surfaces as a c10::Error whose text says what the peer did: stopped
+}  // namespace
+
+// A failed collective surfaces as an exception whose text says what the peer did: stopped
 // answering (Gloo's and NCCL's timeouts) or went away (a closed or reset connection).
 RunStatus status_of_failure(const std::string& message) {
   for (const char* pattern : {"imed out", "Timeout", "timeout"})
@@ -43,8 +45,6 @@ RunStatus status_of_failure(const std::string& message) {
     if (message.find(pattern) != std::string::npos) return RunStatus::rank_failed;
   return RunStatus::error;
 }
-
-}  // namespace
 
 void validate_options(const TrainOptions& o, const model::Config& config, const torch::Device& device) {
   if (o.micro_batch < 1) {
@@ -176,8 +176,8 @@ TrainResult run_timed_loop(TrainStep& step, TokenBatcher& data, const torch::Dev
     result.message = e.what_without_backtrace();
     result.status = status_of_failure(result.message);
   } catch (const std::exception& e) {
-    result.status = RunStatus::error;
     result.message = e.what();
+    result.status = status_of_failure(result.message);
   }
   if (result.status == RunStatus::oom) {
     // Free what this run still holds beyond the model itself: gradients and cached blocks.

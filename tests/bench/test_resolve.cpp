@@ -148,10 +148,59 @@ TEST(Resolve, Bf16OnOldGpu) {
   expect_usage(o, {"--device", "cuda:1", "cuda:0"}, m);
 }
 
-TEST(Resolve, DistributedModesNeedWorldSize) {
+TEST(Resolve, DistributedModesNeedMoreThanOneRank) {
   BenchOptions o = small();
   o.distributed_mode = "fsdp";
-  expect_usage(o, {"--distributed-mode", "fsdp", "WORLD_SIZE", "dist layer", "none"});
+  expect_usage(o, {"--distributed-mode", "fsdp", "more than one rank", "--nproc-per-node", "none"});
+}
+
+TEST(Resolve, ManyRanksNeedADistributedMode) {
+  BenchOptions o = small();
+  o.nproc_per_node = 2;
+  expect_usage(o, {"--distributed-mode", "none", "2 ranks", "ddp, fsdp"});
+}
+
+TEST(Resolve, LauncherAndShardingOptionsAreChecked) {
+  BenchOptions o = small();
+  o.distributed_mode = "fsdp";
+  o.nproc_per_node = 4;
+  o.sharding_size = 3;
+  expect_usage(o, {"--sharding-size", "3", "divisor of 4"});
+  o.sharding_size.reset();
+  o.shard_mode = "hybrid_zero3";
+  expect_usage(o, {"--shard-mode", "hybrid_zero3", "--sharding-size"});
+  o.shard_mode = "zero3";
+  o.bucketing_mode = "layer";
+  expect_usage(o, {"--bucketing-mode", "layer", "zero3", "none, block"});
+  o.bucketing_mode = "block";
+  o.node_rank = 1;
+  expect_usage(o, {"--node-rank", "1", "0..0"});
+  o.node_rank = 0;
+  o.nnodes = 2;
+  expect_usage(o, {"--master-port", "0", "--nnodes 2"});
+  o.nnodes = 1;
+  o.dist_timeout_s = 0;
+  expect_usage(o, {"--dist-timeout", "0"});
+  o.dist_timeout_s = 30;
+  o.nsys_enabled = true;
+  expect_usage(o, {"--nsys-enabled", "nsys profile"});
+}
+
+TEST(Resolve, DistributedPlanIsTyped) {
+  BenchOptions o = small();
+  o.distributed_mode = "fsdp";
+  o.shard_mode = "hybrid_zero3";
+  o.sharding_size = 2;
+  o.bucketing_mode = "block";
+  o.nproc_per_node = 4;
+  const RunPlan plan = resolve_run(o, cpu_machine());
+  EXPECT_EQ(plan.world_size, 4);
+  EXPECT_EQ(plan.dist.mode, dist::DistMode::fsdp);
+  EXPECT_EQ(plan.dist.shard_mode, dist::ShardMode::zero3);
+  EXPECT_EQ(plan.dist.units, dist::UnitPolicy::per_block);
+  EXPECT_EQ(plan.dist.shard_group_size, 2);
+  EXPECT_EQ(dist::distributed_mode_label(plan.dist), "fsdp_hybrid_zero3_block_bucketing");
+  EXPECT_EQ(plan.global_batch, 8);  // B x W by default
 }
 
 TEST(Resolve, UnwritableJsonPathCreatesNothing) {

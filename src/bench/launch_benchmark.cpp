@@ -1,0 +1,87 @@
+// The built-in launcher's side of `tokbench run` (launch_benchmark.hpp).
+#include "bench/launch_benchmark.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+
+#include "bench/environment.hpp"
+#include "bench/metrics.hpp"
+#include "bench/result_json.hpp"
+#include "dist/launcher.hpp"
+
+namespace tokbench::bench {
+namespace {
+
+// Exit codes by which a rank says it reported its own ending (the status table).
+bool reported_itself(int code) { return code >= 1 && code <= 7 && code != train::kExitUsage; }
+
+}  // namespace
+
+std::vector<std::string> own_command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  const std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::string> args;
+  std::size_t start = 0;
+  while (start < raw.size()) {
+    const std::size_t end = raw.find('\0', start);
+    args.push_back(raw.substr(start, end - start));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  char exe[4096] = {};
+  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0 && !args.empty()) args[0] = std::string(exe, static_cast<std::size_t>(n));
+  return args;
+}
+
+int launch_benchmark(const RunPlan& plan, const std::vector<std::string>& rank_argv) {
+  const auto& o = plan.options;
+  ::setenv(kLaunchedEnv, "1", 1);
+  dist::LaunchOptions launch;
+  launch.argv = rank_argv;
+  launch.nproc_per_node = static_cast<int>(*o.nproc_per_node);
+  launch.nnodes = static_cast<int>(o.nnodes);
+  launch.node_rank = static_cast<int>(o.node_rank);
+  launch.master_addr = o.master_addr;
+  launch.master_port = static_cast<int>(o.master_port);
+  // Ranks that outlive a failed one are blocked in a collective that its timeout ends; a
+  // rank that is stopped (SIGSTOP) never ends by itself, so the grace is short and bounded.
+  launch.failure_grace_seconds = std::min(plan.dist.timeout_seconds, 3.0);
+  const dist::LaunchResult result = dist::launch_ranks(launch);
+  if (result.exit_code == 0) return train::kExitOk;
+
+  // Rank 0 (on the first node) reported the job's ending itself: its JSON stands.
+  if (o.node_rank == 0 && !result.ranks.empty()) {
+    const dist::RankExit& lead = result.ranks.front();
+    if (lead.signal == 0 && !lead.killed_by_launcher && reported_itself(lead.exit_code)) {
+      std::cerr << "tokbench launcher: " << result.failure << "\n";
+      return lead.exit_code;
+    }
+    if (lead.signal == 0 && lead.exit_code == 0) {  // rank 0 finished; a peer failed afterwards
+      std::cerr << "tokbench launcher: " << result.failure << "\n";
+      return exit_code(Outcome::rank_failed);
+    }
+  }
+  // Rank 0 could not report: the launcher writes the labelled result.
+  MeasuredRun run;
+  run.outcome = result.interrupted ? Outcome::interrupted : Outcome::rank_failed;
+  run.message = result.failure;
+  const MetricInputs inputs{plan.world_size, plan.micro_batch, plan.grad_accum, plan.seq_len, plan.warmup_iters,
+                            plan.flops_per_microbatch, std::nullopt};
+  const BenchMetrics metrics = compute_metrics(inputs, run);
+  if (o.node_rank == 0 && !plan.json_path.empty()) {
+    try {
+      write_json_atomically(plan.json_path, build_result_json(plan, run, metrics, capture_environment()));
+    } catch (const std::exception& e) {
+      std::cerr << "tokbench: error: " << e.what() << "\n";
+    }
+  }
+  std::cerr << "tokbench: run ended with status " << to_string(run.outcome) << ": " << run.message << "\n";
+  return exit_code(run.outcome);
+}
+
+}  // namespace tokbench::bench

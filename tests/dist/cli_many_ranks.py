@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""Runs the real `tokbench run` with several ranks on this CPU (Gloo) and checks the job's
+ending, its exit code and rank 0's JSON.
+
+Scenarios:
+  launcher  the reference's seed command (phi-2, FSDP ZeRO-2) under the built-in launcher
+  torchrun  the same command under `torchrun --no-python`
+  usage     bad options exit 2 at once: in the launcher, and in a rank before any rendezvous
+  kill      a rank killed with SIGKILL mid-run: status rank_failed naming it, exit 7
+  stop      a rank stopped with SIGSTOP mid-run: status timeout, exit 6
+  oom       an out-of-memory on rank 1 only: every rank ends, status oom naming rank 1, exit 3
+The kill and stop scenarios must end within --dist-timeout + 10 s of the signal.
+Usage: cli_many_ranks.py /path/to/tokbench SCENARIO /path/to/source"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+TOKBENCH, SCENARIO, SOURCE = sys.argv[1], sys.argv[2], sys.argv[3]
+DIST_TIMEOUT = 10
+# The reference's headline command line, with what this 2-core machine can run in seconds.
+SEED = ["--return_metrics_as_json=True", "--distributed_mode=fsdp", "--shard_mode=zero2", "--model_name=phi-2",
+        "--micro_batch_size=1", "--compile=eager", "--nsys_enabled=False", "--dynamic=False",
+        "--n_layers=1", "--seq_len=64", "--max_iters=3", "--warmup_iters=1", "--num_threads=1"]
+# A long run to interrupt: small, many iterations.
+LONG = ["--model-name", "pythia-14m", "--n-layers", "2", "--seq-len", "128", "--micro-batch-size", "1",
+        "--max-iters", "100000", "--warmup-iters", "1", "--num-threads", "1", "--distributed-mode", "ddp",
+        "--dist-timeout", str(DIST_TIMEOUT), "--log-every", "1"]
+
+
+def fail(message, out="", err=""):
+    print("FAIL:", message)
+    print("--- stdout ---\n" + (out or "") + "\n--- stderr ---\n" + (err or ""))
+    sys.exit(1)
+
+
+def clean_env():
+    env = dict(os.environ)
+    for name in ["WORLD_SIZE", "RANK", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+                 "TOKBENCH_LAUNCHED", "SLURM_PROCID", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE"]:
+        env.pop(name, None)
+    return env
+
+
+def load(path, out="", err=""):
+    if not os.path.exists(path):
+        fail(f"no JSON at {path}", out, err)
+    with open(path) as f:
+        return json.load(f)
+
+
+def whole_model_params(model, n_layers):
+    proc = subprocess.run([TOKBENCH, "info", model, "--n-layers", str(n_layers), "--json"], capture_output=True,
+                          text=True, env=clean_env(), timeout=120)
+    info = json.loads(proc.stdout)
+    return info["params"]
+
+
+def check_seed_result(j, out, err):
+    if j["status"] != "ok":
+        fail(f"status {j['status']}: {j['message']}", out, err)
+    if j["Num GPUS"] != 2 or j["world_size"] != 2 or len(j["ranks"]) != 2:
+        fail(f"world: {j['Num GPUS']} {j['world_size']} {len(j['ranks'])}", out, err)
+    if j["Distributed Mode"] != "fsdp_zero2_none_bucketing" or j["Sharding Size"] is not None:
+        fail(f"labels {j['Distributed Mode']} {j['Sharding Size']}", out, err)
+    if j["Global BS"] != 2 or j["GA"] != 1:
+        fail(f"batch {j['Global BS']} {j['GA']}", out, err)
+    want = whole_model_params("phi-2", 1)
+    if j["parameters"] != want:
+        fail(f"parameters {j['parameters']}, the whole model has {want} (not a shard's)", out, err)
+    identity = j["tokens_per_sec"] * j["average_iter_time"] / 1000
+    if abs(identity - j["Global BS"] * j["Seq Len"]) > 1e-9 * identity:
+        fail(f"tokens/s x avg iter time = {identity}", out, err)
+    slowest = max(r["average_iter_time"] for r in j["ranks"])
+    if abs(j["average_iter_time"] - slowest) > 1e-6 * slowest:
+        fail(f"average_iter_time {j['average_iter_time']} is not the slowest rank's {slowest}", out, err)
+    if j["memory_used_GB"] != max(r["memory_allocated_peak_GB"] for r in j["ranks"]):
+        fail("memory_used_GB is not the maximum over ranks", out, err)
+    if any(r["exposed_comm_ms_per_iter"] is None or r["exposed_comm_ms_per_iter"] < 0 for r in j["ranks"]):
+        fail("exposed communication missing", out, err)
+    if "Sharding Mode: zero2" not in out or "Bucketing: none" not in out or "rank 1: ok" not in out:
+        fail("report lines missing", out, err)
+
+
+def rank_pids(launcher_pid):
+    """Rank pid by RANK, among the launcher's children."""
+    pids = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            if ppid != launcher_pid:
+                continue
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                env = dict(kv.split(b"=", 1) for kv in f.read().split(b"\0") if b"=" in kv)
+            pids[int(env[b"RANK"])] = int(entry)
+        except (OSError, KeyError, ValueError, IndexError):
+            continue
+    return pids
+
+
+def interrupt_rank(sig, want_status, want_code, scratch):
+    out_path = os.path.join(scratch, "long.json")
+    proc = subprocess.Popen([TOKBENCH, "run", *LONG, "--nproc-per-node", "2", "--json-path", out_path],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env())
+    lines = []
+    # Wait for a few measured iterations so the signal lands mid-run.
+    while sum("iter " in l for l in lines) < 3:
+        line = proc.stdout.readline()
+        if not line:
+            fail("the run ended before the signal", "".join(lines), proc.stderr.read())
+        lines.append(line)
+    pids = rank_pids(proc.pid)
+    if 1 not in pids:
+        proc.kill()
+        fail(f"rank 1 not found among the launcher's children: {pids}")
+    os.kill(pids[1], sig)
+    sent = time.monotonic()
+    try:
+        out, err = proc.communicate(timeout=DIST_TIMEOUT + 60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        os.kill(pids[1], signal.SIGKILL)
+        fail("the job did not end")
+    took = time.monotonic() - sent
+    out = "".join(lines) + out
+    if took > DIST_TIMEOUT + 10:
+        fail(f"the job took {took:.1f} s to end after the signal (limit {DIST_TIMEOUT + 10})", out, err)
+    if proc.returncode != want_code:
+        fail(f"exit {proc.returncode}, want {want_code}", out, err)
+    j = load(out_path, out, err)
+    if j["status"] != want_status or "rank 1" not in j["message"]:
+        fail(f"status {j['status']} message {j['message']!r}", out, err)
+    if os.path.exists(f"/proc/{pids[1]}") and open(f"/proc/{pids[1]}/stat").read().split()[2] != "Z":
+        fail("the signalled rank is still alive", out, err)
+    print(f"ended {took:.1f} s after the signal: {j['status']}: {j['message'][:200]}")
+
+
+with tempfile.TemporaryDirectory() as scratch:
+    out_path = os.path.join(scratch, "result.json")
+    if SCENARIO == "launcher":
+        proc = subprocess.run([TOKBENCH, "run", *SEED, "--json_path=" + out_path, "--nproc-per-node", "2"],
+                              capture_output=True, text=True, env=clean_env(), timeout=500)
+        if proc.returncode != 0:
+            fail(f"exit {proc.returncode}", proc.stdout, proc.stderr)
+        check_seed_result(load(out_path, proc.stdout, proc.stderr), proc.stdout, proc.stderr)
+    elif SCENARIO == "torchrun":
+        python = os.path.join(SOURCE, ".venv", "bin", "python")
+        if not os.path.exists(python):
+            python = "python3"  # the bootstrap found an importable torch there instead
+        import socket
+        with socket.socket() as s:  # torchrun passes MASTER_PORT through; rank 0's store binds it
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        command = [python, "-m", "torch.distributed.run", "--nproc_per_node=2", "--nnodes=1", "--no-python",
+                   "--master_addr", "127.0.0.1", "--master_port", str(port), TOKBENCH, "run", *SEED, "--json_path=" + out_path]
+        proc = subprocess.run(command, capture_output=True, text=True, env=clean_env(), timeout=500)
+        if proc.returncode != 0:
+            fail(f"exit {proc.returncode}", proc.stdout, proc.stderr)
+        j = load(out_path, proc.stdout, proc.stderr)
+        if j["config"]["dist_launcher"] != "torchrun":
+            fail(f"launcher {j['config']['dist_launcher']}")
+        check_seed_result(j, proc.stdout, proc.stderr)
+    elif SCENARIO == "usage":
+        cases = [
+            ([*LONG, "--nproc-per-node", "2", "--shard-mode", "zero9"], {}, ["--shard-mode", "zero9"]),
+            ([*LONG, "--nproc-per-node", "2", "--distributed-mode", "none"], {}, ["--distributed-mode", "none"]),
+            # A rank under another launcher rejects a bad option before waiting for its peers.
+            ([*LONG, "--micro-batch-size", "0"], {"RANK": "1", "WORLD_SIZE": "2", "MASTER_PORT": "1"},
+             ["--micro-batch-size", "0"]),
+            ([*LONG], {"RANK": "1", "WORLD_SIZE": "2", "LOCAL_RANK": "3", "LOCAL_WORLD_SIZE": "2"},
+             ["LOCAL_RANK", "3"]),
+        ]
+        for args, env_add, needles in cases:
+            start = time.monotonic()
+            proc = subprocess.run([TOKBENCH, "run", *args], capture_output=True, text=True,
+                                  env=dict(clean_env(), **env_add), timeout=60)
+            lines = [l for l in proc.stderr.splitlines() if l.strip()]
+            if proc.returncode != 2 or len(lines) != 1 or any(n not in lines[0] for n in needles):
+                fail(f"{args} {env_add}: exit {proc.returncode}, want 2 and one line with {needles}",
+                     proc.stdout, proc.stderr)
+            if time.monotonic() - start > 20:
+                fail(f"{args}: the usage error took {time.monotonic() - start:.1f} s")
+    elif SCENARIO == "kill":
+        interrupt_rank(signal.SIGKILL, "rank_failed", 7, scratch)
+    elif SCENARIO == "stop":
+        interrupt_rank(signal.SIGSTOP, "timeout", 6, scratch)
+    elif SCENARIO == "oom":
+        args = ["--model-name", "pythia-14m", "--n-layers", "2", "--seq-len", "512", "--micro-batch-size", "4",
+                "--max-iters", "4", "--warmup-iters", "1", "--num-threads", "1", "--distributed-mode", "ddp",
+                "--dist-timeout", str(DIST_TIMEOUT), "--cpu-memory-cap-mb", "200", "--cpu-memory-cap-rank", "1",
+                "--nproc-per-node", "2", "--json-path", out_path]
+        proc = subprocess.run([TOKBENCH, "run", *args], capture_output=True, text=True, env=clean_env(), timeout=300)
+        j = load(out_path, proc.stdout, proc.stderr)
+        if proc.returncode != 3 or j["status"] != "oom" or "rank 1" not in j["message"]:
+            fail(f"exit {proc.returncode} status {j['status']} message {j['message']!r}", proc.stdout, proc.stderr)
+        statuses = {r["rank"]: r["status"] for r in j["ranks"]}
+        if statuses.get(1) != "oom" or statuses.get(0) == "ok":
+            fail(f"per-rank statuses {statuses}", proc.stdout, proc.stderr)
+    else:
+        fail(f"unknown scenario {SCENARIO}")
+print("PASS", SCENARIO)
