@@ -133,8 +133,8 @@ def main():
         f"- Workload: seq len {SEQ_LEN}, micro batch {MICRO_BATCH}, GA 1, fp32, fused AdamW (the same ATen kernel on"
         " every side) lr 5e-4 wd 0.1 betas (0.9, 0.95), random token ids 0..99",
         "- tokens/s = M·G·T / window (end of last warm-up iteration to end of last), the same definition for all",
-        "- python: the reference's step, `zero_grad(set_to_none=True)`. python, same step: gradients zeroed in"
-        " place, as tokbench does (DESIGN.md: zeroed without reallocating).",
+        "- python: the reference's step, `zero_grad(set_to_none=True)`, as tokbench's default. python, same"
+        " step as `tokbench --zero-grad inplace`: gradients zeroed in place and kept.",
         f"- Each side ran {a.repeats} times per row, the lead rotating; medians and the range of all runs.",
         "",
         "| model | warm-up + measured | tokbench tok/s | python tok/s | python, same step tok/s | ratio vs python |"

@@ -77,6 +77,9 @@ void add_bench_options(CLI::App& app, BenchOptions& o) {
   // Training
   app.add_option("--seed", o.seed, "seed of the initial weights and of the data")->group("Training");
   app.add_option("--lr", o.lr, "AdamW learning rate")->group("Training");
+  app.add_option("--zero-grad,--zero_grad", o.zero_grad,
+                 "after each step: none (free gradients, as the reference: set_to_none=True) | inplace "
+                 "(zero them, keep their memory)")->group("Training");
   app.add_option("--weight-decay,--weight_decay", o.weight_decay, "AdamW weight decay")
       ->group("Training");
   app.add_option("--beta1", o.beta1, "AdamW beta1")->group("Training");

@@ -53,6 +53,7 @@ struct BenchOptions {
   double weight_decay = 0.1;
   double beta1 = 0.9;
   double beta2 = 0.95;
+  std::string zero_grad = "none";  // none (set_to_none, the reference's) | inplace
   std::string data = "random";
   std::string data_dtype = "uint16";
   // Metrics and output

@@ -30,9 +30,12 @@ void print_config_echo(const RunPlan& plan, std::ostream& out) {
              plan.model_label, c.n_layer, c.n_embd, c.n_head, c.vocab(), plan.param_count);
   fmt::print(out, "# batch: micro {} x GA {} x world {} = global {} sequences of {} tokens\n", plan.micro_batch,
              plan.grad_accum, plan.world_size, plan.global_batch, plan.seq_len);
-  fmt::print(out, "# iterations: {} ({} warm-up, {} measured); seed {}; AdamW lr {} wd {} betas ({}, {})\n",
+  fmt::print(out, "# iterations: {} ({} warm-up, {} measured); seed {}; AdamW lr {} wd {} betas ({}, {}); "
+                  "zero_grad {}\n",
              plan.max_iters, plan.warmup_iters, plan.max_iters - plan.warmup_iters, plan.options.seed,
-             plan.options.lr, plan.options.weight_decay, plan.options.beta1, plan.options.beta2);
+             plan.options.lr, plan.options.weight_decay, plan.options.beta1, plan.options.beta2,
+             plan.zero_grad == train::ZeroGrad::none ? "none (gradients freed after each step)"
+                                                     : "inplace (gradients kept, zeroed)");
   fmt::print(out, "# device: {} ({}), dtype {}{}, executor {}, data {}\n", plan.device_string, plan.device_name,
              to_string(plan.dtype), plan.tf32 ? " (TF32 matmuls)" : "", plan.options.compile,
              plan.token_file.empty() ? "random" : plan.token_file.string());
@@ -90,9 +93,10 @@ void print_report(const RunPlan& plan, const MeasuredRun& run, const BenchMetric
     fmt::print(out, "MFU: N/A (no known peak for {} in {}; pass --peak-tflops)\n", plan.device_name,
                to_string(plan.dtype));
   }
-  fmt::print(out, "Memory (GB = 1e9 B): allocated peak {:.3f}, reserved peak {:.3f}{}\n", m.memory_allocated_peak_GB,
-             m.memory_reserved_peak_GB,
-             plan.device_kind == DeviceKind::cpu ? fmt::format(", process peak RSS {:.3f}", m.peak_rss_GB) : "");
+  fmt::print(out, "Memory (GB = 1e9 B): allocated peak {:.3f}, reserved peak {:.3f}{}; gradients {}\n",
+             m.memory_allocated_peak_GB, m.memory_reserved_peak_GB,
+             plan.device_kind == DeviceKind::cpu ? fmt::format(", process peak RSS {:.3f}", m.peak_rss_GB) : "",
+             plan.zero_grad == train::ZeroGrad::none ? "freed after each step" : "kept between steps");
   fmt::print(out, "Loss: {} -> {} (first -> last measured)\n", m.loss_first ? fmt::format("{:.4f}", *m.loss_first) : "N/A",
              m.loss_last ? fmt::format("{:.4f}", *m.loss_last) : "N/A");
   fmt::print(out, "Device: {} ({}), dtype {}{}\n", plan.device_string, plan.device_name, to_string(plan.dtype),

@@ -240,6 +240,8 @@ void resolve_training(const BenchOptions& o, RunPlan& plan) {
   if (!(o.beta1 >= 0 && o.beta1 < 1)) usage(fmt::format("--beta1 {} must be in [0, 1)", o.beta1));
   if (!(o.beta2 >= 0 && o.beta2 < 1)) usage(fmt::format("--beta2 {} must be in [0, 1)", o.beta2));
   if (o.num_threads < 0) usage(fmt::format("--num-threads {} must be >= 0", o.num_threads));
+  require_choice("--zero-grad", o.zero_grad, {"none", "inplace"});
+  plan.zero_grad = o.zero_grad == "none" ? train::ZeroGrad::none : train::ZeroGrad::inplace;
   if (o.log_every < 0) usage(fmt::format("--log-every {} must be >= 0", o.log_every));
   require_choice("--data-dtype", o.data_dtype, {"uint16", "uint32"});
   plan.token_bytes = o.data_dtype == "uint16" ? 2 : 4;

@@ -15,6 +15,7 @@
 #include "model/config.hpp"
 #include "model/counting.hpp"
 #include "model/train_precision.hpp"
+#include "train/zero_grad.hpp"
 #include "tokbench/throughput.hpp"
 
 namespace tokbench::bench {
@@ -42,6 +43,7 @@ struct RunPlan {
   std::string device_string;  // "cpu", "cuda:0"
   std::string device_name;    // CPU model or GPU name
   model::TrainPrecision dtype = model::TrainPrecision::fp32;
+  train::ZeroGrad zero_grad = train::ZeroGrad::none;
   bool tf32 = false;          // effective: CUDA and fp32 only
   Precision precision = Precision::fp32;
   model::FlopConvention convention = model::FlopConvention::matmul;

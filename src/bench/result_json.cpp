@@ -109,6 +109,7 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
   j["device_name"] = plan.device_name;
   j["dtype"] = std::string(to_string(plan.dtype));
   j["tf32"] = plan.tf32;
+  j["zero_grad"] = train::to_string(plan.zero_grad);  // none: gradients freed after each step
   j["config"] = {{"model_config", o.model_config},
                  {"data", o.data},
                  {"data_dtype", o.data_dtype},
@@ -117,6 +118,7 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
                  {"weight_decay", o.weight_decay},
                  {"beta1", o.beta1},
                  {"beta2", o.beta2},
+                 {"zero_grad", o.zero_grad},
                  {"n_layers", o.n_layers ? json(*o.n_layers) : json(nullptr)},
                  {"peak_tflops", o.peak_tflops ? json(*o.peak_tflops) : json(nullptr)},
                  {"flops_convention", o.flops_convention},

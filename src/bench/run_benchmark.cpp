@@ -75,6 +75,7 @@ train::TrainOptions train_options_of(const RunPlan& plan) {
   t.data.token_bytes = plan.token_bytes;
   t.cpu_memory_cap_bytes = plan.cpu_memory_cap_bytes;
   t.num_threads = plan.options.num_threads;
+  t.zero_grad = plan.zero_grad;
   return t;
 }
 
@@ -89,11 +90,12 @@ std::unique_ptr<train::TrainStep> make_step(const RunPlan& plan, model::GPT mode
   const train::TrainOptions t = train_options_of(plan);
   switch (plan.dist.mode) {
     case dist::DistMode::none:
-      return train::make_eager_step(std::move(model), device, train::EagerStepOptions{t.dtype, t.adamw});
+      return train::make_eager_step(std::move(model), device, train::EagerStepOptions{t.dtype, t.adamw, t.zero_grad});
     case dist::DistMode::ddp: {
       dist::DdpOptions o;
       o.dtype = t.dtype;
       o.adamw = t.adamw;
+      o.zero_grad = t.zero_grad;
       o.bucket_bytes = plan.dist.ddp_bucket_bytes;
       o.overlap = plan.dist.ddp_overlap;
       o.skip_sync_until_last_micro = plan.dist.skip_sync_until_last_micro;
@@ -103,6 +105,7 @@ std::unique_ptr<train::TrainStep> make_step(const RunPlan& plan, model::GPT mode
       dist::FsdpOptions o;
       o.dtype = t.dtype;
       o.adamw = t.adamw;
+      o.zero_grad = t.zero_grad;
       o.shard_mode = plan.dist.shard_mode;
       o.units = plan.dist.units;
       return dist::make_fsdp_step(std::move(model), device, *groups, o);

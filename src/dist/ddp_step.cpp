@@ -54,7 +54,7 @@ class DdpStep final : public train::TrainStep {
   at::Tensor optimizer_step(const at::Tensor& loss) override {
     finish_all_reduce();
     optimizer_.step();
-    optimizer_.zero_grad();
+    optimizer_.zero_grad(options_.zero_grad);
     return average_loss(loss);
   }
 

@@ -113,7 +113,7 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
     torch::NoGradGuard no_grad;
     finish_reductions();
     optimizer_->step();
-    optimizer_->zero_grad();
+    optimizer_->zero_grad(options_.zero_grad);
     if (!zero3()) {  // ZeRO-2 keeps whole parameters: refresh them from the updated shards now
       for (auto& u : units_) u.gathered = false;
       for (std::size_t u = 0; u < units_.size(); ++u) start_gather(static_cast<int64_t>(u));

@@ -14,6 +14,7 @@ namespace tokbench::dist {
 struct DdpOptions {
   model::TrainPrecision dtype = model::TrainPrecision::fp32;
   train::AdamWOptions adamw;
+  train::ZeroGrad zero_grad = train::ZeroGrad::none;
   int64_t bucket_bytes = 25 * 1000 * 1000;  // PyTorch DDP's default bucket_cap_mb = 25
   // Start each bucket's all-reduce from backward as soon as its gradients are in; false:
   // all buckets after backward (the comparison that shows what overlap buys).
@@ -25,6 +26,7 @@ struct DdpOptions {
 struct FsdpOptions {
   model::TrainPrecision dtype = model::TrainPrecision::fp32;
   train::AdamWOptions adamw;
+  train::ZeroGrad zero_grad = train::ZeroGrad::none;  // of the shard gradients
   ShardMode shard_mode = ShardMode::zero2;
   UnitPolicy units = UnitPolicy::per_block;
 };

@@ -53,7 +53,7 @@ class EagerStep final : public TrainStep {
 
   at::Tensor optimizer_step(const at::Tensor& loss) override {
     optimizer_.step();
-    optimizer_.zero_grad();
+    optimizer_.zero_grad(options_.zero_grad);
     return loss;
   }
 

@@ -109,8 +109,12 @@ void AdamW::step_fused() {
   }
 }
 
-void AdamW::zero_grad() {
+void AdamW::zero_grad(ZeroGrad mode) {
   grads_.clear();
+  if (mode == ZeroGrad::none) {
+    for (auto& p : params_) p.mutable_grad().reset();
+    return;
+  }
   for (auto& p : params_) {
     at::Tensor& grad = p.mutable_grad();
     if (!grad.defined()) continue;

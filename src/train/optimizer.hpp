@@ -12,6 +12,8 @@
 #include <optional>
 #include <vector>
 
+#include "train/zero_grad.hpp"
+
 namespace tokbench::train {
 
 struct AdamWOptions {
@@ -32,8 +34,9 @@ class AdamW {
 
   // One update of every parameter that has a gradient.
   void step();
-  // Zeroes the gradients in place (torch's zero_grad(set_to_none=False)): no reallocation.
-  void zero_grad();
+  // Frees the gradients (ZeroGrad::none) or zeroes them in place without reallocation
+  // (ZeroGrad::inplace).
+  void zero_grad(ZeroGrad mode = ZeroGrad::inplace);
 
   bool fused() const { return fused_; }
   // The step count held in the optimizer state (0 before the first step).

@@ -196,7 +196,7 @@ TrainResult run_training(model::GPT& model, const torch::Device& device, const T
   TrainResult failed;
   try {
     TokenBatcher data(batch_options_for(options, model->config().vocab()), device);
-    auto step = make_eager_step(model, device, EagerStepOptions{options.dtype, options.adamw});
+    auto step = make_eager_step(model, device, EagerStepOptions{options.dtype, options.adamw, options.zero_grad});
     LoopOptions loop{options.grad_accum, options.max_iters, options.warmup_iters, options.cpu_memory_cap_bytes};
     return run_timed_loop(*step, data, device, loop, on_iteration, stop);
   } catch (const c10::OutOfMemoryError& e) {  // while moving the model or filling buffers

@@ -45,6 +45,7 @@ struct TrainOptions {
   uint64_t seed = 1337;
   model::TrainPrecision dtype = model::TrainPrecision::fp32;
   AdamWOptions adamw;
+  ZeroGrad zero_grad = ZeroGrad::none;  // gradients freed after each step, as the reference
   DataOptions data;
   // CPU only: an allocation cap in bytes for the counting allocator; exceeding it raises
   // an out-of-memory error as a real device would (used by tests to drive the OOM path).

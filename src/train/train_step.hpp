@@ -62,6 +62,7 @@ class TrainStep {
 struct EagerStepOptions {
   model::TrainPrecision dtype = model::TrainPrecision::fp32;
   AdamWOptions adamw;
+  ZeroGrad zero_grad = ZeroGrad::none;  // the reference's step frees gradients
 };
 
 // One process, one device: litgpt's training step. Moves `model` to the device and dtype.

@@ -70,11 +70,40 @@ TEST(RunTraining, ShortRunMeasuresByTheContract) {
   const double uniform = std::log(static_cast<double>(gpt->config().vocab()));
   EXPECT_NEAR(result.iterations[0].loss, uniform, 1.0);
   for (const auto& record : result.iterations) EXPECT_TRUE(std::isfinite(record.loss));
-  EXPECT_GT(result.memory.allocated_bytes, parameter_bytes(gpt));
+  // What the run added on top of the parameters it started with: AdamW's two moments and,
+  // at the peak, at least the logits (B·T·V floats).
+  const int64_t logits_bytes = 2 * 32 * gpt->config().vocab() * 4;
+  EXPECT_GE(result.memory.allocated_bytes, 3 * parameter_bytes(gpt) + logits_bytes);
   EXPECT_GT(result.memory.peak_rss_bytes, parameter_bytes(gpt));
   EXPECT_TRUE(result.fused_adamw);
   // The run installed the counting allocator only for its duration.
   EXPECT_NO_THROW(CpuMemoryCounter());
+}
+
+// The reference frees gradients after each step; keeping them (zeroed) holds every gradient
+// through the next forward too. Where the activations at the peak (logits and their
+// softmax, B·T·V floats each) exceed the gradients, the peak comes at the start of backward,
+// before any parameter gradient exists, so keeping them adds exactly their bytes.
+TEST(RunTraining, KeptGradientsAddTheirBytesToThePeak) {
+  TrainOptions options = tiny_options();
+  options.micro_batch = 8;
+  options.seq_len = 32;
+  options.max_iters = 3;
+  options.warmup_iters = 1;
+  model::GPT freed_model = tiny_model();
+  const int64_t gradient_bytes = parameter_bytes(freed_model);
+  ASSERT_GT(2 * options.micro_batch * options.seq_len * freed_model->config().vocab() * 4, gradient_bytes);
+  options.zero_grad = ZeroGrad::none;
+  const TrainResult freed = run_training(freed_model, kCpu, options, nullptr, nullptr);
+  model::GPT kept_model = tiny_model();
+  options.zero_grad = ZeroGrad::inplace;
+  const TrainResult kept = run_training(kept_model, kCpu, options, nullptr, nullptr);
+  ASSERT_EQ(freed.status, RunStatus::ok) << freed.message;
+  ASSERT_EQ(kept.status, RunStatus::ok) << kept.message;
+  // The allocator rounds nothing on the CPU counter; allow 0.1% for small temporaries.
+  EXPECT_NEAR(kept.memory.allocated_bytes - freed.memory.allocated_bytes, gradient_bytes, 0.001 * gradient_bytes);
+  for (const auto& p : freed_model->parameters()) EXPECT_FALSE(p.grad().defined());
+  for (const auto& p : kept_model->parameters()) EXPECT_TRUE(p.grad().defined());
 }
 
 TEST(RunTraining, GradientAccumulationTakesOneOptimizerStepPerIteration) {
