@@ -5,6 +5,7 @@
 // (see docs/throughput.md for the deliberate differences).
 #pragma once
 
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -12,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -126,6 +128,27 @@ class SlidingWindow {
   std::size_t head_ = 0;
   std::size_t capacity_;
 };
+
+// One flops-window entry, typed as Python would hold it. A float is stored already multiplied
+// by the world size (one rounding, as in Python). An int keeps the two factors of its product:
+// the product needs up to 127 bits, so the library forms it (and the window sum) exactly in
+// wider-than-64-bit arithmetic, which keeps this header ISO C++.
+struct FlopsEntry {
+  double real = 0.0;       // float: flops x world size
+  int64_t count = 0;       // int: flops per device
+  int64_t world_size = 0;  // int: world size at update() (always > 0); 0 marks a float entry
+  bool is_integer() const { return world_size != 0; }
+};
+
+// Integer FLOPs are taken as int64_t. A wider unsigned type (uint64_t, size_t) is rejected at
+// compile time rather than wrapped or silently sent down the double path.
+template <std::integral Int>
+constexpr int64_t integer_flops(Int flops) {
+  static_assert(sizeof(Int) < sizeof(int64_t) ||
+                    (sizeof(Int) == sizeof(int64_t) && std::is_signed_v<Int>),
+                "integer FLOPs must fit int64_t: cast to int64_t (exact) or double");
+  return static_cast<int64_t>(flops);
+}
 }  // namespace detail
 
 // ---------------------------------------------------------------------------------------------
@@ -152,9 +175,28 @@ class Throughput {
 
   // Throws ValueError (non-increasing value, samples < batches, lengths < samples) or
   // RuntimeError (lengths passed on some updates but not others while the window fills).
+  // Floating-point flops behave as a Python float.
   void update(double time, int64_t batches, int64_t samples,
               std::optional<int64_t> lengths = std::nullopt,
               std::optional<double> flops = std::nullopt);
+  // Integer flops behave as a Python int: flops x world size and the window sum are exact (no
+  // 2^53 limit) and become a double only where Python converts them. Chosen by the argument's
+  // type, so an int64_t count takes this path and a double takes the one above.
+  template <std::integral Int>
+  void update(double time, int64_t batches, int64_t samples, std::optional<int64_t> lengths,
+              Int flops) {
+    const detail::FlopsEntry entry{0.0, detail::integer_flops(flops), world_size_};
+    update_flops(time, batches, samples, lengths, &entry);
+  }
+  template <std::integral Int>
+  void update(double time, int64_t batches, int64_t samples, std::optional<int64_t> lengths,
+              std::optional<Int> flops) {
+    if (flops.has_value()) {
+      update(time, batches, samples, lengths, *flops);
+    } else {
+      update_flops(time, batches, samples, lengths, nullptr);
+    }
+  }
 
   Metrics compute() const;          // throws IndexError before the first update
   TypedMetrics compute_typed() const;  // same, with int-ness of counters kept
@@ -181,6 +223,10 @@ class Throughput {
   template <typename Out>
   void compute_impl(Out& out) const;
   void rebuild_keys();
+  // The update() body shared by float and int flops (nullptr: none); the entry already holds
+  // the world size.
+  void update_flops(double time, int64_t batches, int64_t samples, std::optional<int64_t> lengths,
+                    const detail::FlopsEntry* flops);
 
   std::optional<double> available_flops_;
   std::string separator_;
@@ -190,7 +236,8 @@ class Throughput {
   detail::SlidingWindow<int64_t> batches_;
   detail::SlidingWindow<int64_t> samples_;
   detail::SlidingWindow<int64_t> lengths_;
-  detail::SlidingWindow<double> flops_;  // already x world_size; double so sums never overflow
+  detail::SlidingWindow<detail::FlopsEntry> flops_;  // x world size; Python float or int each
+  std::size_t integer_flops_ = 0;  // int entries in flops_; none: compute() sums doubles only
   // "device<sep>batches_per_sec", ... built once per separator, not per compute().
   std::string key_dev_batches_, key_dev_samples_, key_dev_items_, key_dev_flops_, key_dev_mfu_;
 };
@@ -207,6 +254,17 @@ class ThroughputMonitor {
   void update(double time, int64_t batches, int64_t samples,
               std::optional<int64_t> lengths = std::nullopt,
               std::optional<double> flops = std::nullopt);
+  // Integer flops, exact as in Throughput::update.
+  template <std::integral Int>
+  void update(double time, int64_t batches, int64_t samples, std::optional<int64_t> lengths,
+              Int flops) {
+    if (is_rank_zero()) throughput_.update(time, batches, samples, lengths, flops);
+  }
+  template <std::integral Int>
+  void update(double time, int64_t batches, int64_t samples, std::optional<int64_t> lengths,
+              std::optional<Int> flops) {
+    if (is_rank_zero()) throughput_.update(time, batches, samples, lengths, flops);
+  }
   Metrics compute() const;
   // step: nullopt -> previous step + 1 (the first is 0); a value overrides the counter.
   TypedMetrics compute_and_log(std::optional<int64_t> step = std::nullopt);

@@ -1,7 +1,10 @@
 // Throughput: Lightning's sliding-window rates with its exact arithmetic and key order.
 // Parity notes: every division and product happens in the same order and type as in Python
 // (int counters are converted to double exactly where Python's int/float promotion would),
-// and the flops window is summed oldest-first from 0 like CPython <= 3.11's sum().
+// and the flops window is summed oldest-first from int 0 like CPython <= 3.11's sum(), with
+// int flops kept exact until Python would turn them into a float.
+#include <bit>
+#include <cmath>
 #include <string>
 
 #include "check.hpp"
@@ -55,6 +58,65 @@ class Writer {
   std::size_t n_ = 0;
 };
 
+// Python int arithmetic for int flops. An entry is int64 flops x int64 world size, so
+// |product| <= 2^126 fits __int128; a window sum of such products passes 2^127 only with huge
+// world sizes, but Python ints never overflow, so the sum carries into a third 64-bit word.
+__extension__ typedef __int128 Int128;
+__extension__ typedef unsigned __int128 UInt128;
+
+Int128 product(const detail::FlopsEntry& entry) {
+  return static_cast<Int128>(entry.count) * entry.world_size;
+}
+
+// Correctly rounded (to nearest, ties to even) like Python's float(int): the leading 64 bits of
+// the magnitude go to the hardware conversion with every lower bit folded into bit 0, which
+// then decides ties exactly (it lies 11 bits below the 53 a double keeps).
+double round_to_double(const uint64_t (&words)[3]) {  // magnitude, least significant word first
+  int k = 2;
+  while (k > 0 && words[k] == 0) --k;
+  if (k == 0) return static_cast<double>(words[0]);
+  const int shift = std::countl_zero(words[k]);
+  uint64_t top = words[k] << shift;
+  uint64_t rest = words[k - 1];
+  if (shift > 0) {
+    top |= words[k - 1] >> (64 - shift);
+    rest = words[k - 1] << shift;
+  }
+  const bool sticky = rest != 0 || (k == 2 && words[0] != 0);
+  return std::ldexp(static_cast<double>(top | (sticky ? 1u : 0u)), 64 * k - shift);
+}
+
+// An exact signed integer of 192 bits: value = high * 2^128 + low (two's complement).
+class ExactInt {
+ public:
+  ExactInt() = default;
+  explicit ExactInt(Int128 value) { add(value); }
+  void add(Int128 value) {
+    const UInt128 before = low_;
+    low_ += static_cast<UInt128>(value);
+    high_ += (low_ < before ? 1 : 0) + (value < 0 ? -1 : 0);  // carry out + sign extension
+  }
+  double to_double() const {
+    UInt128 low = low_;
+    auto high = static_cast<uint64_t>(high_);
+    if (high_ < 0) {  // magnitude = two's complement negation
+      low = ~low + 1;
+      high = ~high + (low == 0 ? 1 : 0);
+    }
+    const uint64_t words[3] = {static_cast<uint64_t>(low), static_cast<uint64_t>(low >> 64), high};
+    const double magnitude = round_to_double(words);
+    return high_ < 0 ? -magnitude : magnitude;
+  }
+
+ private:
+  UInt128 low_ = 0;
+  int64_t high_ = 0;
+};
+
+double to_double(const detail::FlopsEntry& entry) {
+  return entry.is_integer() ? ExactInt(product(entry)).to_double() : entry.real;
+}
+
 const std::string kTime = "time", kBatches = "batches", kSamples = "samples",
                   kLengths = "lengths", kBatchesPerSec = "batches_per_sec",
                   kSamplesPerSec = "samples_per_sec", kItemsPerSec = "items_per_sec",
@@ -90,7 +152,7 @@ Throughput::Throughput(Options options, bool emit_warnings)
   batches_ = detail::SlidingWindow<int64_t>(capacity);
   samples_ = detail::SlidingWindow<int64_t>(capacity);
   lengths_ = detail::SlidingWindow<int64_t>(capacity);
-  flops_ = detail::SlidingWindow<double>(capacity);
+  flops_ = detail::SlidingWindow<detail::FlopsEntry>(capacity);
   rebuild_keys();
 }
 
@@ -116,6 +178,15 @@ void Throughput::set_separator(std::string separator) {
 
 void Throughput::update(double time, int64_t batches, int64_t samples,
                         std::optional<int64_t> lengths, std::optional<double> flops) {
+  if (!flops.has_value()) return update_flops(time, batches, samples, lengths, nullptr);
+  // Python float x int world size: the world size becomes a float, one rounding.
+  const detail::FlopsEntry entry{*flops * static_cast<double>(world_size_)};
+  update_flops(time, batches, samples, lengths, &entry);
+}
+
+void Throughput::update_flops(double time, int64_t batches, int64_t samples,
+                              std::optional<int64_t> lengths,
+                              const detail::FlopsEntry* flops) {
   // No rollback: a later failing check leaves the earlier appends in place, like Lightning.
   push_increasing(time_, time);
   TB_CHECK(!(samples < batches), ValueError,
@@ -133,8 +204,10 @@ void Throughput::update(double time, int64_t batches, int64_t samples,
                  "), there needs to be the same number of samples (" +
                  std::to_string(samples_.size()) + ")");
   }
-  if (flops.has_value()) {
-    flops_.push(*flops * static_cast<double>(world_size_));  // summed over ranks
+  if (flops != nullptr) {  // summed over ranks (x world size)
+    if (flops_.full() && flops_.front().is_integer()) --integer_flops_;  // evicted by the push
+    flops_.push(*flops);
+    integer_flops_ += flops->is_integer() ? 1 : 0;
   }
 }
 
@@ -177,9 +250,35 @@ void Throughput::compute_impl(Out& out) const {
   if (flops_.full()) {
     // A running sum would drift from Python's fresh left-to-right sum in the last bits, so the
     // window is re-summed: ~window_size dependent adds, well under the per-call budget.
-    double total = 0.0;
-    flops_.for_each([&total](double f) { total += f; });
-    const double elapsed_flops = total - flops_.front();
+    // sum(self._flops) starts from int 0 and stays an exact int until the first float; that
+    // float is added to the int sum rounded once, and every later int is rounded, then added.
+    ExactInt exact;
+    double real = 0.0;
+    bool is_float = false;
+    if (integer_flops_ == 0) {  // floats only (the double overload): one plain double sum
+      flops_.for_each([&real](const detail::FlopsEntry& entry) { real += entry.real; });
+      is_float = true;
+    } else {
+      flops_.for_each([&](const detail::FlopsEntry& entry) {
+        if (is_float) {
+          real += to_double(entry);
+        } else if (entry.is_integer()) {
+          exact.add(product(entry));
+        } else {
+          real = exact.to_double() + entry.real;
+          is_float = true;
+        }
+      });
+    }
+    // "- self._flops[0]": float - float, or float - int (the int rounded first), or an exact
+    // int - int whose result the division below rounds once (Python's int / float).
+    double elapsed_flops;
+    if (is_float) {
+      elapsed_flops = real - to_double(flops_.front());
+    } else {
+      exact.add(-product(flops_.front()));
+      elapsed_flops = exact.to_double();
+    }
     const double elapsed_time = time_.back() - time_.front();
     const double flops_per_sec = elapsed_flops / elapsed_time;
     const double dev_flops_per_sec = flops_per_sec / ws;
@@ -215,6 +314,7 @@ void Throughput::reset() {
   samples_.clear();
   lengths_.clear();
   flops_.clear();
+  integer_flops_ = 0;
 }
 
 }  // namespace tokbench

@@ -1,11 +1,14 @@
 // Differential test against real Lightning: replays every case of the committed fixture
 // (scripts/reference/throughput_differential.py) and requires the same key order, bit-identical
 // doubles (compared as IEEE-754 bit patterns), the same int-ness, and identical error texts.
+// Flops keep their Python type: JSON ints go through the integer update() overload, floats
+// through the double one.
 #include <gtest/gtest.h>
 
 #include <bit>
 #include <cstdint>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -82,6 +85,7 @@ TEST(Differential, PythonReprMatchesCPython) {
 TEST(Differential, ReplayMatchesLightningBitForBit) {
   WarningSink previous = set_warning_sink([](std::string_view) {});  // dense-model notices
   std::size_t computes = 0, errors = 0, values = 0;
+  std::size_t int_flops_past_2_53 = 0, mixed_cases = 0, wide_world_cases = 0;
   const json& cases = fixture()["cases"];
   for (std::size_t ci = 0; ci < cases.size(); ++ci) {
     const json& c = cases[ci];
@@ -91,6 +95,8 @@ TEST(Differential, ReplayMatchesLightningBitForBit) {
     options.world_size = ctor["world_size"].get<int64_t>();
     options.window_size = ctor["window_size"].get<int64_t>();
     options.separator = ctor["separator"].get<std::string>();
+    wide_world_cases += options.world_size > 64;
+    bool int_flops = false, float_flops = false;
     std::optional<Throughput> tp;
     auto ctor_error = run_caught([&] { tp.emplace(options); });
     expect_error(c, ctor_error, "case " + std::to_string(ci) + " ctor");
@@ -105,13 +111,25 @@ TEST(Differential, ReplayMatchesLightningBitForBit) {
       const std::string kind = op["op"].get<std::string>();
       if (kind == "update") {
         std::optional<int64_t> lengths;
-        std::optional<double> flops;
         if (op.contains("lengths")) lengths = op["lengths"].get<int64_t>();
-        if (op.contains("flops")) flops = op["flops"].get<double>();
-        auto err = run_caught([&] {
-          tp->update(op["time"].get<double>(), op["batches"].get<int64_t>(),
-                     op["samples"].get<int64_t>(), lengths, flops);
-        });
+        const double time = op["time"].get<double>();
+        const auto batches = op["batches"].get<int64_t>();
+        const auto samples = op["samples"].get<int64_t>();
+        std::function<void()> update = [&] { tp->update(time, batches, samples, lengths); };
+        if (op.contains("flops") && op["flops"].is_number_integer()) {  // Python int
+          const json& f = op["flops"];
+          ASSERT_FALSE(f.is_number_unsigned() && f.get<uint64_t>() > INT64_MAX)
+              << where << ": int flops outside int64";
+          const auto flops = f.get<int64_t>();
+          int_flops = true;
+          int_flops_past_2_53 += flops > (int64_t{1} << 53) || flops < -(int64_t{1} << 53);
+          update = [&, flops] { tp->update(time, batches, samples, lengths, flops); };
+        } else if (op.contains("flops")) {  // Python float
+          const auto flops = op["flops"].get<double>();
+          float_flops = true;
+          update = [&, flops] { tp->update(time, batches, samples, lengths, flops); };
+        }
+        auto err = run_caught(update);
         expect_error(op, err, where);
         errors += err.has_value();
       } else if (kind == "compute") {
@@ -141,12 +159,16 @@ TEST(Differential, ReplayMatchesLightningBitForBit) {
         tp->reset();
       }
     }
+    mixed_cases += int_flops && float_flops;
   }
   set_warning_sink(std::move(previous));
   // The fixture must exercise real work, not vacuously pass.
   EXPECT_GT(computes, 500u);
   EXPECT_GT(values, 4000u);
   EXPECT_GT(errors, 100u);
+  EXPECT_GT(int_flops_past_2_53, 1000u);
+  EXPECT_GT(mixed_cases, 40u);
+  EXPECT_GT(wide_world_cases, 50u);
 }
 
 }  // namespace
