@@ -4,6 +4,7 @@
 #include "bench/metrics.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -24,8 +25,10 @@ std::optional<double> find_metric(const std::vector<std::pair<std::string, doubl
 
 BenchMetrics compute_metrics(const MetricInputs& in, const MeasuredRun& run) {
   BenchMetrics m;
-  m.flops_per_iter_per_device = in.flops_per_microbatch * in.grad_accum;
-  m.flops_per_iter_total = m.flops_per_iter_per_device * in.world_size;
+  // Exact integers, like every other count; resolve refuses runs where these would overflow.
+  if (__builtin_mul_overflow(in.flops_per_microbatch, in.grad_accum, &m.flops_per_iter_per_device) ||
+      __builtin_mul_overflow(m.flops_per_iter_per_device, in.world_size, &m.flops_per_iter_total))
+    throw std::overflow_error("model FLOPs per iteration x GA x world size overflow int64");
   m.memory_allocated_peak_GB = static_cast<double>(run.allocated_peak_bytes) / 1e9;
   m.memory_reserved_peak_GB = static_cast<double>(run.reserved_peak_bytes) / 1e9;
   m.peak_rss_GB = static_cast<double>(run.peak_rss_bytes) / 1e9;
@@ -62,7 +65,8 @@ BenchMetrics compute_metrics(const MetricInputs& in, const MeasuredRun& run) {
   options.using_sparse_model = false;  // dense models; silences the "assuming dense" warning
   if (in.peak_flops_per_s) options.available_flops = *in.peak_flops_per_s;
   Throughput throughput(options);
-  const double flops_per_update = static_cast<double>(m.flops_per_iter_per_device);
+  // Integer FLOPs: Throughput then sums them exactly, as Lightning does with Python ints.
+  const int64_t flops_per_update = m.flops_per_iter_per_device;
   throughput.update(0.0, 0, 0, int64_t{0}, flops_per_update);
   for (std::size_t i = 0; i < measured.size(); ++i) {
     const auto done = static_cast<int64_t>(i + 1);
