@@ -48,9 +48,11 @@ int launch_benchmark(const RunPlan& plan, const std::vector<std::string>& rank_a
   launch.node_rank = static_cast<int>(o.node_rank);
   launch.master_addr = o.master_addr;
   launch.master_port = static_cast<int>(o.master_port);
-  // Ranks that outlive a failed one are blocked in a collective that its timeout ends; a
-  // rank that is stopped (SIGSTOP) never ends by itself, so the grace is short and bounded.
-  launch.failure_grace_seconds = std::min(plan.dist.timeout_seconds, 3.0);
+  // A rank that outlives a failed one fails too at its next collective, within an iteration
+  // or, if that collective hangs, within --dist-timeout: that is its grace. Once rank 0 has
+  // ended (it writes the result), a rank still running is stopped or hung: 2 s, then SIGTERM.
+  launch.failure_grace_seconds = plan.dist.timeout_seconds;
+  launch.lead_exit_grace_seconds = 2.0;
   const dist::LaunchResult result = dist::launch_ranks(launch);
   if (result.exit_code == 0) return train::kExitOk;
 

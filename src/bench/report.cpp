@@ -55,8 +55,9 @@ void print_report(const RunPlan& plan, const MeasuredRun& run, const BenchMetric
   fmt::print(out, "Number of parameters: {:.2f}B\n", static_cast<double>(plan.param_count) / 1e9);
   fmt::print(out, "Distributed Mode: {}\n", distributed_mode_label(plan));
   if (plan.dist.mode == dist::DistMode::fsdp) {
-    fmt::print(out, "Sharding Mode: {}\n", o.shard_mode);
-    fmt::print(out, "Sharding Size: {}\n", o.sharding_size ? std::to_string(*o.sharding_size) : "None");
+    fmt::print(out, "Sharding Mode: {}\n", dist::shard_mode_label(plan.dist));
+    fmt::print(out, "Sharding Size: {}\n",
+               plan.dist.shard_group_size ? std::to_string(*plan.dist.shard_group_size) : "None");
     fmt::print(out, "Bucketing: {}\n", dist::to_string(plan.dist.units));
   }
   fmt::print(out, "Compiler: {}\n", o.compile);

@@ -43,7 +43,8 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
   j["GA"] = plan.grad_accum;
   j["Distributed Mode"] = distributed_mode_label(plan);
   j["Sharding Size"] =
-      plan.dist.mode == dist::DistMode::fsdp && o.sharding_size ? json(*o.sharding_size) : json(nullptr);
+      plan.dist.mode == dist::DistMode::fsdp && plan.dist.shard_group_size ? json(*plan.dist.shard_group_size)
+                                                                           : json(nullptr);
   j["compiler"] = o.compile;
   // tokbench's own.
   j["schema_version"] = kResultSchemaVersion;

@@ -5,6 +5,11 @@
 // on the syncing micro-batch, its gradients are flattened and all-reduced asynchronously
 // while backward goes on. The optimizer step waits for what is still in flight: that wait
 // is the exposed communication.
+//
+// Not c10d's Reducer: the torch wheel exports it, but it is internal API shaped around Python
+// DDP's bookkeeping (unused-parameter search, comm hooks, static graphs, a Logger), with no
+// stability promise across the two LibTorch versions tokbench builds against. Hooks over
+// c10d buckets are a page of code whose every wait this step can time.
 #include <torch/torch.h>
 
 #include <chrono>

@@ -139,11 +139,13 @@ const char* to_string(UnitPolicy units) {
   return "none";
 }
 
+std::string shard_mode_label(const DistributedSettings& s) {
+  return std::string(s.hybrid() ? "hybrid_" : "") + to_string(s.shard_mode);
+}
+
 std::string distributed_mode_label(const DistributedSettings& s) {
   if (s.mode != DistMode::fsdp) return to_string(s.mode);
-  const bool hybrid = s.shard_group_size && *s.shard_group_size < s.env.world_size;
-  return std::string("fsdp_") + (hybrid ? "hybrid_" : "") + to_string(s.shard_mode) + "_" + to_string(s.units) +
-         "_bucketing";
+  return "fsdp_" + shard_mode_label(s) + "_" + to_string(s.units) + "_bucketing";
 }
 
 }  // namespace tokbench::dist

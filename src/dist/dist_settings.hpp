@@ -29,11 +29,15 @@ struct DistributedSettings {
   double timeout_seconds = 1800;  // every collective and the rendezvous
 
   bool multi_rank() const { return env.world_size > 1; }
+  bool hybrid() const { return shard_group_size && *shard_group_size < env.world_size; }
 };
 
 const char* to_string(DistMode mode);      // "none", "ddp", "fsdp"
 const char* to_string(ShardMode mode);     // "zero2", "zero3"
 const char* to_string(UnitPolicy units);   // "none", "block", "layer" (the option's words)
+
+// The reference's --shard_mode word for what runs: "zero2", "zero3", "hybrid_zero2", ...
+std::string shard_mode_label(const DistributedSettings& settings);
 
 // The reference's label for the JSON `Distributed Mode` key and its matrix tables:
 // "none", "ddp", or "fsdp_<zero2|zero3>[_hybrid]_<none|block|layer>_bucketing".

@@ -659,6 +659,22 @@ class Supervisor {
     // Its last output first, so that it precedes the launcher's line about its end.
     for (OutputStream& stream : rank.streams) drain(stream);
     if (ended_badly(exit) && !exit.killed_by_launcher && !first_failed_) on_first_failure(rank);
+    if (exit.rank == 0 && options_.lead_exit_grace_seconds >= 0) on_lead_exit();
+  }
+
+  // Rank 0 has reported the job's ending: the others get a short grace, not the full one.
+  void on_lead_exit() {
+    const bool others_running = std::any_of(ranks_.begin(), ranks_.end(), [](const RankState& r) { return !r.reaped; });
+    if (!others_running) return;
+    const Clock::time_point deadline =
+        Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                           std::chrono::duration<double>(options_.lead_exit_grace_seconds));
+    if (escalation_ == Escalation::none) {
+      escalation_ = Escalation::grace;
+      escalation_deadline_ = deadline;
+    } else if (escalation_ == Escalation::grace) {
+      escalation_deadline_ = std::min(escalation_deadline_, deadline);
+    }
   }
 
   // Reads what a just-reaped rank left in its pipe, up to EOF (then closes it) or kMaxDrainChunks.
@@ -712,8 +728,9 @@ class Supervisor {
       running += (running.empty() ? "" : ", ") + std::to_string(rank.exit.rank);
     }
     if (running.empty()) return;
-    launcher_message(options_.err, "still running after rank " + std::to_string(*first_failed_) +
-                                       " failed: rank(s) " + running + "; sending " + signal_text);
+    const std::string why = first_failed_ ? "after rank " + std::to_string(*first_failed_) + " failed"
+                                          : std::string("after rank 0 ended");
+    launcher_message(options_.err, "still running " + why + ": rank(s) " + running + "; sending " + signal_text);
   }
 
   // Pipes of a reaped rank that are still open belong to processes it left behind; after

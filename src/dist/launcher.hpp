@@ -25,6 +25,9 @@ struct LaunchOptions {
   double failure_grace_seconds = 30;
   // Prefix each line of each rank's output with "[rank R] "; rank 0's STDOUT is passed through
   // unprefixed (it carries the report/JSON).
+  // When global rank 0 ends (it reports the job's result), the ranks still running get this
+  // long before SIGTERM instead of the whole failure grace; negative: no such rule.
+  double lead_exit_grace_seconds = -1;
   bool prefix_output = true;
   std::FILE* out = stdout;  // where rank stdout lines go
   std::FILE* err = stderr;  // where rank stderr lines and launcher messages go

@@ -198,6 +198,34 @@ TEST(Launcher, ExitCodeIsTheFailedRanks) {
   EXPECT_LT(run.seconds, 5);  // rank 1 ended on its own; nothing waited out the grace
 }
 
+TEST(Launcher, RankZeroEndingShortensTheGrace) {
+  // Rank 0 writes the job's result and exits; a rank still running then gets the short lead
+  // grace, not the long failure grace.
+  LaunchOptions options = ranks(2, 30);
+  options.lead_exit_grace_seconds = 0.5;
+  const Captured run = launch_script("if [ \"$RANK\" = 0 ]; then sleep 0.2; exit 6; fi; sleep 60", options);
+  EXPECT_LT(run.seconds, 10);
+  EXPECT_EQ(run.result.exit_code, 6);
+  EXPECT_TRUE(run.result.ranks[1].killed_by_launcher);
+  EXPECT_EQ(run.result.ranks[1].signal, SIGTERM);
+  EXPECT_TRUE(no_children_left());
+}
+
+TEST(Launcher, StoppedRankIsResumedToTakeSigterm) {
+  // Rank 1 stops itself (as a SIGSTOPped or hung-in-debugger rank would be); SIGTERM alone
+  // would stay pending until SIGKILL 5 s later, so the launcher sends SIGCONT with it.
+  const MarkerDir markers;
+  LaunchOptions options = ranks(2, 0.5);
+  const Captured run = launch_script("if [ \"$RANK\" = 1 ]; then trap 'exit 9' TERM; touch " + markers.path() +
+                                         "/1; kill -STOP $$; sleep 60; fi; until [ -e " + markers.path() +
+                                         "/1 ]; do sleep 0.05; done; sleep 0.2; exit 1",
+                                     options);
+  EXPECT_EQ(run.result.ranks[1].signal, 0);
+  EXPECT_EQ(run.result.ranks[1].exit_code, 9);  // its TERM trap ran: it was resumed
+  EXPECT_LT(run.seconds, 4.5);                   // not the SIGKILL step
+  EXPECT_TRUE(no_children_left());
+}
+
 TEST(Launcher, RankIgnoringSigtermIsKilledAfterGracePlusFiveSeconds) {
   // Rank 1 fails only once rank 0 has set its trap, so the grace period surely meets the trap.
   const MarkerDir markers;
