@@ -2,8 +2,9 @@
 """tokbench vs the same training step in Python, on this machine, in one go.
 
 For each configuration it runs `tokbench run` (JSON result) and bench/python_step.py (litgpt's
-GPT + torch AdamW, same torch build, same thread count, same timing definition) twice over: as
-the reference zeroes gradients (set_to_none) and as tokbench does (in place), prints
+GPT + torch AdamW, same torch build, same thread count, same timing definition) twice over:
+zeroing gradients as the reference and tokbench's default do (set_to_none) and in place (as
+`tokbench --zero-grad inplace`), prints
 tokens/s of each and the ratios, and writes a Markdown table to
 docs/results/cpu-side-by-side-<date>.md with the date and the machine. The goal is a ratio
 >= 1 on every row. Each pair runs --repeats times, alternating which side goes first, and the
@@ -26,7 +27,8 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # name, n_layers, warm-up iterations, measured iterations. Fewer than ~6 measured iterations
-# left the ratio at the mercy of one slow iteration on this 2-core machine (seen: 0.97 with
+# left the ratio at the mercy of one slow iteration on the 2-core Xeon of
+# docs/results/cpu-side-by-side-2026-11-29.md (seen: 0.97 with
 # 1 + 4, 1.00 with 1 + 8 for the same binary), so the big rows measure 6-8 (about 1 min a run).
 CONFIGS = [
     ("pythia-14m", None, 3, 10),
@@ -75,9 +77,9 @@ def run_python(python, name, n_layers, warmup, measured, threads, zero_grad):
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-# The three sides of each row. "python" is the reference's step (zero_grad(set_to_none=True):
-# backward allocates fresh gradients); "python, same step" zeroes gradients in place as tokbench
-# must (DESIGN: gradients zeroed without reallocating).
+# The three sides of each row. "python" is the reference's step and tokbench's default
+# (zero_grad(set_to_none=True): backward allocates fresh gradients); "python, same step" zeroes
+# gradients in place, as `tokbench --zero-grad inplace` does (docs/PERFORMANCE.md, "Memory").
 SIDES = ("tokbench", "python", "python-inplace")
 
 

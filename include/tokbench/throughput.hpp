@@ -21,7 +21,8 @@ namespace tokbench {
 
 // ---------------------------------------------------------------------------------------------
 // Errors. Each mirrors a Python exception type; what() is exactly Python's str(exception), and
-// where() says which library line raised it (STYLE.md §6) without polluting the parity text.
+// where() says which library line raised it (docs/throughput.md, "Semantics (as Lightning)")
+// without polluting the parity text.
 struct SourceLocation {
   const char* file = "";
   int line = 0;

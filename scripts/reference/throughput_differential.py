@@ -23,7 +23,7 @@ Choices that keep the comparison exact:
   in the last bits. The interpreter version is recorded in the fixture.
 - Sparse-model constructor arguments exist only on Lightning master (not in releases up to
   2.6.6), so constructor cases here use the released signature; master-only behaviour is covered
-  by hand-written tests from the reference spec.
+  by hand-written tests of Lightning's own cases (docs/throughput.md, "Tests and reference").
 """
 import argparse
 import json

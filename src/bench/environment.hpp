@@ -1,5 +1,6 @@
-// The context block every result carries (STYLE §14): tokbench version and git revision,
-// LibTorch version, build type, host, RFC 3339 time. Device names come from the RunPlan.
+// The context block every result carries (docs/PERFORMANCE.md, "The contract": every result
+// describes itself): tokbench version and git revision, LibTorch version, build type, host,
+// RFC 3339 time. Device names come from the RunPlan.
 #pragma once
 
 #include <string>

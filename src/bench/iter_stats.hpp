@@ -1,6 +1,7 @@
-// Summary statistics of per-iteration times (STYLE §10): mean, median, p10, p90, min, max,
-// sample standard deviation and coefficient of variation. Percentiles interpolate linearly
-// between order statistics (numpy's default), so results match a Python cross-check.
+// Summary statistics of per-iteration times (docs/PERFORMANCE.md, "Iteration time"): mean,
+// median, p10, p90, min, max, sample standard deviation and coefficient of variation.
+// Percentiles interpolate linearly between order statistics (numpy's default), so results
+// match a Python cross-check.
 #pragma once
 
 #include <optional>

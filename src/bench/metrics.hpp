@@ -1,5 +1,5 @@
-// The metric contract of DESIGN.md applied to one finished (or stopped) run. Rates come from
-// the throughput library: a Throughput with window M+1 gets a reference update at the end of
+// The metric contract (docs/PERFORMANCE.md) applied to one finished (or stopped) run. Rates
+// come from the throughput library: a Throughput with window M+1 gets a reference update at the end of
 // the last warm-up iteration and one per measured iteration, so tokens/s = M·G·T / window and
 // tokens/s × average iteration time = G·T. Inputs are plain structs (no LibTorch).
 #pragma once

@@ -1,6 +1,7 @@
 // The human report of one run: first the reference benchmark's lines in its order and format
-// (thunder_bench.md §1.9) so old readers find their numbers, then tokbench's labelled figures.
-// Also the resolved-config echo printed before the run (STYLE §14). Unknowns print "N/A".
+// (docs/reference-benchmark.md, "The printed report") so old readers find their numbers, then
+// tokbench's labelled figures. Also the resolved-config echo printed before the run
+// (docs/PERFORMANCE.md, "The contract"). Unknowns print "N/A".
 #pragma once
 
 #include <ostream>

@@ -1,6 +1,7 @@
-// The canonical JSON result of one run (DESIGN.md): the reference benchmark's keys first, with
-// the contract's meanings, then tokbench's own (units in key names, STYLE §7). Unknown
-// figures are null. Written atomically: a temporary file in the same directory, then rename.
+// The canonical JSON result of one run (docs/run.md, "The JSON result"): the reference
+// benchmark's keys first, with the meanings of docs/PERFORMANCE.md, "The contract", then
+// tokbench's own (units in key names). Unknown figures are null. Written atomically: a
+// temporary file in the same directory, then rename.
 #pragma once
 
 #include <filesystem>

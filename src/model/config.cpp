@@ -1,6 +1,7 @@
-// Config::finalize(): litgpt's Config.__post_init__ (reference/litgpt.md §1.2) in the same
-// order, plus the checks tokbench's model relies on. Every problem found is reported in one
-// std::invalid_argument so a user fixing a config file sees all of them at once.
+// Config::finalize(): litgpt's Config.__post_init__ (docs/litgpt-architecture.md, "Derived
+// fields (`__post_init__`)") in the same order, plus the checks tokbench's model relies on.
+// Every problem found is reported in one std::invalid_argument so a user fixing a config file
+// sees all of them at once.
 #include "model/config.hpp"
 
 #include <fmt/format.h>

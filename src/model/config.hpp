@@ -74,7 +74,8 @@ struct Config {
   // Idempotent: finalizing an already finalized config changes nothing.
   void finalize();
 
-  // Behaviours litgpt keys on the name rather than on a field (reference/litgpt.md §1.2).
+  // Behaviours litgpt keys on the name rather than on a field (docs/litgpt-architecture.md,
+  // "Rules keyed on the name").
   bool rmsnorm_unit_offset() const { return name.find("Gemma") != std::string::npos; }
   bool layernorm_without_params() const { return name.find("OLMo") != std::string::npos; }
 

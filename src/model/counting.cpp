@@ -1,4 +1,5 @@
-// Closed-form parameter and FLOP counts of a finalized Config (reference/litgpt.md §4, §5).
+// Closed-form parameter and FLOP counts of a finalized Config (docs/litgpt-architecture.md,
+// "Parameter count" and "FLOPs per micro-batch").
 // All arithmetic is checked int64: a count that would overflow throws std::overflow_error
 // naming the config, never wraps. No LibTorch here: this is counted, not traced.
 //

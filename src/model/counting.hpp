@@ -1,7 +1,8 @@
 // Closed-form parameter and FLOP counts of a finalized Config, without building a model.
-// Parameters match litgpt's num_parameters exactly (reference/litgpt.md §4). FLOPs follow the
-// conventions of DESIGN.md; `matmul` (the default) equals PyTorch's FlopCounterMode over
-// litgpt's model with attention on the math backend: 2·m·n·k per matmul, backward = 2 × forward.
+// Parameters match litgpt's num_parameters exactly (docs/litgpt-architecture.md, "Parameter
+// count"). FLOPs follow the conventions of "FLOPs per micro-batch" there; `matmul` (the
+// default) equals PyTorch's FlopCounterMode over litgpt's model with attention on the math
+// backend: 2·m·n·k per matmul, backward = 2 × forward.
 #pragma once
 
 #include <cstdint>
@@ -18,7 +19,7 @@ struct ParamCounts {
   int64_t lm_head = 0;              // weight (+ bias)
   int64_t final_norm = 0;           // ln_f
   std::vector<int64_t> per_block;   // one entry per layer (MoE/dense layers can differ)
-  int64_t linear_weights = 0;       // Σ in·out over every Linear incl. lm_head (the "W" of §5)
+  int64_t linear_weights = 0;       // Σ in·out over every Linear incl. lm_head (the FLOP formulas' W)
 };
 ParamCounts count_params(const Config& config);
 

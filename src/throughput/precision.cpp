@@ -53,7 +53,8 @@ std::optional<Precision> precision_from_string(std::string_view text) {
 
 std::optional<double> mfu(double achieved_flops_per_s_per_device,
                           std::optional<double> peak_flops_per_s) {
-  // "Unknown" stays explicit (STYLE.md §8): no peak, or a nonsensical one, gives no MFU.
+  // "Unknown" stays explicit (docs/PERFORMANCE.md, "The contract"): no peak, or a nonsensical
+  // one, gives no MFU.
   if (!peak_flops_per_s.has_value() || !std::isfinite(*peak_flops_per_s) ||
       *peak_flops_per_s <= 0.0)
     return std::nullopt;

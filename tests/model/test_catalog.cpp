@@ -24,7 +24,7 @@ TEST(Catalog, HasAll210UniqueFinalizedEntries) {
     EXPECT_FALSE(entry.config.hf.empty()) << entry.config.name;
     EXPECT_GT(entry.param_count, 0);
   }
-  // §2: counts by MLP class and norm.
+  // Counts by MLP class and norm (docs/litgpt-architecture.md, "The catalog file").
   std::map<std::string, int> mlp, norm;
   for (const auto& entry : entries) {
     ++mlp[entry.config.mlp_class_name];

@@ -41,7 +41,8 @@ rows = [line for line in out.stdout.splitlines() if line and not line.startswith
 check(out.returncode == 0 and len(rows) == sum("pythia" in n.lower() for n in by_name), f"filter rows: {rows}")
 check(all(row.startswith("pythia") for row in rows), "filter rows are pythia models")
 
-# info phi-2 --seq-len 2048 --json: reference/litgpt.md §5, 3·(2·T·W + 4·T²·L·H·Q).
+# info phi-2 --seq-len 2048 --json: 3·(2·T·W + 4·T²·L·H·Q) (docs/litgpt-architecture.md,
+# "FLOPs per micro-batch").
 out = run("info", "phi-2", "--seq-len", "2048", "--json")
 check(out.returncode == 0, f"info exited {out.returncode}: {out.stderr}")
 info = json.loads(out.stdout)

@@ -1,7 +1,8 @@
 // Parameter and FLOP counts against litgpt's own numbers: param_count for every one of the 210
-// catalog configs, the per-block split of reference/litgpt.md §2.2, and the FlopCounterMode
-// figures of §5 (train FLOPs = 3 × forward, attention over the full T×T square); the
-// training-memory estimate and the training-precision names it is keyed by.
+// catalog configs, the per-block split (docs/litgpt-architecture.md, "Fixed and per-block
+// parameters"), and the FlopCounterMode figures of "FLOPs per micro-batch" there (train
+// FLOPs = 3 × forward, attention over the full T×T square); the training-memory estimate and
+// the training-precision names it is keyed by.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -34,7 +35,8 @@ TEST(CountParams, EqualsLitgptForEveryCatalogConfig) {
 }
 
 TEST(CountParams, GoldenValuesFromReference) {
-  // reference/litgpt.md §7, independent of the catalog's param_count field.
+  // litgpt's own counts (docs/litgpt-architecture.md, "Parameter count"), independent of the
+  // catalog's param_count field.
   const std::pair<const char*, int64_t> golden[] = {
       {"pythia-14m", 14'067'712},        {"phi-2", 2'779'683'840},
       {"Llama-2-7b-hf", 6'738'415'616},  {"Llama-3-8B", 8'030'261'248},
@@ -45,7 +47,8 @@ TEST(CountParams, GoldenValuesFromReference) {
 }
 
 TEST(CountParams, FixedPlusPerBlockSplit) {
-  // §2.2: fixed = wte + lm_head(+bias) + ln_f; phi-2 has lm_head bias and a shared norm.
+  // "Fixed and per-block parameters": fixed = wte + lm_head(+bias) + ln_f; phi-2 has lm_head
+  // bias and a shared norm.
   const ParamCounts phi = count_params(config_by_name("phi-2"));
   EXPECT_EQ(phi.embedding + phi.lm_head + phi.final_norm, 262'200'320);
   EXPECT_EQ(phi.per_block.front(), 78'671'360);
@@ -60,7 +63,7 @@ TEST(CountParams, NLayerOverrideScalesBlocksOnly) {
 }
 
 TEST(CountParams, LinearWeightsMatchReferenceW) {
-  // §5's W column: Σ in·out over every Linear including lm_head.
+  // The W of "FLOPs per micro-batch": Σ in·out over every Linear including lm_head.
   EXPECT_EQ(count_params(config_by_name("pythia-14m")).linear_weights, 7'618'560);
   EXPECT_EQ(count_params(config_by_name("Llama-2-7b-hf")).linear_weights, 6'607'077'376);
   EXPECT_EQ(count_params(config_by_name("falcon-40b")).linear_weights, 41'301'311'488);
@@ -72,7 +75,7 @@ TEST(CountFlops, MatchesFlopCounterTableOfReference) {
   struct Row {
     const char* name;
     int64_t T;
-    double train_flops;  // §5, B=1, printed to 7 significant digits
+    double train_flops;  // "FLOPs per micro-batch" table, B=1, 7 significant digits
   };
   const Row rows[] = {{"pythia-14m", 512, 2.582014e10},   {"pythia-1b", 2048, 1.281081e13},
                       {"phi-2", 2048, 3.665755e13},       {"Llama-2-7b-hf", 4096, 1.887638e14},
@@ -84,7 +87,7 @@ TEST(CountFlops, MatchesFlopCounterTableOfReference) {
     EXPECT_LT(relative(static_cast<double>(flops.total()), row.train_flops), 5e-7) << row.name;
     EXPECT_EQ(flops.backward, 2 * flops.forward) << row.name;
   }
-  // §7: the exact integer for Llama-2-7b.
+  // The exact integer for Llama-2-7b (same table).
   EXPECT_EQ(count_flops(config_by_name("Llama-2-7b-hf"), 1, 4096).total(), 188'763'812'659'200);
 }
 

@@ -1,6 +1,7 @@
-// The peak table and name matching: every device name in the reference spec's §4.1 table and
-// Lightning's §5.1 tests, with the correct chip where Lightning's substring matching is wrong,
-// Lightning master's values preserved cell by cell, and precision parsing.
+// The peak table and name matching: every device name of docs/throughput.md, "Lightning's
+// device-name matching" (worked names and Lightning's own tests), with the correct chip where
+// Lightning's substring matching is wrong, Lightning master's values preserved cell by cell,
+// and precision parsing.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -32,7 +33,7 @@ TEST_P(DeviceNameTest, MatchesExpectedChip) {
 }
 
 const NameCase kSpecTable[] = {
-    // §4.1 worked examples; comments mark where Lightning's answer differs and why ours is right.
+    // Worked examples; comments mark where Lightning's answer differs and why ours is right.
     {"NVIDIA H200", "h200 sxm"},          // Lightning: None. A plain H200 is the SXM part.
     {"NVIDIA H200 NVL", "h200 nvl"},      // Lightning: None.
     {"NVIDIA H200 SXM1", "h200 sxm"},
@@ -69,7 +70,7 @@ const NameCase kSpecTable[] = {
     {"Tesla V100S-PCIE-32GB", "v100s pcie"},
     {"NVIDIA B200", "b200"},              // Lightning: None.
     {"NVIDIA RTX 6000 Ada Generation", std::nullopt},
-    // §5.1 test_get_available_flops_cuda_mapping_exists (all non-None in Lightning).
+    // Lightning's test_get_available_flops_cuda_mapping_exists (all non-None in Lightning).
     {"h100-nvl", "h100 nvl"},
     {"h100-hbm3", "h100 sxm"},
     {"NVIDIA GeForce RTX 4080", "rtx 4080"},
@@ -85,18 +86,18 @@ const NameCase kSpecTable[] = {
     {"NVIDIA GeForce RTX 2080", "rtx 2080"},
     {"NVIDIA GeForce RTX 2070 Super", "rtx 2070 super"},
     {"Tesla V100-SXm2-32GB", "v100 sxm"},
-    // §5.1 xfail list: not in any table.
+    // Its xfail list: not in any table.
     {"NVIDIA GeForce RTX 3060", std::nullopt},
     {"NVIDIA GeForce RTX 3060 Ti", std::nullopt},
     {"NVIDIA GeForce RTX 3050", std::nullopt},
     {"NVIDIA GeForce RTX 3050 Ti", std::nullopt},
-    // §5.1 test_get_available_flops and TPU names.
+    // Lightning's test_get_available_flops and TPU names.
     {"CocoNut", std::nullopt},
     {"t4", "t4"},
     {"V4", "tpu v4"},
     {"V1", std::nullopt},
     {"v3-8", "tpu v3"},
-    // Devices the brief adds.
+    // Devices tokbench adds to Lightning's table.
     {"NVIDIA GB200", "gb200"},
     {"NVIDIA GeForce RTX 5090", "rtx 5090"},
     {"AMD Instinct MI300X", "mi300x"},
@@ -122,7 +123,8 @@ TEST(DevicePeaks, EveryTableKeyMatchesItself) {
   for (const std::string& chip : known_device_chips()) EXPECT_EQ(match_device_chip(chip), chip);
 }
 
-// Lightning master's _CUDA_FLOPS (§4.4), column by column; 0 = key absent. Our keys "h200 sxm"
+// Lightning master's _CUDA_FLOPS (docs/throughput.md, "Lightning's peak values"), column by
+// column; 0 = key absent. Our keys "h200 sxm"
 // and "h200 nvl" are Lightning's "h200 sxm1"/"h200 nvl1".
 struct LightningRow {
   const char* name;

@@ -2,7 +2,8 @@
 // (scripts/reference/throughput_differential.py) and requires the same key order, bit-identical
 // doubles (compared as IEEE-754 bit patterns), the same int-ness, and identical error texts.
 // Flops keep their Python type: JSON ints go through the integer update() overload, floats
-// through the double one.
+// through the double one. The fixture itself must come from that script with the Lightning
+// pinned in scripts/reference/requirements.txt (docs/throughput.md, "Tests and reference").
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -10,6 +11,8 @@
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
 #include <string>
 
 #include "tokbench/throughput.hpp"
@@ -68,9 +71,50 @@ void expect_error(const json& record, const std::optional<std::pair<std::string,
   }
 }
 
+std::string read_source_file(const std::string& relative) {
+  const std::string path = std::string(TOKBENCH_SOURCE_DIR) + "/" + relative;
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot open " + path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The value pinned for `package` in a pip requirements file ("package==X"), or "" if absent.
+std::string pinned_version(const std::string& requirements, const std::string& package) {
+  std::istringstream lines(requirements);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(package + "==", 0) != 0) continue;
+    std::string version = line.substr(package.size() + 2);
+    const auto end = version.find_first_of(" \t#;");
+    return end == std::string::npos ? version : version.substr(0, end);
+  }
+  return "";
+}
+
+// The fixture must come from the generator in this repository, run on the Lightning pinned in
+// scripts/reference/requirements.txt: a hand-edited or stale fixture, or a pin bumped without
+// regenerating it, fails here (regenerating with the pinned set reproduces the file exactly).
 TEST(Differential, FixtureIsFromLightning) {
   const json& f = fixture();
-  EXPECT_FALSE(f["lightning_version"].get<std::string>().empty());
+  const std::string generator = f["generator"].get<std::string>();
+  EXPECT_EQ(generator, "scripts/reference/throughput_differential.py");
+  const std::string script = read_source_file(generator);
+  // The version is Lightning's own __version__ as the script imported it, not a typed string.
+  EXPECT_NE(script.find("\"lightning_version\": lightning.__version__"), std::string::npos)
+      << generator << " no longer records lightning.__version__";
+  EXPECT_NE(script.find("from lightning.fabric.utilities.throughput import Throughput"), std::string::npos)
+      << generator << " no longer replays Lightning's Throughput";
+  // Re-running the script with its default seed reproduces these cases.
+  EXPECT_NE(script.find("\"--seed\", type=int, default=" + std::to_string(f["seed"].get<int64_t>())),
+            std::string::npos)
+      << "the fixture's seed " << f["seed"] << " is not " << generator << "'s default";
+
+  const std::string pinned = pinned_version(read_source_file("scripts/reference/requirements.txt"), "lightning");
+  ASSERT_FALSE(pinned.empty()) << "scripts/reference/requirements.txt pins no lightning==X";
+  EXPECT_EQ(f["lightning_version"].get<std::string>(), pinned)
+      << "the fixture was made with Lightning " << f["lightning_version"] << " but " << pinned
+      << " is pinned: regenerate it with " << generator;
   EXPECT_GE(f["cases"].size(), 200u);
   RecordProperty("lightning_version", f["lightning_version"].get<std::string>());
 }

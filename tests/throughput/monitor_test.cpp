@@ -1,5 +1,6 @@
-// Lightning's Fabric ThroughputMonitor tests (reference spec §5.1): the mock train loop with
-// world sizes 1 and 2, the step counter, the sparse-scaled peak, and rank-zero-only behaviour.
+// Lightning's Fabric ThroughputMonitor tests (docs/throughput.md, "Tests and reference"): the
+// mock train loop with world sizes 1 and 2, the step counter, the sparse-scaled peak, and
+// rank-zero-only behaviour.
 #include <gtest/gtest.h>
 
 #include <vector>

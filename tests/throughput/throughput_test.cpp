@@ -1,6 +1,6 @@
-// Lightning's test_throughput.py cases for Throughput itself (reference spec §5.1): rates,
-// key order, error texts and the no-rollback behaviour, the master-only sparse-model options,
-// and the monotonic-window rules as they apply to our windows.
+// Lightning's test_throughput.py cases for Throughput itself (docs/throughput.md, "Tests and
+// reference"): rates, key order, error texts and the no-rollback behaviour, the master-only
+// sparse-model options, and the monotonic-window rules as they apply to our windows.
 #include <gtest/gtest.h>
 
 #include <cmath>

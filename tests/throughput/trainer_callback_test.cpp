@@ -1,6 +1,7 @@
-// Lightning's Trainer ThroughputMonitor scenarios (reference spec §5.2) on a fake loop: the
-// callback's bookkeeping (per-stage Throughput, t0, counters, validation-time shift, logging
-// schedule) written out in the test, driving our Throughput with Lightning's scripted clocks.
+// Lightning's Trainer ThroughputMonitor scenarios (docs/throughput.md, "Lightning's monitors")
+// on a fake loop: the callback's bookkeeping (per-stage Throughput, t0, counters,
+// validation-time shift, logging schedule) written out in the test, driving our Throughput
+// with Lightning's scripted clocks.
 #include <gtest/gtest.h>
 
 #include <deque>
