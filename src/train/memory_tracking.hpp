@@ -2,6 +2,10 @@
 // allocator (c10::SetAllocator) and counts the bytes held by tensors, with an optional cap
 // that raises c10::OutOfMemoryError as a real device would; on CUDA the caching allocator's
 // own statistics are read. Only one CpuMemoryCounter may be installed at a time.
+//
+// What the CPU counter cannot see (docs/PERFORMANCE.md, Memory): memory that does not come
+// from c10's CPU allocator (oneDNN's own scratchpads, BLAS packing buffers, thread stacks,
+// malloc's fragmentation), which is why the process's peak RSS is reported beside it.
 #pragma once
 
 #include <c10/core/Device.h>
@@ -22,6 +26,16 @@ struct MemoryPeaks {
 // previous one after. Tensors allocated while it is installed stay counted until freed, even
 // after it is removed (the wrapper object itself is never destroyed, as storages keep a
 // pointer to the allocator that made them).
+//
+// Safe under any install/remove order: c10's CPU allocator is one process-wide slot, and
+// oneDNN (through ideep) allocates with raw_allocate on the allocator current at allocation
+// and frees with raw_deallocate on the one current at free time. A counted block is the
+// wrapped allocator's own block, so that allocator can free it; the counter's deleter frees
+// what it counted through the allocator that made it and uncounts exactly those bytes, and
+// hands any pointer it did not count to the wrapped allocator uncounted. The one free it
+// cannot see is a counted block freed by another allocator (oneDNN freeing, after the
+// counter's removal, a buffer allocated while it was installed): those bytes stay counted
+// until the address next passes through the counter, and are then uncounted once.
 class CpuMemoryCounter {
  public:
   // baseline_bytes: bytes already held when counting starts (e.g. the model's parameters,

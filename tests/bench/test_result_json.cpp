@@ -1,13 +1,20 @@
 // The JSON result: the reference's keys with the contract's meanings, nulls for unknowns,
-// and an atomic write that leaves no temporary file behind.
+// figures pinned to what they must equal (a closed form for model_flops, the measured
+// iterations for average_iter_time), and an atomic write that leaves no temporary file behind.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
 #include "bench/result_json.hpp"
+#include "model/gpt.hpp"
+#include "train/train_loop.hpp"
 
 namespace tokbench::bench {
 namespace {
@@ -17,13 +24,61 @@ RunPlan plan_for_test() {
   m.cuda_status = "none";
   m.mem_available_bytes = 16'000'000'000;
   m.cpu_model = "Test CPU";
-  BenchOptions o;
+  BenchOptions o;  // pythia-14m, the default model
   o.seq_len = 32;
   o.micro_batch_size = 2;
   o.global_batch_size = 4;
   o.max_iters = 6;
   o.warmup_iters = 2;
   return resolve_run(o, m);
+}
+
+// The FLOPs of one micro-batch, forward and backward, under the matmul convention, for a
+// dense GPT-NeoX-style config, written out from the config's fields alone (no call into
+// src/model/counting.cpp): every linear layer costs 2·B·T·in·out forward, attention's two
+// T×T products 2·2·B·T²·head_size per head and layer, and backward is twice forward.
+int64_t closed_form_flops(const model::Config& c, int64_t B, int64_t T) {
+  const int64_t hs = *c.head_size;
+  const int64_t qkv_out = (c.n_head + 2 * *c.n_query_groups) * hs;
+  const int64_t per_layer = c.n_embd * qkv_out           // attn.qkv
+                            + c.n_head * hs * c.n_embd    // attn.proj
+                            + c.n_embd * *c.intermediate_size   // mlp.fc
+                            + *c.intermediate_size * c.n_embd;  // mlp.proj
+  const int64_t sum_linear = c.n_layer * per_layer + c.n_embd * *c.padded_vocab_size;  // + lm_head
+  const int64_t forward = 2 * B * T * sum_linear + 4 * B * T * T * c.n_layer * c.n_head * hs;
+  return 3 * forward;
+}
+
+// What run_benchmark copies out of the train layer's result.
+MeasuredRun measured_run_of(const train::TrainResult& result) {
+  MeasuredRun run;
+  run.outcome = result.status;
+  run.message = result.message;
+  for (const auto& r : result.iterations) run.iterations.push_back({r.index, r.warmup, r.seconds, r.loss, r.end_time});
+  run.measured_window_seconds = result.measured_window_seconds;
+  run.allocated_peak_bytes = result.memory.allocated_bytes;
+  run.reserved_peak_bytes = result.memory.reserved_bytes;
+  run.peak_rss_bytes = result.memory.peak_rss_bytes;
+  run.overhead_seconds = result.overhead_seconds;
+  return run;
+}
+
+MetricInputs inputs_of(const RunPlan& plan) {
+  return {plan.world_size,    plan.micro_batch,  plan.grad_accum,
+          plan.seq_len,       plan.warmup_iters, plan.flops_per_microbatch,
+          plan.peak ? std::optional<double>(plan.peak->flops_per_s) : std::nullopt};
+}
+
+// The mean of the measured (non-warm-up) iteration times listed in the JSON, in ms.
+double mean_measured_time_ms(const nlohmann::ordered_json& j, int64_t* count) {
+  double sum = 0;
+  *count = 0;
+  for (const auto& it : j["iterations"]) {
+    if (it["warmup"].get<bool>()) continue;
+    sum += it["time_ms"].get<double>();
+    ++*count;
+  }
+  return *count > 0 ? sum / static_cast<double>(*count) : 0.0;
 }
 
 TEST(ResultJson, ReferenceKeysComeFirst) {
@@ -42,7 +97,6 @@ TEST(ResultJson, ReferenceKeysComeFirst) {
     ++it;
   }
   EXPECT_EQ(j["GA"], 2);
-  EXPECT_EQ(j["model_flops"], plan.flops_per_microbatch);
   EXPECT_TRUE(j["tokens_per_sec"].is_null());  // unknown, never -1
   EXPECT_TRUE(j["mfu"].is_null());
   EXPECT_EQ(j["schema_version"], kResultSchemaVersion);
@@ -51,8 +105,123 @@ TEST(ResultJson, ReferenceKeysComeFirst) {
   EXPECT_EQ(j["environment"]["time"].get<std::string>().size(), 25u);  // 2026-01-02T03:04:05+00:00
 }
 
+// A real run of the plan (pythia-14m, B = 2, T = 32, GA = 2, 2 warm-up + 4 measured
+// iterations on the CPU) through the same copy, metrics and JSON as `tokbench run`.
+TEST(ResultJson, ARunsFiguresEqualTheirIndependentValues) {
+  const RunPlan plan = plan_for_test();
+  const model::Config& c = plan.config;
+  // pythia-14m as litgpt defines it: a dense GPT-NeoX block (MLP of two linears).
+  ASSERT_EQ(c.name, "pythia-14m");
+  ASSERT_EQ(c.mlp_class_name, "GptNeoxMLP");
+  EXPECT_EQ(c.n_layer, 6);
+  EXPECT_EQ(c.n_embd, 128);
+  EXPECT_EQ(c.n_head, 4);
+  EXPECT_EQ(*c.head_size, 32);
+  EXPECT_EQ(*c.n_query_groups, 4);
+  EXPECT_EQ(*c.intermediate_size, 512);
+  EXPECT_EQ(*c.padded_vocab_size, 50304);
+  ASSERT_EQ(plan.micro_batch, 2);
+  ASSERT_EQ(plan.seq_len, 32);
+  ASSERT_EQ(plan.grad_accum, 2);
+  ASSERT_EQ(plan.world_size, 1);
+
+  model::GPT gpt(c, torch::TensorOptions().dtype(torch::kFloat).device(torch::kCPU));
+  gpt->reset_parameters(plan.options.seed);
+  train::TrainOptions options;
+  options.micro_batch = plan.micro_batch;
+  options.seq_len = plan.seq_len;
+  options.grad_accum = plan.grad_accum;
+  options.max_iters = plan.max_iters;
+  options.warmup_iters = plan.warmup_iters;
+  const train::TrainResult result = train::run_training(gpt, torch::Device(torch::kCPU), options, nullptr, nullptr);
+  ASSERT_EQ(result.status, train::RunStatus::ok) << result.message;
+  const MeasuredRun run = measured_run_of(result);
+  const auto j = build_result_json(plan, run, compute_metrics(inputs_of(plan), run), capture_environment());
+
+  // model_flops: one micro-batch, forward and backward, one device; not × GA, not × W.
+  const int64_t flops = closed_form_flops(c, 2, 32);
+  EXPECT_EQ(flops, 2'944'401'408);  // 3·(2·2·32·7,618,560 + 4·2·32²·6·4·32)
+  EXPECT_EQ(j["flops_convention"], "matmul");
+  EXPECT_EQ(j["model_flops"].get<int64_t>(), flops);
+  EXPECT_EQ(j["model_flops_per_iter_per_device"].get<int64_t>(), 2 * flops);  // × GA
+  EXPECT_EQ(j["model_flops_per_iter_total"].get<int64_t>(), 2 * flops);       // × W = 1
+
+  // average_iter_time: the mean of the measured iterations' own times, warm-up left out.
+  int64_t measured = 0;
+  const double mean_ms = mean_measured_time_ms(j, &measured);
+  EXPECT_EQ(measured, 4);
+  EXPECT_EQ(j["measured_iters"], 4);
+  EXPECT_EQ(j["iterations"].size(), 6u);
+  EXPECT_NEAR(j["average_iter_time"].get<double>(), mean_ms, 1e-9 * mean_ms);
+  // FLOP/s and tokens/s over that time, from the closed form and the batch, not from JSON keys.
+  EXPECT_NEAR(j["model_flop_per_sec"].get<double>(), 2.0 * static_cast<double>(flops) / (mean_ms / 1e3),
+              1e-9 * j["model_flop_per_sec"].get<double>());
+  EXPECT_NEAR(j["tokens_per_sec"].get<double>(), 4.0 * 32.0 / (mean_ms / 1e3), 1e-9 * j["tokens_per_sec"].get<double>());
+}
+
+// Warm-up iterations ten times slower than the measured ones: an average over all iterations,
+// or a window divided by max_iters, would be far off the measured mean.
+TEST(ResultJson, AverageIterTimeIsTheMeanOfTheMeasuredIterationsOnly) {
+  const RunPlan plan = plan_for_test();
+  MeasuredRun run;
+  const double seconds[] = {2.0, 1.5, 0.10, 0.25, 0.15, 0.30};  // warm-up: the first two
+  double t = 0;
+  for (int i = 0; i < 6; ++i) {
+    t += seconds[i];
+    run.iterations.push_back({i, i < 2, seconds[i], 10.0 - i, t});
+  }
+  run.measured_window_seconds = t - run.iterations[1].end_time;
+  const auto j = build_result_json(plan, run, compute_metrics(inputs_of(plan), run), capture_environment());
+  int64_t measured = 0;
+  const double mean_ms = mean_measured_time_ms(j, &measured);
+  EXPECT_EQ(measured, 4);
+  EXPECT_DOUBLE_EQ(mean_ms, 200.0);
+  EXPECT_NEAR(j["average_iter_time"].get<double>(), 200.0, 1e-9);
+}
+
+// Whether this binary's std::filesystem::remove_all is libstdc++'s own. libtorch.so (the pip
+// wheel's) exports copies of std::filesystem's functions, built against a newer libstdc++
+// than this system's GCC 12 one, without symbol versions. A binary that links libtorch.so
+// ahead of libstdc++ (the order CMake gives LibTorch targets) binds its std::filesystem calls
+// to those copies. libtorch.so's remove_all calls recursive_directory_iterator::__erase, a
+// newer-libstdc++ symbol that libtorch.so references weakly (it does not list libstdc++ as a
+// dependency) and that libstdc++.so.6.0.30 does not define: it resolves to address 0 and
+// remove_all jumps there (SIGSEGV). Linking libstdc++ ahead of LibTorch fixes the binding.
+bool remove_all_is_libstdcxx() {
+  using RemoveAll = std::uintmax_t (*)(const std::filesystem::path&);
+  const RemoveAll fn = &std::filesystem::remove_all;
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(fn), &info) == 0 || info.dli_fname == nullptr) return false;
+  return std::string(info.dli_fname).find("libstdc++") != std::string::npos;
+}
+
+// Removes `dir` and what it holds (files only): std::filesystem::remove_all when it is
+// libstdc++'s, else the same with unlink/rmdir.
+void remove_test_dir(const std::filesystem::path& dir) {
+  if (remove_all_is_libstdcxx()) {
+    std::filesystem::remove_all(dir);
+    return;
+  }
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) ::unlink(entry.path().c_str());
+  ::rmdir(dir.c_str());
+}
+
+// The build links libstdc++ ahead of LibTorch (CMakeLists.txt, tokbench_options) so that this
+// holds; without it this test fails (and remove_all would crash).
+TEST(ResultJson, StdFilesystemRemoveAllIsLibstdcxxs) {
+  ASSERT_TRUE(remove_all_is_libstdcxx())
+      << "std::filesystem::remove_all binds to LibTorch's bundled copy, which calls a null pointer with this "
+         "libstdc++; link libstdc++ ahead of LibTorch (see remove_all_is_libstdcxx)";
+  std::string dir_template = (std::filesystem::temp_directory_path() / "tokbench_remove_all_XXXXXX").string();
+  ASSERT_NE(::mkdtemp(dir_template.data()), nullptr);
+  const std::filesystem::path dir(dir_template);
+  std::filesystem::create_directories(dir / "a" / "b");
+  { std::ofstream(dir / "a" / "b" / "f") << "x"; }
+  EXPECT_EQ(std::filesystem::remove_all(dir), 4u);
+  EXPECT_FALSE(std::filesystem::exists(dir));
+}
+
 TEST(ResultJson, AtomicWriteReplacesAndLeavesNoTemp) {
-  // A fresh directory from mkdtemp, cleaned with plain unlink/rmdir.
   std::string dir_template = (std::filesystem::temp_directory_path() / "tokbench_json_XXXXXX").string();
   ASSERT_NE(::mkdtemp(dir_template.data()), nullptr);
   const std::filesystem::path dir(dir_template);
@@ -65,8 +234,8 @@ TEST(ResultJson, AtomicWriteReplacesAndLeavesNoTemp) {
   int files = 0;
   for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir)) ++files;
   EXPECT_EQ(files, 1);
-  ::unlink(path.c_str());
-  ::rmdir(dir.c_str());
+  remove_test_dir(dir);
+  EXPECT_FALSE(std::filesystem::exists(dir));
 }
 
 TEST(ResultJson, WriteIntoMissingDirectoryThrows) {

@@ -1,5 +1,6 @@
 // The counting CPU allocator: it sees tensor allocations, peaks and frees, enforces its cap
-// with c10::OutOfMemoryError, refuses to nest and restores the previous allocator.
+// with c10::OutOfMemoryError, refuses to nest, restores the previous allocator and hands out
+// blocks every CPU path accepts (install/remove orders: test_allocator_safety.cpp).
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
@@ -78,6 +79,41 @@ TEST(CpuMemoryCounter, RestoresThePreviousAllocatorAndRefusesToNest) {
   EXPECT_EQ(outlives[0].item<float>(), 2.0f);
   outlives.resize_({4096});  // resizing goes through the storage's (counting) allocator
   outlives.reset();
+}
+
+// The counter's DataPtrs look like the default allocator's: data == context, and the one
+// deleter raw_deleter() names, so raw_allocate/raw_deallocate, clone and copy-on-write
+// storages work on them as on any CPU block.
+TEST(CpuMemoryCounter, HandsOutSimpleDataPtrsThatRawAndCopyOnWritePathsAccept) {
+  CpuMemoryCounter counter;
+  c10::Allocator* allocator = c10::GetAllocator(c10::DeviceType::CPU);
+  const int64_t before = counter.current_bytes();
+  at::Tensor t = at::arange(1024, at::kFloat);
+  const c10::DataPtr& data_ptr = t.storage().data_ptr();
+  EXPECT_EQ(data_ptr.get(), data_ptr.get_context());
+  EXPECT_TRUE(allocator->is_simple_data_ptr(data_ptr));
+  EXPECT_EQ(data_ptr.get_deleter(), allocator->raw_deleter());
+  EXPECT_EQ(counter.current_bytes() - before, 4096);
+
+  c10::DataPtr copy = allocator->clone(t.data_ptr(), 4096);  // Allocator::clone -> copy_data
+  EXPECT_EQ(static_cast<const float*>(copy.get())[1000], 1000.0f);
+  EXPECT_EQ(counter.current_bytes() - before, 2 * 4096);
+  copy.clear();
+
+  at::Tensor lazy = t._lazy_clone();  // copy-on-write: shares the block until written
+  EXPECT_EQ(counter.current_bytes() - before, 4096);
+  lazy.add_(1);                       // materializes through the storage's (counting) allocator
+  EXPECT_EQ(counter.current_bytes() - before, 2 * 4096);
+  EXPECT_EQ(lazy[1023].item<float>(), 1024.0f);
+  EXPECT_EQ(t[1023].item<float>(), 1023.0f);
+  t.reset();
+  lazy.reset();
+  EXPECT_EQ(counter.current_bytes(), before);
+
+  void* raw = allocator->raw_allocate(100);
+  EXPECT_EQ(counter.current_bytes() - before, 100);
+  allocator->raw_deallocate(raw);
+  EXPECT_EQ(counter.current_bytes(), before);
 }
 
 TEST(RunMemoryTracker, CpuPeaksIncludeTheBaselineAndRss) {
