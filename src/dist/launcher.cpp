@@ -14,6 +14,9 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
 #include <unistd.h>
 
 #include <algorithm>
@@ -382,6 +385,12 @@ ExecImage exec_image(const LaunchOptions& options, int local_rank, int port) {
   // Its own process group: a terminal's Ctrl-C reaches only the launcher, which forwards it
   // once, and the launcher can signal a rank together with any processes the rank started.
   ::setpgid(0, 0);
+#if defined(__linux__)
+  // A rank must not outlive a launcher that was killed (SIGKILL cannot be forwarded): it
+  // would train on, unobserved, beside the rerun that replaces it. The fork happened on the
+  // launcher's main thread, which lives as long as the launcher.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
   for (std::size_t i = 0; i < kHandledSignals.size(); ++i) {
     ::sigaction(kHandledSignals[i], &signals.child_actions()[i], nullptr);
   }

@@ -1,0 +1,55 @@
+// `tokbench history`: the result store's sweeps, or their runs as tables in any format.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+
+#include "cli/command.hpp"
+#include "sweep/result_store.hpp"
+#include "sweep/sweep_tables.hpp"
+
+namespace tokbench::cli {
+namespace {
+
+struct HistoryOptions {
+  std::string store = "tokbench-sweep/tokbench-results.sqlite";
+  int64_t sweep = 0;  // 0: list the sweeps (or every run with --filter/--format)
+  std::string filter;
+  std::string format;
+  std::string output;
+};
+
+int run_history(const HistoryOptions& o) {
+  if (!std::filesystem::is_regular_file(o.store))
+    throw std::invalid_argument(fmt::format("--store '{}' is not a result store (no such file)", o.store));
+  if (o.sweep < 0) throw std::invalid_argument(fmt::format("--sweep {} is not valid; valid: a sweep id >= 1", o.sweep));
+  sweep::ResultStore store(o.store);
+  if (o.sweep == 0 && o.filter.empty() && o.format.empty()) {
+    std::cout << fmt::format("# {:>4}  {:<20}  {:>5}  {}\n", "id", "created", "runs", "out_dir");
+    for (const auto& s : store.sweeps())
+      std::cout << fmt::format("  {:>4}  {:<20}  {:>5}  {}\n", s.id, s.created, s.runs, s.out_dir);
+    return kExitOk;
+  }
+  const auto runs = store.runs(o.sweep, o.filter);
+  const sweep::Format format = sweep::format_from_string(o.format.empty() ? "print" : o.format);
+  if ((format == sweep::Format::xlsx || format == sweep::Format::html) && o.output.empty())
+    throw std::invalid_argument("--format xlsx and html write a file: name it with --output FILE");
+  nlohmann::json context{{"store", o.store}, {"sweep", o.sweep}, {"filter", o.filter}, {"runs", runs.size()}};
+  sweep::write_report(format, context, runs, {}, std::cout, o.output);
+  return kExitOk;
+}
+
+const RegisterCommand kHistory{
+    {"history", "List stored sweeps, or tabulate stored runs",
+     [](CLI::App& sub) -> std::function<int()> {
+       auto o = std::make_shared<HistoryOptions>();
+       sub.add_option("--store", o->store, "SQLite result store")->capture_default_str();
+       sub.add_option("--sweep", o->sweep, "one sweep's runs (ids: `tokbench history`)");
+       sub.add_option("--filter", o->filter, "runs whose model, executor, mode, status or device contains this");
+       sub.add_option("--format", o->format, "print | csv | json | markdown | xlsx | html");
+       sub.add_option("--output", o->output, "file for xlsx and html");
+       return [o] { return run_history(*o); };
+     }}};
+
+}  // namespace
+}  // namespace tokbench::cli

@@ -1,0 +1,140 @@
+// `tokbench sweep`: a matrix of `tokbench run` configurations (a TOML file and/or run options
+// with comma-separated values), each run in its own processes, the results as the reference's
+// pivoted tables in any format, kept in the result store. Resumable: run the same command
+// again after an interruption and only the unfinished configurations run.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "bench/launch_benchmark.hpp"
+#include "cli/command.hpp"
+#include "sweep/matrix.hpp"
+#include "sweep/result_store.hpp"
+#include "sweep/sweep_runner.hpp"
+#include "sweep/sweep_tables.hpp"
+
+namespace tokbench::cli {
+namespace {
+
+struct SweepCommandOptions {
+  std::string matrix_file;
+  std::string out_dir = "tokbench-sweep";
+  std::string format;  // empty: BENCHMARK_OUT_FORMAT, else print
+  std::string output;  // file for the tables (xlsx/html need one); empty: stdout
+  std::string store;   // empty: OUT/tokbench-results.sqlite; "none": no store
+  double timeout_s = 3600;
+  bool only_varying = false;
+  bool dry_run = false;
+};
+
+sweep::Format chosen_format(const SweepCommandOptions& o) {
+  std::string name = o.format;
+  if (name.empty()) {
+    const char* env = std::getenv("BENCHMARK_OUT_FORMAT");  // the reference runner's switch
+    name = env != nullptr && *env != '\0' ? env : "print";
+  }
+  try {
+    return sweep::format_from_string(name);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("--format / BENCHMARK_OUT_FORMAT: ") + e.what());
+  }
+}
+
+int run_sweep_command(const SweepCommandOptions& o, const std::vector<std::string>& run_options) {
+  const sweep::Format format = chosen_format(o);
+  if ((format == sweep::Format::xlsx || format == sweep::Format::html) && o.output.empty())
+    throw std::invalid_argument("--format xlsx and html write a file: name it with --output FILE");
+  if (!(o.timeout_s > 0)) throw std::invalid_argument(fmt::format("--timeout {} must be a positive number of seconds", o.timeout_s));
+  std::vector<sweep::Matrix> matrices{sweep::Matrix{}};
+  if (!o.matrix_file.empty()) matrices = sweep::matrices_from_toml(o.matrix_file);
+  const sweep::Matrix from_arguments = sweep::matrix_from_arguments(run_options);
+  for (auto& matrix : matrices) {
+    matrix = sweep::merge(matrix, from_arguments);
+    for (const auto& axis : matrix.axes)
+      for (const char* owned : {"json-path", "return-metrics-as-json", "quiet"})
+        if (axis.option == owned)
+          throw std::invalid_argument(fmt::format("--{} is set by the sweep for each run; remove it", owned));
+  }
+  const auto configs = sweep::expand_all(matrices);
+  if (configs.empty()) throw std::invalid_argument("sweep: the matrix is empty");
+  if (o.dry_run) {
+    for (std::size_t i = 0; i < configs.size(); ++i)
+      std::cout << fmt::format("{:>4}  {}  {}\n", i + 1, configs[i].id, configs[i].describe());
+    return kExitOk;
+  }
+  sweep::SweepOptions options;
+  const auto own = bench::own_command_line();
+  options.tokbench = own.empty() ? "tokbench" : own.front();
+  options.out_dir = o.out_dir;
+  options.run_timeout_seconds = o.timeout_s;
+  std::cerr << fmt::format("tokbench sweep: {} configurations into {}/ (per-run timeout {} s)\n", configs.size(),
+                           o.out_dir, o.timeout_s);
+  const sweep::SweepResult result = sweep::run_sweep(configs, options);
+
+  nlohmann::json context;
+  context["matrices"] = nlohmann::json::array();
+  for (const auto& matrix : matrices) {
+    nlohmann::json axes = nlohmann::json::array();
+    for (const auto& axis : matrix.axes) axes.push_back({{"option", axis.option}, {"values", axis.values}});
+    context["matrices"].push_back(axes);
+  }
+  context["configurations"] = configs.size();
+  context["out_dir"] = o.out_dir;
+  context["executed"] = result.executed;
+  context["reused"] = result.reused;
+  context["complete"] = !result.interrupted;
+  if (o.store != "none") {
+    try {
+      sweep::ResultStore store(o.store.empty() ? sweep::default_store_path(o.out_dir) : std::filesystem::path(o.store));
+      const int64_t id = store.save_sweep(o.out_dir, context, result.runs);
+      std::cerr << fmt::format("tokbench sweep: stored as sweep {} in {}\n", id,
+                               o.store.empty() ? sweep::default_store_path(o.out_dir).string() : o.store);
+    } catch (const std::exception& e) {
+      std::cerr << "tokbench sweep: error: the result store: " << e.what() << "\n";
+    }
+  }
+  sweep::TableOptions tables;
+  tables.only_varying_columns = o.only_varying;
+  if (!o.output.empty() && format != sweep::Format::xlsx && format != sweep::Format::html) {
+    std::ofstream file(o.output);
+    sweep::write_report(format, context, result.runs, tables, file, o.output);
+  } else {
+    sweep::write_report(format, context, result.runs, tables, std::cout, o.output);
+  }
+  if (result.interrupted) {
+    std::cerr << "tokbench sweep: interrupted; run the same command again to resume\n";
+    return train::exit_code(train::RunStatus::interrupted);
+  }
+  return kExitOk;
+}
+
+const RegisterCommand kSweep{
+    {"sweep", "Run a matrix of `tokbench run` configurations and print the reference's comparison tables",
+     [](CLI::App& sub) -> std::function<int()> {
+       auto o = std::make_shared<SweepCommandOptions>();
+       sub.add_option("--matrix", o->matrix_file, "TOML file: every key a run option, a list value an axis");
+       sub.add_option("--out", o->out_dir, "folder for each run's JSON and log (resumes from it)")->capture_default_str();
+       sub.add_option("--format", o->format, "print | csv | json | markdown | xlsx | html (default: "
+                                             "$BENCHMARK_OUT_FORMAT, else print)");
+       sub.add_option("--output", o->output, "write the tables to this file (needed for xlsx and html)");
+       sub.add_option("--store", o->store, "SQLite result store (default OUT/tokbench-results.sqlite; none: off)");
+       sub.add_option("--timeout", o->timeout_s, "seconds one configuration may run")->capture_default_str();
+       sub.add_flag("--only-varying", o->only_varying, "show only the index columns that vary");
+       sub.add_flag("--dry-run", o->dry_run, "list the configurations and run nothing");
+       sub.allow_extras();
+       sub.footer("Every other option is a `tokbench run` option; a comma-separated value is an axis:\n"
+                  "  tokbench sweep --model-name pythia-14m,pythia-70m --micro-batch-size 1,2 --nproc-per-node 1,2\n"
+                  "A --matrix TOML file holds the same keys; [[matrix]] tables give several matrices in one sweep.\n"
+                  "Points with one rank run without a distributed mode (as the reference's one-GPU rows).\n"
+                  "Failed configurations are rows with their status (invalid, oom, nan, timeout, error, rank_failed).");
+       return [o, &sub] { return run_sweep_command(*o, sub.remaining()); };
+     }}};
+
+}  // namespace
+}  // namespace tokbench::cli

@@ -1,0 +1,248 @@
+// Matrix parsing and expansion (matrix.hpp).
+#include "sweep/matrix.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#if defined(TOKBENCH_HAVE_TOMLPLUSPLUS)
+#include <toml++/toml.h>
+#endif
+
+namespace tokbench::sweep {
+namespace {
+
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    parts.push_back(text.substr(start, comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return parts;
+}
+
+// FNV-1a over the canonical text: stable across runs and machines, short enough for a file name.
+std::string stable_id(const std::vector<std::pair<std::string, std::string>>& options) {
+  std::vector<std::pair<std::string, std::string>> sorted = options;
+  std::sort(sorted.begin(), sorted.end());
+  uint64_t hash = 1469598103934665603ull;
+  for (const auto& [key, value] : sorted) {
+    for (const char c : key + "=" + value + "\n") {
+      hash ^= static_cast<unsigned char>(c);
+      hash *= 1099511628211ull;
+    }
+  }
+  return fmt::format("{:016x}", hash);
+}
+
+}  // namespace
+
+std::string canonical_option(const std::string& name) {
+  std::string out = name;
+  out.erase(0, out.find_first_not_of('-'));
+  std::replace(out.begin(), out.end(), '_', '-');
+  return out;
+}
+
+std::vector<std::string> Configuration::run_arguments() const {
+  std::vector<std::string> args;
+  for (const auto& [option, value] : options) {
+    if (value == "true" || value == "false" || value == "True" || value == "False") {
+      args.push_back(fmt::format("--{}={}", option, value == "true" || value == "True" ? "True" : "False"));
+    } else {
+      args.push_back("--" + option);
+      args.push_back(value);
+    }
+  }
+  return args;
+}
+
+std::string Configuration::value_of(const std::string& option, const std::string& fallback) const {
+  for (const auto& [key, value] : options)
+    if (key == option) return value;
+  return fallback;
+}
+
+std::string Configuration::describe() const {
+  std::string text;
+  for (const auto& [key, value] : options) text += (text.empty() ? "" : " ") + key + "=" + value;
+  return text;
+}
+
+Matrix matrix_from_arguments(const std::vector<std::string>& args) {
+  Matrix m;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg.rfind("--", 0) != 0 || arg.size() < 3)
+      throw std::invalid_argument(fmt::format("sweep: '{}' is not an option; valid: --name value, --name=value, "
+                                              "--name a,b,c (an axis)", arg));
+    std::string name, value;
+    const std::size_t eq = arg.find('=');
+    if (eq != std::string::npos) {
+      name = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+    } else if (i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0) {
+      name = arg;
+      value = args[++i];
+    } else {
+      name = arg;  // a bare flag
+      value = "true";
+    }
+    if (name.rfind("--no-", 0) == 0 && eq == std::string::npos && value == "true") {
+      name = "--" + name.substr(5);  // --no-ddp-overlap: the flag's false value
+      value = "false";
+    }
+    Axis axis{canonical_option(name), split_commas(value)};
+    for (const auto& v : axis.values)
+      if (v.empty()) throw std::invalid_argument(fmt::format("sweep: {} has an empty value in '{}'", name, value));
+    auto same = std::find_if(m.axes.begin(), m.axes.end(), [&](const Axis& a) { return a.option == axis.option; });
+    if (same != m.axes.end()) {
+      *same = axis;  // a repeated option takes its last value, as in `tokbench run`
+    } else {
+      m.axes.push_back(axis);
+    }
+  }
+  return m;
+}
+
+#if defined(TOKBENCH_HAVE_TOMLPLUSPLUS)
+namespace {
+
+Matrix matrix_from_table(const toml::table& table, const std::filesystem::path& file) {
+  Matrix m;
+  // By node type, not value<T>(): toml++ converts between types there (an integer 9 reads as
+  // the boolean true).
+  auto scalar_text = [&](const toml::node& node, const std::string& key) -> std::string {
+    if (node.is_string()) return *node.value_exact<std::string>();
+    if (node.is_boolean()) return *node.value_exact<bool>() ? "true" : "false";
+    if (node.is_integer()) return std::to_string(*node.value_exact<int64_t>());
+    if (node.is_floating_point()) return fmt::format("{}", *node.value_exact<double>());
+    throw std::invalid_argument(fmt::format("--matrix '{}': key '{}' holds a value that is not a string, number or "
+                                            "boolean", file.string(), key));
+  };
+  // toml++ keeps keys sorted; the file's order (the axes' order) is each key's position.
+  std::vector<std::pair<const toml::key*, const toml::node*>> entries;
+  for (const auto& [key, node] : table) entries.emplace_back(&key, &node);
+  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+    const auto& pa = a.first->source().begin;
+    const auto& pb = b.first->source().begin;
+    return pa.line != pb.line ? pa.line < pb.line : pa.column < pb.column;
+  });
+  for (const auto& [key_ptr, node_ptr] : entries) {
+    const toml::key& key = *key_ptr;
+    const toml::node& node = *node_ptr;
+    if (key.str() == "matrix") continue;  // the [[matrix]] list, read by the caller
+    Axis axis{canonical_option(std::string(key.str())), {}};
+    if (const auto* list = node.as_array()) {
+      for (const auto& element : *list) axis.values.push_back(scalar_text(element, axis.option));
+      if (axis.values.empty())
+        throw std::invalid_argument(fmt::format("--matrix '{}': key '{}' is an empty list", file.string(), axis.option));
+    } else {
+      axis.values.push_back(scalar_text(node, axis.option));
+    }
+    m.axes.push_back(axis);
+  }
+  return m;
+}
+
+}  // namespace
+#endif
+
+std::vector<Matrix> matrices_from_toml(const std::filesystem::path& file) {
+#if defined(TOKBENCH_HAVE_TOMLPLUSPLUS)
+  toml::table table;
+  try {
+    table = toml::parse_file(file.string());
+  } catch (const toml::parse_error& e) {
+    throw std::invalid_argument(fmt::format("--matrix '{}': {} (line {})", file.string(), e.description(),
+                                            e.source().begin.line));
+  }
+  const Matrix base = matrix_from_table(table, file);
+  const toml::node* list = table.get("matrix");
+  if (list == nullptr) return {base};
+  if (!list->is_array_of_tables())
+    throw std::invalid_argument(fmt::format("--matrix '{}': 'matrix' must be an array of tables ([[matrix]])",
+                                            file.string()));
+  std::vector<Matrix> out;
+  for (const auto& element : *list->as_array()) out.push_back(merge(base, matrix_from_table(*element.as_table(), file)));
+  return out;
+#else
+  throw std::invalid_argument(fmt::format("--matrix '{}': this tokbench was built without toml++; pass the matrix "
+                                          "as options (--name a,b) or install libtomlplusplus-dev", file.string()));
+#endif
+}
+
+Matrix merge(const Matrix& base, const Matrix& overrides) {
+  Matrix m = base;
+  for (const auto& axis : overrides.axes) {
+    auto same = std::find_if(m.axes.begin(), m.axes.end(), [&](const Axis& a) { return a.option == axis.option; });
+    if (same != m.axes.end()) {
+      *same = axis;
+    } else {
+      m.axes.push_back(axis);
+    }
+  }
+  return m;
+}
+
+std::vector<Configuration> expand(const Matrix& matrix, std::size_t limit) {
+  std::size_t total = 1;
+  for (const auto& axis : matrix.axes) {
+    if (axis.values.empty()) continue;
+    if (total > limit / axis.values.size() + 1)
+      throw std::invalid_argument(fmt::format("sweep: the matrix has more than {} configurations; valid: at most {}",
+                                              limit, limit));
+    total *= axis.values.size();
+  }
+  if (total > limit)
+    throw std::invalid_argument(fmt::format("sweep: the matrix has {} configurations; valid: at most {}", total, limit));
+  std::vector<Configuration> configs;
+  configs.reserve(total);
+  std::vector<std::size_t> position(matrix.axes.size(), 0);
+  for (std::size_t n = 0; n < total; ++n) {
+    Configuration c;
+    for (std::size_t a = 0; a < matrix.axes.size(); ++a)
+      c.options.emplace_back(matrix.axes[a].option, matrix.axes[a].values[position[a]]);
+    c.id = stable_id(c.options);
+    configs.push_back(std::move(c));
+    for (std::size_t a = matrix.axes.size(); a-- > 0;) {  // the last axis varies fastest
+      if (++position[a] < matrix.axes[a].values.size()) break;
+      position[a] = 0;
+    }
+  }
+  return configs;
+}
+
+std::vector<Configuration> expand_all(const std::vector<Matrix>& matrices, std::size_t limit) {
+  std::vector<Configuration> out;
+  std::vector<std::string> seen;
+  for (const auto& matrix : matrices) {
+    for (Configuration c : expand(matrix, limit)) {
+      int64_t ranks = 1;
+      try {
+        ranks = std::stoll(c.value_of("nproc-per-node", "1")) * std::stoll(c.value_of("nnodes", "1"));
+      } catch (const std::exception&) {
+        ranks = 0;  // not a number: left for `tokbench run` to refuse
+      }
+      if (ranks == 1) {
+        std::erase_if(c.options, [](const auto& option) {
+          return option.first == "distributed-mode" || option.first == "shard-mode" ||
+                 option.first == "bucketing-mode" || option.first == "sharding-size";
+        });
+        c.id = stable_id(c.options);
+      }
+      if (std::find(seen.begin(), seen.end(), c.id) != seen.end()) continue;
+      seen.push_back(c.id);
+      out.push_back(std::move(c));
+      if (out.size() > limit)
+        throw std::invalid_argument(fmt::format("sweep: the matrices have more than {} configurations", limit));
+    }
+  }
+  return out;
+}
+
+}  // namespace tokbench::sweep

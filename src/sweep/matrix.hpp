@@ -1,0 +1,61 @@
+// A sweep's matrix: `tokbench run` options, each with one value or a list of values (an
+// axis), expanded into configurations in a stable order (axes in the order they were given,
+// the last varying fastest). From a TOML file (every key a run option, a list value an axis)
+// and/or from the command line (`--micro-batch-size 1,2`); the command line wins per key.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tokbench::sweep {
+
+struct Axis {
+  std::string option;               // kebab-case run option without dashes: "micro-batch-size"
+  std::vector<std::string> values;  // one value: a fixed option; several: an axis
+};
+
+struct Matrix {
+  std::vector<Axis> axes;
+};
+
+// One point of the matrix: option -> value, in axis order.
+struct Configuration {
+  std::vector<std::pair<std::string, std::string>> options;
+  std::string id;  // stable short hash of the options: names the result file, resumes the sweep
+
+  // `--option value` pairs for `tokbench run` (a value "true"/"false" of a flag becomes
+  // `--option=True/False`, the form run accepts for every boolean).
+  std::vector<std::string> run_arguments() const;
+  std::string value_of(const std::string& option, const std::string& fallback = "") const;
+  std::string describe() const;  // "model-name=pythia-14m seq-len=128 ..." for progress lines
+};
+
+// Normalises an option name: strips leading dashes, snake_case -> kebab-case.
+std::string canonical_option(const std::string& name);
+
+// Parses `--name value`, `--name=value` and bare `--flag` arguments; a value with commas is
+// an axis. Throws std::invalid_argument naming the argument it cannot read.
+Matrix matrix_from_arguments(const std::vector<std::string>& args);
+
+// Reads a TOML matrix file; throws std::invalid_argument naming the file and the key. Top-level
+// keys are one matrix; a `[[matrix]]` array of tables gives several, each over the top-level
+// keys (its own keys win), expanded one after another (e.g. the main grid, then a deliberate
+// out-of-memory case).
+std::vector<Matrix> matrices_from_toml(const std::filesystem::path& file);
+
+// `overrides` replaces keys of `base` (keeping base's order), and appends new ones.
+Matrix merge(const Matrix& base, const Matrix& overrides);
+
+// Every configuration, in the stable order; refuses more than `limit` (one line naming the
+// count) so a typo cannot start a million runs.
+std::vector<Configuration> expand(const Matrix& matrix, std::size_t limit = 10000);
+
+// The configurations of several matrices, one after another, each once (by id). A point with
+// one rank runs without a distributed mode, as the reference's matrix runs its one-GPU rows:
+// `distributed-mode`, `shard-mode`, `bucketing-mode` and `sharding-size` are dropped there.
+std::vector<Configuration> expand_all(const std::vector<Matrix>& matrices, std::size_t limit = 10000);
+
+}  // namespace tokbench::sweep

@@ -1,0 +1,52 @@
+// The `markdown` format: each table as a GitHub pipe table under a "### TITLE" heading;
+// number columns right-aligned, a failed run's status in its cell, no run an empty cell.
+#include "sweep/reporters.hpp"
+
+namespace tokbench::sweep::detail {
+namespace {
+
+// A pipe would end the cell and a line break the row.
+std::string escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|')
+      out += "\\|";
+    else if (c == '\n' || c == '\r')
+      out += ' ';
+    else
+      out += c;
+  }
+  return out;
+}
+
+void table(const PivotTable& t, std::ostream& out) {
+  out << "### " << t.title << "\n\n";
+  out << '|';
+  for (const auto& c : t.index_columns) out << ' ' << escape(c) << " |";
+  for (const auto& e : t.executors) out << ' ' << escape(e) << " |";
+  out << "\n|";
+  for (size_t c = 0; c < t.index_columns.size(); ++c) {
+    bool numeric = true;
+    for (const auto& row : t.rows) numeric = numeric && row.index_values[c].is_number();
+    out << (numeric && !t.rows.empty() ? " ---: |" : " --- |");
+  }
+  for (size_t e = 0; e < t.executors.size(); ++e) out << (t.metric_key == "status" ? " --- |" : " ---: |");
+  out << '\n';
+  for (const auto& row : t.rows) {
+    out << '|';
+    for (const auto& v : row.index) out << ' ' << escape(v) << " |";
+    for (const auto& cell : row.cells) out << ' ' << escape(cell_text(t, cell)) << " |";
+    out << '\n';
+  }
+}
+
+}  // namespace
+
+void write_markdown(const std::vector<PivotTable>& tables, std::ostream& out) {
+  for (size_t i = 0; i < tables.size(); ++i) {
+    if (i) out << '\n';
+    table(tables[i], out);
+  }
+}
+
+}  // namespace tokbench::sweep::detail

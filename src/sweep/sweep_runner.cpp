@@ -1,0 +1,271 @@
+// The sweep loop (sweep_runner.hpp): one child process per configuration, a timeout, rows
+// for every ending, progress with an ETA from the runs so far.
+#include "sweep/sweep_runner.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+namespace tokbench::sweep {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::atomic<int> g_stop_signal{0};
+extern "C" void on_sweep_signal(int signal_number) { g_stop_signal.store(signal_number); }
+
+// Installs SIGINT/SIGTERM handlers for the sweep's lifetime: the current run is stopped (its
+// own JSON says `interrupted`), the sweep ends, and running it again resumes.
+struct SweepSignals {
+  struct sigaction old_int {}, old_term {};
+  SweepSignals() {
+    g_stop_signal.store(0);
+    struct sigaction action {};
+    action.sa_handler = on_sweep_signal;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, &old_int);
+    sigaction(SIGTERM, &action, &old_term);
+  }
+  ~SweepSignals() {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
+  }
+};
+
+std::string format_duration(double seconds) {
+  const auto s = static_cast<int64_t>(seconds + 0.5);
+  if (s >= 3600) return fmt::format("{}h{:02}m{:02}s", s / 3600, s / 60 % 60, s % 60);
+  if (s >= 60) return fmt::format("{}m{:02}s", s / 60, s % 60);
+  return fmt::format("{}s", s);
+}
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The last non-empty line of a log, where a run says why it ended.
+std::string last_line(const std::string& text) {
+  std::size_t end = text.find_last_not_of("\n \t");
+  if (end == std::string::npos) return "";
+  std::size_t start = text.rfind('\n', end);
+  return text.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
+}
+
+void write_atomically(const std::filesystem::path& path, const nlohmann::json& j) {
+  const std::filesystem::path temp = path.string() + ".tmp";
+  {
+    std::ofstream out(temp);
+    out << j.dump(4) << "\n";
+    out.flush();
+    if (!out) throw std::runtime_error("cannot write " + temp.string());
+  }
+  std::filesystem::rename(temp, path);
+}
+
+struct ChildEnd {
+  int exit_code = -1;   // when it exited
+  int signal = 0;       // when a signal ended it
+  bool timed_out = false;
+  bool interrupted = false;
+};
+
+// Runs `args` with stdout and stderr into `log`, in its own process group (so a timeout can
+// end the run and every rank it started), dying with the sweep if the sweep is killed.
+ChildEnd run_child(const std::vector<std::string>& args, const std::filesystem::path& log, double timeout_seconds) {
+  const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (log_fd < 0) throw std::runtime_error("cannot open " + log.string() + ": " + std::strerror(errno));
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(log_fd);
+    throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);  // the sweep died before prctl took effect
+    ::dup2(log_fd, STDOUT_FILENO);
+    ::dup2(log_fd, STDERR_FILENO);
+    const int null_fd = ::open("/dev/null", O_RDONLY);
+    if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
+    struct sigaction defaults {};
+    defaults.sa_handler = SIG_DFL;
+    sigaction(SIGINT, &defaults, nullptr);
+    sigaction(SIGTERM, &defaults, nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  ::close(log_fd);
+  ::setpgid(pid, pid);
+  ChildEnd end;
+  const auto start = Clock::now();
+  Clock::time_point term_sent{};
+  bool term = false, killed = false;
+  while (true) {
+    int status = 0;
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) {
+      if (WIFEXITED(status)) end.exit_code = WEXITSTATUS(status);
+      if (WIFSIGNALED(status)) end.signal = WTERMSIG(status);
+      return end;
+    }
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    if (!term && (elapsed > timeout_seconds || g_stop_signal.load() != 0)) {
+      end.timed_out = g_stop_signal.load() == 0;
+      end.interrupted = !end.timed_out;
+      ::kill(-pid, SIGTERM);  // the run reports what it measured and writes its JSON
+      term = true;
+      term_sent = Clock::now();
+    } else if (term && !killed && Clock::now() - term_sent > std::chrono::seconds(30)) {
+      ::kill(-pid, SIGKILL);
+      killed = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+}  // namespace
+
+std::filesystem::path result_path(const std::filesystem::path& out_dir, const Configuration& config) {
+  return out_dir / "runs" / (config.id + ".json");
+}
+
+bool has_result(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;
+  try {
+    const auto j = nlohmann::json::parse(read_text(path));
+    return j.contains("status") && j["status"].is_string();
+  } catch (const std::exception&) {
+    return false;  // a torn file from a crash: run the configuration again
+  }
+}
+
+nlohmann::json synthesized_row(const Configuration& c, const std::string& status, const std::string& message) {
+  auto number_or_null = [&](const std::string& option) -> nlohmann::json {
+    const std::string v = c.value_of(option);
+    if (v.empty()) return nullptr;
+    try {
+      std::size_t used = 0;
+      const long long n = std::stoll(v, &used);
+      if (used == v.size()) return n;
+    } catch (const std::exception&) {
+    }
+    return v;
+  };
+  nlohmann::json j;
+  j["average_iter_time"] = nullptr;
+  j["tokens_per_sec"] = nullptr;
+  j["memory_used_GB"] = nullptr;
+  j["model_name"] = c.value_of("model-name", c.value_of("model-config", "pythia-14m"));
+  int64_t ranks = 1;
+  try {
+    ranks = std::stoll(c.value_of("nproc-per-node", "1")) * std::stoll(c.value_of("nnodes", "1"));
+  } catch (const std::exception&) {
+  }
+  j["Num GPUS"] = ranks;
+  j["Seq Len"] = number_or_null("seq-len");
+  j["Micro BS"] = number_or_null("micro-batch-size").is_null() ? nlohmann::json(1) : number_or_null("micro-batch-size");
+  j["Global BS"] = number_or_null("global-batch-size");
+  j["GA"] = nullptr;
+  const std::string mode = c.value_of("distributed-mode", "none");
+  j["Distributed Mode"] = mode == "fsdp" ? fmt::format("fsdp_{}_{}_bucketing", c.value_of("shard-mode", "zero2"),
+                                                       c.value_of("bucketing-mode", "none"))
+                                         : mode;
+  j["Sharding Size"] = number_or_null("sharding-size");
+  j["compiler"] = c.value_of("compile", c.value_of("executor", "eager"));
+  j["status"] = status;
+  j["message"] = message;
+  return j;
+}
+
+SweepResult run_sweep(const std::vector<Configuration>& configs, const SweepOptions& o) {
+  std::filesystem::create_directories(o.out_dir / "runs");
+  std::filesystem::create_directories(o.out_dir / "logs");
+  SweepSignals signals;
+  SweepResult result;
+  const auto sweep_start = Clock::now();
+  double executed_seconds = 0;
+  const std::size_t total = configs.size();
+  for (std::size_t i = 0; i < total; ++i) {
+    const Configuration& c = configs[i];
+    const auto path = result_path(o.out_dir, c);
+    std::string outcome;
+    if (has_result(path)) {
+      ++result.reused;
+      outcome = "done earlier";
+    } else if (g_stop_signal.load() != 0) {
+      result.interrupted = true;
+      break;
+    } else {
+      const auto log = o.out_dir / "logs" / (c.id + ".log");
+      std::vector<std::string> args{o.tokbench.string(), "run"};
+      for (auto& a : c.run_arguments()) args.push_back(a);
+      args.insert(args.end(), {"--json-path", path.string(), "--quiet"});
+      const auto start = Clock::now();
+      const ChildEnd end = run_child(args, log, o.run_timeout_seconds);
+      const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+      executed_seconds += seconds;
+      ++result.executed;
+      const std::string why = last_line(read_text(log));
+      if (end.timed_out) {
+        // The run wrote `interrupted` for the SIGTERM; the sweep's reason is the timeout.
+        nlohmann::json row = has_result(path) ? nlohmann::json::parse(read_text(path)) : synthesized_row(c, "", "");
+        row["status"] = "timeout";
+        row["message"] = fmt::format("exceeded the per-run timeout of {} s", o.run_timeout_seconds);
+        write_atomically(path, row);
+      } else if (end.interrupted) {
+        std::filesystem::remove(path);  // not finished: the next sweep runs it again
+        result.interrupted = true;
+      } else if (end.exit_code == 2) {
+        write_atomically(path, synthesized_row(c, "invalid", why));
+      } else if (!has_result(path)) {
+        write_atomically(path, synthesized_row(c, "error",
+                                               end.signal ? fmt::format("killed by signal {}: {}", end.signal, why)
+                                                          : fmt::format("exit {} without a result: {}", end.exit_code, why)));
+      }
+      outcome = result.interrupted ? "interrupted" : nlohmann::json::parse(read_text(path))["status"].get<std::string>();
+      outcome += fmt::format(" in {}", format_duration(seconds));
+    }
+    if (o.progress != nullptr) {
+      const std::size_t left = total - i - 1;
+      const double mean = result.executed > 0 ? executed_seconds / result.executed : 0;
+      fmt::print(o.progress, "tokbench sweep: [{}/{}] {}: {}; elapsed {}{}\n", i + 1, total, c.describe(), outcome,
+                 format_duration(std::chrono::duration<double>(Clock::now() - sweep_start).count()),
+                 result.executed > 0 && left > 0 ? ", ETA " + format_duration(mean * static_cast<double>(left)) : "");
+      std::fflush(o.progress);
+    }
+    if (result.interrupted) break;
+  }
+  for (const auto& c : configs) {
+    const auto path = result_path(o.out_dir, c);
+    if (!has_result(path)) continue;
+    nlohmann::json row = nlohmann::json::parse(read_text(path));
+    row["sweep_config_id"] = c.id;
+    nlohmann::json options = nlohmann::json::object();
+    for (const auto& [key, value] : c.options) options[key] = value;
+    row["sweep_options"] = options;
+    result.runs.push_back(std::move(row));
+  }
+  return result;
+}
+
+}  // namespace tokbench::sweep

@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""Runs real sweeps with the `tokbench` binary and checks what a user relies on.
+
+Scenarios:
+  formats  a small sweep (pythia-14m, 2 sequence lengths, 1 and 2 ranks, a deliberate
+           out-of-memory configuration via the CPU memory cap, an invalid combination); every
+           output format parsed back by an independent reader holds every row, the failed
+           ones with their status; running it again reruns nothing; the store holds it
+  resume   a sweep killed with SIGKILL mid-run and started again: every configuration appears
+           exactly once, and the finished ones were not rerun
+  compare  `tokbench compare` flags a configuration made slower on purpose (one thread
+           against two) with exit 1, and passes the same sweep run twice
+Usage: cli_sweep.py /path/to/tokbench SCENARIO"""
+import csv
+import html.parser
+import io
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+import zipfile
+
+TOKBENCH, SCENARIO = sys.argv[1], sys.argv[2]
+BASE = ["--model-name", "pythia-14m", "--n-layers", "1", "--max-iters", "3", "--warmup-iters", "1",
+        "--num-threads", "1", "--device", "cpu"]
+MATRIX = """
+model-name = "pythia-14m"
+n-layers = 1
+max-iters = 3
+warmup-iters = 1
+num-threads = 1
+device = "cpu"
+
+[[matrix]]
+seq-len = [32, 64]
+nproc-per-node = [1, 2]
+distributed-mode = "ddp"
+
+[[matrix]]  # out of memory on purpose: the weights alone exceed the cap
+seq-len = 32
+cpu-memory-cap-mb = 40
+
+[[matrix]]  # invalid: a global batch of 3 does not split over micro-batch 1 x 2 ranks
+seq-len = 32
+nproc-per-node = 2
+distributed-mode = "ddp"
+global-batch-size = 3
+"""
+
+
+def fail(message, proc=None):
+    print("FAIL:", message)
+    if proc is not None:
+        print("--- stdout ---\n" + (proc.stdout or "") + "\n--- stderr ---\n" + (proc.stderr or ""))
+    sys.exit(1)
+
+
+def env():
+    e = dict(os.environ)
+    for name in ["WORLD_SIZE", "RANK", "LOCAL_RANK", "MASTER_PORT", "TOKBENCH_LAUNCHED", "BENCHMARK_OUT_FORMAT"]:
+        e.pop(name, None)
+    return e
+
+
+def sweep(args, **kw):
+    return subprocess.run([TOKBENCH, "sweep", *args], capture_output=True, text=True, env=env(), timeout=900, **kw)
+
+
+def expect_rows(rows, where):
+    """rows: list of (status, Seq Len, Num GPUS) as text; the 6 configurations of MATRIX."""
+    statuses = sorted(r[0] for r in rows)
+    want = sorted(["ok", "ok", "ok", "ok", "oom", "invalid"])
+    if statuses != want:
+        fail(f"{where}: statuses {statuses}, want {want}")
+
+
+class TableCells(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.cells, self.svg, self._in_cell = [], 0, False
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ("td", "th"):
+            self._in_cell = True
+            self.cells.append("")
+        if tag == "svg":
+            self.svg += 1
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th"):
+            self._in_cell = False
+
+    def handle_data(self, data):
+        if self._in_cell:
+            self.cells[-1] += data.strip()
+
+
+def xlsx_strings(path):
+    """Every cell text of every sheet (shared strings resolved), read with zipfile + XML."""
+    ns = {"m": "http://schemas.openxmlformats.org/spreadsheetml/2006/main"}
+    with zipfile.ZipFile(path) as z:
+        shared = []
+        if "xl/sharedStrings.xml" in z.namelist():
+            root = ET.fromstring(z.read("xl/sharedStrings.xml"))
+            shared = ["".join(t.text or "" for t in si.iter(f"{{{ns['m']}}}t")) for si in root.findall("m:si", ns)]
+        texts, numbers = [], 0
+        for name in z.namelist():
+            if not name.startswith("xl/worksheets/sheet"):
+                continue
+            root = ET.fromstring(z.read(name))
+            for c in root.iter(f"{{{ns['m']}}}c"):
+                v = c.find("m:v", ns)
+                if v is None:
+                    continue
+                if c.get("t") == "s":
+                    texts.append(shared[int(v.text)])
+                elif c.get("t") in (None, "n"):
+                    float(v.text)
+                    numbers += 1
+        return texts, numbers
+
+
+def scenario_formats(scratch):
+    matrix = os.path.join(scratch, "matrix.toml")
+    with open(matrix, "w") as f:
+        f.write(MATRIX)
+    out = os.path.join(scratch, "sweep")
+    first = sweep(["--matrix", matrix, "--out", out, "--format", "json"])
+    if first.returncode != 0:
+        fail(f"sweep exit {first.returncode}", first)
+    doc = json.loads(first.stdout)
+    runs = doc["runs"]
+    if len(runs) != 6:
+        fail(f"{len(runs)} runs, want 6", first)
+    expect_rows([(r["status"], r["Seq Len"], r["Num GPUS"]) for r in runs], "json")
+    oom = [r for r in runs if r["status"] == "oom"][0]
+    invalid = [r for r in runs if r["status"] == "invalid"][0]
+    if "cap" not in oom["message"] or "--global-batch-size" not in invalid["message"]:
+        fail(f"messages: {oom['message']!r} / {invalid['message']!r}")
+    if sorted({r["Num GPUS"] for r in runs if r["status"] == "ok"}) != [1, 2]:
+        fail("want ok rows with 1 and 2 ranks")
+    # Running it again: everything is done earlier; nothing reruns.
+    for fmt in ["csv", "markdown", "print"]:
+        again = sweep(["--matrix", matrix, "--out", out, "--format", fmt])
+        if again.returncode != 0 or again.stderr.count("done earlier") != 6:
+            fail(f"rerun with --format {fmt} reran something", again)
+        if fmt == "csv":
+            rows = list(csv.DictReader(io.StringIO(again.stdout)))
+            expect_rows([(r["status"], r["Seq Len"], r["Num GPUS"]) for r in rows], "csv")
+        elif fmt == "markdown":
+            for status in ("oom", "invalid"):
+                if status not in again.stdout:
+                    fail(f"markdown lacks {status}", again)
+            if "THROUGHPUT (tokens/s)" not in again.stdout:
+                fail("markdown lacks the throughput table", again)
+        else:
+            for title in ("AVERAGE ITERATION TIME (ms)", "THROUGHPUT (tokens/s)", "NORMALIZED THROUGHPUT (tokens/s/GPU)",
+                          "MEMORY ALLOCATED (GB)"):
+                if title not in again.stdout:
+                    fail(f"print lacks {title}", again)
+    xlsx = os.path.join(scratch, "sweep.xlsx")
+    done = sweep(["--matrix", matrix, "--out", out, "--format", "xlsx", "--output", xlsx])
+    if done.returncode != 0:
+        fail("xlsx", done)
+    texts, numbers = xlsx_strings(xlsx)
+    if texts.count("oom") < 1 or texts.count("invalid") < 1 or numbers < 8:
+        fail(f"xlsx: oom {texts.count('oom')} invalid {texts.count('invalid')} numbers {numbers}")
+    page = os.path.join(scratch, "sweep.html")
+    done = sweep(["--matrix", matrix, "--out", out, "--format", "html", "--output", page])
+    if done.returncode != 0:
+        fail("html", done)
+    parser = TableCells()
+    with open(page) as f:
+        parser.feed(f.read())
+    if "oom" not in parser.cells or "invalid" not in parser.cells or parser.svg < 1:
+        fail(f"html: cells {len(parser.cells)}, svg {parser.svg}")
+    # The store holds the sweep and its per-iteration times.
+    db = sqlite3.connect(os.path.join(out, "tokbench-results.sqlite"))
+    (n_runs,) = db.execute("SELECT COUNT(*) FROM runs").fetchone()
+    (n_iterations,) = db.execute("SELECT COUNT(*) FROM iterations").fetchone()
+    (n_sweeps,) = db.execute("SELECT COUNT(*) FROM sweeps").fetchone()
+    if n_runs != 6 or n_sweeps != 1 or n_iterations != 4 * 3:
+        fail(f"store: {n_sweeps} sweeps, {n_runs} runs, {n_iterations} iterations (want 1, 6, 12)")
+    history = subprocess.run([TOKBENCH, "history", "--store", os.path.join(out, "tokbench-results.sqlite"),
+                              "--filter", "oom", "--format", "csv"], capture_output=True, text=True, env=env())
+    rows = list(csv.DictReader(io.StringIO(history.stdout)))
+    if history.returncode != 0 or len(rows) != 1 or rows[0]["status"] != "oom":
+        fail("history --filter oom", history)
+
+
+def scenario_resume(scratch):
+    out = os.path.join(scratch, "sweep")
+    args = [*BASE, "--seq-len", "32,48,64,80", "--out", out, "--format", "json"]
+    proc = subprocess.Popen([TOKBENCH, "sweep", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env())
+    runs_dir = os.path.join(out, "runs")
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        done = [f for f in os.listdir(runs_dir)] if os.path.isdir(runs_dir) else []
+        if len([f for f in done if f.endswith(".json")]) >= 1:
+            break
+        time.sleep(0.05)
+    time.sleep(0.3)  # the next configuration is now running
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    finished = {f: os.stat(os.path.join(runs_dir, f)).st_mtime_ns for f in os.listdir(runs_dir) if f.endswith(".json")}
+    if not 1 <= len(finished) < 4:
+        fail(f"{len(finished)} configurations finished before the kill; want 1 to 3")
+    again = sweep(args)
+    if again.returncode != 0:
+        fail("resumed sweep", again)
+    runs = json.loads(again.stdout)["runs"]
+    lengths = sorted(r["Seq Len"] for r in runs)
+    if lengths != [32, 48, 64, 80] or any(r["status"] != "ok" for r in runs):
+        fail(f"after resume: {lengths} {[r['status'] for r in runs]}", again)
+    for name, mtime in finished.items():
+        if os.stat(os.path.join(runs_dir, name)).st_mtime_ns != mtime:
+            fail(f"{name} finished before the kill and was rerun")
+    if again.stderr.count("done earlier") != len(finished):
+        fail(f"resume reported {again.stderr.count('done earlier')} done earlier, want {len(finished)}", again)
+
+
+def scenario_compare(scratch):
+    def one(name, threads):
+        out = os.path.join(scratch, name)
+        args = ["--model-name", "pythia-14m", "--n-layers", "2", "--seq-len", "256", "--micro-batch-size", "2",
+                "--max-iters", "12", "--warmup-iters", "2", "--device", "cpu", "--num-threads", str(threads),
+                "--out", out, "--format", "csv"]
+        proc = sweep(args)
+        if proc.returncode != 0:
+            fail(f"sweep {name}", proc)
+        return out
+
+    fast = one("two-threads", 2)
+    slow = one("one-thread", 1)
+    again = one("two-threads-again", 2)
+    gate = subprocess.run([TOKBENCH, "compare", fast, slow, "--threshold", "10%"], capture_output=True, text=True,
+                          env=env())
+    if gate.returncode != 1 or "SLOWER" not in gate.stdout:
+        fail(f"one thread against two: exit {gate.returncode}, want 1 with SLOWER", gate)
+    # The same sweep twice: within noise. The threshold is wide because runs in one ctest
+    # share two cores with other tests; the gate's interval is about this run's own noise.
+    same = subprocess.run([TOKBENCH, "compare", fast, again, "--threshold", "25%"], capture_output=True, text=True,
+                          env=env())
+    if same.returncode != 0 or "SLOWER" in same.stdout:
+        fail(f"the same sweep twice: exit {same.returncode}", same)
+    bad = subprocess.run([TOKBENCH, "compare", fast, "/nonexistent-tokbench"], capture_output=True, text=True,
+                         env=env())
+    if bad.returncode != 2 or len(bad.stderr.strip().splitlines()) != 1:
+        fail("a missing side must be one usage line", bad)
+
+
+with tempfile.TemporaryDirectory() as scratch:
+    {"formats": scenario_formats, "resume": scenario_resume, "compare": scenario_compare}[SCENARIO](scratch)
+print("PASS", SCENARIO)
