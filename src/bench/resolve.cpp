@@ -8,16 +8,23 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <limits>
+#include <optional>
 #include <stdexcept>
 #include <system_error>
 #include <vector>
 
 #include "model/catalog.hpp"
+#include "model/checked_int.hpp"
 #include "model/memory_estimate.hpp"
 
 namespace tokbench::bench {
 namespace {
+
+using model::checked_mul;
+using namespace limits;
 
 [[noreturn]] void usage(const std::string& message) { throw std::invalid_argument(message); }
 
@@ -47,7 +54,9 @@ void resolve_device(const BenchOptions& o, const MachineInfo& m, RunPlan& plan) 
       const std::string digits = d.substr(5);
       if (digits.empty() || !std::all_of(digits.begin(), digits.end(), ::isdigit))
         usage(fmt::format("--device '{}' is not valid; valid: auto, cpu, cuda, cuda:N", d));
-      index = std::stoi(digits);
+      const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
+      if (error != std::errc() || end != digits.data() + digits.size())
+        usage(fmt::format("--device '{}' is not valid; valid: auto, cpu, cuda, cuda:N with N a device index", d));
     }
     if (!has_cuda)
       usage(fmt::format("--device '{}' cannot run here: no usable CUDA device ({}); valid here: auto, cpu",
@@ -122,6 +131,10 @@ void resolve_model(const BenchOptions& o, RunPlan& plan) {
     plan.model_label = o.model_name;
   }
   if (o.n_layers) require_positive("--n-layers", *o.n_layers);
+  // Checked before the config is built: its per-layer lists have n_layer entries.
+  if (o.n_layers && *o.n_layers > kMaxLayers)
+    usage(fmt::format("--n-layers {} is not valid; valid: 1..{} (the deepest litgpt model has 126)", *o.n_layers,
+                      kMaxLayers));
   if (o.seq_len) require_positive("--seq-len", *o.seq_len);
   model::ModelOverrides overrides;
   overrides.n_layer = o.n_layers;
@@ -141,18 +154,20 @@ void resolve_distributed(const BenchOptions& o, const MachineInfo& m, RunPlan& p
   require_choice("--bucketing-mode", o.bucketing_mode, {"none", "block", "layer"});
   dist::DistributedSettings& d = plan.dist;
   d.env = m.dist_env;
+  // The launcher's values are checked even when unused (a rank started by a launcher gets
+  // them on its command line too), so a wrong one never passes silently.
+  if (o.nnodes < 1 || o.nnodes > kMaxNodes)
+    usage(fmt::format("--nnodes {} is not valid; valid: 1..{}", o.nnodes, kMaxNodes));
+  if (o.node_rank < 0 || o.node_rank >= o.nnodes)
+    usage(fmt::format("--node-rank {} is not valid; valid: 0..{} (--nnodes {})", o.node_rank, o.nnodes - 1,
+                      o.nnodes));
+  if (o.master_port < 0 || o.master_port > 65535)
+    usage(fmt::format("--master-port {} is not valid; valid: 0 (a free port) or 1..65535", o.master_port));
   // Under the built-in launcher this process only starts ranks: validate as one of them.
   if (o.nproc_per_node) {
     require_positive("--nproc-per-node", *o.nproc_per_node);
-    require_positive("--nnodes", o.nnodes);
-    if (*o.nproc_per_node > 4096 || o.nnodes > 4096)
-      usage(fmt::format("--nproc-per-node {} x --nnodes {} is not valid; valid: at most 4096 each",
-                        *o.nproc_per_node, o.nnodes));
-    if (o.node_rank < 0 || o.node_rank >= o.nnodes)
-      usage(fmt::format("--node-rank {} is not valid; valid: 0..{} (--nnodes {})", o.node_rank, o.nnodes - 1,
-                        o.nnodes));
-    if (o.master_port < 0 || o.master_port > 65535)
-      usage(fmt::format("--master-port {} is not valid; valid: 0 (a free port) or 1..65535", o.master_port));
+    if (*o.nproc_per_node > kMaxRanksPerNode)
+      usage(fmt::format("--nproc-per-node {} is not valid; valid: 1..{}", *o.nproc_per_node, kMaxRanksPerNode));
     if (o.master_port == 0 && o.nnodes > 1)
       usage(fmt::format("--master-port 0 picks a free port on one node only; with --nnodes {} name the port "
                         "every node uses (valid: 1..65535)", o.nnodes));
@@ -214,17 +229,30 @@ void resolve_batches(const BenchOptions& o, const MachineInfo& m, RunPlan& plan)
 
   require_positive("--micro-batch-size", o.micro_batch_size);
   plan.micro_batch = o.micro_batch_size;
-  plan.global_batch = o.global_batch_size.value_or(plan.micro_batch * plan.world_size);
+  const std::optional<int64_t> micro_batches_per_step = checked_mul(plan.micro_batch, plan.world_size);
+  if (!micro_batches_per_step)
+    usage(fmt::format("--micro-batch-size {} x world size {} overflows int64; valid: a smaller --micro-batch-size",
+                      plan.micro_batch, plan.world_size));
+  const int64_t per_step = *micro_batches_per_step;
+  plan.global_batch = o.global_batch_size.value_or(per_step);
   require_positive("--global-batch-size", plan.global_batch);
-  const int64_t per_step = plan.micro_batch * plan.world_size;
   if (plan.global_batch % per_step != 0)
     usage(fmt::format("--global-batch-size {} is not a multiple of micro batch {} x world size {} = {}; "
                       "valid: {}, {}, {}, ...",
                       plan.global_batch, plan.micro_batch, plan.world_size, per_step, per_step,
                       2 * per_step, 3 * per_step));
   plan.grad_accum = plan.global_batch / per_step;
+  // GA > kMaxGradAccum implies per_step x kMaxGradAccum < G, so the product below fits.
+  if (plan.grad_accum > kMaxGradAccum)
+    usage(fmt::format("--global-batch-size {} is {} micro-batches per device per iteration (GA = G / (micro batch "
+                      "{} x world size {})); valid: GA at most {}, i.e. --global-batch-size at most {}",
+                      plan.global_batch, plan.grad_accum, plan.micro_batch, plan.world_size, kMaxGradAccum,
+                      per_step * kMaxGradAccum));
 
   require_positive("--max-iters", o.max_iters);
+  if (o.max_iters > kMaxIters)
+    usage(fmt::format("--max-iters {} is not valid; valid: 1..{} (every iteration's time is kept and written to "
+                      "the JSON)", o.max_iters, kMaxIters));
   if (o.warmup_iters < 0) usage(fmt::format("--warmup-iters {} must be >= 0", o.warmup_iters));
   if (o.warmup_iters >= o.max_iters)
     usage(fmt::format("--warmup-iters {} must be fewer than --max-iters {}; valid: 0..{}", o.warmup_iters,
@@ -236,13 +264,18 @@ void resolve_batches(const BenchOptions& o, const MachineInfo& m, RunPlan& plan)
 void resolve_training(const BenchOptions& o, RunPlan& plan) {
   require_choice("--compile", o.compile, {"eager"});
   if (!(o.lr > 0) || !std::isfinite(o.lr)) usage(fmt::format("--lr {} must be a positive number", o.lr));
-  if (!(o.weight_decay >= 0)) usage(fmt::format("--weight-decay {} must be >= 0", o.weight_decay));
+  if (!(o.weight_decay >= 0) || !std::isfinite(o.weight_decay))
+    usage(fmt::format("--weight-decay {} must be a finite number >= 0", o.weight_decay));
   if (!(o.beta1 >= 0 && o.beta1 < 1)) usage(fmt::format("--beta1 {} must be in [0, 1)", o.beta1));
   if (!(o.beta2 >= 0 && o.beta2 < 1)) usage(fmt::format("--beta2 {} must be in [0, 1)", o.beta2));
-  if (o.num_threads < 0) usage(fmt::format("--num-threads {} must be >= 0", o.num_threads));
+  if (o.num_threads < 0 || o.num_threads > kMaxThreads)
+    usage(fmt::format("--num-threads {} is not valid; valid: 0..{} (0: LibTorch's default)", o.num_threads,
+                      kMaxThreads));
   require_choice("--zero-grad", o.zero_grad, {"none", "inplace"});
   plan.zero_grad = o.zero_grad == "none" ? train::ZeroGrad::none : train::ZeroGrad::inplace;
-  if (o.log_every < 0) usage(fmt::format("--log-every {} must be >= 0", o.log_every));
+  if (o.log_every < 0 || o.log_every > kMaxLogEvery)
+    usage(fmt::format("--log-every {} is not valid; valid: 0..{} (0: a live line on a terminal)", o.log_every,
+                      kMaxLogEvery));
   require_choice("--data-dtype", o.data_dtype, {"uint16", "uint32"});
   plan.token_bytes = o.data_dtype == "uint16" ? 2 : 4;
   if (o.data != "random") {
@@ -265,14 +298,19 @@ void resolve_training(const BenchOptions& o, RunPlan& plan) {
   } catch (const std::invalid_argument&) {
     usage(fmt::format("--flops-convention '{}' is not valid; valid: matmul, causal, palm", o.flops_convention));
   }
-  if (o.peak_tflops && !(*o.peak_tflops > 0 && std::isfinite(*o.peak_tflops)))
-    usage(fmt::format("--peak-tflops {} must be a positive number", *o.peak_tflops));
+  if (o.peak_tflops && !(*o.peak_tflops > 0 && *o.peak_tflops <= kMaxPeakTflops))
+    usage(fmt::format("--peak-tflops {} is not valid; valid: a per-device peak in (0, {:.0f}] TFLOP/s",
+                      *o.peak_tflops, kMaxPeakTflops));
   if (o.cpu_memory_cap_mb) {
     require_positive("--cpu-memory-cap-mb", *o.cpu_memory_cap_mb);
     if (plan.device_kind != DeviceKind::cpu)
       usage(fmt::format("--cpu-memory-cap-mb {} applies to --device cpu only (device is {})",
                         *o.cpu_memory_cap_mb, plan.device_string));
-    plan.cpu_memory_cap_bytes = *o.cpu_memory_cap_mb * 1000000;
+    const std::optional<int64_t> cap_bytes = checked_mul(*o.cpu_memory_cap_mb, 1000000);
+    if (!cap_bytes)
+      usage(fmt::format("--cpu-memory-cap-mb {} overflows int64 in bytes; valid: 1..{}", *o.cpu_memory_cap_mb,
+                        std::numeric_limits<int64_t>::max() / 1000000));
+    plan.cpu_memory_cap_bytes = *cap_bytes;
   }
   if (o.cpu_memory_cap_rank) {
     if (!o.cpu_memory_cap_mb || *o.cpu_memory_cap_rank < 0 || *o.cpu_memory_cap_rank >= plan.world_size)
@@ -307,8 +345,8 @@ void resolve_counts_and_peak(const BenchOptions& o, const MachineInfo& m, RunPla
     plan.flops_per_microbatch =
         model::count_flops(plan.config, plan.micro_batch, plan.seq_len, plan.convention).total();
   } catch (const std::overflow_error& e) {
-    usage(fmt::format("--micro-batch-size {} x --seq-len {}: the FLOP count overflows ({})", plan.micro_batch,
-                      plan.seq_len, e.what()));
+    usage(fmt::format("--micro-batch-size {} x --seq-len {}: the FLOP count overflows ({}); valid: a smaller "
+                      "--micro-batch-size or --seq-len", plan.micro_batch, plan.seq_len, e.what()));
   }
   if (o.peak_tflops) {
     plan.peak = PeakChoice{*o.peak_tflops * 1e12, plan.device_name, "--peak-tflops", false};
@@ -323,6 +361,46 @@ void resolve_counts_and_peak(const BenchOptions& o, const MachineInfo& m, RunPla
   }
 }
 
+// Every count derived from the options, checked before any work: a product that does not
+// fit int64 (or a run whose token count would no longer be exact as a double) is refused
+// naming the options it comes from, never left to wrap or to fail halfway through a run.
+void resolve_derived_counts(RunPlan& plan) {
+  const std::optional<int64_t> tokens_per_iter = checked_mul(plan.global_batch, plan.seq_len);
+  const std::optional<int64_t> tokens_per_run =
+      tokens_per_iter ? checked_mul(*tokens_per_iter, plan.max_iters) : std::nullopt;
+  const std::string global_batch =
+      plan.options.global_batch_size
+          ? fmt::format("--global-batch-size {}", plan.global_batch)
+          : fmt::format("global batch {} (--micro-batch-size {} x world size {})", plan.global_batch,
+                        plan.micro_batch, plan.world_size);
+  if (!tokens_per_run || *tokens_per_run > kMaxTokensPerRun)
+    usage(fmt::format("--max-iters {} x {} x --seq-len {} is {} tokens; valid: at most 2^53 = {} tokens per run "
+                      "(token counts stay exact in the rates): fewer --max-iters, a smaller --global-batch-size, "
+                      "--micro-batch-size or --seq-len",
+                      plan.max_iters, global_batch, plan.seq_len,
+                      tokens_per_run ? std::to_string(*tokens_per_run) : std::string("more than 2^63"),
+                      kMaxTokensPerRun));
+  if (!checked_mul(plan.flops_per_microbatch, plan.grad_accum, plan.world_size))
+    usage(fmt::format("model FLOPs per iteration ({} per micro-batch of --micro-batch-size {} x --seq-len {}, x GA "
+                      "{} x world size {}) overflow int64; valid: a smaller --global-batch-size, "
+                      "--micro-batch-size or --seq-len",
+                      plan.flops_per_microbatch, plan.micro_batch, plan.seq_len, plan.grad_accum, plan.world_size));
+  // One micro-batch's buffers: the logits (B·T·V; the memory estimate counts their bytes)
+  // and the host token buffers, x and y as int64 (2·8·B·T bytes each; on CUDA the batcher
+  // keeps GA of them in pinned memory, one per micro-batch of an iteration).
+  if (!checked_mul(plan.micro_batch, plan.seq_len, plan.config.vocab(), 4))
+    usage(fmt::format("--micro-batch-size {} x --seq-len {} x vocabulary {} logits overflow int64 bytes; valid: a "
+                      "smaller --micro-batch-size or --seq-len",
+                      plan.micro_batch, plan.seq_len, plan.config.vocab()));
+  const int64_t host_buffers = plan.device_kind == DeviceKind::cuda ? plan.grad_accum : 1;
+  const std::optional<int64_t> token_bytes = checked_mul(host_buffers, plan.micro_batch, plan.seq_len, 2 * 8);
+  if (!token_bytes)
+    usage(fmt::format("token buffers of --micro-batch-size {} x --seq-len {} x {} buffer(s) overflow int64 bytes; "
+                      "valid: a smaller --micro-batch-size, --seq-len or --global-batch-size",
+                      plan.micro_batch, plan.seq_len, host_buffers));
+  plan.token_buffer_bytes = *token_bytes;
+}
+
 void resolve_memory_fit(const MachineInfo& m, RunPlan& plan) {
   const std::string what =
       fmt::format("--model-name '{}' (n_layer {}, --micro-batch-size {}, --seq-len {}, --dtype {})", plan.model_label,
@@ -334,15 +412,31 @@ void resolve_memory_fit(const MachineInfo& m, RunPlan& plan) {
   } catch (const std::overflow_error& e) {
     usage(fmt::format("{}: the training-memory estimate overflows ({}); {}", what, e.what(), remedies));
   }
-  plan.memory_capacity_bytes = plan.device_kind == DeviceKind::cuda
-                                   ? m.cuda_devices[plan.device_index].total_memory_bytes
-                                   : m.mem_available_bytes;
-  // The testing cap exists to reach a real out-of-memory error, so it must not be pre-empted.
-  if (plan.cpu_memory_cap_bytes || plan.memory_capacity_bytes <= 0) return;
-  if (plan.memory_estimate_bytes > plan.memory_capacity_bytes)
-    usage(fmt::format("{} needs about {:.2f} GB to train but {} has {:.2f} GB {}; {}", what,
-                      gb(plan.memory_estimate_bytes), plan.device_string, gb(plan.memory_capacity_bytes),
-                      plan.device_kind == DeviceKind::cuda ? "in total" : "available (MemAvailable)", remedies));
+  // Host memory: MemAvailable, or less when this process's cgroup limit leaves less.
+  int64_t host_bytes = m.mem_available_bytes;
+  std::string host_label = "available (MemAvailable)";
+  if (m.cgroup_available_bytes && (host_bytes <= 0 || *m.cgroup_available_bytes < host_bytes)) {
+    host_bytes = *m.cgroup_available_bytes;
+    host_label = fmt::format("available under the cgroup memory limit ({:.2f} GB limit, {:.2f} GB in use)",
+                             gb(m.cgroup_limit_bytes), gb(m.cgroup_usage_bytes));
+  }
+  const bool cuda = plan.device_kind == DeviceKind::cuda;
+  plan.memory_capacity_bytes = cuda ? m.cuda_devices[plan.device_index].total_memory_bytes : host_bytes;
+  // Compared with the machine even under --cpu-memory-cap-mb: the cap exists to reach a real
+  // out-of-memory error and is never pre-empted, but a run the machine itself cannot hold
+  // would allocate its model (built before the cap applies) and thrash first.
+  const int64_t need = cuda ? plan.memory_estimate_bytes
+                            : model::checked_add(plan.memory_estimate_bytes, plan.token_buffer_bytes)
+                                  .value_or(std::numeric_limits<int64_t>::max());
+  if (plan.memory_capacity_bytes > 0 && need > plan.memory_capacity_bytes)
+    usage(fmt::format("{} needs about {:.2f} GB to train but {} has {:.2f} GB {}; {}", what, gb(need),
+                      plan.device_string, gb(plan.memory_capacity_bytes), cuda ? "in total" : host_label, remedies));
+  if (cuda && host_bytes > 0 && plan.token_buffer_bytes > host_bytes)
+    usage(fmt::format("--global-batch-size {} (GA {}) x --micro-batch-size {} x --seq-len {} needs {:.2f} GB of pinned "
+                      "host token buffers but the host has {:.2f} GB {}; valid: a smaller --global-batch-size, "
+                      "--micro-batch-size or --seq-len",
+                      plan.global_batch, plan.grad_accum, plan.micro_batch, plan.seq_len, gb(plan.token_buffer_bytes),
+                      gb(host_bytes), host_label));
 }
 
 }  // namespace
@@ -357,6 +451,7 @@ RunPlan resolve_run(const BenchOptions& options, const MachineInfo& machine) {
   resolve_training(options, plan);
   resolve_output(options, plan);
   resolve_counts_and_peak(options, machine, plan);
+  resolve_derived_counts(plan);
   resolve_memory_fit(machine, plan);
   return plan;
 }

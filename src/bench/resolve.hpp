@@ -1,7 +1,9 @@
 // Validation of BenchOptions against the model catalog and this machine, before any work:
 // the result is a RunPlan whose every field is checked and derived (GA, device, dtype, FLOPs,
 // peak). Each rejection throws std::invalid_argument with one line naming the option, the
-// value and what is valid; `tokbench` maps it to exit code 2.
+// value and what is valid; `tokbench` maps it to exit code 2. Every count derived from the
+// options (tokens and FLOPs per iteration and per run, buffer sizes) is computed with checked
+// int64 arithmetic, and absurd values meet the bounds of bench_options.hpp (limits::).
 #pragma once
 
 #include <cstdint>
@@ -55,7 +57,8 @@ struct RunPlan {
   std::filesystem::path json_path;   // empty: no file
   bool json_to_stdout = false;
   int64_t memory_estimate_bytes = 0;  // model::estimate_training_memory(...).total_bytes()
-  int64_t memory_capacity_bytes = 0;
+  int64_t memory_capacity_bytes = 0;  // device memory; on the CPU the host's (MemAvailable or cgroup)
+  int64_t token_buffer_bytes = 0;     // host token buffers (x, y as int64; GA of them on CUDA)
   std::optional<int64_t> cpu_memory_cap_bytes;
 };
 

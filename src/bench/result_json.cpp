@@ -29,7 +29,8 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
   using json = nlohmann::ordered_json;
   const auto& o = plan.options;
   json j;
-  // Reference keys (thunder_bench.md §1.10), meanings fixed by DESIGN.md's contract.
+  // Reference keys (docs/reference-benchmark.md, "The JSON result"), meanings fixed by
+  // docs/PERFORMANCE.md, "The contract".
   j["average_iter_time"] = opt(m.average_iter_time_ms);  // ms, window / M
   j["model_flops"] = plan.flops_per_microbatch;          // one micro-batch, fwd+bwd, one device
   j["model_flop_per_sec"] = opt(m.flops_per_s_total);    // all devices, GA included
@@ -133,6 +134,10 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
                  {"dist_timeout_s", o.dist_timeout_s},
                  {"dist_launcher", plan.dist.env.source},
                  {"dynamic", o.dynamic},
+                 {"tf32", o.tf32},
+                 {"device", o.device},
+                 {"dtype", o.dtype},
+                 {"cpu_memory_cap_rank", o.cpu_memory_cap_rank ? json(*o.cpu_memory_cap_rank) : json(nullptr)},
                  {"num_threads", o.num_threads},
                  {"cpu_memory_cap_mb", o.cpu_memory_cap_mb ? json(*o.cpu_memory_cap_mb) : json(nullptr)}};
   j["environment"] = {{"tokbench_version", env.tokbench_version}, {"git_revision", env.git_revision},

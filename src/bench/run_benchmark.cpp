@@ -3,14 +3,18 @@
 // prints or writes is formatted by the torch-free files beside it.
 #include "bench/run_benchmark.hpp"
 
+#include <fcntl.h>
 #include <torch/torch.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <optional>
+#include <string>
 
 #include "bench/environment.hpp"
 #include "bench/metrics.hpp"
@@ -26,30 +30,95 @@
 namespace tokbench::bench {
 namespace {
 
-// Set by SIGINT/SIGTERM; the train loop polls it at iteration ends. A second signal gets the
-// default action (the handler re-arms SIG_DFL), so a stuck run can still be killed.
+// Stop requests. The first SIGINT/SIGTERM sets g_stop_requested; the train loop polls it
+// between micro-batches (one process) or at iteration starts (ranks, which must agree), and
+// the run reports what it measured and writes its JSON. A second one ends the process at
+// once (a micro-batch, a collective or the set-up can take minutes), and still leaves a
+// result: the handler itself writes a minimal JSON (status interrupted, message "stopped by
+// a second signal") and _exit(5)s.
+//
+// Why the handler and not a watcher thread woken through a self-pipe: the JSON text is
+// formatted before the handler is installed (FallbackResult), so writing it needs only
+// open/write/fsync/close/rename/_exit, all async-signal-safe (POSIX.1-2008, 2.4.3), and
+// lock-free atomics. Nothing else has to run: no second thread to be scheduled, no lock, no
+// allocation, so it works whichever thread the signal lands on (LibTorch's pools included)
+// and whatever lock that thread holds; a watcher thread would have to format or at least
+// write from a process whose other threads may hold the allocator's or stdio's locks.
+// Signals are blocked inside the handler (sa_mask), so a third one cannot interleave.
 std::atomic<bool> g_stop_requested{false};
-static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler needs a lock-free flag");
+std::atomic<int> g_stop_signals{0};
+std::atomic<bool> g_result_written{false};  // the real result is out: a late signal must not replace it
+static_assert(std::atomic<bool>::is_always_lock_free && std::atomic<int>::is_always_lock_free,
+              "the signal handler needs lock-free atomics");
 
-extern "C" void on_stop_signal(int signal_number) {
-  g_stop_requested.store(true);
-  std::signal(signal_number, SIG_DFL);
+// What the handler writes, prepared beforehand; plain pointers into strings that outlive the
+// handler's installation (SignalGuard).
+struct FallbackResult {
+  const char* json_path = nullptr;  // nullptr: no file
+  const char* temp_path = nullptr;  // beside json_path, renamed over it
+  bool to_stdout = false;
+  const char* text = nullptr;
+  std::size_t text_size = 0;
+  const char* line = nullptr;       // the closing stderr line
+  std::size_t line_size = 0;
+  int exit_code = 5;                // interrupted
+};
+FallbackResult g_fallback;
+
+bool write_all(int fd, const char* data, std::size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+extern "C" void on_stop_signal(int) {
+  if (g_stop_signals.fetch_add(1) == 0) {
+    g_stop_requested.store(true);
+    return;
+  }
+  const FallbackResult& f = g_fallback;
+  if (!g_result_written.load() && f.text != nullptr) {
+    if (f.json_path != nullptr) {
+      const int fd = ::open(f.temp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (fd >= 0) {
+        const bool ok = write_all(fd, f.text, f.text_size) && ::fsync(fd) == 0;
+        if (::close(fd) == 0 && ok) ::rename(f.temp_path, f.json_path);
+        else ::unlink(f.temp_path);
+      }
+    }
+    if (f.to_stdout) write_all(STDOUT_FILENO, f.text, f.text_size);
+  }
+  if (f.line != nullptr) write_all(STDERR_FILENO, f.line, f.line_size);
+  ::_exit(f.exit_code);
 }
 
 struct SignalGuard {
   struct sigaction old_int {}, old_term {};
-  SignalGuard() {
+  explicit SignalGuard(const FallbackResult& fallback) {
     g_stop_requested.store(false);
+    g_stop_signals.store(0);
+    g_result_written.store(false);
+    g_fallback = fallback;
     struct sigaction action {};
     action.sa_handler = on_stop_signal;
     sigemptyset(&action.sa_mask);
+    sigaddset(&action.sa_mask, SIGINT);
+    sigaddset(&action.sa_mask, SIGTERM);
     sigaction(SIGINT, &action, &old_int);
     sigaction(SIGTERM, &action, &old_term);
   }
   ~SignalGuard() {
     sigaction(SIGINT, &old_int, nullptr);
     sigaction(SIGTERM, &old_term, nullptr);
+    g_fallback = FallbackResult{};
   }
+  SignalGuard(const SignalGuard&) = delete;
+  SignalGuard& operator=(const SignalGuard&) = delete;
 };
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
@@ -181,24 +250,56 @@ int run_benchmark(const RunPlan& plan) {
   if (is_debug_build() && plan.dist.env.rank == 0)
     std::cerr << "#\n# WARNING: this tokbench is a DEBUG build (assertions on, no optimisation): "
                  "its figures are not representative. Rebuild with CMAKE_BUILD_TYPE=Release.\n#\n";
+  const Environment env = capture_environment();
+  const bool multi_rank = plan.dist.multi_rank();
+  const bool lead = plan.dist.env.rank == 0;  // only rank 0 reports and writes the JSON
+  const MetricInputs inputs{plan.world_size,    plan.micro_batch,  plan.grad_accum,
+                            plan.seq_len,       plan.warmup_iters, plan.flops_per_microbatch,
+                            plan.peak ? std::optional<double>(plan.peak->flops_per_s) : std::nullopt};
+
+  // What a second stop signal leaves behind (see on_stop_signal), formatted now. Its
+  // strings live until the guard is gone.
+  std::string fallback_text, fallback_temp;
+  const std::string fallback_line = "tokbench: run ended with status interrupted: stopped by a second signal\n";
+  const std::string json_path = plan.json_path.string();
+  FallbackResult fallback;
+  fallback.line = fallback_line.c_str();
+  fallback.line_size = fallback_line.size();
+  fallback.exit_code = exit_code(Outcome::interrupted);
+  if (lead && (!plan.json_path.empty() || plan.json_to_stdout)) {
+    MeasuredRun stopped;
+    stopped.outcome = Outcome::interrupted;
+    stopped.message = "stopped by a second signal";
+    fallback_text = build_result_json(plan, stopped, compute_metrics(inputs, stopped), env).dump(4) + "\n";
+    fallback.text = fallback_text.c_str();
+    fallback.text_size = fallback_text.size();
+    fallback.to_stdout = plan.json_to_stdout;
+    if (!plan.json_path.empty()) {
+      const std::filesystem::path dir =
+          plan.json_path.has_parent_path() ? plan.json_path.parent_path() : std::filesystem::path(".");
+      fallback_temp = (dir / ("." + plan.json_path.filename().string() + ".interrupted." +
+                              std::to_string(::getpid()))).string();
+      fallback.json_path = json_path.c_str();
+      fallback.temp_path = fallback_temp.c_str();
+    }
+  }
+  // Installed before the first line is printed (a test waits for the config echo), held
+  // until the result is written: a first SIGINT/SIGTERM during the set-up, the ranks'
+  // exchange or the JSON write must not lose the result.
+  SignalGuard signals(fallback);
+
   if (plan.options.num_threads > 0) torch::set_num_threads(plan.options.num_threads);
   if (!quiet) {
     print_config_echo(plan, report_out);
     report_out << "# threads: " << torch::get_num_threads() << "\n" << std::flush;
   }
-  const Environment env = capture_environment();
 
   MeasuredRun run;
-  const bool multi_rank = plan.dist.multi_rank();
-  const bool lead = plan.dist.env.rank == 0;  // only rank 0 reports and writes the JSON
   ProgressPrinter progress(ProgressOptions{plan.max_iters, plan.warmup_iters, plan.options.log_every, quiet || !lead,
                                            static_cast<bool>(::isatty(STDERR_FILENO))},
                            stderr, line_stream);
   std::optional<dist::ProcessGroups> groups;
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(plan.dist.timeout_seconds * 1000));
-  // Held until the result is written: a first SIGINT/SIGTERM during the ranks' exchange or
-  // the JSON write must not lose the result (a second one still kills).
-  SignalGuard signals;
   {
     try {
       if (plan.device_kind == DeviceKind::cuda) {
@@ -278,9 +379,6 @@ int run_benchmark(const RunPlan& plan) {
     return exit_code(run.outcome);
   }
 
-  const MetricInputs inputs{plan.world_size,    plan.micro_batch,  plan.grad_accum,
-                            plan.seq_len,       plan.warmup_iters, plan.flops_per_microbatch,
-                            plan.peak ? std::optional<double>(plan.peak->flops_per_s) : std::nullopt};
   const BenchMetrics metrics = compute_metrics(inputs, run);
   print_report(plan, run, metrics, report_out);
   report_out << std::flush;
@@ -296,6 +394,7 @@ int run_benchmark(const RunPlan& plan) {
     }
   }
   if (plan.json_to_stdout) std::cout << json.dump(4) << "\n" << std::flush;
+  g_result_written.store(true);
   if (run.outcome != Outcome::ok)
     std::cerr << "tokbench: run ended with status " << to_string(run.outcome)
               << (run.message.empty() ? "" : ": " + run.message) << "\n";

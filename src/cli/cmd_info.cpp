@@ -10,10 +10,14 @@
 #include <nlohmann/json.hpp>
 
 #include <iostream>
+#include <iterator>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
+#include "bench/bench_options.hpp"
 #include "cli/command.hpp"
 #include "model/catalog.hpp"
 #include "model/config_json.hpp"
@@ -45,6 +49,10 @@ model::Config resolve_model(const InfoOptions& options) {
   require_positive("--seq-len", options.seq_len);
   require_positive("--micro-batch-size", options.micro_batch_size);
   require_positive("--n-layers", options.n_layers);
+  // Before the config is built: its per-layer lists have n_layer entries.
+  if (options.n_layers && *options.n_layers > bench::limits::kMaxLayers)
+    throw std::invalid_argument(fmt::format("--n-layers {} is not valid; valid: 1..{}", *options.n_layers,
+                                            bench::limits::kMaxLayers));
   if (options.model.empty() == options.model_config.empty())
     throw std::invalid_argument(
         "info needs exactly one of MODEL or --model-config FILE; valid MODEL names: see `tokbench models`");
@@ -55,10 +63,33 @@ model::Config resolve_model(const InfoOptions& options) {
 
 double gb(int64_t bytes) { return static_cast<double>(bytes) / 1e9; }
 
+// Every count `info` prints, computed before anything is printed: a count that overflows
+// int64 is a usage error naming the options (exit 2), never half a table and exit 1.
+struct InfoCounts {
+  model::ParamCounts params;
+  std::vector<model::FlopCounts> flops;          // per kConventions
+  std::vector<model::MemoryEstimate> memory;     // per model::kTrainPrecisions
+};
+
+InfoCounts count_all(const model::Config& config, int64_t B, int64_t T) {
+  InfoCounts out;
+  try {
+    out.params = model::count_params(config);
+    for (auto convention : kConventions) out.flops.push_back(model::count_flops(config, B, T, convention));
+    for (auto precision : model::kTrainPrecisions)
+      out.memory.push_back(model::estimate_training_memory(config, B, T, precision));
+  } catch (const std::overflow_error& e) {
+    throw std::invalid_argument(fmt::format("--micro-batch-size {} x --seq-len {} x --n-layers {}: {}; valid: smaller "
+                                            "values", B, T, config.n_layer, e.what()));
+  }
+  return out;
+}
+
 int run_info(const InfoOptions& options) {
   const model::Config config = resolve_model(options);
   const int64_t B = options.micro_batch_size, T = config.block_size;
-  const model::ParamCounts params = model::count_params(config);
+  const InfoCounts counts = count_all(config, B, T);
+  const model::ParamCounts& params = counts.params;
 
   if (options.json) {
     nlohmann::json out = {{"model", config.name},
@@ -72,13 +103,14 @@ int run_info(const InfoOptions& options) {
                           {"params_final_norm", params.final_norm},
                           {"params_per_block", params.per_block.front()},
                           {"flops_default_convention", "matmul"}};
-    for (auto convention : kConventions) {
-      const model::FlopCounts flops = model::count_flops(config, B, T, convention);
+    for (std::size_t i = 0; i < std::size(kConventions); ++i) {
+      const auto convention = kConventions[i];
+      const model::FlopCounts& flops = counts.flops[i];
       out["flops"][std::string(model::to_string(convention))] = {
           {"flops_forward", flops.forward}, {"flops_backward", flops.backward}, {"flops_total", flops.total()}};
     }
-    for (auto precision : model::kTrainPrecisions) {
-      const model::MemoryEstimate m = model::estimate_training_memory(config, B, T, precision);
+    for (const model::MemoryEstimate& m : counts.memory) {
+      const auto precision = m.precision;
       out["memory_bytes"][std::string(model::to_string(precision))] = {{"weights", m.weights_bytes},
                                                                         {"gradients", m.gradients_bytes},
                                                                         {"optimizer", m.optimizer_bytes},
@@ -105,8 +137,9 @@ int run_info(const InfoOptions& options) {
   std::cout << "#\n# FLOPs per micro-batch (matmul: PyTorch FlopCounterMode over litgpt, the default;\n"
                "# causal: attention halved; palm: 6N + 12·L·H·Q·T per token, N = non-embedding params)\n";
   std::cout << fmt::format("# {:<10} {:>22} {:>22} {:>22}\n", "convention", "forward", "backward", "total");
-  for (auto convention : kConventions) {
-    const model::FlopCounts flops = model::count_flops(config, B, T, convention);
+  for (std::size_t i = 0; i < std::size(kConventions); ++i) {
+    const auto convention = kConventions[i];
+    const model::FlopCounts& flops = counts.flops[i];
     std::cout << fmt::format("  {:<10} {:>22} {:>22} {:>22}\n", model::to_string(convention), flops.forward,
                              flops.backward, flops.total());
   }
@@ -115,8 +148,8 @@ int run_info(const InfoOptions& options) {
                "# with fused attention, no checkpointing (see src/model/memory_estimate.cpp for omissions)\n";
   std::cout << fmt::format("# {:<10} {:>10} {:>10} {:>10} {:>12} {:>10}\n", "precision", "weights", "gradients",
                            "optimizer", "activations", "total");
-  for (auto precision : model::kTrainPrecisions) {
-    const model::MemoryEstimate m = model::estimate_training_memory(config, B, T, precision);
+  for (const model::MemoryEstimate& m : counts.memory) {
+    const auto precision = m.precision;
     std::cout << fmt::format("  {:<10} {:>10.3f} {:>10.3f} {:>10.3f} {:>12.3f} {:>10.3f}\n", model::to_string(precision),
                              gb(m.weights_bytes), gb(m.gradients_bytes), gb(m.optimizer_bytes),
                              gb(m.activations_bytes), gb(m.total_bytes()));
@@ -129,10 +162,14 @@ const RegisterCommand kInfo{
      [](CLI::App& sub) -> std::function<int()> {
        auto options = std::make_shared<InfoOptions>();
        sub.add_option("model", options->model, "litgpt name, Hugging Face id or bare Hugging Face name");
-       sub.add_option("--seq-len", options->seq_len, "Sequence length T (replaces block_size; default: block_size)");
+       // Numeric values are checked as `run` checks them (bench::whole_number): one line, exit 2.
+       sub.add_option("--seq-len", options->seq_len, "Sequence length T (replaces block_size; default: block_size)")
+           ->transform(bench::whole_number<int64_t>("a positive whole number"));
        sub.add_option("--micro-batch-size", options->micro_batch_size, "Sequences per micro-batch B")
-           ->capture_default_str();
-       sub.add_option("--n-layers", options->n_layers, "Override n_layer (per-layer patterns are repeated)");
+           ->capture_default_str()
+           ->transform(bench::whole_number<int64_t>("a positive whole number"));
+       sub.add_option("--n-layers", options->n_layers, "Override n_layer (per-layer patterns are repeated)")
+           ->transform(bench::whole_number<int64_t>(fmt::format("a whole number 1..{}", bench::limits::kMaxLayers)));
        sub.add_option("--model-config", options->model_config, "A TOML or JSON file of litgpt Config fields");
        sub.add_flag("--json", options->json, "Print one JSON object instead of tables");
        return [options] { return run_info(*options); };

@@ -72,7 +72,8 @@ std::string first_slurm_host(const std::string& node_list) {
 DistEnv read_dist_env(const EnvLookup& env) {
   DistEnv d;
   if (env("WORLD_SIZE") || env("RANK")) {
-    d.source = "torchrun";
+    // tokbench's own launcher sets torchrun's variables, and says so.
+    d.source = env("TOKBENCH_LAUNCHED") ? "tokbench" : "torchrun";
     d.world_size = count_of(env, "WORLD_SIZE", 1).value_or(1);
     d.rank = count_of(env, "RANK", 0).value_or(0);
     require_rank_in_world("RANK", d.rank, d.world_size, "WORLD_SIZE");

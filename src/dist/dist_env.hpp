@@ -13,7 +13,7 @@
 namespace tokbench::dist {
 
 struct DistEnv {
-  std::string source = "none";  // "torchrun", "slurm", "mpi" or "none" (one process)
+  std::string source = "none";  // "tokbench" (its launcher), "torchrun", "slurm", "mpi" or "none"
   int64_t world_size = 1;
   int64_t rank = 0;
   int64_t local_rank = 0;

@@ -1,17 +1,46 @@
 // int64 arithmetic that throws std::overflow_error naming the model instead of wrapping.
 // Counts of parameters, FLOPs and bytes are exact integers; a count that does not fit in
 // int64 is an error the user should see, never a silently negative number.
+// checked_mul / checked_add are the non-throwing forms, for callers that word the error
+// themselves (option validation names the options whose product overflows).
 #pragma once
 
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
 #include "model/config.hpp"
 
 namespace tokbench::model {
+
+// a × b × ..., or nullopt when any partial product overflows int64.
+inline std::optional<int64_t> checked_mul(int64_t a, int64_t b) {
+  int64_t out;
+  if (__builtin_mul_overflow(a, b, &out)) return std::nullopt;
+  return out;
+}
+template <typename... Rest>
+std::optional<int64_t> checked_mul(int64_t a, int64_t b, Rest... rest) {
+  const std::optional<int64_t> head = checked_mul(a, b);
+  if (!head) return std::nullopt;
+  return checked_mul(*head, rest...);
+}
+
+// a + b + ..., or nullopt when any partial sum overflows int64.
+inline std::optional<int64_t> checked_add(int64_t a, int64_t b) {
+  int64_t out;
+  if (__builtin_add_overflow(a, b, &out)) return std::nullopt;
+  return out;
+}
+template <typename... Rest>
+std::optional<int64_t> checked_add(int64_t a, int64_t b, Rest... rest) {
+  const std::optional<int64_t> head = checked_add(a, b);
+  if (!head) return std::nullopt;
+  return checked_add(*head, rest...);
+}
 
 class CheckedInt {
  public:

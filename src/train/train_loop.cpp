@@ -7,6 +7,7 @@
 #include <ATen/Parallel.h>
 #include <torch/cuda.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <stdexcept>
@@ -102,12 +103,20 @@ TrainResult run_timed_loop(TrainStep& step, TokenBatcher& data, const torch::Dev
                            const LoopOptions& options, const IterationCallback& on_iteration,
                            const std::atomic<bool>* stop, const StopDecision& decide_stop) {
   TrainResult result;
-  result.iterations.reserve(static_cast<std::size_t>(options.max_iters));
+  // Reserved up to a bound: max_iters is the caller's, and a vector grows past it anyway.
+  result.iterations.reserve(static_cast<std::size_t>(std::clamp<int64_t>(options.max_iters, 0, 1 << 16)));
   result.fused_adamw = step.fused_adamw();
   RunMemoryTracker memory(device, options.cpu_memory_cap_bytes, step.resident_state_bytes());
   auto stop_requested = [&] {
     const bool local = stop != nullptr && stop->load(std::memory_order_relaxed);
     return decide_stop ? decide_stop(local) : local;
+  };
+  // One process also stops between micro-batches, so an iteration of many (a large GA)
+  // does not hold a stop request for minutes. Ranks of a distributed run stop only where
+  // they agree (decide_stop, at iteration starts): one rank leaving mid-iteration would
+  // leave the others waiting in the gradient collective.
+  auto stop_between_micro_batches = [&] {
+    return !decide_stop && stop != nullptr && stop->load(std::memory_order_relaxed);
   };
   try {
     try {
@@ -125,12 +134,23 @@ TrainResult run_timed_loop(TrainStep& step, TokenBatcher& data, const torch::Dev
         }
         double compute_seconds = 0;  // forward, backward, optimizer and the final sync
         torch::Tensor last_loss;
+        bool stopped_mid_iteration = false;
         for (int64_t micro = 0; micro < options.grad_accum; ++micro) {
           const TokenBatch batch = data.next();
           const Clock::time_point start = Clock::now();
           last_loss = step.forward_backward(batch, micro, options.grad_accum);
           compute_seconds += seconds_between(start, Clock::now());
+          if (micro + 1 < options.grad_accum && stop_between_micro_batches()) {
+            // The unfinished iteration is neither stepped nor recorded.
+            result.status = RunStatus::interrupted;
+            result.message = "stopped on request after " + std::to_string(i) + " iterations, " +
+                             std::to_string(micro + 1) + " of " + std::to_string(options.grad_accum) +
+                             " micro-batches into the next (not counted)";
+            stopped_mid_iteration = true;
+            break;
+          }
         }
+        if (stopped_mid_iteration) break;
         const Clock::time_point step_start = Clock::now();
         const torch::Tensor reported_loss = step.optimizer_step(last_loss);
         synchronize(device);

@@ -101,6 +101,10 @@ using StopDecision = std::function<bool(bool local_stop_requested)>;
 
 // Drives `step` for options.max_iters iterations over batches from `data`. The memory
 // counter is installed for the loop's duration with the step's resident bytes as baseline.
+// `stop` is polled at every iteration start and, without a `decide_stop` (one process),
+// also after every micro-batch but the last: a large GA then does not hold a stop request
+// for a whole iteration; the unfinished iteration is neither stepped nor recorded. With a
+// `decide_stop` (several ranks) the run stops only at iteration starts, where the ranks agree.
 TrainResult run_timed_loop(TrainStep& step, TokenBatcher& data, const torch::Device& device,
                            const LoopOptions& options, const IterationCallback& on_iteration,
                            const std::atomic<bool>* stop, const StopDecision& decide_stop = {});
@@ -119,7 +123,7 @@ TokenBatchOptions batch_options_for(const TrainOptions& options, int64_t vocab_s
 void validate_options(const TrainOptions& options, const model::Config& config, const torch::Device& device);
 
 // Trains `model` (already on its device and dtype; moved/cast there if not). `stop` is
-// polled at iteration ends. Throws std::invalid_argument for invalid options (see
+// polled at iteration starts and between micro-batches (run_timed_loop). Throws std::invalid_argument for invalid options (see
 // validate_options); every failure after that is reported through TrainResult::status.
 TrainResult run_training(model::GPT& model, const torch::Device& device, const TrainOptions& options,
                          const IterationCallback& on_iteration, const std::atomic<bool>* stop);

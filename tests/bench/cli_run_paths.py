@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
 """Runs the real `tokbench run` through one exit path and checks the exit code and the JSON.
 Scenarios: real_run (contract identities), oom (tiny CPU memory cap -> 3), nan (huge lr -> 4),
-interrupt (SIGINT mid-run -> 5), stdout_json (--return_metrics_as_json without a path).
+interrupt (SIGINT mid-run -> 5), interrupt_micro (SIGINT inside an iteration of 64 micro-batches:
+it stops after the current micro-batch, not at the iteration's end), second_signal (a second
+SIGINT during a long micro-batch ends the run at once, the JSON still written), stdout_json
+(--return_metrics_as_json without a path).
 Usage: cli_run_paths.py /path/to/tokbench SCENARIO"""
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 TOKBENCH, SCENARIO = sys.argv[1], sys.argv[2]
 # The short real run of the issue: GA = 4 / 2 = 2, four measured iterations.
@@ -33,6 +38,19 @@ def run(args, **kw):
     env = dict(os.environ)
     env.pop("WORLD_SIZE", None)
     return subprocess.run([TOKBENCH, "run", *args], capture_output=True, text=True, timeout=500, env=env, **kw)
+
+
+def start(args):
+    env = dict(os.environ)
+    env.pop("WORLD_SIZE", None)
+    return subprocess.Popen([TOKBENCH, "run", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env)
+
+
+def finish(proc, timeout=300):
+    stdout, stderr = proc.communicate(timeout=timeout)
+    proc.stdout, proc.stderr = stdout, stderr
+    return proc
 
 
 def load(path, proc):
@@ -120,6 +138,81 @@ with tempfile.TemporaryDirectory() as scratch:
             fail(f"status {j['status']}, want interrupted", proc)
         if j["measured_iters"] < 2 or j["tokens_per_sec"] is None:
             fail("an interrupted run reports what it measured", proc)
+    elif SCENARIO == "interrupt_micro":
+        # GA = 64: an iteration of 64 micro-batches (several seconds here). A stop request must
+        # be honoured after the current micro-batch, not at the iteration's end.
+        ga = 64
+        args = ["--model-name", "pythia-14m", "--n-layers", "1", "--seq-len", "64", "--micro-batch-size", "2",
+                "--global-batch-size", str(2 * ga), "--max-iters", "1000", "--warmup-iters", "1", "--device", "cpu",
+                "--num-threads", "1", "--json-path", out]
+        proc = start(args)
+        iteration_ms = None
+        for line in proc.stdout:
+            m = re.match(r"iter 0: .*iter time: ([0-9.]+)ms", line)
+            if m:
+                iteration_ms = float(m.group(1))
+                break
+        if iteration_ms is None:
+            fail("no first iteration line", finish(proc))
+        # Some micro-batches into the second iteration, well before its end.
+        time.sleep(min(0.5, iteration_ms / 1000 / 8))
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        finish(proc)
+        stop_seconds = time.monotonic() - sent
+        if proc.returncode != 5:
+            fail(f"exit {proc.returncode}, want 5", proc)
+        j = load(out, proc)
+        if j["status"] != "interrupted":
+            fail(f"status {j['status']}, want interrupted", proc)
+        m = re.search(r"after (\d+) iterations, (\d+) of (\d+) micro-batches into the next", j["message"])
+        if not m or int(m.group(3)) != ga or not 1 <= int(m.group(2)) < ga:
+            fail(f"message {j['message']!r} does not say it stopped inside an iteration of {ga} micro-batches", proc)
+        if len(j["iterations"]) != int(m.group(1)):
+            fail(f"{len(j['iterations'])} iterations in the JSON, the message says {m.group(1)}", proc)
+        # One micro-batch is 1/64 of an iteration; the report and JSON take little more.
+        if stop_seconds > 0.5 * iteration_ms / 1000:
+            fail(f"stopped {stop_seconds:.2f} s after SIGINT; an iteration takes {iteration_ms / 1000:.2f} s", proc)
+        print(f"stopped {stop_seconds:.2f} s after SIGINT (iteration: {iteration_ms / 1000:.2f} s): {j['message']}")
+    elif SCENARIO == "second_signal":
+        # One micro-batch of a wide, small-vocabulary model takes seconds: the first SIGINT asks
+        # for a stop after it, the second must end the run at once and still leave the JSON.
+        config = os.path.join(scratch, "wide.json")
+        with open(config, "w") as f:
+            json.dump({"name": "wide-test", "block_size": 256, "vocab_size": 256, "padded_vocab_size": 256,
+                       "n_layer": 2, "n_head": 8, "n_embd": 1024}, f)
+        args = ["--model-config", config, "--micro-batch-size", "16", "--max-iters", "3", "--warmup-iters", "1",
+                "--device", "cpu", "--num-threads", "1", "--json-path", out]
+        proc = start(args)
+        for line in proc.stdout:
+            if line.startswith("# threads:"):  # printed once the signal handler is installed
+                break
+        else:
+            fail("no '# threads:' line", finish(proc))
+        time.sleep(1.0)  # the model is built; the first micro-batch is running
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.3)
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        finish(proc, timeout=60)
+        stop_seconds = time.monotonic() - sent
+        if proc.returncode != 5:
+            fail(f"exit {proc.returncode}, want 5", proc)
+        j = load(out, proc)
+        if j["status"] != "interrupted" or j["message"] != "stopped by a second signal":
+            fail(f"status {j['status']!r}, message {j['message']!r}; want interrupted, 'stopped by a second signal' "
+                 "(if the message says 'stopped on request', the first micro-batch ended before the second signal: "
+                 "make it larger)", proc)
+        if j["model_name"] != "wide-test" or j["Global BS"] != 16 or j["tokens_per_sec"] is not None:
+            fail("the minimal result names the run and reports no rate", proc)
+        if "stopped by a second signal" not in proc.stderr:
+            fail("no closing line on stderr", proc)
+        if stop_seconds > 2.0:
+            fail(f"ended {stop_seconds:.2f} s after the second signal, want at once", proc)
+        leftovers = sorted(set(os.listdir(scratch)) - {"wide.json", "result.json"})
+        if leftovers:
+            fail(f"temporary files left beside the JSON: {leftovers}", proc)
+        print(f"ended {stop_seconds:.2f} s after the second signal")
     elif SCENARIO == "stdout_json":
         proc = run(SMALL + ["--return_metrics_as_json=True", "--quiet"])
         if proc.returncode != 0:

@@ -37,6 +37,16 @@ CASES = [
     (SMALL + ["--peak-tflops", "-1"], {}, ["--peak-tflops", "-1"]),
     (["--model-name", "Llama-2-70b-hf", "--seq-len", "4096"], {}, ["Llama-2-70b-hf", "GB"]),
     (SMALL + ["--no-such-option"], {}, ["--no-such-option"]),
+    # Absurd magnitudes: refused in one line, never a crash, a hang or the OOM killer.
+    (SMALL + ["--max-iters", "1" + "0" * 30], {}, ["--max-iters", "1" + "0" * 30, "1..1000000"]),
+    (SMALL + ["--max-iters", "9223372036854775807"], {}, ["--max-iters", "9223372036854775807", "1..1000000"]),
+    (SMALL + ["--global-batch-size", "9223372036854775807"], {}, ["--global-batch-size", "GA at most"]),
+    (SMALL + ["--n-layers", "2147483648"], {}, ["--n-layers", "2147483648", "1..100000"]),
+    (SMALL + ["--seed", "-1"], {}, ["--seed", "'-1'"]),
+    (SMALL + ["--lr", "nan"], {}, ["--lr", "'nan'", "finite"]),
+    (SMALL + ["--num-threads", "2147483647"], {}, ["--num-threads", "0..1024"]),
+    (SMALL + ["--cpu-memory-cap-mb", "9223372036854775807"], {}, ["--cpu-memory-cap-mb", "9223372036854"]),
+    (SMALL + ["--device", "cuda:99999999999"], {}, ["--device", "cuda:99999999999"]),
 ]
 if not has_gpu:
     CASES.append((SMALL + ["--device", "cuda"], {}, ["--device", "cuda", "CUDA"]))

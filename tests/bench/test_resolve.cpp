@@ -5,8 +5,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <map>
 #include <string>
+#include <vector>
 
+#include "bench/bench_options.hpp"
+#include "bench/machine_info.hpp"
 #include "bench/resolve.hpp"
 #include "model/catalog.hpp"
 #include "model/memory_estimate.hpp"
@@ -242,6 +247,261 @@ TEST(Resolve, MemoryEstimateGrowsWithBatch) {
   // The plan carries the model layer's estimate, not a figure of its own.
   EXPECT_EQ(eight.memory_estimate_bytes,
             model::estimate_training_memory(eight.config, 8, 32, model::TrainPrecision::fp32).total_bytes());
+}
+
+// --- absurd magnitudes: refused with one line, before any work ---
+
+TEST(Resolve, AbsurdIterationAndBatchCountsAreRefused) {
+  BenchOptions o = small();
+  o.max_iters = limits::kMaxIters + 1;
+  expect_usage(o, {"--max-iters", "1000001", "1..1000000"});
+  o = small();
+  o.micro_batch_size = 1;
+  o.global_batch_size = std::numeric_limits<int64_t>::max();  // GA in the quintillions: an iteration never ends
+  expect_usage(o, {"--global-batch-size", "9223372036854775807", "GA at most 1000000", "at most 1000000"});
+  o = small();
+  o.micro_batch_size = int64_t{1} << 62;
+  o.distributed_mode = "ddp";
+  o.nproc_per_node = 4;
+  expect_usage(o, {"--micro-batch-size", "4611686018427387904", "world size 4", "overflows"});
+  o = small();
+  o.n_layers = int64_t{1} << 31;  // must not build a config with 2^31 per-layer entries
+  expect_usage(o, {"--n-layers", "2147483648", "1..100000"});
+  o = small();
+  o.num_threads = 1 << 30;
+  expect_usage(o, {"--num-threads", "1073741824", "0..1024"});
+  o = small();
+  o.log_every = int64_t{1} << 40;
+  expect_usage(o, {"--log-every", "1099511627776", "0..1000000"});
+}
+
+TEST(Resolve, AbsurdRealsAreRefused) {
+  BenchOptions o = small();
+  o.peak_tflops = 1e30;
+  expect_usage(o, {"--peak-tflops", "1e+30", "(0, 1000000]"});
+  o = small();
+  o.lr = std::numeric_limits<double>::quiet_NaN();
+  expect_usage(o, {"--lr", "nan"});
+  o = small();
+  o.weight_decay = std::numeric_limits<double>::infinity();
+  expect_usage(o, {"--weight-decay", "inf", "finite"});
+  o = small();
+  o.ddp_bucket_size_mb = 1e30;
+  expect_usage(o, {"--ddp-bucket-size", "(0, 1000000]"});
+  o = small();
+  o.dist_timeout_s = std::numeric_limits<double>::quiet_NaN();
+  expect_usage(o, {"--dist-timeout", "604800"});
+}
+
+TEST(Resolve, CpuMemoryCapInBytesMustFit) {
+  BenchOptions o = small();
+  o.cpu_memory_cap_mb = std::numeric_limits<int64_t>::max();
+  expect_usage(o, {"--cpu-memory-cap-mb", "9223372036854775807", "1..9223372036854"});
+  o.cpu_memory_cap_mb = 9223372036854;
+  EXPECT_EQ(*resolve_run(o, cpu_machine()).cpu_memory_cap_bytes, 9223372036854000000);
+}
+
+TEST(Resolve, LauncherValuesAreCheckedEvenWithoutTheLauncher) {
+  BenchOptions o = small();
+  o.master_port = int64_t{1} << 31;
+  expect_usage(o, {"--master-port", "2147483648", "1..65535"});
+  o = small();
+  o.nnodes = -1;
+  expect_usage(o, {"--nnodes", "-1", "1..4096"});
+  o = small();
+  o.node_rank = int64_t{1} << 31;
+  expect_usage(o, {"--node-rank", "2147483648", "0..0"});
+  o = small();
+  o.distributed_mode = "ddp";
+  o.nproc_per_node = int64_t{1} << 31;
+  expect_usage(o, {"--nproc-per-node", "2147483648", "1..4096"});
+}
+
+TEST(Resolve, TokensPerRunStayExact) {
+  BenchOptions o = small();
+  o.seq_len = 2048;
+  o.micro_batch_size = 8;
+  o.global_batch_size = 8'000'000;  // GA 10^6, the bound
+  o.max_iters = 1'000'000;          // 1.6e16 tokens > 2^53
+  o.warmup_iters = 0;
+  expect_usage(o, {"--max-iters 1000000", "--global-batch-size 8000000", "--seq-len 2048", "2^53"});
+}
+
+TEST(Resolve, FlopsPerIterationMustFitInt64) {
+  BenchOptions o = small();
+  o.model_name = "Llama-2-70b-hf";
+  o.seq_len = 4096;
+  o.micro_batch_size = 1;
+  o.global_batch_size = 1'000'000;
+  o.max_iters = 1;
+  o.warmup_iters = 0;
+  expect_usage(o, {"model FLOPs per iteration", "GA 1000000", "overflow int64"});
+}
+
+TEST(Resolve, DeviceIndexOutOfIntRange) {
+  MachineInfo m = cpu_machine();
+  m.cuda_status = "ok";
+  m.cuda_devices.push_back({0, "NVIDIA H100 80GB HBM3", 80'000'000'000, 9, 0, 132});
+  BenchOptions o = small();
+  o.device = "cuda:99999999999";
+  expect_usage(o, {"--device", "cuda:99999999999", "cuda:N"}, m);
+}
+
+TEST(Resolve, MemoryFitIsCheckedUnderTheTestingCapToo) {
+  BenchOptions o = small();
+  o.model_name = "Llama-2-70b-hf";
+  o.seq_len = 4096;
+  o.cpu_memory_cap_mb = 100;
+  expect_usage(o, {"Llama-2-70b-hf", "GB", "MemAvailable"});
+}
+
+TEST(Resolve, CgroupLimitBindsWhenTighterThanMemAvailable) {
+  MachineInfo m = cpu_machine();  // 16 GB MemAvailable
+  m.cgroup_limit_bytes = 2'000'000'000;
+  m.cgroup_usage_bytes = 1'900'000'000;
+  m.cgroup_available_bytes = 100'000'000;
+  BenchOptions o = small();
+  o.micro_batch_size = 8;  // about a third of a GB for pythia-14m at T = 32
+  const auto estimate = resolve_run(o, cpu_machine()).memory_estimate_bytes;
+  ASSERT_GT(estimate, 100'000'000);
+  expect_usage(o, {"--model-name 'pythia-14m'", "available under the cgroup memory limit", "2.00 GB limit",
+                   "1.90 GB in use", "0.10 GB"}, m);
+  m.cgroup_available_bytes = 20'000'000'000;  // looser than MemAvailable: MemAvailable binds
+  EXPECT_EQ(resolve_run(o, m).memory_capacity_bytes, 16'000'000'000);
+  m.cgroup_available_bytes = 1'000'000'000;
+  EXPECT_EQ(resolve_run(o, m).memory_capacity_bytes, 1'000'000'000);
+}
+
+// --- cgroup parsing (machine_info), from files handed in ---
+
+FileReader files(std::map<std::string, std::string> contents) {
+  return [contents](const std::string& path) -> std::optional<std::string> {
+    auto it = contents.find(path);
+    if (it == contents.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+TEST(ResolveCgroup, ParsesLimitValues) {
+  EXPECT_EQ(parse_cgroup_bytes("2147483648\n"), 2147483648);
+  EXPECT_EQ(parse_cgroup_bytes("0"), 0);
+  EXPECT_FALSE(parse_cgroup_bytes("max\n"));                 // v2: no limit
+  EXPECT_FALSE(parse_cgroup_bytes("9223372036854771712\n"));  // v1: no limit
+  EXPECT_FALSE(parse_cgroup_bytes(""));
+  EXPECT_FALSE(parse_cgroup_bytes("12abc"));
+  EXPECT_FALSE(parse_cgroup_bytes("-5"));
+}
+
+TEST(ResolveCgroup, V2TakesTheTightestLevel) {
+  const std::string proc = "0::/user.slice/user-1000.slice/session-2.scope\n";
+  const auto read = files({
+      {"/sys/fs/cgroup/user.slice/user-1000.slice/session-2.scope/memory.max", "max\n"},
+      {"/sys/fs/cgroup/user.slice/user-1000.slice/session-2.scope/memory.current", "1000\n"},
+      {"/sys/fs/cgroup/user.slice/user-1000.slice/memory.max", "8000000000\n"},
+      {"/sys/fs/cgroup/user.slice/user-1000.slice/memory.current", "3000000000\n"},
+      {"/sys/fs/cgroup/user.slice/memory.max", "6000000000\n"},
+      {"/sys/fs/cgroup/user.slice/memory.current", "500000000\n"},
+  });
+  const auto limit = cgroup_memory_limit(proc, read);
+  ASSERT_TRUE(limit);
+  EXPECT_EQ(limit->available_bytes, 5'000'000'000);  // 8e9 - 3e9 beats 6e9 - 0.5e9
+  EXPECT_EQ(limit->limit_bytes, 8'000'000'000);
+  EXPECT_EQ(limit->usage_bytes, 3'000'000'000);
+  EXPECT_EQ(limit->limit_file, "/sys/fs/cgroup/user.slice/user-1000.slice/memory.max");
+}
+
+TEST(ResolveCgroup, V2InsideAContainerReadsTheRoot) {
+  const auto limit = cgroup_memory_limit("0::/\n", files({{"/sys/fs/cgroup/memory.max", "4294967296\n"},
+                                                          {"/sys/fs/cgroup/memory.current", "5000000000\n"}}));
+  ASSERT_TRUE(limit);
+  EXPECT_EQ(limit->available_bytes, 0);  // usage above the limit: nothing left, never negative
+  EXPECT_EQ(limit->limit_file, "/sys/fs/cgroup/memory.max");
+}
+
+TEST(ResolveCgroup, V1MemoryControllerWithTheHostPath) {
+  // Docker on cgroup v1: the path is the host's, the container sees its own cgroup at the root.
+  const std::string proc = "12:cpu,cpuacct:/docker/abc\n11:memory:/docker/abc\n0::/\n";
+  const auto limit = cgroup_memory_limit(
+      proc, files({{"/sys/fs/cgroup/memory/memory.limit_in_bytes", "4000000000\n"},
+                   {"/sys/fs/cgroup/memory/memory.usage_in_bytes", "1000000000\n"}}));
+  ASSERT_TRUE(limit);
+  EXPECT_EQ(limit->available_bytes, 3'000'000'000);
+  EXPECT_EQ(limit->limit_file, "/sys/fs/cgroup/memory/memory.limit_in_bytes");
+  // A controller list naming memory among others.
+  const auto joint = cgroup_memory_limit(
+      "4:cpu,memory:/job\n", files({{"/sys/fs/cgroup/memory/job/memory.limit_in_bytes", "100\n"},
+                                    {"/sys/fs/cgroup/memory/job/memory.usage_in_bytes", "40\n"}}));
+  ASSERT_TRUE(joint);
+  EXPECT_EQ(joint->available_bytes, 60);
+}
+
+TEST(ResolveCgroup, NoLimitAnywhere) {
+  // Hybrid v1 + v2 with v1's "unlimited" and no v2 memory controller (this kind of host).
+  const std::string proc = "4:memory:/process_api/x\n0::/\n";
+  EXPECT_FALSE(cgroup_memory_limit(
+      proc, files({{"/sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n"},
+                   {"/sys/fs/cgroup/memory/process_api/x/memory.limit_in_bytes", "9223372036854771712\n"},
+                   {"/sys/fs/cgroup/memory/process_api/x/memory.usage_in_bytes", "496680960\n"}})));
+  EXPECT_FALSE(cgroup_memory_limit("", files({})));
+  EXPECT_FALSE(cgroup_memory_limit("garbage without colons\n", files({})));
+}
+
+// --- parse-time checks of numeric values (bench_options.cpp) ---
+
+std::string parse_error(std::vector<std::string> args) {
+  CLI::App app;
+  BenchOptions options;
+  add_bench_options(app, options);
+  std::vector<const char*> argv{"run"};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::ParseError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+BenchOptions parsed(std::vector<std::string> args) {
+  CLI::App app;
+  BenchOptions options;
+  add_bench_options(app, options);
+  std::vector<const char*> argv{"run"};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  app.parse(static_cast<int>(argv.size()), argv.data());
+  return options;
+}
+
+TEST(ResolveNumericOptions, ValuesCli11WouldMisreadAreRefused) {
+  // strtoll would saturate 10^30 at INT64_MAX; "-1" would wrap to 2^64-1 as a seed.
+  for (const auto& [args, needle] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--max-iters", "1000000000000000000000000000000"}, "'1000000000000000000000000000000'"},
+           {{"--max-iters", "2", "--max-iters", "nan"}, "'nan'"},
+           {{"--max-iters", "1e3"}, "'1e3'"},
+           {{"--max-iters", ""}, "''"},
+           {{"--micro-batch-size", "four"}, "'four'"},
+           {{"--seed", "-1"}, "'-1'"},
+           {{"--num-threads", "2147483648"}, "'2147483648'"},
+           {{"--lr", "nan"}, "'nan'"},
+           {{"--lr", "inf"}, "'inf'"},
+           {{"--peak-tflops", "1e400"}, "'1e400'"},
+           {{"--beta1", "0.9x"}, "'0.9x'"}}) {
+    const std::string what = parse_error(args);
+    EXPECT_NE(what.find(args[args.size() - 2]), std::string::npos) << what;
+    EXPECT_NE(what.find(needle), std::string::npos) << what;
+    EXPECT_NE(what.find("valid: "), std::string::npos) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+  }
+}
+
+TEST(ResolveNumericOptions, PlainDecimalIsReadAsDecimal) {
+  EXPECT_EQ(parsed({"--max-iters", "010"}).max_iters, 10);  // not octal 8
+  EXPECT_EQ(parsed({"--n-layers", "+7"}).n_layers, 7);
+  EXPECT_EQ(parsed({"--seed", "18446744073709551615"}).seed, UINT64_MAX);
+  EXPECT_EQ(parsed({"--global-batch-size", "9223372036854775807"}).global_batch_size, INT64_MAX);
+  EXPECT_EQ(parsed({"--warmup-iters", "-1"}).warmup_iters, -1);  // a number: resolve says what is valid
+  EXPECT_DOUBLE_EQ(parsed({"--dist-timeout", "1e3"}).dist_timeout_s, 1000);
+  EXPECT_NE(parse_error({"--max-iters", "0x10"}).find("'0x10'"), std::string::npos);
 }
 
 }  // namespace
