@@ -441,6 +441,23 @@ void resolve_memory_fit(const MachineInfo& m, RunPlan& plan) {
 
 }  // namespace
 
+std::string with_option_names(const std::string& message) {
+  static const std::vector<std::pair<std::string, std::string>> kFieldToOption = {
+      {"micro_batch", "--micro-batch-size"}, {"seq_len", "--seq-len"},
+      {"grad_accum", "--global-batch-size (GA)"}, {"max_iters", "--max-iters"},
+      {"warmup_iters", "--warmup-iters"},    {"num_threads", "--num-threads"},
+      {"dtype", "--dtype"},                  {"token_file", "--data"},
+      {"cpu_memory_cap_bytes", "--cpu-memory-cap-mb"}};
+  std::string out = message;
+  for (const auto& [field, option] : kFieldToOption) {
+    if (out.rfind(field + ":", 0) == 0 || out.rfind(field + " ", 0) == 0) out = option + out.substr(field.size());
+    for (std::size_t at = out.find("(fewer than " + field + ")"); at != std::string::npos;
+         at = out.find("(fewer than " + field + ")"))
+      out.replace(at + 12, field.size(), option);
+  }
+  return out;
+}
+
 RunPlan resolve_run(const BenchOptions& options, const MachineInfo& machine) {
   RunPlan plan;
   plan.options = options;

@@ -64,4 +64,9 @@ struct RunPlan {
 
 RunPlan resolve_run(const BenchOptions& options, const MachineInfo& machine);
 
+// Layers below bench name their config fields in messages (`seq_len`, `token_file`, ...);
+// this rewrites a message's leading field into the command-line option a user typed
+// (`--seq-len`, `--data`), the one place where fields map to flags.
+std::string with_option_names(const std::string& message);
+
 }  // namespace tokbench::bench

@@ -241,7 +241,11 @@ int run_benchmark(const RunPlan& plan) {
   // are usage errors too: std::invalid_argument reaches main() as exit code 2, before any work.
   const torch::Device device = device_of(plan);
   const train::TrainOptions train_options = train_options_of(plan);
-  train::validate_options(train_options, plan.config, device);
+  try {
+    train::validate_options(train_options, plan.config, device);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(with_option_names(e.what()));
+  }
 
   // With the JSON on stdout, everything for people goes to stderr.
   std::ostream& report_out = plan.json_to_stdout ? std::cerr : std::cout;

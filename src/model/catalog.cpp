@@ -100,7 +100,7 @@ void resize_layer_list(std::vector<int>& list, const char* field, int64_t n_laye
     return;
   }
   throw std::invalid_argument(fmt::format(
-      "--n-layers {} exceeds the {} per-layer entries of {} in {} and the list has no repeating pattern "
+      "n_layer {} exceeds the {} per-layer entries of {} in {} and the list has no repeating pattern "
       "to extend; valid: 1..{}",
       n_layer, list.size(), field, model, list.size()));
 }
@@ -157,14 +157,14 @@ Config config_by_name(std::string_view name) {
 Config with_overrides(Config config, const ModelOverrides& overrides) {
   if (overrides.n_layer) {
     if (*overrides.n_layer <= 0)
-      throw std::invalid_argument(fmt::format("--n-layers {} must be a positive integer", *overrides.n_layer));
+      throw std::invalid_argument(fmt::format("n_layer {} must be a positive integer", *overrides.n_layer));
     config.n_layer = *overrides.n_layer;
     resize_layer_list(config.sliding_window_indices, "sliding_window_indices", config.n_layer, config.name);
     resize_layer_list(config.rope_indices, "rope_indices", config.n_layer, config.name);
   }
   if (overrides.seq_len) {
     if (*overrides.seq_len <= 0)
-      throw std::invalid_argument(fmt::format("--seq-len {} must be a positive integer", *overrides.seq_len));
+      throw std::invalid_argument(fmt::format("seq_len {} must be a positive integer", *overrides.seq_len));
     config.block_size = *overrides.seq_len;
   }
   config.finalize();  // re-derive (rope_n_elem, per-layer lists) exactly once more

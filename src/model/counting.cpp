@@ -130,14 +130,14 @@ std::string_view to_string(FlopConvention convention) {
 FlopConvention flop_convention_from_string(std::string_view name) {
   for (auto convention : {FlopConvention::matmul, FlopConvention::causal, FlopConvention::palm})
     if (name == to_string(convention)) return convention;
-  throw std::invalid_argument(fmt::format("--flops-convention '{}' is not valid; valid: matmul, causal, palm", name));
+  throw std::invalid_argument(fmt::format("flops convention '{}' is not valid; valid: matmul, causal, palm", name));
 }
 
 FlopCounts count_flops(const Config& config, int64_t micro_batch, int64_t seq_len, FlopConvention convention) {
   require_finalized(config);
   if (micro_batch <= 0)
-    throw std::invalid_argument(fmt::format("--micro-batch-size {} must be a positive integer", micro_batch));
-  if (seq_len <= 0) throw std::invalid_argument(fmt::format("--seq-len {} must be a positive integer", seq_len));
+    throw std::invalid_argument(fmt::format("micro_batch {} must be a positive integer", micro_batch));
+  if (seq_len <= 0) throw std::invalid_argument(fmt::format("seq_len {} must be a positive integer", seq_len));
   const Checked k(config);
   const int64_t B = micro_batch, T = seq_len, L = config.n_layer;
   const int64_t tokens = k.mul(B, T);

@@ -80,8 +80,8 @@ int64_t block_activation_elements_per_token(const Config& c) {
 MemoryEstimate estimate_training_memory(const Config& config, int64_t micro_batch, int64_t seq_len,
                                         TrainPrecision precision) {
   if (micro_batch <= 0)
-    throw std::invalid_argument(fmt::format("--micro-batch-size {} must be a positive integer", micro_batch));
-  if (seq_len <= 0) throw std::invalid_argument(fmt::format("--seq-len {} must be a positive integer", seq_len));
+    throw std::invalid_argument(fmt::format("micro_batch {} must be a positive integer", micro_batch));
+  if (seq_len <= 0) throw std::invalid_argument(fmt::format("seq_len {} must be a positive integer", seq_len));
   const CheckedInt k(config);
   const BytesPerParam bytes = bytes_for(precision);
   const int64_t params = count_params(config).total;

@@ -47,7 +47,7 @@ bool is_toml(const std::filesystem::path& path) { return path.extension() == ".t
 }  // namespace
 
 Config load_model_config(const std::filesystem::path& path) {
-  const std::string where = fmt::format("--model-config {}", path.string());
+  const std::string where = fmt::format("model config file {}", path.string());
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw std::invalid_argument(fmt::format("{}: cannot read the file (valid: a readable .toml or .json file)", where));

@@ -33,7 +33,7 @@ TrainPrecision train_precision_from_string(std::string_view name) {
   for (const Alias& alias : kAliases)
     if (key == alias.name) return alias.precision;
   throw std::invalid_argument(fmt::format(
-      "--dtype '{}' is not valid; valid: fp32, bf16-true, bf16-mixed (aliases: 32-true, 32, float32, bf16, bfloat16)",
+      "precision '{}' is not valid; valid: fp32, bf16-true, bf16-mixed (aliases: 32-true, 32, float32, bf16, bfloat16)",
       name));
 }
 

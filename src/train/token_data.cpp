@@ -68,7 +68,7 @@ uint64_t bounded64(uint64_t (&s)[4], uint64_t bound) {
 }
 
 [[noreturn]] void bad_data(const std::filesystem::path& path, const std::string& why) {
-  throw std::invalid_argument("--data: '" + path.string() + "' " + why);
+  throw std::invalid_argument("token_file: '" + path.string() + "' " + why);
 }
 
 const char* token_type_name(int token_bytes) { return token_bytes == 2 ? "uint16" : "uint32"; }

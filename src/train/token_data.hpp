@@ -36,7 +36,7 @@ struct TokenBatch {
 };
 
 // A file of tokens, memory-mapped read-only. Validates on open; throws std::invalid_argument
-// naming `--data`, the value and what is valid.
+// naming `token_file`, the value and what is valid.
 class TokenFile {
  public:
   TokenFile(const std::filesystem::path& path, int token_bytes, int64_t min_tokens);

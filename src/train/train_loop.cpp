@@ -49,27 +49,27 @@ RunStatus status_of_failure(const std::string& message) {
 
 void validate_options(const TrainOptions& o, const model::Config& config, const torch::Device& device) {
   if (o.micro_batch < 1) {
-    throw std::invalid_argument(option_error("--micro-batch-size", std::to_string(o.micro_batch), "must be >= 1"));
+    throw std::invalid_argument(option_error("micro_batch", std::to_string(o.micro_batch), "must be >= 1"));
   }
   if (o.seq_len < 1 || o.seq_len > config.block_size) {
-    throw std::invalid_argument(option_error("--seq-len", std::to_string(o.seq_len),
+    throw std::invalid_argument(option_error("seq_len", std::to_string(o.seq_len),
                                              "valid: 1.." + std::to_string(config.block_size) +
                                                  " (the model's block_size)"));
   }
   if (o.grad_accum < 1) {
-    throw std::invalid_argument(option_error("--global-batch-size", "GA=" + std::to_string(o.grad_accum),
-                                             "gradient accumulation steps must be >= 1"));
+    throw std::invalid_argument(option_error("grad_accum", std::to_string(o.grad_accum),
+                                             "must be >= 1"));
   }
   if (o.max_iters < 1) {
-    throw std::invalid_argument(option_error("--max-iters", std::to_string(o.max_iters), "must be >= 1"));
+    throw std::invalid_argument(option_error("max_iters", std::to_string(o.max_iters), "must be >= 1"));
   }
   if (o.warmup_iters < 0 || o.warmup_iters >= o.max_iters) {
-    throw std::invalid_argument(option_error("--warmup-iters", std::to_string(o.warmup_iters),
+    throw std::invalid_argument(option_error("warmup_iters", std::to_string(o.warmup_iters),
                                              "valid: 0.." + std::to_string(o.max_iters - 1) +
-                                                 " (fewer than --max-iters)"));
+                                                 " (fewer than max_iters)"));
   }
   if (o.num_threads < 0) {
-    throw std::invalid_argument(option_error("--num-threads", std::to_string(o.num_threads),
+    throw std::invalid_argument(option_error("num_threads", std::to_string(o.num_threads),
                                              "must be >= 0 (0: LibTorch's default)"));
   }
   if (o.cpu_memory_cap_bytes && *o.cpu_memory_cap_bytes < 0) {
@@ -78,10 +78,10 @@ void validate_options(const TrainOptions& o, const model::Config& config, const 
   }
   std::string why;
   if (!dtype_supported(o.dtype, device, &why)) {
-    throw std::invalid_argument(option_error("--dtype", std::string(to_string(o.dtype)), why));
+    throw std::invalid_argument(option_error("dtype", std::string(to_string(o.dtype)), why));
   }
   if (!o.data.token_file.empty()) {
-    TokenFile check(o.data.token_file, o.data.token_bytes, o.seq_len + 1);  // throws naming --data
+    TokenFile check(o.data.token_file, o.data.token_bytes, o.seq_len + 1);  // throws naming token_file
   }
 }
 

@@ -118,8 +118,9 @@ RunStatus status_of_failure(const std::string& message);
 TokenBatchOptions batch_options_for(const TrainOptions& options, int64_t vocab_size, int64_t rank = 0);
 
 // Checks options against the model and device before any work; throws std::invalid_argument
-// whose message names the option (`--seq-len`, `--dtype`, `--data`, ...), the value and what
-// is valid. run_training calls it too.
+// whose message starts with the TrainOptions field (`seq_len`, `dtype`, `token_file`, ...),
+// then the value and what is valid; the bench layer names the matching command-line option.
+// run_training calls it too.
 void validate_options(const TrainOptions& options, const model::Config& config, const torch::Device& device);
 
 // Trains `model` (already on its device and dtype; moved/cast there if not). `stop` is

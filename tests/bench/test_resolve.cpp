@@ -191,6 +191,14 @@ TEST(Resolve, LauncherAndShardingOptionsAreChecked) {
   expect_usage(o, {"--nsys-enabled", "nsys profile"});
 }
 
+TEST(Resolve, FieldNamesBecomeOptionNames) {
+  EXPECT_EQ(with_option_names("seq_len: invalid value '64'; valid: 1..32"), "--seq-len: invalid value '64'; valid: 1..32");
+  EXPECT_EQ(with_option_names("token_file: '/x' is not readable"), "--data: '/x' is not readable");
+  EXPECT_EQ(with_option_names("warmup_iters: invalid value '4'; valid: 0..3 (fewer than max_iters)"),
+            "--warmup-iters: invalid value '4'; valid: 0..3 (fewer than --max-iters)");
+  EXPECT_EQ(with_option_names("something else: seq_len"), "something else: seq_len");
+}
+
 TEST(Resolve, DistributedPlanIsTyped) {
   BenchOptions o = small();
   o.distributed_mode = "fsdp";

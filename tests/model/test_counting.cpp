@@ -164,7 +164,7 @@ TEST(TrainPrecision, ParsesNamesAndAliases) {
     FAIL() << "expected std::invalid_argument";
   } catch (const std::invalid_argument& e) {
     const std::string message = e.what();
-    EXPECT_NE(message.find("--dtype"), std::string::npos) << message;
+    EXPECT_NE(message.find("precision"), std::string::npos) << message;
     EXPECT_NE(message.find("'fp8'"), std::string::npos) << message;
     EXPECT_NE(message.find("fp32, bf16-true, bf16-mixed"), std::string::npos) << message;
   }

@@ -130,14 +130,14 @@ TEST(FileTokens, RejectsMissingOddSizedAndShortFilesNamingTheOption) {
   options.seq_len = 8;
   options.token_file = temp_path("missing.bin");
   std::string message = error_of(options);
-  EXPECT_NE(message.find("--data"), std::string::npos) << message;
+  EXPECT_NE(message.find("token_file"), std::string::npos) << message;
   EXPECT_NE(message.find("does not exist"), std::string::npos) << message;
   EXPECT_NE(message.find("missing.bin"), std::string::npos) << message;
 
   const fs::path odd = write_tokens("odd.bin", {1, 2, 3}, 1);  // 3 bytes for uint16
   options.token_file = odd;
   message = error_of(options);
-  EXPECT_NE(message.find("--data"), std::string::npos) << message;
+  EXPECT_NE(message.find("token_file"), std::string::npos) << message;
   EXPECT_NE(message.find("not a multiple of the 2-byte"), std::string::npos) << message;
 
   const fs::path shorter = write_tokens("short.bin", {1, 2, 3, 4, 5, 6, 7, 8}, 4);  // 8 < T+1
