@@ -8,7 +8,7 @@ Scenarios:
            ones with their status; running it again reruns nothing; the store holds it
   resume   a sweep killed with SIGKILL mid-run and started again: every configuration appears
            exactly once, and the finished ones were not rerun
-  compare  `tokbench compare` flags a configuration made slower on purpose (six layers
+  compare  `tokbench compare` flags a configuration made slower on purpose (24 layers
            against one behind the same configuration key; one thread against two is not reliably slower on a
            shared 2-core machine, where two threads can lose to one) with exit 1, and passes the
            same sweep run twice
@@ -230,9 +230,9 @@ def scenario_resume(scratch):
 def scenario_compare(scratch):
     def one(name, layers):
         out = os.path.join(scratch, name)
-        # pythia-70m: a block is an eighth of the head's work, so 6 blocks against 1 is ~1.5x the time.
-        args = ["--model-name", "pythia-70m", "--n-layers", str(layers), "--seq-len", "128", "--micro-batch-size",
-                "1", "--max-iters", "12", "--warmup-iters", "2", "--device", "cpu", "--num-threads", "1",
+        # pythia-160m: 12 blocks against 1 measured 2.08x the time; 24 against 1 is well over 2x.
+        args = ["--model-name", "pythia-160m", "--n-layers", str(layers), "--seq-len", "128", "--micro-batch-size",
+                "1", "--max-iters", "8", "--warmup-iters", "2", "--device", "cpu", "--num-threads", "1",
                 "--out", out, "--format", "csv"]
         proc = sweep(args)
         if proc.returncode != 0:
@@ -240,17 +240,24 @@ def scenario_compare(scratch):
         return out
 
     fast = one("one-layer", 1)
-    slow = one("six-layers", 6)
+    slow = one("twenty-four-layers", 24)
     again = one("one-layer-again", 1)
     gate = subprocess.run([TOKBENCH, "compare", fast, slow, "--threshold", "10%"], capture_output=True, text=True,
                           env=env())
-    if gate.returncode != 1 or "SLOWER" not in gate.stdout:
-        fail(f"six layers against one: exit {gate.returncode}, want 1 with SLOWER", gate)
-    # The same sweep twice: within noise. The threshold is wide because runs in one ctest
-    # share two cores with other tests; the gate's interval is about this run's own noise.
-    same = subprocess.run([TOKBENCH, "compare", fast, again, "--threshold", "25%"], capture_output=True, text=True,
+    # And with the threshold the same-sweep check uses: a regression that large still fails.
+    wide = subprocess.run([TOKBENCH, "compare", fast, slow, "--threshold", "100%"], capture_output=True, text=True,
                           env=env())
-    if same.returncode != 0 or "SLOWER" in same.stdout:
+    if wide.returncode != 1:
+        fail(f"24 layers against one at threshold 100%: exit {wide.returncode}, want 1", wide)
+    if gate.returncode != 1 or "SLOWER" not in gate.stdout:
+        fail(f"24 layers against one: exit {gate.returncode}, want 1 with SLOWER", gate)
+    # The same sweep twice: no regression. The threshold is wide on purpose: the interval covers
+    # each run's own noise, not drift between runs, and on this shared 2-core VM two identical
+    # sweeps a minute apart differed by 1.56x once (a CI run, 2026-11-30). The 24-block slowdown
+    # above still fails it (checked below with the same threshold).
+    same = subprocess.run([TOKBENCH, "compare", fast, again, "--threshold", "100%"], capture_output=True, text=True,
+                          env=env())
+    if same.returncode != 0 or "SLOWER" in same.stdout or "missing" in same.stdout:
         fail(f"the same sweep twice: exit {same.returncode}", same)
     bad = subprocess.run([TOKBENCH, "compare", fast, "/nonexistent-tokbench"], capture_output=True, text=True,
                          env=env())
