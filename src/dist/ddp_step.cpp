@@ -14,6 +14,7 @@
 
 #include <chrono>
 
+#include "dist/collectives.hpp"
 #include "dist/grad_hooks.hpp"
 #include "dist/parallel_step.hpp"
 #include "train/dtype_mode.hpp"
@@ -38,7 +39,7 @@ class DdpStep final : public train::TrainStep {
         optimizer_((model_->to(device, train::param_dtype(options.dtype)), model_->parameters()), options.adamw,
                    device) {
     model_->train();
-    broadcast_parameters();
+    broadcast_parameters(*groups_.world, *model_);
     build_buckets();
   }
 
@@ -60,7 +61,7 @@ class DdpStep final : public train::TrainStep {
     finish_all_reduce();
     optimizer_.step();
     optimizer_.zero_grad(options_.zero_grad);
-    return average_loss(loss);
+    return mean_over_ranks(*groups_.world, loss, groups_.world_size);
   }
 
   double take_exposed_comm_seconds() override { return std::exchange(exposed_seconds_, 0.0); }
@@ -71,23 +72,10 @@ class DdpStep final : public train::TrainStep {
   int64_t optimizer_state_step() const override { return optimizer_.state_step(); }
   int64_t optimizer_steps_taken() const override { return optimizer_.steps_taken(); }
   bool fused_adamw() const override { return optimizer_.fused(); }
-  void release_after_failure() override {
-    for (auto& p : model_->parameters()) p.mutable_grad().reset();
-  }
-  std::vector<at::Tensor> full_parameters() override {
-    std::vector<at::Tensor> copies;
-    for (const auto& p : model_->parameters()) copies.push_back(p.detach().clone());
-    return copies;
-  }
+  void release_after_failure() override { train::drop_gradients(*model_); }
+  std::vector<at::Tensor> full_parameters() override { return train::clone_parameters(*model_); }
 
  private:
-  void broadcast_parameters() {
-    torch::NoGradGuard no_grad;
-    for (auto& p : model_->parameters()) {
-      std::vector<at::Tensor> one{p};
-      groups_.world->broadcast(one)->wait();
-    }
-  }
 
   void build_buckets() {
     auto params = model_->parameters();
@@ -170,11 +158,6 @@ class DdpStep final : public train::TrainStep {
     exposed_seconds_ += std::chrono::duration<double>(Clock::now() - start).count();
   }
 
-  at::Tensor average_loss(const at::Tensor& loss) {
-    std::vector<at::Tensor> one{loss.reshape({1}).to(at::kFloat).clone()};
-    groups_.world->allreduce(one)->wait();
-    return one[0].div_(static_cast<double>(groups_.world_size)).reshape({});
-  }
 
   model::GPT model_;
   c10::Device device_;
@@ -191,14 +174,6 @@ class DdpStep final : public train::TrainStep {
 std::unique_ptr<train::TrainStep> make_ddp_step(model::GPT model, const c10::Device& device,
                                                 const ProcessGroups& groups, const DdpOptions& options) {
   return std::make_unique<DdpStep>(std::move(model), device, groups, options);
-}
-
-bool agree_to_stop(c10d::Backend& world, const c10::Device& device, bool local_stop_requested) {
-  std::vector<at::Tensor> flag{at::full({1}, local_stop_requested ? 1.0f : 0.0f, at::TensorOptions().device(device))};
-  c10d::AllreduceOptions max;
-  max.reduceOp = c10d::ReduceOp::MAX;
-  world.allreduce(flag, max)->wait();
-  return flag[0].item<float>() > 0;
 }
 
 }  // namespace tokbench::dist

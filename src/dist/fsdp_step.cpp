@@ -21,6 +21,7 @@
 #include <chrono>
 #include <unordered_map>
 
+#include "dist/collectives.hpp"
 #include "dist/grad_hooks.hpp"
 #include "dist/parallel_step.hpp"
 #include "train/dtype_mode.hpp"
@@ -56,7 +57,7 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
       : model_(std::move(model)), device_(device), groups_(groups), options_(options) {
     model_->to(device, train::param_dtype(options.dtype));
     model_->train();
-    broadcast_parameters();
+    broadcast_parameters(*groups_.world, *model_);
     build_units();
     std::vector<at::Tensor> shards;
     for (auto& u : units_) shards.push_back(u.shard);
@@ -121,7 +122,7 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
       for (auto& u : units_) wait_gather(u);
       exposed_seconds_ += seconds_since(start);
     }
-    return average_loss(loss);
+    return mean_over_ranks(*groups_.world, loss, groups_.world_size);
   }
 
   double take_exposed_comm_seconds() override { return std::exchange(exposed_seconds_, 0.0); }
@@ -151,8 +152,7 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
   std::vector<at::Tensor> full_parameters() override {
     torch::NoGradGuard no_grad;
     for (std::size_t u = 0; u < units_.size(); ++u) ensure_gathered(static_cast<int64_t>(u));
-    std::vector<at::Tensor> copies;
-    for (const auto& p : model_->parameters()) copies.push_back(p.detach().clone());
+    std::vector<at::Tensor> copies = train::clone_parameters(*model_);
     if (zero3()) {
       for (auto& u : units_) free_full(u);
     }
@@ -165,13 +165,6 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
  private:
   bool zero3() const { return options_.shard_mode == ShardMode::zero3; }
 
-  void broadcast_parameters() {
-    torch::NoGradGuard no_grad;
-    for (auto& p : model_->parameters()) {
-      std::vector<at::Tensor> one{p};
-      groups_.world->broadcast(one)->wait();
-    }
-  }
 
   // Groups parameters into units by policy, in forward order: the root's unit first.
   void build_units() {
@@ -325,11 +318,6 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
     exposed_seconds_ += seconds_since(start);
   }
 
-  at::Tensor average_loss(const at::Tensor& loss) {
-    std::vector<at::Tensor> one{loss.reshape({1}).to(at::kFloat).clone()};
-    groups_.world->allreduce(one)->wait();
-    return one[0].div_(static_cast<double>(groups_.world_size)).reshape({});
-  }
 
   model::GPT model_;
   c10::Device device_;

@@ -1,6 +1,6 @@
 // The HTML report's two charts, drawn as inline SVG by hand so the page opens offline with
 // nothing to load. A failed run is never drawn as a number: in the bar chart it is a red hatched
-// stub with its status above it, in the scaling chart a red cross on the axis with its status.
+// short bar with its status above it, in the scaling chart a red cross on the axis with its status.
 #include "sweep/html_charts.hpp"
 
 #include <fmt/format.h>

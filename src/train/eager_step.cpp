@@ -65,14 +65,8 @@ class EagerStep final : public TrainStep {
   int64_t optimizer_steps_taken() const override { return optimizer_.steps_taken(); }
   bool fused_adamw() const override { return optimizer_.fused(); }
 
-  void release_after_failure() override {
-    for (auto& p : model_->parameters()) p.mutable_grad().reset();
-  }
-  std::vector<at::Tensor> full_parameters() override {
-    std::vector<at::Tensor> copies;
-    for (const auto& p : model_->parameters()) copies.push_back(p.detach().clone());
-    return copies;
-  }
+  void release_after_failure() override { drop_gradients(*model_); }
+  std::vector<at::Tensor> full_parameters() override { return clone_parameters(*model_); }
 
  private:
   model::GPT model_;
@@ -99,6 +93,16 @@ at::Tensor forward_backward_loss(model::GPT& model, const TokenBatch& batch, mod
   (loss / static_cast<double>(grad_accum)).backward();
   logits.reset();
   return loss.detach();
+}
+
+void drop_gradients(torch::nn::Module& module) {
+  for (auto& p : module.parameters()) p.mutable_grad().reset();
+}
+
+std::vector<at::Tensor> clone_parameters(const torch::nn::Module& module) {
+  std::vector<at::Tensor> copies;
+  for (const auto& p : module.parameters()) copies.push_back(p.detach().clone());
+  return copies;
 }
 
 int64_t module_tensor_bytes(const torch::nn::Module& module) {

@@ -76,6 +76,11 @@ std::unique_ptr<TrainStep> make_eager_step(model::GPT model, const c10::Device& 
 at::Tensor forward_backward_loss(model::GPT& model, const TokenBatch& batch, model::TrainPrecision dtype,
                                  int64_t grad_accum);
 
+// After an out-of-memory error: every parameter's gradient freed.
+void drop_gradients(torch::nn::Module& module);
+// Detached copies of a module's parameters, in module order (TrainStep::full_parameters).
+std::vector<at::Tensor> clone_parameters(const torch::nn::Module& module);
+
 // Bytes of a module's parameters, gradients (where kept) and buffers, each storage once.
 int64_t module_tensor_bytes(const torch::nn::Module& module);
 
