@@ -1,7 +1,5 @@
-// The human report of one run: first the reference benchmark's lines in its order and format
-// (docs/reference-benchmark.md, "The printed report") so old readers find their numbers, then
-// tokbench's labelled figures. Also the resolved-config echo printed before the run
-// (docs/PERFORMANCE.md, "The contract"). Unknowns print "N/A".
+// The resolved-config echo printed before a run (docs/PERFORMANCE.md, "The contract"). The
+// report after the run is read from the run's record: results/run_report.hpp.
 #pragma once
 
 #include <ostream>
@@ -13,7 +11,6 @@
 namespace tokbench::bench {
 
 void print_config_echo(const RunPlan& plan, std::ostream& out);
-void print_report(const RunPlan& plan, const MeasuredRun& run, const BenchMetrics& metrics, std::ostream& out);
 
 // "Distributed Mode" as the reference labels it ("none", "ddp", "fsdp_zero2_none_bucketing").
 std::string distributed_mode_label(const RunPlan& plan);

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "bench/report.hpp"
+#include "results/result_columns.hpp"
 
 namespace tokbench::bench {
 namespace {
@@ -51,6 +52,7 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
   j["schema_version"] = kResultSchemaVersion;
   j["status"] = to_string(run.outcome);
   j["message"] = run.message;
+  j["executor"] = o.compile;  // the reference calls it `compiler`; tokbench's executors are not compilers
   j["tokens_per_sec_per_device"] = opt(m.tokens_per_s_per_device);
   j["model_flops_per_iter_per_device"] = m.flops_per_iter_per_device;
   j["model_flops_per_iter_total"] = m.flops_per_iter_total;
@@ -106,6 +108,9 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
                      {"peak_rss_GB", r.peak_rss_bytes / 1e9}});
   }
   j["world_size"] = plan.world_size;
+  const bool fsdp = plan.dist.mode == dist::DistMode::fsdp;
+  j["sharding_mode"] = fsdp ? json(dist::shard_mode_label(plan.dist)) : json(nullptr);
+  j["bucketing"] = fsdp ? json(dist::to_string(plan.dist.units)) : json(nullptr);
   j["ranks"] = ranks;
   j["device"] = plan.device_string;
   j["device_name"] = plan.device_name;
@@ -144,7 +149,8 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
                       {"libtorch_version", env.libtorch_version}, {"build_type", env.build_type},
                       {"host", env.host},                         {"time", env.time_rfc3339},
                       {"devices", json::array({plan.device_name})}};
-  return j;
+  // Keys in the column table's order; a key without a column throws here (and in the tests).
+  return results::in_column_order(j);
 }
 
 void write_json_atomically(const std::filesystem::path& path, const nlohmann::ordered_json& json) {

@@ -1,7 +1,9 @@
-// The canonical JSON result of one run (docs/run.md, "The JSON result"): the reference
-// benchmark's keys first, with the meanings of docs/PERFORMANCE.md, "The contract", then
-// tokbench's own (units in key names). Unknown figures are null. Written atomically: a
-// temporary file in the same directory, then rename.
+// The result record of one run (docs/run.md, "The JSON result"): the keys and their order are
+// the column table's (results/result_columns.hpp), the reference benchmark's keys first, with
+// the meanings of docs/PERFORMANCE.md, "The contract", then tokbench's own (units in key
+// names). Unknown figures are null. The printed report (results/run_report.hpp) and every sweep
+// format read this record. Written atomically: a temporary file in the same directory, then
+// rename.
 #pragma once
 
 #include <filesystem>
@@ -11,10 +13,11 @@
 #include "bench/environment.hpp"
 #include "bench/metrics.hpp"
 #include "bench/resolve.hpp"
+#include "results/result_columns.hpp"
 
 namespace tokbench::bench {
 
-inline constexpr int kResultSchemaVersion = 2;  // 2: world_size, ranks[], config.dist*
+inline constexpr int kResultSchemaVersion = results::kSchemaVersion;
 
 nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun& run, const BenchMetrics& metrics,
                                          const Environment& env);

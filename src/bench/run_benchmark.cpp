@@ -24,6 +24,7 @@
 #include "dist/parallel_step.hpp"
 #include "dist/rank_results.hpp"
 #include "model/gpt.hpp"
+#include "results/run_report.hpp"
 #include "train/dtype_mode.hpp"
 #include "train/train_loop.hpp"
 
@@ -384,10 +385,10 @@ int run_benchmark(const RunPlan& plan) {
   }
 
   const BenchMetrics metrics = compute_metrics(inputs, run);
-  print_report(plan, run, metrics, report_out);
+  const auto json = build_result_json(plan, run, metrics, env);
+  results::write_run_report(json, report_out);
   report_out << std::flush;
 
-  const auto json = build_result_json(plan, run, metrics, env);
   int code = exit_code(run.outcome);
   if (!plan.json_path.empty()) {
     try {

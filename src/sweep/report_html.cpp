@@ -178,11 +178,7 @@ std::string pivot_table(const PivotTable& t) {
 }
 
 std::string runs_table(const std::vector<json>& runs) {
-  std::set<std::string> present;
-  for (const auto& k : present_keys(runs)) present.insert(k);
-  std::vector<Column> columns;
-  for (const auto& c : run_columns())
-    if (present.count(c.key)) columns.push_back(c);
+  const std::vector<Column> columns = scalar_columns(runs);
   std::string h = R"~(<div class="scroll"><table class="runs"><thead><tr>)~";
   for (const auto& c : columns) {
     bool numeric = true;

@@ -186,11 +186,7 @@ void write_table(Workbook& book, const PivotTable& t, const std::string& name) {
 
 void write_runs(Workbook& book, const std::vector<json>& runs) {
   lxw_worksheet* s = book.sheet("runs");
-  std::set<std::string> present;
-  for (const auto& k : present_keys(runs)) present.insert(k);
-  std::vector<Column> columns;
-  for (const auto& c : run_columns())
-    if (present.count(c.key)) columns.push_back(c);
+  const std::vector<Column> columns = scalar_columns(runs);
   Widths widths;
   for (size_t c = 0; c < columns.size(); ++c) {
     check(worksheet_write_string(s, 0, c, cell_string(columns[c].key).c_str(), book.header_), "a header");

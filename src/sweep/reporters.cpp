@@ -39,7 +39,7 @@ std::string scalar_text(const nlohmann::json& value) {
 std::vector<std::string> present_keys(const std::vector<nlohmann::json>& runs) {
   std::vector<std::string> keys;
   std::set<std::string> seen;
-  for (const auto& column : run_columns())
+  for (const auto& column : results::tabular_columns())
     for (const auto& run : runs)
       if (run.is_object() && run.contains(column.key) && seen.insert(column.key).second) {
         keys.push_back(column.key);
@@ -50,6 +50,22 @@ std::vector<std::string> present_keys(const std::vector<nlohmann::json>& runs) {
       for (const auto& [key, value] : run.items())
         if (seen.insert(key).second) keys.push_back(key);
   return keys;
+}
+
+std::vector<Column> scalar_columns(const std::vector<nlohmann::json>& runs) {
+  std::vector<Column> columns;
+  for (const auto& column : results::tabular_columns()) {
+    bool present = false, scalar = true;
+    for (const auto& run : runs) {
+      if (!run.is_object()) continue;
+      auto it = run.find(column.key);
+      if (it == run.end()) continue;
+      present = true;
+      scalar = scalar && !it->is_object() && !it->is_array();
+    }
+    if (present && scalar) columns.push_back(column);
+  }
+  return columns;
 }
 
 }  // namespace detail

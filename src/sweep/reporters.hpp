@@ -25,9 +25,13 @@ bool is_failure(const Cell& cell);
 std::string format_number(const std::string& spec, double value);
 // A JSON value as one field of text: strings raw, null empty, nested values compact JSON.
 std::string scalar_text(const nlohmann::json& value);
-// The per-run columns present in any run: run_columns() first, then the other keys in order
-// of first appearance.
+// The keys present in any run: the result columns first (results::tabular_columns() order),
+// then other keys in order of first appearance.
 std::vector<std::string> present_keys(const std::vector<nlohmann::json>& runs);
+
+// The result columns any run holds whose values are all scalars, in tabular_columns() order:
+// the per-run sheet of xlsx and HTML (nested values such as iterations stay in CSV and JSON).
+std::vector<Column> scalar_columns(const std::vector<nlohmann::json>& runs);
 
 void write_print(const std::vector<PivotTable>& tables, std::ostream& out);
 void write_csv(const std::vector<nlohmann::json>& runs, std::ostream& out);

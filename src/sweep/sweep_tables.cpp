@@ -118,45 +118,6 @@ std::vector<std::string> index_columns_for(const std::vector<json>& runs) {
 
 }  // namespace
 
-std::vector<Column> run_columns() {
-  return {
-      {"sweep_config_id", "config", "", ""},
-      {"model_name", "model_name", "", ""},
-      {"Num GPUS", "Num GPUS", "", ""},
-      {"Seq Len", "Seq Len", "tokens", ""},
-      {"Micro BS", "Micro BS", "sequences", ""},
-      {"Global BS", "Global BS", "sequences", ""},
-      {"GA", "GA", "", ""},
-      {"Distributed Mode", "Distributed Mode", "", ""},
-      {"Sharding Size", "Sharding Size", "", ""},
-      {"compiler", "executor", "", ""},
-      {"status", "status", "", ""},
-      {"message", "message", "", ""},
-      {"average_iter_time", "iter time", "ms", "{:.2f}"},
-      {"tokens_per_sec", "tokens/s", "tokens/s", "{:.1f}"},
-      {"tokens_per_sec_per_device", "tokens/s/device", "tokens/s", "{:.1f}"},
-      {"model_TFLOP_per_s_per_device", "TFLOP/s/device", "TFLOP/s", "{:.3f}"},
-      {"model_TFLOP_per_s_total", "TFLOP/s total", "TFLOP/s", "{:.3f}"},
-      {"mfu", "MFU", "fraction", "{:.4f}"},
-      {"mfu_peak_TFLOP_per_s", "MFU peak", "TFLOP/s", "{:.2f}"},
-      {"mfu_peak_chip", "peak chip", "", ""},
-      {"memory_used_GB", "memory allocated", "GB", "{:.3f}"},
-      {"memory_reserved_peak_GB", "memory reserved", "GB", "{:.3f}"},
-      {"peak_rss_GB", "peak RSS", "GB", "{:.3f}"},
-      {"measured_iters", "measured iters", "", ""},
-      {"measured_window_s", "window", "s", "{:.3f}"},
-      {"harness_overhead_percent", "harness overhead", "%", "{:.3f}"},
-      {"loss_first", "loss first", "", "{:.4f}"},
-      {"loss_last", "loss last", "", "{:.4f}"},
-      {"parameters", "parameters", "", ""},
-      {"n_layer", "layers", "", ""},
-      {"dtype", "dtype", "", ""},
-      {"device", "device", "", ""},
-      {"device_name", "device name", "", ""},
-      {"flops_convention", "FLOPs convention", "", ""},
-  };
-}
-
 std::vector<PivotTable> build_tables(const std::vector<json>& runs, const TableOptions& options) {
   const std::vector<std::string> columns = index_columns_for(runs);
 

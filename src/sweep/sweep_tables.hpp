@@ -12,15 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "results/result_columns.hpp"
+
 namespace tokbench::sweep {
 
-// One column of the per-run table: a JSON key and how people see it.
-struct Column {
-  std::string key;     // JSON key of the run document
-  std::string label;   // header text
-  std::string unit;    // "ms", "tokens/s", "GB", "" ...
-  std::string format;  // fmt spec for numbers, e.g. "{:.2f}"
-};
+// The per-run columns (key, label, unit, number format) are the result record's column table.
+using results::Column;
 
 // A table pivoted as the reference's runner pivots: one row per configuration (the index
 // columns), one value column per executor (the run's `compiler` key).
@@ -50,7 +47,6 @@ struct TableOptions {
 // False when built without libxlsxwriter: format_from_string("xlsx") then throws.
 bool xlsx_available();
 
-std::vector<Column> run_columns();  // the per-run columns (CSV header order), documented
 // The reference's four tables (AVERAGE ITERATION TIME (ms), THROUGHPUT (tokens/s), NORMALIZED
 // THROUGHPUT (tokens/s/GPU), MEMORY ALLOCATED (GB)), then TFLOP/s PER DEVICE, MFU (%), STATUS.
 // Rows in order of first appearance. When two runs of one executor share all eight index

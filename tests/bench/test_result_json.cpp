@@ -10,9 +10,13 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "bench/result_json.hpp"
+#include "results/run_report.hpp"
 #include "model/gpt.hpp"
 #include "train/train_loop.hpp"
 
@@ -157,6 +161,51 @@ TEST(ResultJson, ARunsFiguresEqualTheirIndependentValues) {
   EXPECT_NEAR(j["model_flop_per_sec"].get<double>(), 2.0 * static_cast<double>(flops) / (mean_ms / 1e3),
               1e-9 * j["model_flop_per_sec"].get<double>());
   EXPECT_NEAR(j["tokens_per_sec"].get<double>(), 4.0 * 32.0 / (mean_ms / 1e3), 1e-9 * j["tokens_per_sec"].get<double>());
+
+  // The printed report is read from this record: the reference's lines with its two decimals,
+  // then one "Label: value unit" line per reportable column the record holds.
+  std::ostringstream report;
+  results::write_run_report(j, report);
+  const std::string text = report.str();
+  EXPECT_NE(text.find(fmt::format("\nAverage iter time: {:.2f} ms\n", j["average_iter_time"].get<double>())),
+            std::string::npos) << text;
+  EXPECT_NE(text.find(fmt::format("\nTFLOP/s: {:.2f}\n", j["model_flop_per_sec"].get<double>() / 1e12)),
+            std::string::npos) << text;
+  EXPECT_EQ(text.find("Sharding Mode:"), std::string::npos);  // FSDP only
+  for (const auto& column : results::result_columns()) {
+    if (column.section != results::Section::tokbench || !j.contains(column.key)) continue;
+    const bool empty = (column.key == "message" && j[column.key] == "") || (j[column.key].is_array() && j[column.key].empty());
+    const bool expected = column.in_report && !empty;
+    const bool printed = text.find("\n" + column.label + ": ") != std::string::npos;
+    EXPECT_EQ(printed, expected) << column.key;
+  }
+  EXPECT_NE(text.find(fmt::format("\nMeasured iterations: {}\n", j["measured_iters"].get<int64_t>())),
+            std::string::npos);
+  EXPECT_NE(text.find(fmt::format("\nMFU: {:.2f}%\n", j["mfu"].get<double>() * 100)), std::string::npos) << text;
+  EXPECT_NE(text.find("\nIter time: mean "), std::string::npos) << text;  // the record's own key order
+  EXPECT_NE(text.find(fmt::format("\nTokens/s per device: {:.1f} tokens/s\n", j["tokens_per_sec_per_device"].get<double>())),
+            std::string::npos);
+}
+
+// The record's keys are the column table's, in its order: nothing is written that the table
+// does not describe, and a key outside the table is refused.
+TEST(ResultJson, KeysFollowTheColumnTable) {
+  const RunPlan plan = plan_for_test();
+  const auto j = build_result_json(plan, MeasuredRun{}, BenchMetrics{}, capture_environment());
+  size_t previous = 0;
+  const auto& columns = results::result_columns();
+  for (const auto& [key, value] : j.items()) {
+    const results::Column* c = results::find_column(key);
+    ASSERT_NE(c, nullptr) << key;
+    const size_t index = static_cast<size_t>(c - columns.data());
+    EXPECT_GE(index, previous) << key;
+    previous = index;
+  }
+  EXPECT_EQ(j["executor"], j["compiler"]);
+  EXPECT_TRUE(j["sharding_mode"].is_null());
+  nlohmann::ordered_json extra = j;
+  extra["undocumented_figure"] = 1;
+  EXPECT_THROW(results::in_column_order(extra), std::logic_error);
 }
 
 // Warm-up iterations ten times slower than the measured ones: an average over all iterations,

@@ -81,7 +81,7 @@ def check_seed_result(j, out, err):
         fail("memory_used_GB is not the maximum over ranks", out, err)
     if any(r["exposed_comm_ms_per_iter"] is None or r["exposed_comm_ms_per_iter"] < 0 for r in j["ranks"]):
         fail("exposed communication missing", out, err)
-    if "Sharding Mode: zero2" not in out or "Bucketing: none" not in out or "rank 1: ok" not in out:
+    if "Sharding Mode: zero2" not in out or "Bucketing: none" not in out or "Rank: rank 1, status ok," not in out:
         fail("report lines missing", out, err)
 
 

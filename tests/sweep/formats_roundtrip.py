@@ -212,7 +212,7 @@ def test_csv():
     check(set(header) == all_keys and len(header) == len(all_keys), "csv: header = every key of any run, once")
     check(header[:3] == ["sweep_config_id", "model_name", "Num GPUS"], f"csv: header starts {header[:3]}")
     check(header.index("status") < header.index("average_iter_time") < header.index("iterations"),
-          "csv: run_columns() first, then the other keys")
+          "csv: the result columns first (tabular order), then the other keys")
     check(len(body) == len(RUNS), f"csv: {len(body)} rows for {len(RUNS)} runs")
     for run, row in zip(RUNS, body):
         got = dict(zip(header, row))
@@ -387,8 +387,8 @@ def test_html():
     check(len(runs) == 1 and len(runs[0]["rows"]) == len(RUNS), "html: the runs table, one row per run")
     if runs:
         head = runs[0]["head"]
-        status_col = next(i for i, h in enumerate(head) if h.startswith("status"))
-        message_col = next(i for i, h in enumerate(head) if h.startswith("message"))
+        status_col = next(i for i, h in enumerate(head) if h.lower().startswith("status"))
+        message_col = next(i for i, h in enumerate(head) if h.lower().startswith("message"))
         for run, row in zip(RUNS, runs[0]["rows"]):
             check(row[status_col]["text"] == run["status"], f"html runs: status {row[status_col]['text']}")
             check(row[message_col]["text"] == run["message"], f"html runs: message escaped and back {row[message_col]['text']!r}")

@@ -216,13 +216,21 @@ TEST(Formats, NamesAndErrors) {
   }
 }
 
-TEST(RunColumns, DocumentedKeysOnceEach) {
-  const auto columns = run_columns();
+TEST(ResultColumns, DocumentedKeysOnceEachAndTabularOrderHoldsThemAll) {
+  const auto& columns = tokbench::results::result_columns();
   std::set<std::string> keys;
   for (const auto& c : columns) {
     EXPECT_TRUE(keys.insert(c.key).second) << c.key;
     EXPECT_FALSE(c.label.empty()) << c.key;
+    EXPECT_EQ(tokbench::results::find_column(c.key), &c) << c.key;
   }
+  const auto& tabular = tokbench::results::tabular_columns();
+  ASSERT_EQ(tabular.size(), columns.size());
+  EXPECT_EQ(tabular.front().key, "sweep_config_id");
+  std::set<std::string> tabular_keys;
+  for (const auto& c : tabular) tabular_keys.insert(c.key);
+  EXPECT_EQ(tabular_keys, keys);
+  EXPECT_EQ(tokbench::results::find_column("no_such_key"), nullptr);
   for (const char* key : {"model_name", "Num GPUS", "Seq Len", "Micro BS", "Global BS", "GA", "Distributed Mode",
                           "Sharding Size", "compiler", "status", "message", "average_iter_time", "tokens_per_sec",
                           "tokens_per_sec_per_device", "memory_used_GB", "model_TFLOP_per_s_per_device", "mfu"})
@@ -239,7 +247,7 @@ TEST(Csv, HeaderOrderQuotingAndNestedValues) {
   write_report(Format::csv, json::object(), {a, b}, {}, out, {});
   const std::string csv = out.str();
   const std::string header = csv.substr(0, csv.find("\r\n"));
-  // run_columns() order first (model_name before status before average_iter_time) ...
+  // results::tabular_columns() order first (model_name before status before average_iter_time) ...
   EXPECT_LT(header.find("model_name"), header.find("status"));
   EXPECT_LT(header.find("status"), header.find("average_iter_time"));
   // ... then the other keys as they first appear (the runs are nlohmann::json: keys sorted).

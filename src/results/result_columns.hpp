@@ -1,0 +1,60 @@
+// The result record and its column table: the one list of what a tokbench result holds.
+//
+// A result record is one JSON object per run (docs/run.md, "The JSON result"). Every top-level
+// key it may hold is a Column here, in the order the JSON writes them: the reference
+// benchmark's keys first, then tokbench's own, then the context, then the keys a sweep adds.
+// The run's JSON, the run's printed report and every sweep format read keys, labels, units and
+// number formats from this table (the reporters are plug-ins over records, as Google
+// Benchmark's reporters are over its runs), so a new figure is added in one place: a row here,
+// and its value where the record is built. Torch-free.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tokbench::results {
+
+// Version of the record's key set and meanings (written as `schema_version`).
+// 2: world_size, ranks[], config.dist*. 3: key order and set from this table; `executor`.
+inline constexpr int kSchemaVersion = 3;
+
+enum class Section {
+  reference,  // the reference benchmark's keys, with its meanings (docs/reference-benchmark.md)
+  tokbench,   // tokbench's own figures
+  context,    // how the run was made: config, environment, per-iteration records
+  sweep,      // added by `tokbench sweep` / the history store, not by `tokbench run`
+};
+
+struct Column {
+  std::string key;      // JSON key of the record
+  std::string label;    // how people see it (table headers, report lines)
+  std::string unit;     // "ms", "tokens/s", "GB", ... ("" when none)
+  std::string format;   // fmt spec for numbers ("{:.2f}"); "" for the shortest round-trip form
+  Section section = Section::tokbench;
+  bool in_report = true;  // printed by the run report (false for bulky per-iteration data)
+  bool percent = false;   // a fraction people read as a percentage ("MFU: 22.14%")
+};
+
+// Every column, in JSON order.
+const std::vector<Column>& result_columns();
+// The same columns in the order tables show them (CSV headers, per-run sheets): what tells runs
+// apart first (the sweep's config id, the reference's index, executor, status, message), then
+// the figures in JSON order.
+const std::vector<Column>& tabular_columns();
+// The column of `key`, or null when the table has none.
+const Column* find_column(std::string_view key);
+
+// A value as people read it in `column`: numbers in its format, null "N/A", strings raw,
+// booleans "yes"/"no", objects "k v, k v" with numbers formatted (in their own key order),
+// arrays compact JSON. For nlohmann::json and nlohmann::ordered_json alike.
+template <typename Json>
+std::string column_text(const Column& column, const Json& value);
+
+// The record with its keys in table order. Throws std::logic_error naming a key that has no
+// column: a figure nobody described is a bug, caught by the first test that builds a record.
+nlohmann::ordered_json in_column_order(const nlohmann::ordered_json& record);
+
+}  // namespace tokbench::results

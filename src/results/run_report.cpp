@@ -1,0 +1,92 @@
+// The run report over the column table. Only the reference's block has its own presentation
+// (its labels, scales and two decimals); everything after "# --- tokbench ---" is generic.
+#include "results/run_report.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <string>
+
+#include "results/result_columns.hpp"
+
+namespace tokbench::results {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// One line of the reference's report: its label, the record key, and how it printed the value.
+struct ReferenceLine {
+  const char* label;
+  const char* key;
+  double scale;        // applied to numbers
+  const char* format;  // fmt spec for numbers; "" prints the value as it is
+  const char* suffix;  // after the number
+  bool fsdp_only = false;
+};
+
+// benchmark_litgpt.py's order. "Number of parameters" is billions with two decimals, "TFLOP/s"
+// the total over devices; the FSDP lines appear only for FSDP runs.
+const ReferenceLine kReferenceLines[] = {
+    {"Model name", "model_name", 1, "", ""},
+    {"Seq Length", "Seq Len", 1, "", ""},
+    {"Micro BS", "Micro BS", 1, "", ""},
+    {"Global BS", "Global BS", 1, "", ""},
+    {"Number of Layers", "n_layer", 1, "", ""},
+    {"Number of parameters", "parameters", 1e-9, "{:.2f}", "B"},
+    {"Distributed Mode", "Distributed Mode", 1, "", ""},
+    {"Sharding Mode", "sharding_mode", 1, "", "", true},
+    {"Sharding Size", "Sharding Size", 1, "", "", true},
+    {"Bucketing", "bucketing", 1, "", "", true},
+    {"Compiler", "compiler", 1, "", ""},
+    {"Average iter time", "average_iter_time", 1, "{:.2f}", " ms"},
+    {"Memory used", "memory_used_GB", 1, "{:.2f}", " GB"},
+    {"Tokens/s", "tokens_per_sec", 1, "{:.2f}", ""},
+    {"Tokens/s/GPU", "tokens_per_sec_per_device", 1, "{:.2f}", ""},
+    {"TFLOP/s", "model_flop_per_sec", 1e-12, "{:.2f}", ""},
+};
+
+const json kNull = nullptr;
+
+const json& lookup(const json& record, const std::string& key) {
+  auto it = record.find(key);
+  return it == record.end() ? kNull : *it;
+}
+
+std::string reference_text(const ReferenceLine& line, const json& value) {
+  if (value.is_null()) return line.key == std::string("Sharding Size") ? "None" : "N/A";
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_number() && *line.format)
+    return fmt::format(fmt::runtime(line.format), value.get<double>() * line.scale) + line.suffix;
+  return value.dump() + line.suffix;
+}
+
+void write_line(std::ostream& out, const Column& column, const json& value) {
+  const std::string text = column_text(column, value);
+  const bool show_unit = !column.unit.empty() && text != "N/A" && !column.percent;
+  fmt::print(out, "{}: {}{}\n", column.label, text, show_unit ? " " + column.unit : "");
+}
+
+}  // namespace
+
+void write_run_report(const json& record, std::ostream& out) {
+  const bool fsdp = !lookup(record, "sharding_mode").is_null();
+  for (const auto& line : kReferenceLines) {
+    if (line.fsdp_only && !fsdp) continue;
+    fmt::print(out, "{}: {}\n", line.label, reference_text(line, lookup(record, line.key)));
+  }
+  fmt::print(out, "# --- tokbench ---\n");
+  for (const auto& column : result_columns()) {
+    if (column.section != Section::tokbench || !column.in_report) continue;
+    auto it = record.find(column.key);
+    if (it == record.end()) continue;
+    if (column.key == "message" && it->is_string() && it->get<std::string>().empty()) continue;
+    if (it->is_array()) {
+      // One line per element (each rank of a multi-rank run).
+      for (const auto& item : *it) fmt::print(out, "{}: {}\n", column.label, column_text(column, item));
+      continue;
+    }
+    write_line(out, column, *it);
+  }
+}
+
+}  // namespace tokbench::results
