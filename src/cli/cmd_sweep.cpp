@@ -192,7 +192,8 @@ const RegisterCommand kSweep{
                   "  tokbench sweep --model-name pythia-14m,pythia-70m --micro-batch-size 1,2 --nproc-per-node 1,2\n"
                   "A --matrix TOML file holds the same keys; [[matrix]] tables give several matrices in one sweep.\n"
                   "Points with one rank run without a distributed mode (as the reference's one-GPU rows).\n"
-                  "Failed configurations are rows with their status (invalid, oom, nan, timeout, error, rank_failed).");
+                  "Failed configurations are rows with their status (invalid, oom, nan, timeout, error, rank_failed).\n"
+                  "--launcher slurm submits each configuration as a Slurm job (docs/sweep.md).");
        return [o, &sub, slurm_args, slurm_max_jobs] {
          return run_sweep_command(*o, sub.remaining(), slurm_args->count() > 0 || slurm_max_jobs->count() > 0);
        };

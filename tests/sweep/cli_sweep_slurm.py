@@ -8,11 +8,15 @@ lengths on one rank, one on two ranks (a two-task srun job: Gloo on the CPU), an
 combination. Checked: every configuration is one row with the right status, the two-rank row
 has world size 2 and ran under srun's variables, every job is in Slurm's completion log and
 its own log names its job id, no job was submitted for the invalid one, and a second sweep
-reruns nothing. Missing daemons fail the test: the machine is meant to have them.
+reruns nothing. Then: a sweep killed (SIGKILL) while its job runs and started again waits for
+that job rather than submitting another; Ctrl-C (SIGINT) cancels the job in flight and leaves
+nothing behind, so the next sweep runs it. Missing daemons fail the test: the machine is meant
+to have them.
 Usage: cli_sweep_slurm.py /path/to/tokbench"""
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -246,6 +250,58 @@ global-batch-size = 3
         fail("the second sweep lost rows", again)
 
 
+
+def start_and_wait_for_running_job(cluster, args, out):
+    """Starts a sweep; returns it and its job id once Slurm runs the job."""
+    proc = subprocess.Popen([TOKBENCH, "sweep", "--launcher", "slurm", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=cluster.env())
+    record = os.path.join(out, "slurm-jobs.json")
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if os.path.exists(record):
+            with open(record) as f:
+                jobs = list(json.load(f).values())
+            if jobs:
+                state = subprocess.run(["scontrol", "show", "job", "-o", str(jobs[0])], capture_output=True, text=True,
+                                       env=cluster.env()).stdout
+                if "JobState=RUNNING" in state:
+                    return proc, jobs[0]
+        time.sleep(0.1)
+    proc.kill()
+    fail("no running job within 120 s\n" + cluster.logs(), subprocess.CompletedProcess(proc.args, 0, *proc.communicate()))
+
+
+def check_restart_and_cancel(cluster, scratch):
+    base = ["--model-name", "pythia-14m", "--n-layers", "1", "--num-threads", "1", "--device", "cpu",
+            "--seq-len", "32", "--warmup-iters", "1", "--format", "json", "--timeout", "600"]
+    # SIGKILL: the job keeps running in Slurm; the sweep started again waits for it.
+    out = os.path.join(scratch, "restart")
+    args = [*base, "--max-iters", "40", "--out", out]
+    proc, job = start_and_wait_for_running_job(cluster, args, out)
+    proc.kill()
+    proc.communicate()
+    again = sweep(cluster, args)
+    rows = json.loads(again.stdout)["runs"] if again.returncode == 0 else []
+    if (len(rows) != 1 or rows[0]["status"] != "ok" or rows[0].get("slurm_job_id") != job
+            or f"waiting for Slurm job {job}" not in again.stderr or "tokbench sweep: submitted " in again.stderr):
+        fail(f"the restarted sweep did not wait for job {job}", again)
+    # SIGINT: the job is cancelled, its result dropped, its record cleared; exit 5 as locally.
+    out = os.path.join(scratch, "cancel")
+    args = [*base, "--max-iters", "100000", "--out", out]
+    proc, job = start_and_wait_for_running_job(cluster, args, out)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=180)
+    cancelled = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+    if proc.returncode != 5 or f"cancelled Slurm job(s) {job}" not in stderr:
+        fail(f"Ctrl-C: exit {proc.returncode}, want 5 naming the cancelled job {job}", cancelled)
+    if completed_jobs(cluster).get(job, (None,))[0] != "CANCELLED":
+        fail(f"job {job} is not CANCELLED in Slurm's completion log: {completed_jobs(cluster)}")
+    with open(os.path.join(out, "slurm-jobs.json")) as f:
+        record = json.load(f)
+    if os.listdir(os.path.join(out, "runs")) or record:
+        fail(f"after Ctrl-C: runs/ {os.listdir(os.path.join(out, 'runs'))}, record {record}; want both empty")
+
+
 for program in DAEMONS:
     find(program)
 scratch = tempfile.mkdtemp(prefix="tokbench-slurm-")
@@ -253,6 +309,7 @@ cluster = Cluster(os.path.join(scratch, "cluster"))
 try:
     cluster.start()
     check(cluster, scratch)
+    check_restart_and_cancel(cluster, scratch)
 finally:
     cluster.stop()
 shutil.rmtree(scratch, ignore_errors=True)
