@@ -1,10 +1,12 @@
 // `tokbench sweep`: a matrix of `tokbench run` configurations (a TOML file and/or run options
 // with comma-separated values), each run in its own processes, the results as the reference's
 // pivoted tables in any format, kept in the result store. Resumable: run the same command
-// again after an interruption and only the unfinished configurations run.
+// again after an interruption and only the unfinished configurations run. --launcher slurm
+// submits each configuration as a Slurm job instead (sweep/slurm_jobs.hpp).
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -13,9 +15,11 @@
 #include <memory>
 
 #include "bench/launch_benchmark.hpp"
+#include "bench/precheck.hpp"
 #include "cli/command.hpp"
 #include "sweep/matrix.hpp"
 #include "sweep/result_store.hpp"
+#include "sweep/slurm_jobs.hpp"
 #include "sweep/sweep_runner.hpp"
 #include "sweep/sweep_tables.hpp"
 
@@ -29,6 +33,9 @@ struct SweepCommandOptions {
   std::string output;  // file for the tables (xlsx/html need one); empty: stdout
   std::string store;   // empty: OUT/tokbench-results.sqlite; "none": no store
   double timeout_s = 3600;
+  std::string launcher = "local";  // local | slurm
+  std::string slurm_args;          // extra sbatch arguments
+  int slurm_max_jobs = 1;
   bool only_varying = false;
   bool dry_run = false;
 };
@@ -46,7 +53,42 @@ sweep::Format chosen_format(const SweepCommandOptions& o) {
   }
 }
 
-int run_sweep_command(const SweepCommandOptions& o, const std::vector<std::string>& run_options) {
+// Whether a program is an executable file in one of PATH's folders.
+bool on_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  std::string folders = path != nullptr ? path : "";
+  std::size_t start = 0;
+  while (start <= folders.size()) {
+    const std::size_t colon = std::min(folders.find(':', start), folders.size());
+    const std::string folder = folders.substr(start, colon - start);
+    const std::string candidate = (folder.empty() ? "." : folder) + "/" + program;
+    if (::access(candidate.c_str(), X_OK) == 0) return true;
+    start = colon + 1;
+  }
+  return false;
+}
+
+sweep::Launcher chosen_launcher(const SweepCommandOptions& o, bool slurm_options_given) {
+  if (o.launcher != "local" && o.launcher != "slurm")
+    throw std::invalid_argument(fmt::format("--launcher '{}' is not valid; valid: local, slurm", o.launcher));
+  if (o.launcher == "local") {
+    if (slurm_options_given)
+      throw std::invalid_argument("--slurm-args and --slurm-max-jobs apply to --launcher slurm only");
+    return sweep::Launcher::local;
+  }
+  if (o.slurm_max_jobs < 1)
+    throw std::invalid_argument(fmt::format("--slurm-max-jobs {} is not valid; valid: 1 or more jobs at once",
+                                            o.slurm_max_jobs));
+  for (const char* program : {"sbatch", "scontrol", "scancel"})
+    if (!on_path(program))
+      throw std::invalid_argument(fmt::format("--launcher slurm needs Slurm's `{}` on PATH, and it is not there; "
+                                              "valid here: --launcher local", program));
+  return sweep::Launcher::slurm;
+}
+
+int run_sweep_command(const SweepCommandOptions& o, const std::vector<std::string>& run_options,
+                      bool slurm_options_given) {
+  const sweep::Launcher launcher = chosen_launcher(o, slurm_options_given);
   const sweep::Format format = chosen_format(o);
   if ((format == sweep::Format::xlsx || format == sweep::Format::html) && o.output.empty())
     throw std::invalid_argument("--format xlsx and html write a file: name it with --output FILE");
@@ -73,8 +115,18 @@ int run_sweep_command(const SweepCommandOptions& o, const std::vector<std::strin
   options.tokbench = own.empty() ? "tokbench" : own.front();
   options.out_dir = o.out_dir;
   options.run_timeout_seconds = o.timeout_s;
-  std::cerr << fmt::format("tokbench sweep: {} configurations into {}/ (per-run timeout {} s)\n", configs.size(),
-                           o.out_dir, o.timeout_s);
+  options.launcher = launcher;
+  options.slurm.sbatch_arguments = o.slurm_args;
+  options.slurm.max_jobs = o.slurm_max_jobs;
+  options.slurm.precheck = [](const sweep::Configuration& c) {
+    return bench::precheck_run_options(sweep::slurm_run_arguments(c),
+                                       {sweep::slurm_nodes(c), sweep::slurm_tasks_per_node(c)});
+  };
+  std::cerr << fmt::format("tokbench sweep: {} configurations into {}/ (per-run timeout {} s{})\n", configs.size(),
+                           o.out_dir, o.timeout_s,
+                           launcher == sweep::Launcher::slurm
+                               ? fmt::format(", as Slurm jobs, at most {} at once", o.slurm_max_jobs)
+                               : "");
   const sweep::SweepResult result = sweep::run_sweep(configs, options);
 
   nlohmann::json context;
@@ -89,6 +141,7 @@ int run_sweep_command(const SweepCommandOptions& o, const std::vector<std::strin
   context["executed"] = result.executed;
   context["reused"] = result.reused;
   context["complete"] = !result.interrupted;
+  context["launcher"] = o.launcher;
   if (o.store != "none") {
     try {
       sweep::ResultStore store(o.store.empty() ? sweep::default_store_path(o.out_dir) : std::filesystem::path(o.store));
@@ -124,7 +177,14 @@ const RegisterCommand kSweep{
                                              "$BENCHMARK_OUT_FORMAT, else print)");
        sub.add_option("--output", o->output, "write the tables to this file (needed for xlsx and html)");
        sub.add_option("--store", o->store, "SQLite result store (default OUT/tokbench-results.sqlite; none: off)");
-       sub.add_option("--timeout", o->timeout_s, "seconds one configuration may run")->capture_default_str();
+       sub.add_option("--timeout", o->timeout_s, "seconds one configuration may run (under Slurm: the job's time "
+                                                 "limit, rounded up to minutes)")->capture_default_str();
+       sub.add_option("--launcher", o->launcher, "local (child processes here) | slurm (one sbatch job per "
+                                                 "configuration, ranks started by srun)")->capture_default_str();
+       auto* slurm_args = sub.add_option("--slurm-args", o->slurm_args,
+                                         "more sbatch arguments for every job, e.g. \"--partition gpu --account x\"");
+       auto* slurm_max_jobs = sub.add_option("--slurm-max-jobs", o->slurm_max_jobs,
+                                             "Slurm jobs queued or running at once")->capture_default_str();
        sub.add_flag("--only-varying", o->only_varying, "show only the index columns that vary");
        sub.add_flag("--dry-run", o->dry_run, "list the configurations and run nothing");
        sub.allow_extras();
@@ -132,8 +192,11 @@ const RegisterCommand kSweep{
                   "  tokbench sweep --model-name pythia-14m,pythia-70m --micro-batch-size 1,2 --nproc-per-node 1,2\n"
                   "A --matrix TOML file holds the same keys; [[matrix]] tables give several matrices in one sweep.\n"
                   "Points with one rank run without a distributed mode (as the reference's one-GPU rows).\n"
-                  "Failed configurations are rows with their status (invalid, oom, nan, timeout, error, rank_failed).");
-       return [o, &sub] { return run_sweep_command(*o, sub.remaining()); };
+                  "Failed configurations are rows with their status (invalid, oom, nan, timeout, error, rank_failed).\n"
+                  "--launcher slurm submits each configuration as a Slurm job (docs/sweep.md).");
+       return [o, &sub, slurm_args, slurm_max_jobs] {
+         return run_sweep_command(*o, sub.remaining(), slurm_args->count() > 0 || slurm_max_jobs->count() > 0);
+       };
      }}};
 
 }  // namespace

@@ -1,6 +1,9 @@
 // The sweep loop (sweep_runner.hpp): one child process per configuration, a timeout, rows
-// for every ending, progress with an ETA from the runs so far.
+// for every ending, progress with an ETA from the runs so far. The Slurm launcher's loop is
+// in slurm_jobs.cpp; the pieces both use are in namespace detail here.
 #include "sweep/sweep_runner.hpp"
+
+#include "sweep/slurm_jobs.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -25,57 +28,7 @@ using Clock = std::chrono::steady_clock;
 
 std::atomic<int> g_stop_signal{0};
 extern "C" void on_sweep_signal(int signal_number) { g_stop_signal.store(signal_number); }
-
-// Installs SIGINT/SIGTERM handlers for the sweep's lifetime: the current run is stopped (its
-// own JSON says `interrupted`), the sweep ends, and running it again resumes.
-struct SweepSignals {
-  struct sigaction old_int {}, old_term {};
-  SweepSignals() {
-    g_stop_signal.store(0);
-    struct sigaction action {};
-    action.sa_handler = on_sweep_signal;
-    sigemptyset(&action.sa_mask);
-    sigaction(SIGINT, &action, &old_int);
-    sigaction(SIGTERM, &action, &old_term);
-  }
-  ~SweepSignals() {
-    sigaction(SIGINT, &old_int, nullptr);
-    sigaction(SIGTERM, &old_term, nullptr);
-  }
-};
-
-std::string format_duration(double seconds) {
-  const auto s = static_cast<int64_t>(seconds + 0.5);
-  if (s >= 3600) return fmt::format("{}h{:02}m{:02}s", s / 3600, s / 60 % 60, s % 60);
-  if (s >= 60) return fmt::format("{}m{:02}s", s / 60, s % 60);
-  return fmt::format("{}s", s);
-}
-
-std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// The last non-empty line of a log, where a run says why it ended.
-std::string last_line(const std::string& text) {
-  std::size_t end = text.find_last_not_of("\n \t");
-  if (end == std::string::npos) return "";
-  std::size_t start = text.rfind('\n', end);
-  return text.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
-}
-
-void write_atomically(const std::filesystem::path& path, const nlohmann::json& j) {
-  const std::filesystem::path temp = path.string() + ".tmp";
-  {
-    std::ofstream out(temp);
-    out << j.dump(4) << "\n";
-    out.flush();
-    if (!out) throw std::runtime_error("cannot write " + temp.string());
-  }
-  std::filesystem::rename(temp, path);
-}
+struct sigaction g_old_int {}, g_old_term {};
 
 struct ChildEnd {
   int exit_code = -1;   // when it exited
@@ -144,6 +97,77 @@ ChildEnd run_child(const std::vector<std::string>& args, const std::filesystem::
 
 }  // namespace
 
+namespace detail {
+
+// Installs SIGINT/SIGTERM handlers for the sweep's lifetime: the current run is stopped (its
+// own JSON says `interrupted`), the sweep ends, and running it again resumes.
+SweepSignals::SweepSignals() {
+  g_stop_signal.store(0);
+  struct sigaction action {};
+  action.sa_handler = on_sweep_signal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, &g_old_int);
+  sigaction(SIGTERM, &action, &g_old_term);
+}
+
+SweepSignals::~SweepSignals() {
+  sigaction(SIGINT, &g_old_int, nullptr);
+  sigaction(SIGTERM, &g_old_term, nullptr);
+}
+
+int stop_signal() { return g_stop_signal.load(); }
+
+std::string format_duration(double seconds) {
+  const auto s = static_cast<int64_t>(seconds + 0.5);
+  if (s >= 3600) return fmt::format("{}h{:02}m{:02}s", s / 3600, s / 60 % 60, s % 60);
+  if (s >= 60) return fmt::format("{}m{:02}s", s / 60, s % 60);
+  return fmt::format("{}s", s);
+}
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string last_line(const std::string& text) {
+  std::size_t end = text.find_last_not_of("\n \t");
+  if (end == std::string::npos) return "";
+  std::size_t start = text.rfind('\n', end);
+  return text.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
+}
+
+void write_atomically(const std::filesystem::path& path, const nlohmann::json& j) {
+  const std::filesystem::path temp = path.string() + ".tmp";
+  {
+    std::ofstream out(temp);
+    out << j.dump(4) << "\n";
+    out.flush();
+    if (!out) throw std::runtime_error("cannot write " + temp.string());
+  }
+  std::filesystem::rename(temp, path);
+}
+
+std::vector<nlohmann::json> gather_rows(const std::vector<Configuration>& configs, const std::filesystem::path& out_dir) {
+  std::vector<nlohmann::json> rows;
+  for (const auto& c : configs) {
+    const auto path = result_path(out_dir, c);
+    if (!has_result(path)) continue;
+    nlohmann::json row = nlohmann::json::parse(read_text(path));
+    row["sweep_config_id"] = c.id;
+    nlohmann::json options = nlohmann::json::object();
+    for (const auto& [key, value] : c.options) options[key] = value;
+    row["sweep_options"] = options;
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace detail
+
+using namespace detail;  // the local loop below uses them unqualified
+
 std::filesystem::path result_path(const std::filesystem::path& out_dir, const Configuration& config) {
   return out_dir / "runs" / (config.id + ".json");
 }
@@ -198,9 +222,10 @@ nlohmann::json synthesized_row(const Configuration& c, const std::string& status
 }
 
 SweepResult run_sweep(const std::vector<Configuration>& configs, const SweepOptions& o) {
+  if (o.launcher == Launcher::slurm) return run_slurm_sweep(configs, o);
   std::filesystem::create_directories(o.out_dir / "runs");
   std::filesystem::create_directories(o.out_dir / "logs");
-  SweepSignals signals;
+  detail::SweepSignals signals;
   SweepResult result;
   const auto sweep_start = Clock::now();
   double executed_seconds = 0;
@@ -255,16 +280,7 @@ SweepResult run_sweep(const std::vector<Configuration>& configs, const SweepOpti
     }
     if (result.interrupted) break;
   }
-  for (const auto& c : configs) {
-    const auto path = result_path(o.out_dir, c);
-    if (!has_result(path)) continue;
-    nlohmann::json row = nlohmann::json::parse(read_text(path));
-    row["sweep_config_id"] = c.id;
-    nlohmann::json options = nlohmann::json::object();
-    for (const auto& [key, value] : c.options) options[key] = value;
-    row["sweep_options"] = options;
-    result.runs.push_back(std::move(row));
-  }
+  result.runs = detail::gather_rows(configs, o.out_dir);
   return result;
 }
 

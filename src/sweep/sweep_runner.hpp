@@ -10,17 +10,34 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "sweep/matrix.hpp"
 
 namespace tokbench::sweep {
 
+// Where the runs happen: child processes of the sweep on this machine, or Slurm jobs
+// (slurm_jobs.hpp), one per configuration.
+enum class Launcher { local, slurm };
+
+struct SlurmSettings {
+  std::string sbatch_arguments;  // --slurm-args: added to every sbatch call, split as a shell would
+  int max_jobs = 1;              // jobs queued or running at once
+  double poll_seconds = 1;       // how often the jobs' states are asked for
+  // The line `tokbench run` would refuse a configuration with, or empty: invalid ones become
+  // rows without a job. Given by the CLI, which knows the run's options (bench/precheck.hpp).
+  std::function<std::string(const Configuration&)> precheck;
+};
+
 struct SweepOptions {
   std::filesystem::path tokbench;      // the program each run executes (`tokbench run ...`)
   std::filesystem::path out_dir;       // runs/, logs/, sweep.json
   double run_timeout_seconds = 3600;   // per configuration, then SIGTERM, then SIGKILL
   std::FILE* progress = stderr;        // progress lines; null: none
+  Launcher launcher = Launcher::local;
+  SlurmSettings slurm;                 // with Launcher::slurm
 };
 
 struct SweepResult {
@@ -39,5 +56,23 @@ bool has_result(const std::filesystem::path& path);
 // A row for a configuration that produced no result of its own (refused as invalid, timed
 // out, crashed): the index columns the tables need, read from its options.
 nlohmann::json synthesized_row(const Configuration& config, const std::string& status, const std::string& message);
+
+// Shared by both launchers.
+namespace detail {
+std::string read_text(const std::filesystem::path& path);
+std::string last_line(const std::string& text);  // the last non-empty line: why a run ended
+void write_atomically(const std::filesystem::path& path, const nlohmann::json& j);
+std::string format_duration(double seconds);
+// Every configuration's finished row (matrix order), with sweep_config_id and sweep_options.
+std::vector<nlohmann::json> gather_rows(const std::vector<Configuration>& configs, const std::filesystem::path& out_dir);
+// SIGINT/SIGTERM caught for the sweep's lifetime; stop_signal() is the one received, or 0.
+struct SweepSignals {
+  SweepSignals();
+  ~SweepSignals();
+  SweepSignals(const SweepSignals&) = delete;
+  SweepSignals& operator=(const SweepSignals&) = delete;
+};
+int stop_signal();
+}  // namespace detail
 
 }  // namespace tokbench::sweep

@@ -1,0 +1,23 @@
+// Checking a `tokbench run` command line on a machine other than the one that will run it:
+// a sweep submitting to Slurm refuses an invalid configuration before it queues a job, from
+// the submitting host, which may have no GPU and a different amount of memory. So the check
+// sees the job's rank layout (as srun will set it) and a node whose hardware is unknown: GPUs
+// when the options ask for CUDA, memory unlimited. What depends on the node (does the model
+// fit, is there a GPU) is left to the run, which still exits 2 there.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tokbench::bench {
+
+struct RankLayout {
+  int64_t nodes = 1;
+  int64_t ranks_per_node = 1;
+};
+
+// Empty when the options pass; otherwise the one line `tokbench run` would print for them.
+std::string precheck_run_options(const std::vector<std::string>& run_arguments, const RankLayout& layout);
+
+}  // namespace tokbench::bench
