@@ -77,6 +77,7 @@ std::vector<Column> make_columns() {
       {"sweep_config_id", "config", "", "", S::sweep, false},
       {"sweep_options", "sweep options", "", "", S::sweep, false},
       {"sweep_id", "sweep", "", "", S::sweep, false},
+      {"slurm_job_id", "Slurm job", "", "", S::sweep, false},  // sweeps run with --launcher slurm
   };
 }
 
