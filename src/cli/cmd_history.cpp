@@ -31,8 +31,8 @@ int run_history(const HistoryOptions& o) {
     return kExitOk;
   }
   const auto runs = store.runs(o.sweep, o.filter);
-  const sweep::Format format = sweep::format_from_string(o.format.empty() ? "print" : o.format);
-  if ((format == sweep::Format::xlsx || format == sweep::Format::html) && o.output.empty())
+  const sweep::ReporterPlugin& format = sweep::format_from_string(o.format.empty() ? "print" : o.format);
+  if (format.file != sweep::FileUse::never && o.output.empty())
     throw std::invalid_argument("--format xlsx and html write a file: name it with --output FILE");
   nlohmann::json context{{"store", o.store}, {"sweep", o.sweep}, {"filter", o.filter}, {"runs", runs.size()}};
   sweep::write_report(format, context, runs, {}, std::cout, o.output);

@@ -40,7 +40,7 @@ struct SweepCommandOptions {
   bool dry_run = false;
 };
 
-sweep::Format chosen_format(const SweepCommandOptions& o) {
+const sweep::ReporterPlugin& chosen_format(const SweepCommandOptions& o) {
   std::string name = o.format;
   if (name.empty()) {
     const char* env = std::getenv("BENCHMARK_OUT_FORMAT");  // the reference runner's switch
@@ -89,8 +89,8 @@ sweep::Launcher chosen_launcher(const SweepCommandOptions& o, bool slurm_options
 int run_sweep_command(const SweepCommandOptions& o, const std::vector<std::string>& run_options,
                       bool slurm_options_given) {
   const sweep::Launcher launcher = chosen_launcher(o, slurm_options_given);
-  const sweep::Format format = chosen_format(o);
-  if ((format == sweep::Format::xlsx || format == sweep::Format::html) && o.output.empty())
+  const sweep::ReporterPlugin& format = chosen_format(o);
+  if (format.file != sweep::FileUse::never && o.output.empty())
     throw std::invalid_argument("--format xlsx and html write a file: name it with --output FILE");
   if (!(o.timeout_s > 0)) throw std::invalid_argument(fmt::format("--timeout {} must be a positive number of seconds", o.timeout_s));
   std::vector<sweep::Matrix> matrices{sweep::Matrix{}};
@@ -154,7 +154,7 @@ int run_sweep_command(const SweepCommandOptions& o, const std::vector<std::strin
   }
   sweep::TableOptions tables;
   tables.only_varying_columns = o.only_varying;
-  if (!o.output.empty() && format != sweep::Format::xlsx && format != sweep::Format::html) {
+  if (!o.output.empty() && format.file == sweep::FileUse::never) {
     std::ofstream file(o.output);
     sweep::write_report(format, context, result.runs, tables, file, o.output);
   } else {

@@ -17,8 +17,6 @@ std::string field(const std::string& text) {
   return quoted + '"';
 }
 
-}  // namespace
-
 void write_csv(const std::vector<nlohmann::json>& runs, std::ostream& out) {
   const std::vector<std::string> keys = present_keys(runs);
   auto row = [&](auto&& text_of) {
@@ -33,5 +31,18 @@ void write_csv(const std::vector<nlohmann::json>& runs, std::ostream& out) {
       return it == run.end() ? std::string() : scalar_text(*it);
     });
 }
+
+class CsvReporter final : public Reporter {
+ public:
+  explicit CsvReporter(const ReportTarget& target) : out_(target.out) {}
+  void report_runs(const std::vector<nlohmann::json>& runs) override { write_csv(runs, out_); }
+
+ private:
+  std::ostream& out_;
+};
+
+}  // namespace
+
+std::unique_ptr<Reporter> make_csv_reporter(const ReportTarget& target) { return std::make_unique<CsvReporter>(target); }
 
 }  // namespace tokbench::sweep::detail

@@ -209,8 +209,6 @@ std::string runs_table(const std::vector<json>& runs) {
   return h + "</tbody></table></div>";
 }
 
-}  // namespace
-
 void write_html(const json& context, const std::vector<json>& runs, const TableOptions& options, std::ostream& out) {
   // The charts need every index column (Num GPUS for the scaling), whatever the tables show.
   const std::vector<PivotTable> full = build_tables(runs, TableOptions{});
@@ -233,6 +231,22 @@ void write_html(const json& context, const std::vector<json>& runs, const TableO
   out << R"~(<section class="card" id="runs"><h2>Runs</h2>)~" << runs_table(runs) << "</section>\n";
   out << "<footer>tokbench sweep report &middot; all figures as the runs reported them (docs/run.md)</footer>\n"
          "</main>\n</body>\n</html>\n";
+}
+
+class HtmlReporter final : public Reporter {
+ public:
+  explicit HtmlReporter(const ReportTarget& target) : out_(target.out), options_(target.tables) {}
+  void report_runs(const std::vector<json>& runs) override { write_html(context_, runs, options_, out_); }
+
+ private:
+  std::ostream& out_;
+  TableOptions options_;
+};
+
+}  // namespace
+
+std::unique_ptr<Reporter> make_html_reporter(const ReportTarget& target) {
+  return std::make_unique<HtmlReporter>(target);
 }
 
 }  // namespace tokbench::sweep::detail

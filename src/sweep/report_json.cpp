@@ -2,13 +2,25 @@
 #include "sweep/reporters.hpp"
 
 namespace tokbench::sweep::detail {
+namespace {
 
-void write_json(const nlohmann::json& context, const std::vector<nlohmann::json>& runs, std::ostream& out) {
-  nlohmann::json doc = nlohmann::json::object();
-  doc["context"] = context;
-  doc["runs"] = runs;
-  // Invalid UTF-8 in a message (a crashed process's output) is replaced, not fatal.
-  out << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
-}
+class JsonReporter final : public Reporter {
+ public:
+  explicit JsonReporter(const ReportTarget& target) : out_(target.out) {}
+  void report_runs(const std::vector<nlohmann::json>& runs) override {
+    nlohmann::json doc = nlohmann::json::object();
+    doc["context"] = context_;
+    doc["runs"] = runs;
+    // Invalid UTF-8 in a message (a crashed process's output) is replaced, not fatal.
+    out_ << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  }
+
+ private:
+  std::ostream& out_;
+};
+
+}  // namespace
+
+std::unique_ptr<Reporter> make_json_reporter(const ReportTarget& target) { return std::make_unique<JsonReporter>(target); }
 
 }  // namespace tokbench::sweep::detail

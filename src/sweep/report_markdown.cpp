@@ -40,13 +40,30 @@ void table(const PivotTable& t, std::ostream& out) {
   }
 }
 
-}  // namespace
 
 void write_markdown(const std::vector<PivotTable>& tables, std::ostream& out) {
   for (size_t i = 0; i < tables.size(); ++i) {
     if (i) out << '\n';
     table(tables[i], out);
   }
+}
+
+class MarkdownReporter final : public Reporter {
+ public:
+  explicit MarkdownReporter(const ReportTarget& target) : out_(target.out), options_(target.tables) {}
+  void report_runs(const std::vector<nlohmann::json>& runs) override {
+    write_markdown(build_tables(runs, options_), out_);
+  }
+
+ private:
+  std::ostream& out_;
+  TableOptions options_;
+};
+
+}  // namespace
+
+std::unique_ptr<Reporter> make_markdown_reporter(const ReportTarget& target) {
+  return std::make_unique<MarkdownReporter>(target);
 }
 
 }  // namespace tokbench::sweep::detail

@@ -184,13 +184,28 @@ void print_table(const PivotTable& t, std::ostream& out) {
   for (size_t r = 0; r < t.rows.size(); ++r) line([r](const TextColumn& c) { return c.values[r]; });
 }
 
-}  // namespace
 
 void write_print(const std::vector<PivotTable>& tables, std::ostream& out) {
   for (size_t i = 0; i < tables.size(); ++i) {
     if (i) out << '\n';
     print_table(tables[i], out);
   }
+}
+
+class PrintReporter final : public Reporter {
+ public:
+  explicit PrintReporter(const ReportTarget& target) : out_(target.out), options_(target.tables) {}
+  void report_runs(const std::vector<nlohmann::json>& runs) override { write_print(build_tables(runs, options_), out_); }
+
+ private:
+  std::ostream& out_;
+  TableOptions options_;
+};
+
+}  // namespace
+
+std::unique_ptr<Reporter> make_print_reporter(const ReportTarget& target) {
+  return std::make_unique<PrintReporter>(target);
 }
 
 }  // namespace tokbench::sweep::detail

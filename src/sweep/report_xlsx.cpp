@@ -217,15 +217,27 @@ void write_runs(Workbook& book, const std::vector<json>& runs) {
   if (!columns.empty()) worksheet_autofilter(s, 0, 0, runs.size(), columns.size() - 1);
 }
 
+// One sheet per table, then the runs sheet, into ReportTarget::path.
+class XlsxReporter final : public Reporter {
+ public:
+  explicit XlsxReporter(const ReportTarget& target) : path_(target.path), options_(target.tables) {}
+  void report_runs(const std::vector<json>& runs) override {
+    Workbook book(path_);
+    std::set<std::string> used = {"runs"};
+    for (const auto& t : build_tables(runs, options_)) write_table(book, t, sheet_name(t, used));
+    write_runs(book, runs);
+    book.close();
+  }
+
+ private:
+  std::filesystem::path path_;
+  TableOptions options_;
+};
+
 }  // namespace
 
-void write_xlsx(const std::vector<PivotTable>& tables, const std::vector<json>& runs,
-                const std::filesystem::path& path) {
-  Workbook book(path);
-  std::set<std::string> used = {"runs"};
-  for (const auto& t : tables) write_table(book, t, sheet_name(t, used));
-  write_runs(book, runs);
-  book.close();
+std::unique_ptr<Reporter> make_xlsx_reporter(const ReportTarget& target) {
+  return std::make_unique<XlsxReporter>(target);
 }
 
 }  // namespace tokbench::sweep::detail

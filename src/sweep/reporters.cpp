@@ -5,7 +5,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <algorithm>
 #include <fstream>
+#include <iostream>
 #include <set>
 #include <stdexcept>
 
@@ -92,7 +94,7 @@ void write_file_atomically(const std::filesystem::path& path, Write&& write) {
 #ifndef TOKBENCH_SWEEP_HAVE_XLSX
 bool xlsx_available() { return false; }
 namespace detail {
-void write_xlsx(const std::vector<PivotTable>&, const std::vector<nlohmann::json>&, const std::filesystem::path&) {
+std::unique_ptr<Reporter> make_xlsx_reporter(const ReportTarget&) {
   throw std::invalid_argument(
       "output format xlsx is not available: tokbench was built without libxlsxwriter "
       "(apt-get install libxlsxwriter-dev, then reconfigure)");
@@ -102,28 +104,56 @@ void write_xlsx(const std::vector<PivotTable>&, const std::vector<nlohmann::json
 bool xlsx_available() { return true; }
 #endif
 
-void write_report(Format format, const nlohmann::json& context, const std::vector<nlohmann::json>& runs,
+namespace {
+bool always() { return true; }
+}  // namespace
+
+const std::vector<ReporterPlugin>& reporter_plugins() {
+  static const std::vector<ReporterPlugin> plugins = {
+      {"print", {}, FileUse::never, always, detail::make_print_reporter},
+      {"csv", {}, FileUse::never, always, detail::make_csv_reporter},
+      {"json", {}, FileUse::never, always, detail::make_json_reporter},
+      {"markdown", {"md"}, FileUse::never, always, detail::make_markdown_reporter},
+      {"xlsx", {}, FileUse::required, xlsx_available, detail::make_xlsx_reporter},
+      {"html", {}, FileUse::optional, always, detail::make_html_reporter},
+  };
+  return plugins;
+}
+
+const ReporterPlugin& format_from_string(const std::string& name) {
+  std::string valid;
+  for (const auto& plugin : reporter_plugins()) {
+    const bool named = plugin.name == name ||
+                       std::find(plugin.aliases.begin(), plugin.aliases.end(), name) != plugin.aliases.end();
+    if (named && !plugin.available()) plugin.make(ReportTarget{std::cerr, {}, {}});  // throws why
+    if (named) return plugin;
+    if (!plugin.available()) continue;
+    valid += (valid.empty() ? "" : ", ") + plugin.name;
+    for (const auto& alias : plugin.aliases) valid += " (" + alias + ")";
+  }
+  throw std::invalid_argument(fmt::format("unknown output format '{}'; valid: {}", name, valid));
+}
+
+void write_report(const ReporterPlugin& format, const nlohmann::json& context, const std::vector<nlohmann::json>& runs,
                   const TableOptions& options, std::ostream& out, const std::filesystem::path& path) {
-  switch (format) {
-    case Format::print: detail::write_print(build_tables(runs, options), out); break;
-    case Format::csv: detail::write_csv(runs, out); break;
-    case Format::json: detail::write_json(context, runs, out); break;
-    case Format::markdown: detail::write_markdown(build_tables(runs, options), out); break;
-    case Format::xlsx: {
-      if (path.empty()) throw std::invalid_argument("output format xlsx needs a file path");
-      std::filesystem::path tmp = path;
-      tmp += ".tmp";
-      detail::write_xlsx(build_tables(runs, options), runs, tmp);
-      std::filesystem::rename(tmp, path);
-      break;
-    }
-    case Format::html:
-      // A file when given one; otherwise the page goes to `out` like the text formats.
-      if (path.empty())
-        detail::write_html(context, runs, options, out);
-      else
-        write_file_atomically(path, [&](std::ostream& file) { detail::write_html(context, runs, options, file); });
-      break;
+  auto run_reporter = [&](std::ostream& text_out, const std::filesystem::path& file) {
+    std::unique_ptr<Reporter> reporter = format.make(ReportTarget{text_out, file, options});
+    reporter->report_context(context);
+    reporter->report_runs(runs);
+    reporter->finalize();
+  };
+  if (format.file == FileUse::never || (format.file == FileUse::optional && path.empty())) {
+    run_reporter(out, {});
+    return;
+  }
+  if (path.empty()) throw std::invalid_argument("output format " + format.name + " needs a file path");
+  std::filesystem::path tmp = path;
+  tmp += ".tmp";
+  if (format.file == FileUse::required) {
+    run_reporter(out, tmp);  // the reporter writes the file itself
+    std::filesystem::rename(tmp, path);
+  } else {
+    write_file_atomically(path, [&](std::ostream& file) { run_reporter(file, {}); });
   }
 }
 

@@ -33,13 +33,12 @@ std::vector<std::string> present_keys(const std::vector<nlohmann::json>& runs);
 // the per-run sheet of xlsx and HTML (nested values such as iterations stay in CSV and JSON).
 std::vector<Column> scalar_columns(const std::vector<nlohmann::json>& runs);
 
-void write_print(const std::vector<PivotTable>& tables, std::ostream& out);
-void write_csv(const std::vector<nlohmann::json>& runs, std::ostream& out);
-void write_json(const nlohmann::json& context, const std::vector<nlohmann::json>& runs, std::ostream& out);
-void write_markdown(const std::vector<PivotTable>& tables, std::ostream& out);
-void write_html(const nlohmann::json& context, const std::vector<nlohmann::json>& runs,
-                const TableOptions& options, std::ostream& out);
-void write_xlsx(const std::vector<PivotTable>& tables, const std::vector<nlohmann::json>& runs,
-                const std::filesystem::path& path);
+// The plug-ins' factories, one per report_<format>.cpp (reporter_plugins() lists them).
+std::unique_ptr<Reporter> make_print_reporter(const ReportTarget& target);
+std::unique_ptr<Reporter> make_csv_reporter(const ReportTarget& target);
+std::unique_ptr<Reporter> make_json_reporter(const ReportTarget& target);
+std::unique_ptr<Reporter> make_markdown_reporter(const ReportTarget& target);
+std::unique_ptr<Reporter> make_html_reporter(const ReportTarget& target);
+std::unique_ptr<Reporter> make_xlsx_reporter(const ReportTarget& target);  // throws without libxlsxwriter
 
 }  // namespace tokbench::sweep::detail

@@ -183,22 +183,4 @@ std::vector<PivotTable> build_tables(const std::vector<json>& runs, const TableO
   return tables;
 }
 
-Format format_from_string(const std::string& name) {
-  if (name == "print") return Format::print;
-  if (name == "csv") return Format::csv;
-  if (name == "json") return Format::json;
-  if (name == "markdown" || name == "md") return Format::markdown;
-  if (name == "html") return Format::html;
-  if (name == "xlsx") {
-    if (!xlsx_available())
-      throw std::invalid_argument(
-          "output format xlsx is not available: tokbench was built without libxlsxwriter "
-          "(apt-get install libxlsxwriter-dev, then reconfigure)");
-    return Format::xlsx;
-  }
-  throw std::invalid_argument(fmt::format(
-      "unknown output format '{}'; valid: print, csv, json, markdown (md), {}html", name,
-      xlsx_available() ? "xlsx, " : ""));
-}
-
 }  // namespace tokbench::sweep

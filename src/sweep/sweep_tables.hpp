@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -55,15 +56,54 @@ bool xlsx_available();
 // the reference's pivot_table(aggfunc="first").
 std::vector<PivotTable> build_tables(const std::vector<nlohmann::json>& runs, const TableOptions& options);
 
-enum class Format { print, csv, json, markdown, xlsx, html };
-// "print", "csv", "json", "markdown" (also "md"), "xlsx", "html"; throws std::invalid_argument
-// naming the valid choices.
-Format format_from_string(const std::string& name);
+// Reporters are plug-ins over the runs' records, in Google Benchmark's reporter shape: a
+// reporter is told the context once, then the runs, then finalizes. A format is a
+// ReporterPlugin in reporter_plugins(); adding one is a report_<format>.cpp and a row there.
+struct ReportTarget {
+  std::ostream& out;           // text formats, and HTML without a file
+  std::filesystem::path path;  // the file of a file format (xlsx; HTML when given one)
+  TableOptions tables;
+};
 
-// Writes the sweep in `format`. Text formats go to `out`; xlsx and html need `path` (a file).
-// `context` is the sweep's own description (matrix, machine, time), included where the format
-// has room for it (JSON: {"context": ..., "runs": [...]}).
-void write_report(Format format, const nlohmann::json& context, const std::vector<nlohmann::json>& runs,
+class Reporter {
+ public:
+  virtual ~Reporter() = default;
+  // Once, before the runs: the sweep's own description (matrix, machine, time), written where
+  // the format has room for it.
+  virtual void report_context(const nlohmann::json& context) { context_ = context; }
+  // Every run of the report, in matrix order. Pivot tables need them all at once.
+  virtual void report_runs(const std::vector<nlohmann::json>& runs) = 0;
+  // After the runs: whatever the format writes last.
+  virtual void finalize() {}
+
+ protected:
+  nlohmann::json context_ = nlohmann::json::object();
+};
+
+enum class FileUse {
+  never,     // writes text to ReportTarget::out
+  optional,  // a file when given one, else text to out (html)
+  required,  // writes only a file (xlsx)
+};
+
+struct ReporterPlugin {
+  std::string name;                  // what --format and BENCHMARK_OUT_FORMAT say
+  std::vector<std::string> aliases;  // other accepted spellings ("md")
+  FileUse file = FileUse::never;
+  bool (*available)() = nullptr;     // false when built without the format's library
+  std::unique_ptr<Reporter> (*make)(const ReportTarget& target) = nullptr;
+};
+
+// Every format tokbench knows, in the order help and errors list them.
+const std::vector<ReporterPlugin>& reporter_plugins();
+
+// The plug-in called `name` (or one of its aliases); throws std::invalid_argument naming the
+// valid choices, or why an installed-elsewhere format is missing.
+const ReporterPlugin& format_from_string(const std::string& name);
+
+// Runs the plug-in's reporter over the runs. Files are written to a temporary name and renamed,
+// so a reader never sees half a report; a file format needs `path`.
+void write_report(const ReporterPlugin& format, const nlohmann::json& context, const std::vector<nlohmann::json>& runs,
                   const TableOptions& options, std::ostream& out, const std::filesystem::path& path);
 
 }  // namespace tokbench::sweep

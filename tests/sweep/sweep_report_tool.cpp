@@ -11,14 +11,14 @@
 #include "sweep/sweep_tables.hpp"
 
 int main(int argc, char** argv) {
-  using tokbench::sweep::Format;
+  using tokbench::sweep::FileUse;
   if (argc < 4 || argc > 5 || (argc == 5 && std::string(argv[4]) != "--only-varying")) {
     std::cerr << "usage: sweep_report_tool RUNS.json FORMAT OUTPUT [--only-varying]\n";
     return 2;
   }
-  Format format;
+  const tokbench::sweep::ReporterPlugin* format = nullptr;
   try {
-    format = tokbench::sweep::format_from_string(argv[2]);
+    format = &tokbench::sweep::format_from_string(argv[2]);
   } catch (const std::invalid_argument& e) {
     std::cerr << "sweep_report_tool: " << e.what() << '\n';
     return 2;
@@ -35,14 +35,14 @@ int main(int argc, char** argv) {
 
     const std::string output = argv[3];
     const bool to_stdout = output == "-";
-    if (format == Format::xlsx || (format == Format::html && !to_stdout)) {
-      tokbench::sweep::write_report(format, context, runs, options, std::cout, output);
+    if (format->file == FileUse::required || (format->file == FileUse::optional && !to_stdout)) {
+      tokbench::sweep::write_report(*format, context, runs, options, std::cout, output);
     } else if (to_stdout) {
-      tokbench::sweep::write_report(format, context, runs, options, std::cout, {});
+      tokbench::sweep::write_report(*format, context, runs, options, std::cout, {});
     } else {
       std::ofstream out(output, std::ios::binary);
       if (!out) throw std::runtime_error("cannot write " + output);
-      tokbench::sweep::write_report(format, context, runs, options, out, {});
+      tokbench::sweep::write_report(*format, context, runs, options, out, {});
       if (!out.flush()) throw std::runtime_error("cannot write " + output);
     }
   } catch (const std::invalid_argument& e) {

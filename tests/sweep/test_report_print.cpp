@@ -16,7 +16,7 @@ std::string print(const std::vector<json>& runs, bool only_varying = false) {
   std::ostringstream out;
   TableOptions options;
   options.only_varying_columns = only_varying;
-  write_report(Format::print, json::object(), runs, options, out, {});
+  write_report(format_from_string("print"), json::object(), runs, options, out, {});
   return out.str();
 }
 

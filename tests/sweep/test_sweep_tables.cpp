@@ -195,14 +195,20 @@ TEST(BuildTables, NoRuns) {
 }
 
 TEST(Formats, NamesAndErrors) {
-  EXPECT_EQ(format_from_string("print"), Format::print);
-  EXPECT_EQ(format_from_string("csv"), Format::csv);
-  EXPECT_EQ(format_from_string("json"), Format::json);
-  EXPECT_EQ(format_from_string("markdown"), Format::markdown);
-  EXPECT_EQ(format_from_string("md"), Format::markdown);
-  EXPECT_EQ(format_from_string("html"), Format::html);
+  EXPECT_EQ(format_from_string("print").name, "print");
+  EXPECT_EQ(format_from_string("csv").name, "csv");
+  EXPECT_EQ(format_from_string("json").name, "json");
+  EXPECT_EQ(format_from_string("markdown").name, "markdown");
+  EXPECT_EQ(format_from_string("md").name, "markdown");
+  EXPECT_EQ(format_from_string("html").name, "html");
+  EXPECT_EQ(format_from_string("html").file, FileUse::optional);
+  EXPECT_EQ(format_from_string("csv").file, FileUse::never);
+  // Every plug-in's factory makes a reporter (xlsx only where it was built).
+  std::ostringstream sink;
+  for (const auto& plugin : reporter_plugins())
+    if (plugin.available()) EXPECT_NE(plugin.make(ReportTarget{sink, {}, {}}), nullptr) << plugin.name;
   if (xlsx_available()) {
-    EXPECT_EQ(format_from_string("xlsx"), Format::xlsx);
+    EXPECT_EQ(format_from_string("xlsx").name, "xlsx");
   } else {
     EXPECT_THROW(format_from_string("xlsx"), std::invalid_argument);
   }
@@ -244,7 +250,7 @@ TEST(Csv, HeaderOrderQuotingAndNestedValues) {
   json b = run("fused", 1, 512, 0, "invalid");
   b["zz_extra"] = true;
   std::ostringstream out;
-  write_report(Format::csv, json::object(), {a, b}, {}, out, {});
+  write_report(format_from_string("csv"), json::object(), {a, b}, {}, out, {});
   const std::string csv = out.str();
   const std::string header = csv.substr(0, csv.find("\r\n"));
   // results::tabular_columns() order first (model_name before status before average_iter_time) ...
@@ -258,7 +264,7 @@ TEST(Csv, HeaderOrderQuotingAndNestedValues) {
 
 TEST(Json, ContextAndRuns) {
   std::ostringstream out;
-  write_report(Format::json, json{{"matrix", "m"}}, {run("eager", 1, 512, 100)}, {}, out, {});
+  write_report(format_from_string("json"), json{{"matrix", "m"}}, {run("eager", 1, 512, 100)}, {}, out, {});
   const json doc = json::parse(out.str());
   EXPECT_EQ(doc["context"]["matrix"], "m");
   ASSERT_EQ(doc["runs"].size(), 1u);
@@ -269,7 +275,7 @@ TEST(Markdown, HeadingsPipeTablesAndStatus) {
   std::ostringstream out;
   json odd = run("eager", 1, 2048, 0, "oom");
   odd["model_name"] = "a|b";
-  write_report(Format::markdown, json::object(), {run("eager", 1, 512, 100), odd}, {}, out, {});
+  write_report(format_from_string("markdown"), json::object(), {run("eager", 1, 512, 100), odd}, {}, out, {});
   const std::string md = out.str();
   EXPECT_EQ(md.rfind("### AVERAGE ITERATION TIME (ms)\n\n| model_name | Num GPUS |", 0), 0u) << md;
   EXPECT_NE(md.find("| pythia-14m | 1 | 512 | 1 | 1 | 1 | none | none | 100.00 |"), std::string::npos) << md;
@@ -282,7 +288,7 @@ TEST(Html, EscapesAndNeedsNothingExternal) {
   odd["model_name"] = "<script>alert('x')</script>";
   odd["message"] = "a & b < c";
   std::ostringstream out;
-  write_report(Format::html, json{{"note", "\"quoted\""}}, {run("eager", 1, 512, 100), odd}, {}, out, {});
+  write_report(format_from_string("html"), json{{"note", "\"quoted\""}}, {run("eager", 1, 512, 100), odd}, {}, out, {});
   const std::string html = out.str();
   EXPECT_EQ(html.find("<script"), std::string::npos);
   EXPECT_NE(html.find("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;"), std::string::npos);
