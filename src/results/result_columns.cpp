@@ -57,12 +57,13 @@ std::vector<Column> make_columns() {
       {"n_layer", "Layers", "", "", S::tokbench},
       {"memory_allocated_peak_GB", "Memory allocated peak", "GB", "{:.3f}", S::tokbench},
       {"memory_reserved_peak_GB", "Memory reserved peak", "GB", "{:.3f}", S::tokbench},
-      {"peak_rss_GB", "Process peak RSS", "GB", "{:.3f}", S::tokbench},
+      {"peak_rss_GB", "Process peak RSS", "GB", "{:.3f}", S::tokbench, true, false, true},  // CPU runs
       {"memory_estimate_GB", "Memory estimate", "GB", "{:.2f}", S::tokbench},
       {"harness_overhead_percent", "Harness overhead", "% of the window", "{:.3f}", S::tokbench},
       {"world_size", "World size", "ranks", "", S::tokbench},
-      {"sharding_mode", "Sharding mode", "", "", S::tokbench},  // FSDP only: zero2, zero3, hybrid_zero2, ...
-      {"bucketing", "Bucketing", "", "", S::tokbench},          // FSDP only: none, block, layer
+      // FSDP only: zero2, zero3, hybrid_zero2, ...; and the units: none, block, layer.
+      {"sharding_mode", "Sharding mode", "", "", S::tokbench, true, false, true},
+      {"bucketing", "Bucketing", "", "", S::tokbench, true, false, true},
       {"ranks", "Rank", "", "{:.3f}", S::tokbench},
       {"device", "Device", "", "", S::tokbench},
       {"device_name", "Device name", "", "", S::tokbench},

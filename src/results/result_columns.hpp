@@ -36,6 +36,7 @@ struct Column {
   Section section = Section::tokbench;
   bool in_report = true;  // printed by the run report (false for bulky per-iteration data)
   bool percent = false;   // a fraction people read as a percentage ("MFU: 22.14%")
+  bool hide_null = false; // the report leaves it out when null (a figure only some runs have)
 };
 
 // Every column, in JSON order.

@@ -62,6 +62,10 @@ std::string reference_text(const ReferenceLine& line, const json& value) {
 
 void write_line(std::ostream& out, const Column& column, const json& value) {
   const std::string text = column_text(column, value);
+  if (value.is_object()) {  // "Iter time (ms): mean 1.00, median ..."
+    fmt::print(out, "{}{}: {}\n", column.label, column.unit.empty() ? "" : " (" + column.unit + ")", text);
+    return;
+  }
   const bool show_unit = !column.unit.empty() && text != "N/A" && !column.percent;
   fmt::print(out, "{}: {}{}\n", column.label, text, show_unit ? " " + column.unit : "");
 }
@@ -80,6 +84,7 @@ void write_run_report(const json& record, std::ostream& out) {
     auto it = record.find(column.key);
     if (it == record.end()) continue;
     if (column.key == "message" && it->is_string() && it->get<std::string>().empty()) continue;
+    if (column.hide_null && it->is_null()) continue;
     if (it->is_array()) {
       // One line per element (each rank of a multi-rank run).
       for (const auto& item : *it) fmt::print(out, "{}: {}\n", column.label, column_text(column, item));
