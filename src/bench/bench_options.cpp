@@ -106,7 +106,8 @@ void add_bench_options(CLI::App& app, BenchOptions& o) {
       ->group("Device");
   app.add_flag("--tf32,!--no-tf32", o.tf32, "allow TF32 matmuls for fp32 on CUDA (=True/False)")
       ->group("Device");
-  app.add_option("--compile,--executor", o.compile, "executor: eager (others come later)")
+  app.add_option("--compile,--executor", o.compile, "executor: eager (tokbench) | python-eager | python-inductor (the same step by litgpt in "
+                 "Python, PyTorch eager or torch.compile; needs torch and litgpt importable)")
       ->group("Device");
   app.add_option("--num-threads,--num_threads", o.num_threads,
                  "CPU threads for LibTorch (0: LibTorch's default)")

@@ -14,6 +14,11 @@ struct Environment {
   std::string build_type;  // "release" or "debug (assertions on)"
   std::string host;
   std::string time_rfc3339;
+  // --executor python-*: the child's interpreter and versions (empty otherwise).
+  std::string python_executable;
+  std::string python_version;
+  std::string python_torch_version;
+  std::string litgpt_version;
 };
 
 Environment capture_environment();

@@ -89,7 +89,7 @@ BenchMetrics compute_metrics(const MetricInputs& in, const MeasuredRun& run) {
   else if (m.flops_per_s_per_device)
     m.flops_per_s_total = *m.flops_per_s_per_device * static_cast<double>(in.world_size);
   if (m.flops_per_s_per_device) m.mfu = tokbench::mfu(*m.flops_per_s_per_device, in.peak_flops_per_s);
-  if (run.overhead_seconds > 0 || finished)
+  if (run.overhead_known && (run.overhead_seconds > 0 || finished))
     m.harness_overhead_percent = 100.0 * run.overhead_seconds / m.window_seconds;
   return m;
 }

@@ -16,6 +16,7 @@
 #include <system_error>
 #include <vector>
 
+#include "bench/python_executor.hpp"
 #include "model/catalog.hpp"
 #include "model/checked_int.hpp"
 #include "model/memory_estimate.hpp"
@@ -261,8 +262,24 @@ void resolve_batches(const BenchOptions& o, const MachineInfo& m, RunPlan& plan)
   plan.warmup_iters = o.warmup_iters;
 }
 
+// What python/tokbench_python_step.py does not implement is refused here, before the child
+// starts, one line per option: it trains one process on random tokens from a litgpt model name.
+void resolve_python_executor(const BenchOptions& o, const RunPlan& plan) {
+  if (!is_python_executor(o.compile)) return;
+  const auto refuse = [&](const std::string& what, const std::string& valid) {
+    usage(fmt::format("--executor {} does not support {}; valid with it: {} (or --executor eager)", o.compile, what,
+                      valid));
+  };
+  if (o.nproc_per_node || plan.world_size > 1)
+    refuse(fmt::format("more than one rank ({})", o.nproc_per_node ? "--nproc-per-node" : "a launcher's ranks"),
+           "one process, --distributed-mode none");
+  if (!o.model_config.empty()) refuse(fmt::format("--model-config '{}'", o.model_config), "--model-name");
+  if (o.data != "random") refuse(fmt::format("--data '{}'", o.data), "--data random");
+  if (o.cpu_memory_cap_mb) refuse("--cpu-memory-cap-mb", "no cap");
+}
+
 void resolve_training(const BenchOptions& o, RunPlan& plan) {
-  require_choice("--compile", o.compile, {"eager"});
+  require_choice("--compile", o.compile, {"eager", kPythonEager, kPythonInductor});
   if (!(o.lr > 0) || !std::isfinite(o.lr)) usage(fmt::format("--lr {} must be a positive number", o.lr));
   if (!(o.weight_decay >= 0) || !std::isfinite(o.weight_decay))
     usage(fmt::format("--weight-decay {} must be a finite number >= 0", o.weight_decay));
@@ -462,6 +479,7 @@ RunPlan resolve_run(const BenchOptions& options, const MachineInfo& machine) {
   RunPlan plan;
   plan.options = options;
   resolve_batches(options, machine, plan);
+  resolve_python_executor(options, plan);
   resolve_device(options, machine, plan);
   resolve_dtype(options, machine, plan);
   resolve_model(options, plan);

@@ -36,7 +36,8 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
   j["model_flops"] = plan.flops_per_microbatch;          // one micro-batch, fwd+bwd, one device
   j["model_flop_per_sec"] = opt(m.flops_per_s_total);    // all devices, GA included
   j["tokens_per_sec"] = opt(m.tokens_per_s);             // global
-  j["memory_used_GB"] = m.memory_allocated_peak_GB;      // 10^9 bytes
+  const json allocated_peak = run.allocation_peaks_known ? json(m.memory_allocated_peak_GB) : json(nullptr);
+  j["memory_used_GB"] = allocated_peak;                  // 10^9 bytes
   j["model_name"] = plan.model_label;
   j["Num GPUS"] = plan.world_size;
   j["Seq Len"] = plan.seq_len;
@@ -85,8 +86,8 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
   j["loss_last"] = opt(m.loss_last);
   j["parameters"] = plan.param_count;
   j["n_layer"] = plan.config.n_layer;
-  j["memory_allocated_peak_GB"] = m.memory_allocated_peak_GB;
-  j["memory_reserved_peak_GB"] = m.memory_reserved_peak_GB;
+  j["memory_allocated_peak_GB"] = allocated_peak;
+  j["memory_reserved_peak_GB"] = run.allocation_peaks_known ? json(m.memory_reserved_peak_GB) : json(nullptr);
   j["peak_rss_GB"] = plan.device_kind == DeviceKind::cpu ? json(m.peak_rss_GB) : json(nullptr);
   j["memory_estimate_GB"] = plan.memory_estimate_bytes / 1e9;
   j["harness_overhead_percent"] = opt(m.harness_overhead_percent);
@@ -149,6 +150,14 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
                       {"libtorch_version", env.libtorch_version}, {"build_type", env.build_type},
                       {"host", env.host},                         {"time", env.time_rfc3339},
                       {"devices", json::array({plan.device_name})}};
+  // The Python executors' interpreter and packages: their torch may differ from the LibTorch
+  // tokbench is built against, and a table comparing the two should say so.
+  if (!env.python_torch_version.empty()) {
+    j["environment"]["python_version"] = env.python_version;
+    j["environment"]["python_torch_version"] = env.python_torch_version;
+    j["environment"]["litgpt_version"] = env.litgpt_version;
+    j["environment"]["python_executable"] = env.python_executable;
+  }
   // Keys in the column table's order; a key without a column throws here (and in the tests).
   return results::in_column_order(j);
 }

@@ -19,12 +19,12 @@
 #include "bench/environment.hpp"
 #include "bench/metrics.hpp"
 #include "bench/progress.hpp"
+#include "bench/publish_result.hpp"
 #include "bench/report.hpp"
 #include "bench/result_json.hpp"
 #include "dist/parallel_step.hpp"
 #include "dist/rank_results.hpp"
 #include "model/gpt.hpp"
-#include "results/run_report.hpp"
 #include "train/dtype_mode.hpp"
 #include "train/train_loop.hpp"
 
@@ -386,23 +386,8 @@ int run_benchmark(const RunPlan& plan) {
 
   const BenchMetrics metrics = compute_metrics(inputs, run);
   const auto json = build_result_json(plan, run, metrics, env);
-  results::write_run_report(json, report_out);
-  report_out << std::flush;
-
-  int code = exit_code(run.outcome);
-  if (!plan.json_path.empty()) {
-    try {
-      write_json_atomically(plan.json_path, json);
-    } catch (const std::exception& e) {
-      std::cerr << "tokbench: error: " << e.what() << "\n";
-      if (code == 0) code = exit_code(Outcome::error);
-    }
-  }
-  if (plan.json_to_stdout) std::cout << json.dump(4) << "\n" << std::flush;
+  const int code = publish_result(plan, run, json, report_out);
   g_result_written.store(true);
-  if (run.outcome != Outcome::ok)
-    std::cerr << "tokbench: run ended with status " << to_string(run.outcome)
-              << (run.message.empty() ? "" : ": " + run.message) << "\n";
   return code;
 }
 

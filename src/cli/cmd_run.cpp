@@ -3,6 +3,7 @@
 #include "bench/bench_options.hpp"
 #include "bench/launch_benchmark.hpp"
 #include "bench/machine_info.hpp"
+#include "bench/python_executor.hpp"
 #include "bench/resolve.hpp"
 #include "bench/run_benchmark.hpp"
 #include "cli/command.hpp"
@@ -27,6 +28,7 @@ const RegisterCommand kRun{
          if (std::getenv(bench::kLaunchedEnv) != nullptr) options->nproc_per_node.reset();
          const bench::RunPlan plan = bench::resolve_run(*options, bench::probe_machine());
          if (options->nproc_per_node) return bench::launch_benchmark(plan, bench::own_command_line());
+         if (bench::is_python_executor(plan.options.compile)) return bench::run_python_benchmark(plan);
          return bench::run_benchmark(plan);
        };
      }}};

@@ -114,6 +114,26 @@ TEST(Resolve, NonPositiveSizes) {
   expect_usage(o, {"--max-iters", "0"});
 }
 
+// The Python executors resolve as any run; what their step does not implement is refused.
+TEST(Resolve, PythonExecutorsRefuseWhatTheStepLacks) {
+  for (const char* executor : {"python-eager", "python-inductor"}) {
+    BenchOptions o = small();
+    o.compile = executor;
+    EXPECT_EQ(resolve_run(o, cpu_machine()).options.compile, executor);
+    o.nproc_per_node = 2;
+    o.distributed_mode = "ddp";
+    expect_usage(o, {"--executor", executor, "more than one rank", "--executor eager"});
+    o = small();
+    o.compile = executor;
+    o.model_config = "/tmp/model.toml";
+    expect_usage(o, {"--executor", executor, "--model-config"});
+    o = small();
+    o.compile = executor;
+    o.cpu_memory_cap_mb = 100;
+    expect_usage(o, {"--executor", executor, "--cpu-memory-cap-mb"});
+  }
+}
+
 TEST(Resolve, ChoicesAreChecked) {
   BenchOptions o = small();
   o.dtype = "fp16";

@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+"""tokbench's training step in Python: litgpt's GPT under PyTorch eager or torch.compile (inductor).
+
+`tokbench run --executor python-eager|python-inductor` starts this script as a child with the
+configuration it has already validated and reads its stdout, one JSON object per line:
+
+  {"event": "unavailable", "python": ..., "error": ...}   torch or litgpt cannot be imported (exit 2)
+  {"event": "ready", "torch_version": ..., "litgpt_version": ..., "python_version": ..., "num_threads": N}
+  {"event": "iteration", "index": i, "warmup": bool, "seconds": s, "loss": l, "end_time": t}
+  {"event": "result", "status": "ok"|"oom"|"nan"|"interrupted"|"error", "message": ...,
+   "measured_window_seconds": w, "allocated_peak_bytes": n|null, "reserved_peak_bytes": n|null,
+   "peak_rss_bytes": n}
+
+The step is the reference's (and bench/python_step.py's, which now calls this file): litgpt's
+GPT, torch.optim.AdamW(fused=True) — the same fused ATen kernel tokbench's AdamW calls, so a
+comparison measures the executors, not two optimizers — random token ids 0..99 as the reference
+draws them, loss divided by GA, backward per micro-batch, one optimizer step per iteration,
+`loss.item()` (and torch.cuda.synchronize on CUDA) at the end of every iteration. The timing
+protocol is tokbench's: the window runs from the end of the last warm-up iteration to the end of
+the last one, so tokens/s = M·G·T / window. With --compile inductor the model is wrapped in
+torch.compile (default mode, as the reference does); compilation happens in the first
+iteration, which is why warm-up iterations exist.
+
+Only the JSON lines go to stdout: everything else printed by Python, litgpt or the inductor's
+compiler (C++ compiler output included) is sent to stderr at the file-descriptor level, so the
+parent's reader never sees a stray line.
+Stop: the first SIGINT/SIGTERM stops the run after the current micro-batch (status
+interrupted, what was measured is kept); the parent sends SIGKILL on a second one.
+"""
+import argparse
+import json
+import math
+import os
+import resource
+import signal
+import sys
+import time
+
+
+def open_result_stream():
+    """Returns a text stream on the original stdout and points fd 1 (and sys.stdout) at stderr."""
+    result_fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return os.fdopen(result_fd, "w", buffering=1)
+
+
+def emit(stream, event, **fields):
+    stream.write(json.dumps({"event": event, **fields}, allow_nan=False) + "\n")
+    stream.flush()
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--model-name", required=True)
+    p.add_argument("--n-layers", type=int)
+    p.add_argument("--seq-len", type=int, required=True)
+    p.add_argument("--micro-batch-size", type=int, default=1)
+    p.add_argument("--grad-accum", type=int, default=1)
+    p.add_argument("--max-iters", type=int, default=45)
+    p.add_argument("--warmup-iters", type=int, default=25)
+    p.add_argument("--num-threads", type=int, default=0)
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--dtype", default="fp32", choices=["fp32", "bf16-true", "bf16-mixed"])
+    p.add_argument("--tf32", action="store_true", help="allow TF32 matmuls (CUDA, fp32)")
+    p.add_argument("--compile", default="eager", choices=["eager", "inductor"])
+    p.add_argument("--dynamic", action="store_true", help="torch.compile(dynamic=True) (the reference's switch)")
+    p.add_argument("--seed", type=int, default=1337)
+    p.add_argument("--lr", type=float, default=5e-4)
+    p.add_argument("--weight-decay", type=float, default=0.1)
+    p.add_argument("--beta1", type=float, default=0.9)
+    p.add_argument("--beta2", type=float, default=0.95)
+    p.add_argument("--zero-grad", default="none", choices=["none", "inplace", "in-place"],
+                   help="none: zero_grad(set_to_none=True), the reference's choice; inplace: "
+                        "set_to_none=False, gradients keep their memory")
+    p.add_argument("--json-lines", action="store_true",
+                   help="tokbench's protocol (events, one per line); without it, one summary JSON as "
+                        "bench/python_step.py printed")
+    return p.parse_args()
+
+
+class StopRequest:
+    """The first SIGINT/SIGTERM asks the loop to stop between micro-batches."""
+
+    def __init__(self):
+        self.requested = False
+        signal.signal(signal.SIGINT, self._on_signal)
+        signal.signal(signal.SIGTERM, self._on_signal)
+
+    def _on_signal(self, signum, frame):
+        self.requested = True
+
+
+def peak_rss_bytes():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kB on Linux
+
+
+def train(a, torch, GPT, Config, out, stop):
+    import torch.nn.functional as F
+
+    if a.num_threads > 0:
+        torch.set_num_threads(a.num_threads)
+    device = torch.device(a.device)
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+        torch.backends.cuda.matmul.allow_tf32 = a.tf32
+        torch.backends.cudnn.allow_tf32 = a.tf32
+    overrides = {"block_size": a.seq_len}
+    if a.n_layers:
+        overrides["n_layer"] = a.n_layers
+    config = Config.from_name(a.model_name, **overrides)
+    torch.manual_seed(a.seed)
+    with device:
+        model = GPT(config)
+    if a.dtype == "bf16-true":
+        model = model.to(torch.bfloat16)
+    model.train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=a.weight_decay,
+                                  betas=(a.beta1, a.beta2), fused=True)
+    forward = torch.compile(model, dynamic=a.dynamic or None) if a.compile == "inductor" else model
+    generator = torch.Generator().manual_seed(a.seed)
+    B, T, GA, V = a.micro_batch_size, a.seq_len, a.grad_accum, config.padded_vocab_size
+    set_to_none = a.zero_grad == "none"
+
+    def autocast():
+        if a.dtype == "bf16-mixed":
+            return torch.autocast(device.type, dtype=torch.bfloat16)
+        import contextlib
+        return contextlib.nullcontext()
+
+    iterations = []
+    status, message = "ok", ""
+    start = time.perf_counter()
+    previous_end = 0.0
+    for index in range(a.max_iters):
+        for _ in range(GA):
+            if stop.requested:
+                break
+            data = torch.randint(0, 100, (B, T + 1), generator=generator)
+            x, y = data[:, :T].to(device), data[:, 1:].to(device)
+            with autocast():
+                logits = forward(x)
+                loss = F.cross_entropy(logits.reshape(-1, V), y.reshape(-1), ignore_index=-1) / GA
+            loss.backward()
+        if stop.requested:
+            status, message = "interrupted", f"stopped by a signal in iteration {index}"
+            break
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=set_to_none)
+        value = loss.item() * GA
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        end = time.perf_counter() - start
+        sample = {"index": index, "warmup": index < a.warmup_iters, "seconds": end - previous_end,
+                  "loss": value if math.isfinite(value) else None, "end_time": end}
+        previous_end = end
+        iterations.append(sample)
+        if out is not None:
+            emit(out, "iteration", **sample)
+        if not math.isfinite(value):
+            status, message = "nan", f"non-finite loss {value} at iteration {index}"
+            break
+    window = 0.0
+    if status == "ok":
+        window = iterations[-1]["end_time"] - (iterations[a.warmup_iters - 1]["end_time"] if a.warmup_iters > 0 else 0.0)
+    memory = {"allocated_peak_bytes": None, "reserved_peak_bytes": None}
+    if device.type == "cuda":
+        memory = {"allocated_peak_bytes": torch.cuda.max_memory_allocated(device),
+                  "reserved_peak_bytes": torch.cuda.max_memory_reserved(device)}
+    return status, message, iterations, window, memory
+
+
+def main():
+    a = parse_args()
+    out = open_result_stream() if a.json_lines else None
+    stop = StopRequest()
+    try:
+        import torch
+        import litgpt
+        from litgpt.config import Config
+        from litgpt.model import GPT
+    except Exception as e:  # ImportError, or a broken install failing inside its import
+        error = f"{type(e).__name__}: {e}".splitlines()[0]
+        if out is None:
+            sys.exit(f"python step: cannot import torch and litgpt: {error}")
+        emit(out, "unavailable", python=sys.executable, error=error)
+        sys.exit(2)
+    from importlib.metadata import version as package_version
+    versions = {"torch_version": torch.__version__, "litgpt_version": package_version("litgpt"),
+                "python_version": sys.version.split()[0]}
+    if a.num_threads > 0:
+        torch.set_num_threads(a.num_threads)
+    if out is not None:
+        emit(out, "ready", num_threads=torch.get_num_threads(), **versions)
+
+    status, message, iterations, window, memory = "error", "", [], 0.0, {}
+    try:
+        status, message, iterations, window, memory = train(a, torch, GPT, Config, out, stop)
+    except torch.OutOfMemoryError as e:
+        status, message = "oom", str(e).splitlines()[0]
+    except Exception as e:
+        status, message = "error", (f"{type(e).__name__}: {e}".splitlines() or [""])[0]
+    if out is not None:
+        emit(out, "result", status=status, message=message, measured_window_seconds=window,
+             peak_rss_bytes=peak_rss_bytes(), **memory)
+        return
+    # The one summary bench/run_side_by_side.py reads.
+    if status != "ok":
+        sys.exit(f"python step: {status}: {message}")
+    M = a.max_iters - a.warmup_iters
+    print(json.dumps({
+        "runner": "python", "torch_version": torch.__version__, "num_threads": torch.get_num_threads(),
+        "average_iter_time": window * 1000 / M,
+        "tokens_per_sec": M * a.micro_batch_size * a.grad_accum * a.seq_len / window,
+        "loss_first": iterations[a.warmup_iters]["loss"], "loss_last": iterations[-1]["loss"],
+        "memory_used_GB": memory["allocated_peak_bytes"] / 1e9 if memory.get("allocated_peak_bytes") else None,
+    }))
+
+
+if __name__ == "__main__":
+    main()

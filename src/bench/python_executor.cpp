@@ -1,0 +1,334 @@
+// python_executor.hpp. The child runs in its own process group so that a terminal's Ctrl-C
+// reaches tokbench only, which forwards it once (the step stops after its micro-batch and
+// reports); a second signal kills the child and tokbench reports what it had read. The
+// child dies with tokbench (PR_SET_PDEATHSIG) if tokbench itself is killed.
+#include "bench/python_executor.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <optional>
+#include <stdexcept>
+
+#include "bench/environment.hpp"
+#include "bench/metrics.hpp"
+#include "bench/progress.hpp"
+#include "bench/publish_result.hpp"
+#include "bench/report.hpp"
+#include "bench/result_json.hpp"
+
+#ifndef TOKBENCH_SOURCE_DIR
+#define TOKBENCH_SOURCE_DIR ""
+#endif
+
+namespace tokbench::bench {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kScriptName = "tokbench_python_step.py";
+constexpr const char* kInstallHint =
+    "install with `.venv/bin/pip install --no-deps -r scripts/reference/requirements.txt` (scripts/bootstrap does), "
+    "or set TOKBENCH_PYTHON to an interpreter that has them";
+
+bool is_executable_file(const fs::path& path) {
+  std::error_code ec;
+  return fs::is_regular_file(path, ec) && ::access(path.c_str(), X_OK) == 0;
+}
+
+std::optional<fs::path> own_directory() {
+  char exe[4096] = {};
+  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return std::nullopt;
+  return fs::path(std::string(exe, static_cast<std::size_t>(n))).parent_path();
+}
+
+[[noreturn]] void unavailable(const RunPlan& plan, const std::string& python, const std::string& why) {
+  throw std::invalid_argument(fmt::format("--executor {} needs Python with torch and litgpt importable: {} failed: {}; {}",
+                                          plan.options.compile, python, why, kInstallHint));
+}
+
+// Stop requests while the child runs: the first is forwarded as SIGINT, the second kills it.
+std::atomic<pid_t> g_child{0};
+std::atomic<int> g_signals{0};
+static_assert(std::atomic<pid_t>::is_always_lock_free);
+
+extern "C" void forward_stop_signal(int) {
+  const pid_t child = g_child.load();
+  const int count = g_signals.fetch_add(1) + 1;
+  if (child > 0) ::kill(child, count == 1 ? SIGINT : SIGKILL);
+}
+
+struct ForwardSignals {
+  struct sigaction old_int {}, old_term {};
+  ForwardSignals() {
+    g_signals.store(0);
+    struct sigaction action {};
+    action.sa_handler = forward_stop_signal;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, &old_int);
+    sigaction(SIGTERM, &action, &old_term);
+  }
+  ~ForwardSignals() {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
+    g_child.store(0);
+  }
+  ForwardSignals(const ForwardSignals&) = delete;
+  ForwardSignals& operator=(const ForwardSignals&) = delete;
+};
+
+struct Child {
+  pid_t pid = -1;
+  int stdout_fd = -1;
+};
+
+// fork + exec rather than posix_spawn: the child needs its own process group and a parent-
+// death signal. Exec failures come back through a close-on-exec pipe as an errno.
+Child spawn(const std::vector<std::string>& argv, std::string& exec_error) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  int out[2], err[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  if (::pipe2(err, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {  // async-signal-safe calls only until exec
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    ::sigaction(SIGINT, &dfl, nullptr);
+    ::sigaction(SIGTERM, &dfl, nullptr);
+    ::dup2(out[1], STDOUT_FILENO);
+    const int null_fd = ::open("/dev/null", O_RDONLY);
+    if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
+    ::execvp(args[0], args.data());
+    const int e = errno;
+    (void)!::write(err[1], &e, sizeof e);
+    ::_exit(127);
+  }
+  ::close(out[1]);
+  ::close(err[1]);
+  int e = 0;
+  ssize_t n;
+  do n = ::read(err[0], &e, sizeof e); while (n < 0 && errno == EINTR);
+  ::close(err[0]);
+  if (n == static_cast<ssize_t>(sizeof e)) {
+    exec_error = std::strerror(e);
+    ::close(out[0]);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return {};
+  }
+  return Child{pid, out[0]};
+}
+
+std::optional<double> number_or_null(const nlohmann::json& j, const char* key) {
+  if (!j.contains(key) || !j[key].is_number()) return std::nullopt;
+  return j[key].get<double>();
+}
+
+Outcome outcome_of(const std::string& status) {
+  for (Outcome o : {Outcome::ok, Outcome::oom, Outcome::nan, Outcome::interrupted, Outcome::error})
+    if (status == to_string(o)) return o;
+  return Outcome::error;
+}
+
+std::string base_version(const std::string& v) { return v.substr(0, v.find('+')); }
+
+}  // namespace
+
+bool is_python_executor(const std::string& executor) {
+  return executor == kPythonEager || executor == kPythonInductor;
+}
+
+PythonStepCommand locate_python_step() {
+  PythonStepCommand c;
+  std::vector<fs::path> roots;  // checkouts the script may live in, in order of preference
+  if (const auto dir = own_directory()) roots.push_back(dir->parent_path().parent_path());  // build/bin/..
+  if (std::string(TOKBENCH_SOURCE_DIR) != "") roots.emplace_back(TOKBENCH_SOURCE_DIR);
+  fs::path root;
+  if (const char* step = std::getenv("TOKBENCH_PYTHON_STEP"); step != nullptr && *step != '\0') {
+    c.script = step;
+  } else {
+    for (const auto& r : roots) {
+      std::error_code ec;
+      if (fs::is_regular_file(r / "python" / kScriptName, ec)) {
+        c.script = r / "python" / kScriptName;
+        root = r;
+        break;
+      }
+    }
+  }
+  if (const char* python = std::getenv("TOKBENCH_PYTHON"); python != nullptr && *python != '\0') {
+    c.python = python;
+  } else {
+    if (root.empty() && !roots.empty()) root = roots.front();
+    for (const auto& r : roots) {
+      if (is_executable_file(r / ".venv" / "bin" / "python")) {
+        c.python = (r / ".venv" / "bin" / "python").string();
+        break;
+      }
+    }
+    if (c.python.empty()) c.python = "python3";
+  }
+  return c;
+}
+
+std::vector<std::string> python_step_argv(const RunPlan& plan, const PythonStepCommand& command) {
+  const auto& o = plan.options;
+  const std::string model = plan.config.name.empty() ? plan.model_label : plan.config.name;
+  std::vector<std::string> argv = {
+      command.python, "-u", command.script.string(), "--json-lines",
+      "--model-name", model,
+      "--n-layers", std::to_string(plan.config.n_layer),
+      "--seq-len", std::to_string(plan.seq_len),
+      "--micro-batch-size", std::to_string(plan.micro_batch),
+      "--grad-accum", std::to_string(plan.grad_accum),
+      "--max-iters", std::to_string(plan.max_iters),
+      "--warmup-iters", std::to_string(plan.warmup_iters),
+      "--num-threads", std::to_string(o.num_threads),
+      "--device", plan.device_string,
+      "--dtype", std::string(model::to_string(plan.dtype)),
+      "--compile", o.compile == kPythonInductor ? "inductor" : "eager",
+      "--seed", std::to_string(o.seed),
+      "--lr", fmt::format("{}", o.lr),
+      "--weight-decay", fmt::format("{}", o.weight_decay),
+      "--beta1", fmt::format("{}", o.beta1),
+      "--beta2", fmt::format("{}", o.beta2),
+      "--zero-grad", std::string(train::to_string(plan.zero_grad))};
+  if (plan.tf32) argv.push_back("--tf32");
+  if (o.dynamic) argv.push_back("--dynamic");
+  return argv;
+}
+
+int run_python_benchmark(const RunPlan& plan) {
+  const PythonStepCommand command = locate_python_step();
+  std::error_code ec;
+  if (command.script.empty() || !fs::is_regular_file(command.script, ec))
+    throw std::invalid_argument(fmt::format(
+        "--executor {} needs the script python/{} of tokbench's checkout: {}; valid: set TOKBENCH_PYTHON_STEP to it",
+        plan.options.compile, kScriptName,
+        command.script.empty() ? "not found beside the binary nor in its source tree"
+                               : "'" + command.script.string() + "' is not a file"));
+
+  std::ostream& report_out = plan.json_to_stdout ? std::cerr : std::cout;
+  std::FILE* line_stream = plan.json_to_stdout ? stderr : stdout;
+  const bool quiet = plan.options.quiet;
+  Environment env = capture_environment();
+  env.python_executable = command.python;
+  const MetricInputs inputs{plan.world_size,    plan.micro_batch,  plan.grad_accum,
+                            plan.seq_len,       plan.warmup_iters, plan.flops_per_microbatch,
+                            plan.peak ? std::optional<double>(plan.peak->flops_per_s) : std::nullopt};
+
+  ForwardSignals signals;
+  std::string exec_error;
+  const Child child = spawn(python_step_argv(plan, command), exec_error);
+  if (child.pid < 0) unavailable(plan, command.python, exec_error);
+  g_child.store(child.pid);
+  if (g_signals.load() > 0) ::kill(child.pid, SIGINT);  // a stop request that came before the pid was known
+
+  MeasuredRun run;
+  run.allocation_peaks_known = false;
+  run.overhead_known = false;  // the Python step has no harness of tokbench's to measure
+  ProgressPrinter progress(ProgressOptions{plan.max_iters, plan.warmup_iters, plan.options.log_every, quiet,
+                                           static_cast<bool>(::isatty(STDERR_FILENO))},
+                           stderr, line_stream);
+  bool ready = false, finished = false;
+  std::string unavailable_error;
+  std::string pending;
+  char buffer[65536];
+  auto on_line = [&](const std::string& line) {
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("event")) return;  // not the protocol's
+    const std::string event = j.value("event", "");
+    if (event == "unavailable") {
+      unavailable_error = j.value("error", "cannot import torch and litgpt");
+    } else if (event == "ready") {
+      ready = true;
+      env.python_version = j.value("python_version", "");
+      env.python_torch_version = j.value("torch_version", "");
+      env.litgpt_version = j.value("litgpt_version", "");
+      if (!quiet) {
+        print_config_echo(plan, report_out);
+        report_out << fmt::format("# threads: {}; Python {} ({}), torch {}, litgpt {}\n", j.value("num_threads", 0),
+                                  env.python_version, command.python, env.python_torch_version, env.litgpt_version);
+        if (base_version(env.python_torch_version) != base_version(env.libtorch_version))
+          report_out << fmt::format("# note: Python's torch {} is not the LibTorch {} tokbench is built with\n",
+                                    env.python_torch_version, env.libtorch_version);
+        report_out << std::flush;
+      }
+    } else if (event == "iteration") {
+      IterationSample s;
+      s.index = j.value("index", int64_t{0});
+      s.warmup = j.value("warmup", false);
+      s.seconds = j.value("seconds", 0.0);
+      s.loss = number_or_null(j, "loss").value_or(std::numeric_limits<double>::quiet_NaN());
+      s.end_time = j.value("end_time", 0.0);
+      run.iterations.push_back(s);
+      progress.on_iteration(s);
+    } else if (event == "result") {
+      finished = true;
+      run.outcome = outcome_of(j.value("status", "error"));
+      run.message = j.value("message", "");
+      run.measured_window_seconds = number_or_null(j, "measured_window_seconds").value_or(0);
+      run.peak_rss_bytes = static_cast<int64_t>(number_or_null(j, "peak_rss_bytes").value_or(0));
+      if (const auto allocated = number_or_null(j, "allocated_peak_bytes")) {
+        run.allocation_peaks_known = true;
+        run.allocated_peak_bytes = static_cast<int64_t>(*allocated);
+        run.reserved_peak_bytes = static_cast<int64_t>(number_or_null(j, "reserved_peak_bytes").value_or(0));
+      }
+    }
+  };
+  for (;;) {
+    const ssize_t n = ::read(child.stdout_fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    pending.append(buffer, static_cast<std::size_t>(n));
+    for (std::size_t end; (end = pending.find('\n')) != std::string::npos;) {
+      on_line(pending.substr(0, end));
+      pending.erase(0, end + 1);
+    }
+  }
+  ::close(child.stdout_fd);
+  int status = 0;
+  while (::waitpid(child.pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  g_child.store(0);
+  progress.finish();
+
+  if (!unavailable_error.empty()) unavailable(plan, command.python, unavailable_error);
+  if (!ready && g_signals.load() == 0) {
+    const std::string how = WIFSIGNALED(status) ? fmt::format("ended by signal {}", WTERMSIG(status))
+                                                : fmt::format("exited with code {}", WEXITSTATUS(status));
+    unavailable(plan, command.python, how + " before it could start (its stderr is above)");
+  }
+  if (!finished) {
+    run.outcome = g_signals.load() > 0 ? Outcome::interrupted : Outcome::error;
+    run.message = g_signals.load() > 1 ? "stopped by a second signal"
+                  : WIFSIGNALED(status) ? fmt::format("the Python step was ended by signal {}", WTERMSIG(status))
+                                        : fmt::format("the Python step exited with code {} without a result",
+                                                      WEXITSTATUS(status));
+    run.measured_window_seconds = 0;
+  }
+
+  const BenchMetrics metrics = compute_metrics(inputs, run);
+  return publish_result(plan, run, build_result_json(plan, run, metrics, env), report_out);
+}
+
+}  // namespace tokbench::bench

@@ -1,0 +1,41 @@
+// `--executor python-eager | python-inductor`: the same configuration trained by litgpt in
+// Python (python/tokbench_python_step.py), under PyTorch eager or torch.compile's inductor,
+// timed by tokbench's protocol and published as the same JSON record, so a sweep can put
+// PyTorch's own numbers in the same table as tokbench's (the reference's "eager | inductor"
+// columns). The plan is resolved and validated as for any run; the Python script is started
+// as a child, its per-iteration lines are read as they come (progress, and what was measured
+// when it stops), and its result goes through compute_metrics and build_result_json.
+// No LibTorch here: the child owns the model.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "bench/resolve.hpp"
+
+namespace tokbench::bench {
+
+inline constexpr const char* kPythonEager = "python-eager";
+inline constexpr const char* kPythonInductor = "python-inductor";
+bool is_python_executor(const std::string& executor);
+
+// The interpreter and the script. The script: $TOKBENCH_PYTHON_STEP, else python/ beside the
+// build folder the binary runs from (build/bin/tokbench -> python/), else the source tree the
+// binary was configured from. The interpreter: $TOKBENCH_PYTHON, else that checkout's .venv
+// (where scripts/bootstrap installs torch and litgpt), else python3 on PATH.
+struct PythonStepCommand {
+  std::string python;
+  std::filesystem::path script;
+};
+PythonStepCommand locate_python_step();
+
+// The script's command line for a resolved plan (the parts of the plan it implements).
+std::vector<std::string> python_step_argv(const RunPlan& plan, const PythonStepCommand& command);
+
+// Runs the plan through the Python step; returns the exit code as run_benchmark does. An
+// interpreter that cannot start or cannot import torch and litgpt is a usage error
+// (std::invalid_argument, exit 2) raised before any training.
+int run_python_benchmark(const RunPlan& plan);
+
+}  // namespace tokbench::bench
