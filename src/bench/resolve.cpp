@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <torch/version.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -355,10 +356,24 @@ void resolve_counts_and_peak(const BenchOptions& o, const MachineInfo& m, RunPla
   if (plan.device_kind == DeviceKind::cuda) {
     if (auto peak = lookup_device_peak(plan.device_name, plan.precision))
       plan.peak = PeakChoice{peak->flops_per_s, peak->chip, peak->source, false};
-  } else {
-    if (auto peak = estimate_cpu_peak(detect_cpu(), plan.precision))
-      plan.peak = PeakChoice{peak->flops_per_s, peak->chip, peak->source, true};
+    return;
   }
+  // The CPU: a peak measured by `tokbench env --calibrate` on this machine at this thread
+  // count and LibTorch version, else the clock-based estimate (which oneDNN can exceed).
+  const int threads = o.num_threads > 0 ? o.num_threads : m.default_threads;
+  const CpuInfo cpu = detect_cpu();
+  if (const auto calibration = find_calibration(
+          m.cpu_calibrations, CalibrationKey{cpu.model, cpu.logical_cpus, threads, TORCH_VERSION})) {
+    if (const auto measured = peak_for(*calibration, std::string(to_string(plan.precision)))) {
+      plan.peak = PeakChoice{measured->flops_per_s, cpu.model, measured_peak_source(*calibration, *measured), false};
+      return;
+    }
+  }
+  if (auto peak = estimate_cpu_peak(cpu, plan.precision))
+    plan.peak = PeakChoice{peak->flops_per_s, peak->chip,
+                           peak->source + fmt::format("; `tokbench env --calibrate{}` measures this CPU's peak",
+                                                      o.num_threads > 0 ? fmt::format(" --num-threads {}", threads) : ""),
+                           true};
 }
 
 // Every count derived from the options, checked before any work: a product that does not

@@ -28,7 +28,7 @@ enum class DeviceKind { cpu, cuda };
 struct PeakChoice {
   double flops_per_s = 0;
   std::string chip;       // what the peak describes
-  std::string source;     // table entry, CPU estimate or --peak-tflops
+  std::string source;     // table entry, CPU measurement (env --calibrate), CPU estimate or --peak-tflops
   bool estimate = false;  // true for the CPU estimate
 };
 
