@@ -187,6 +187,11 @@ void add_bench_options(CLI::App& app, BenchOptions& o) {
                  "plain progress line every N iterations (0: live line on a terminal)")
       ->transform(whole_number<int64_t>(fmt::format("a whole number 0..{}", kMaxLogEvery)))->group("Output");
   app.add_flag("--quiet,-q", o.quiet, "no progress lines and no config echo")->group("Output");
+  app.add_option("--profile", o.profile_path,
+                 "write a Chrome trace (Kineto) of --profile-iters iterations run after the measured window")
+      ->group("Output");
+  app.add_option("--profile-iters,--profile_iters", o.profile_iters, "iterations in the --profile trace (default 3)")
+      ->transform(whole_number<int64_t>(up_to(kMaxProfileIters)))->group("Output");
   app.add_option("--cpu-memory-cap-mb,--cpu_memory_cap_mb", o.cpu_memory_cap_mb,
                  "testing aid: cap CPU tensor memory (MB) to exercise the out-of-memory path")
       ->transform(whole_number<int64_t>(

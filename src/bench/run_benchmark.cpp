@@ -299,6 +299,7 @@ int run_benchmark(const RunPlan& plan) {
   }
 
   MeasuredRun run;
+  std::string profile_message;  // --profile: the trace's path, or why none was written
   ProgressPrinter progress(ProgressOptions{plan.max_iters, plan.warmup_iters, plan.options.log_every, quiet || !lead,
                                            static_cast<bool>(::isatty(STDERR_FILENO))},
                            stderr, line_stream);
@@ -323,7 +324,9 @@ int run_benchmark(const RunPlan& plan) {
       train::StopDecision decide_stop;
       if (multi_rank)
         decide_stop = [&](bool local) { return dist::agree_to_stop(*groups->world, device, local); };
-      const train::LoopOptions loop{plan.grad_accum, plan.max_iters, plan.warmup_iters, plan.cpu_memory_cap_bytes};
+      train::LoopOptions loop{plan.grad_accum, plan.max_iters, plan.warmup_iters, plan.cpu_memory_cap_bytes};
+      loop.profile_path = plan.profile_path;
+      loop.profile_iters = plan.profile_iters;
       const train::TrainResult result = train::run_timed_loop(
           *step, data, device, loop,
           [&progress](const train::IterationRecord& record) { progress.on_iteration(sample_of(record)); },
@@ -339,6 +342,7 @@ int run_benchmark(const RunPlan& plan) {
       run.reserved_peak_bytes = result.memory.reserved_bytes;
       run.peak_rss_bytes = result.memory.peak_rss_bytes;
       run.overhead_seconds = result.overhead_seconds;
+      profile_message = result.profile_message;
     } catch (const c10::OutOfMemoryError& e) {
       run.outcome = Outcome::oom;
       run.message = first_line(e.what());
@@ -385,6 +389,7 @@ int run_benchmark(const RunPlan& plan) {
 
   const BenchMetrics metrics = compute_metrics(inputs, run);
   print_report(plan, run, metrics, report_out);
+  if (!profile_message.empty()) report_out << profile_message << "\n";
   report_out << std::flush;
 
   const auto json = build_result_json(plan, run, metrics, env);
