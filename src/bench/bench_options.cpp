@@ -112,6 +112,9 @@ void add_bench_options(CLI::App& app, BenchOptions& o) {
                  "CPU threads for LibTorch (0: LibTorch's default)")
       ->transform(whole_number<int>(fmt::format("a whole number 0..{} (0: LibTorch's default)", kMaxThreads)))
       ->group("Device");
+  app.add_option("--cpu-allocator,--cpu_allocator", o.cpu_allocator,
+                 "CPU tensor memory: caching (blocks kept across iterations, jemalloc arena) | system "
+                 "(LibTorch's allocator)")->group("Device");
   // Distribution
   app.add_option("--distributed-mode,--distributed_mode", o.distributed_mode,
                  "none | ddp | fsdp (ddp/fsdp need more than one rank)")->group("Distributed");

@@ -29,6 +29,9 @@ struct BenchOptions {
   bool tf32 = true;             // the reference sets allow_tf32=True
   std::string compile = "eager";
   int num_threads = 0;          // 0: LibTorch's default
+  // CPU tensor memory: caching (blocks kept across iterations in a jemalloc arena,
+  // train/caching_cpu_allocator.hpp) | system (LibTorch's own CPU allocator, freed at once).
+  std::string cpu_allocator = "caching";
   // Distribution (src/dist)
   std::string distributed_mode = "none";
   std::string shard_mode = "zero2";

@@ -273,6 +273,7 @@ void resolve_training(const BenchOptions& o, RunPlan& plan) {
     usage(fmt::format("--num-threads {} is not valid; valid: 0..{} (0: LibTorch's default)", o.num_threads,
                       kMaxThreads));
   require_choice("--zero-grad", o.zero_grad, {"none", "inplace"});
+  require_choice("--cpu-allocator", o.cpu_allocator, {"caching", "system"});
   plan.zero_grad = o.zero_grad == "none" ? train::ZeroGrad::none : train::ZeroGrad::inplace;
   if (o.log_every < 0 || o.log_every > kMaxLogEvery)
     usage(fmt::format("--log-every {} is not valid; valid: 0..{} (0: a live line on a terminal)", o.log_every,

@@ -24,6 +24,7 @@
 #include "dist/parallel_step.hpp"
 #include "dist/rank_results.hpp"
 #include "model/gpt.hpp"
+#include "train/caching_cpu_allocator.hpp"
 #include "train/dtype_mode.hpp"
 #include "train/train_loop.hpp"
 
@@ -293,6 +294,10 @@ int run_benchmark(const RunPlan& plan) {
   SignalGuard signals(fallback);
 
   if (plan.options.num_threads > 0) torch::set_num_threads(plan.options.num_threads);
+  // --cpu-allocator caching: every CPU tensor of the run (the model's parameters included,
+  // whatever the executor) comes from the caching allocator, installed before the model.
+  std::optional<train::ScopedCachingCpuAllocator> caching_allocator;
+  if (plan.options.cpu_allocator == "caching") caching_allocator.emplace();
   if (!quiet) {
     print_config_echo(plan, report_out);
     report_out << "# threads: " << torch::get_num_threads() << "\n" << std::flush;
