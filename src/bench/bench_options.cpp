@@ -113,6 +113,9 @@ void add_bench_options(CLI::App& app, BenchOptions& o) {
                  "CPU threads for LibTorch (0: LibTorch's default)")
       ->transform(whole_number<int>(fmt::format("a whole number 0..{} (0: LibTorch's default)", kMaxThreads)))
       ->group("Device");
+  app.add_option("--cpu-allocator,--cpu_allocator", o.cpu_allocator,
+                 "CPU tensor memory: caching (blocks kept across iterations, jemalloc arena) | system "
+                 "(LibTorch's allocator)")->group("Device");
   // Distribution
   app.add_option("--distributed-mode,--distributed_mode", o.distributed_mode,
                  "none | ddp | fsdp (ddp/fsdp need more than one rank)")->group("Distributed");
@@ -188,6 +191,11 @@ void add_bench_options(CLI::App& app, BenchOptions& o) {
                  "plain progress line every N iterations (0: live line on a terminal)")
       ->transform(whole_number<int64_t>(fmt::format("a whole number 0..{}", kMaxLogEvery)))->group("Output");
   app.add_flag("--quiet,-q", o.quiet, "no progress lines and no config echo")->group("Output");
+  app.add_option("--profile", o.profile_path,
+                 "write a Chrome trace (Kineto) of --profile-iters iterations run after the measured window")
+      ->group("Output");
+  app.add_option("--profile-iters,--profile_iters", o.profile_iters, "iterations in the --profile trace (default 3)")
+      ->transform(whole_number<int64_t>(up_to(kMaxProfileIters)))->group("Output");
   app.add_option("--cpu-memory-cap-mb,--cpu_memory_cap_mb", o.cpu_memory_cap_mb,
                  "testing aid: cap CPU tensor memory (MB) to exercise the out-of-memory path")
       ->transform(whole_number<int64_t>(

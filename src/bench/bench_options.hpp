@@ -29,6 +29,9 @@ struct BenchOptions {
   bool tf32 = true;             // the reference sets allow_tf32=True
   std::string compile = "eager";
   int num_threads = 0;          // 0: LibTorch's default
+  // CPU tensor memory: caching (blocks kept across iterations in a jemalloc arena,
+  // train/caching_cpu_allocator.hpp) | system (LibTorch's own CPU allocator, freed at once).
+  std::string cpu_allocator = "caching";
   // Distribution (src/dist)
   std::string distributed_mode = "none";
   std::string shard_mode = "zero2";
@@ -63,6 +66,9 @@ struct BenchOptions {
   bool return_metrics_as_json = false;
   int64_t log_every = 0;  // 0: a live line on a terminal, every iteration otherwise
   bool quiet = false;
+  // Chrome trace of profile_iters iterations run after the measured window (train/profile_trace.hpp).
+  std::string profile_path;
+  std::optional<int64_t> profile_iters;  // unset: 3 with --profile
   // Testing aid: cap the CPU counting allocator (MB, 10^6 bytes) to drive the OOM path.
   std::optional<int64_t> cpu_memory_cap_mb;
   std::optional<int64_t> cpu_memory_cap_rank;  // the cap applies to this rank only (multi-rank tests)
@@ -87,6 +93,8 @@ inline constexpr double kMaxPeakTflops = 1e6;
 inline constexpr int64_t kMaxTokensPerRun = int64_t{1} << 53;
 inline constexpr int64_t kMaxRanksPerNode = 4096;  // --nproc-per-node
 inline constexpr int64_t kMaxNodes = 4096;         // --nnodes
+// --profile-iters: a trace of every operator grows by megabytes per iteration.
+inline constexpr int64_t kMaxProfileIters = 100;
 }  // namespace limits
 
 // Parse-time checks of numeric values. CLI11 alone would turn "1e30" into INT64_MAX (strtoll

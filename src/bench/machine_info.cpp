@@ -128,6 +128,7 @@ MachineInfo probe_machine() {
     }
   }
   info.cpu_model = read_cpu_model();
+  info.cpu_calibrations = read_calibrations(calibration_cache_file());  // a bad file: no calibration
   try {
     info.dist_env = dist::read_dist_env(dist::process_environment());
   } catch (const std::invalid_argument& e) {

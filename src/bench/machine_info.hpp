@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/calibration_cache.hpp"
 #include "cuda/device_query.hpp"
 #include "dist/dist_env.hpp"
 
@@ -26,6 +27,12 @@ struct MachineInfo {
   int64_t cgroup_limit_bytes = 0;
   int64_t cgroup_usage_bytes = 0;
   std::string cpu_model;
+  // `tokbench env --calibrate`'s cached measurements (every machine and thread count in the
+  // cache file; resolve picks the one of this run's key), and the intra-op thread count a
+  // run without --num-threads gets (at::get_num_threads(); set by the caller, as probing
+  // stays torch-free; 0: unknown, then no calibration matches without --num-threads).
+  std::vector<CpuCalibration> cpu_calibrations;
+  int default_threads = 0;
   // Where this process sits in a distributed job (torchrun / Slurm / Open MPI variables),
   // or why those variables are not valid (then resolve refuses the run).
   dist::DistEnv dist_env;

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <torch/version.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -289,6 +290,7 @@ void resolve_training(const BenchOptions& o, RunPlan& plan) {
     usage(fmt::format("--num-threads {} is not valid; valid: 0..{} (0: LibTorch's default)", o.num_threads,
                       kMaxThreads));
   require_choice("--zero-grad", o.zero_grad, {"none", "inplace"});
+  require_choice("--cpu-allocator", o.cpu_allocator, {"caching", "system"});
   plan.zero_grad = o.zero_grad == "none" ? train::ZeroGrad::none : train::ZeroGrad::inplace;
   if (o.log_every < 0 || o.log_every > kMaxLogEvery)
     usage(fmt::format("--log-every {} is not valid; valid: 0..{} (0: a live line on a terminal)", o.log_every,
@@ -337,23 +339,47 @@ void resolve_training(const BenchOptions& o, RunPlan& plan) {
   }
 }
 
+// An output file the run will write: not a directory, in an existing writable directory,
+// writable if it exists.
+std::filesystem::path writable_file_path(const char* option, const std::string& text) {
+  const std::filesystem::path path(text);
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    usage(fmt::format("{} '{}' is a directory; valid: a file path in a writable directory", option, text));
+  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  if (!std::filesystem::is_directory(dir, ec))
+    usage(fmt::format("{} '{}': directory '{}' does not exist", option, text, dir.string()));
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    usage(fmt::format("{} '{}': directory '{}' is not writable", option, text, dir.string()));
+  if (std::filesystem::exists(path, ec) && ::access(path.c_str(), W_OK) != 0)
+    usage(fmt::format("{} '{}' exists and is not writable", option, text));
+  return path;
+}
+
 void resolve_output(const BenchOptions& o, RunPlan& plan) {
   if (o.json_path.empty()) {
     plan.json_to_stdout = o.return_metrics_as_json;
     return;
   }
-  const std::filesystem::path path(o.json_path);
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    usage(fmt::format("--json-path '{}' is a directory; valid: a file path in a writable directory", o.json_path));
-  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-  if (!std::filesystem::is_directory(dir, ec))
-    usage(fmt::format("--json-path '{}': directory '{}' does not exist", o.json_path, dir.string()));
-  if (::access(dir.c_str(), W_OK | X_OK) != 0)
-    usage(fmt::format("--json-path '{}': directory '{}' is not writable", o.json_path, dir.string()));
-  if (std::filesystem::exists(path, ec) && ::access(path.c_str(), W_OK) != 0)
-    usage(fmt::format("--json-path '{}' exists and is not writable", o.json_path));
-  plan.json_path = path;
+  plan.json_path = writable_file_path("--json-path", o.json_path);
+}
+
+// --profile PATH [--profile-iters N]: one process only (the profiled iterations run after the
+// window, where ranks would have to agree again), the file writable before any work.
+void resolve_profile(const BenchOptions& o, RunPlan& plan) {
+  if (o.profile_path.empty()) {
+    if (o.profile_iters)
+      usage(fmt::format("--profile-iters {} needs --profile PATH; valid: --profile PATH --profile-iters 1..{}",
+                        *o.profile_iters, kMaxProfileIters));
+    return;
+  }
+  if (plan.world_size > 1)
+    usage(fmt::format("--profile '{}' records one process; valid: a run of one rank (this one has {})",
+                      o.profile_path, plan.world_size));
+  plan.profile_iters = o.profile_iters.value_or(3);
+  if (plan.profile_iters < 1 || plan.profile_iters > kMaxProfileIters)
+    usage(fmt::format("--profile-iters {} is not valid; valid: 1..{}", plan.profile_iters, kMaxProfileIters));
+  plan.profile_path = writable_file_path("--profile", o.profile_path);
 }
 
 void resolve_counts_and_peak(const BenchOptions& o, const MachineInfo& m, RunPlan& plan) {
@@ -372,10 +398,24 @@ void resolve_counts_and_peak(const BenchOptions& o, const MachineInfo& m, RunPla
   if (plan.device_kind == DeviceKind::cuda) {
     if (auto peak = lookup_device_peak(plan.device_name, plan.precision))
       plan.peak = PeakChoice{peak->flops_per_s, peak->chip, peak->source, false};
-  } else {
-    if (auto peak = estimate_cpu_peak(detect_cpu(), plan.precision))
-      plan.peak = PeakChoice{peak->flops_per_s, peak->chip, peak->source, true};
+    return;
   }
+  // The CPU: a peak measured by `tokbench env --calibrate` on this machine at this thread
+  // count and LibTorch version, else the clock-based estimate (which oneDNN can exceed).
+  const int threads = o.num_threads > 0 ? o.num_threads : m.default_threads;
+  const CpuInfo cpu = detect_cpu();
+  if (const auto calibration = find_calibration(
+          m.cpu_calibrations, CalibrationKey{cpu.model, cpu.logical_cpus, threads, TORCH_VERSION})) {
+    if (const auto measured = peak_for(*calibration, std::string(to_string(plan.precision)))) {
+      plan.peak = PeakChoice{measured->flops_per_s, cpu.model, measured_peak_source(*calibration, *measured), false};
+      return;
+    }
+  }
+  if (auto peak = estimate_cpu_peak(cpu, plan.precision))
+    plan.peak = PeakChoice{peak->flops_per_s, peak->chip,
+                           peak->source + fmt::format("; `tokbench env --calibrate{}` measures this CPU's peak",
+                                                      o.num_threads > 0 ? fmt::format(" --num-threads {}", threads) : ""),
+                           true};
 }
 
 // Every count derived from the options, checked before any work: a product that does not
@@ -485,6 +525,7 @@ RunPlan resolve_run(const BenchOptions& options, const MachineInfo& machine) {
   resolve_model(options, plan);
   resolve_training(options, plan);
   resolve_output(options, plan);
+  resolve_profile(options, plan);
   resolve_counts_and_peak(options, machine, plan);
   resolve_derived_counts(plan);
   resolve_memory_fit(machine, plan);

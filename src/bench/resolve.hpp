@@ -28,7 +28,7 @@ enum class DeviceKind { cpu, cuda };
 struct PeakChoice {
   double flops_per_s = 0;
   std::string chip;       // what the peak describes
-  std::string source;     // table entry, CPU estimate or --peak-tflops
+  std::string source;     // table entry, CPU measurement (env --calibrate), CPU estimate or --peak-tflops
   bool estimate = false;  // true for the CPU estimate
 };
 
@@ -56,6 +56,8 @@ struct RunPlan {
   int token_bytes = 2;
   std::filesystem::path json_path;   // empty: no file
   bool json_to_stdout = false;
+  std::filesystem::path profile_path;  // empty: no --profile
+  int64_t profile_iters = 0;
   int64_t memory_estimate_bytes = 0;  // model::estimate_training_memory(...).total_bytes()
   int64_t memory_capacity_bytes = 0;  // device memory; on the CPU the host's (MemAvailable or cgroup)
   int64_t token_buffer_bytes = 0;     // host token buffers (x, y as int64; GA of them on CUDA)

@@ -25,6 +25,7 @@
 #include "dist/parallel_step.hpp"
 #include "dist/rank_results.hpp"
 #include "model/gpt.hpp"
+#include "train/caching_cpu_allocator.hpp"
 #include "train/dtype_mode.hpp"
 #include "train/train_loop.hpp"
 
@@ -294,12 +295,17 @@ int run_benchmark(const RunPlan& plan) {
   SignalGuard signals(fallback);
 
   if (plan.options.num_threads > 0) torch::set_num_threads(plan.options.num_threads);
+  // --cpu-allocator caching: every CPU tensor of the run (the model's parameters included,
+  // whatever the executor) comes from the caching allocator, installed before the model.
+  std::optional<train::ScopedCachingCpuAllocator> caching_allocator;
+  if (plan.options.cpu_allocator == "caching") caching_allocator.emplace();
   if (!quiet) {
     print_config_echo(plan, report_out);
     report_out << "# threads: " << torch::get_num_threads() << "\n" << std::flush;
   }
 
   MeasuredRun run;
+  std::string profile_message;  // --profile: the trace's path, or why none was written
   ProgressPrinter progress(ProgressOptions{plan.max_iters, plan.warmup_iters, plan.options.log_every, quiet || !lead,
                                            static_cast<bool>(::isatty(STDERR_FILENO))},
                            stderr, line_stream);
@@ -324,7 +330,9 @@ int run_benchmark(const RunPlan& plan) {
       train::StopDecision decide_stop;
       if (multi_rank)
         decide_stop = [&](bool local) { return dist::agree_to_stop(*groups->world, device, local); };
-      const train::LoopOptions loop{plan.grad_accum, plan.max_iters, plan.warmup_iters, plan.cpu_memory_cap_bytes};
+      train::LoopOptions loop{plan.grad_accum, plan.max_iters, plan.warmup_iters, plan.cpu_memory_cap_bytes};
+      loop.profile_path = plan.profile_path;
+      loop.profile_iters = plan.profile_iters;
       const train::TrainResult result = train::run_timed_loop(
           *step, data, device, loop,
           [&progress](const train::IterationRecord& record) { progress.on_iteration(sample_of(record)); },
@@ -340,6 +348,7 @@ int run_benchmark(const RunPlan& plan) {
       run.reserved_peak_bytes = result.memory.reserved_bytes;
       run.peak_rss_bytes = result.memory.peak_rss_bytes;
       run.overhead_seconds = result.overhead_seconds;
+      profile_message = result.profile_message;
     } catch (const c10::OutOfMemoryError& e) {
       run.outcome = Outcome::oom;
       run.message = first_line(e.what());
@@ -387,6 +396,8 @@ int run_benchmark(const RunPlan& plan) {
   const BenchMetrics metrics = compute_metrics(inputs, run);
   const auto json = build_result_json(plan, run, metrics, env);
   const int code = publish_result(plan, run, json, report_out);
+  // After the report: where the trace went (it is not a figure of the run, so not in the record).
+  if (!profile_message.empty()) report_out << profile_message << "\n" << std::flush;
   g_result_written.store(true);
   return code;
 }

@@ -1,6 +1,8 @@
 // `tokbench env`: what this machine offers a benchmark. LibTorch version and build flags, the
 // CPU (model, vector ISA, cores) with its estimated peak FLOP/s per dtype, and every CUDA
 // device with its memory and the matched datasheet peak per dtype, or a plain "no peak known".
+// --calibrate measures the CPU's achievable matmul FLOP/s (calibrate_peak.hpp) and caches it
+// for `tokbench run`'s CPU MFU; without it the cached calibration for this machine is shown.
 #include <ATen/Parallel.h>
 #include <ATen/Version.h>
 #include <torch/version.h>
@@ -11,6 +13,9 @@
 #include <sstream>
 #include <string>
 
+#include "bench/bench_options.hpp"
+#include "bench/calibrate_peak.hpp"
+#include "bench/calibration_cache.hpp"
 #include "cli/command.hpp"
 #include "cuda/device_query.hpp"
 #include "tokbench/throughput.hpp"
@@ -42,7 +47,47 @@ void print_build_flags(std::ostream& out, bool verbose) {
   }
 }
 
-int run_env(bool verbose) {
+// The cached calibration of this machine at the current thread count, or how to make one.
+void print_calibration(std::ostream& out) {
+  const auto file = bench::calibration_cache_file();
+  std::string error;
+  const auto entries = bench::read_calibrations(file, &error);
+  const auto here = bench::find_calibration(entries, bench::calibration_key_here(at::get_num_threads(), TORCH_VERSION));
+  if (!error.empty()) out << "#   calibration cache: " << error << "\n";
+  if (!here) {
+    out << fmt::format("#   measured peak: none cached for {} threads (run `tokbench env --calibrate{}`; {} entr{} in {})\n",
+                       at::get_num_threads(), " [--num-threads N]", entries.size(),
+                       entries.size() == 1 ? "y" : "ies", file.string());
+    return;
+  }
+  out << fmt::format("#   measured peak at {} threads ({}, {}), used for CPU MFU:\n", here->key.threads,
+                     here->measured_at, file.string());
+  for (const auto& p : here->peaks)
+    out << fmt::format("#     {:<5} {:8.3f} TFLOP/s  {} {}\n", p.dtype, p.flops_per_s / 1e12, p.kernel, p.shape);
+}
+
+int calibrate(std::ostream& out) {
+  out << fmt::format("# calibrating the CPU's matmul peak at {} threads (a few seconds)...\n", at::get_num_threads());
+  const bench::CpuCalibration result =
+      bench::calibrate_cpu_peak(bench::CalibrationSettings{}, [&out](const std::string& line) {
+        out << "#   " << line << "\n" << std::flush;
+      });
+  const auto file = bench::calibration_cache_file();
+  try {
+    bench::save_calibration(file, result);
+  } catch (const std::exception& e) {
+    std::cerr << "tokbench: error: " << e.what() << "\n";
+    return kExitError;
+  }
+  for (const auto& p : result.peaks)
+    out << fmt::format("# {} peak {:.3f} TFLOP/s ({} {})\n", p.dtype, p.flops_per_s / 1e12, p.kernel, p.shape);
+  out << "# saved to " << file.string() << "\n";
+  return kExitOk;
+}
+
+int run_env(bool verbose, bool calibrate_now, int num_threads) {
+  if (num_threads > 0) at::set_num_threads(num_threads);
+  if (calibrate_now) return calibrate(std::cout);
   std::ostream& out = std::cout;
   out << "# tokbench " << TOKBENCH_VERSION << " (git " << TOKBENCH_GIT_REVISION << ")\n";
   out << "# LibTorch " << TORCH_VERSION << ", intra-op threads " << at::get_num_threads() << "\n";
@@ -58,6 +103,7 @@ int run_env(bool verbose) {
   out << "\n#  ";
   for (Precision p : kReportedPrecisions) out << fmt::format(" {:>7}", peak_cell(estimate_cpu_peak(cpu, p)));
   out << "\n";
+  print_calibration(out);
 
   const device::CudaReport cuda = device::query_cuda();
   out << "#\n# CUDA: ";
@@ -91,8 +137,18 @@ const RegisterCommand kEnv{{"env",
                             "Report LibTorch, the CPU and CUDA devices with their peak FLOP/s per dtype",
                             [](CLI::App& sub) -> std::function<int()> {
                               auto verbose = std::make_shared<bool>(false);
+                              auto calibrate_now = std::make_shared<bool>(false);
+                              auto threads = std::make_shared<int>(0);
                               sub.add_flag("--verbose,-v", *verbose, "Print LibTorch's whole build configuration");
-                              return [verbose] { return run_env(*verbose); };
+                              sub.add_flag("--calibrate", *calibrate_now,
+                                           "Measure the CPU's matmul FLOP/s per dtype and cache it for CPU MFU");
+                              sub.add_option("--num-threads,--num_threads", *threads,
+                                             "Intra-op threads to calibrate (and show) for (0: LibTorch's default)")
+                                  ->transform(bench::whole_number<int>("0..1024 (0: LibTorch's default)"))
+                                  ->check(CLI::Range(0, bench::limits::kMaxThreads));
+                              return [verbose, calibrate_now, threads] {
+                                return run_env(*verbose, *calibrate_now, *threads);
+                              };
                             }}};
 
 }  // namespace

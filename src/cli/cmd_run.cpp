@@ -1,5 +1,7 @@
 // `tokbench run`: one training-throughput benchmark (src/bench). Options are registered from
 // BenchOptions; validation throws std::invalid_argument (exit 2) before any work starts.
+#include <ATen/Parallel.h>
+
 #include "bench/bench_options.hpp"
 #include "bench/launch_benchmark.hpp"
 #include "bench/machine_info.hpp"
@@ -26,7 +28,9 @@ const RegisterCommand kRun{
        return [options] {
          // A rank started by the built-in launcher runs; it does not launch again.
          if (std::getenv(bench::kLaunchedEnv) != nullptr) options->nproc_per_node.reset();
-         const bench::RunPlan plan = bench::resolve_run(*options, bench::probe_machine());
+         bench::MachineInfo machine = bench::probe_machine();
+         machine.default_threads = at::get_num_threads();  // the calibration key of a run without --num-threads
+         const bench::RunPlan plan = bench::resolve_run(*options, machine);
          if (options->nproc_per_node) return bench::launch_benchmark(plan, bench::own_command_line());
          if (bench::is_python_executor(plan.options.compile)) return bench::run_python_benchmark(plan);
          return bench::run_benchmark(plan);

@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "train/dtype_mode.hpp"
+#include "train/profile_trace.hpp"
 #include "train/train_step.hpp"
 
 namespace tokbench::train {
@@ -82,15 +83,21 @@ at::Tensor forward_backward_loss(model::GPT& model, const TokenBatch& batch, mod
   const int64_t vocab = model->config().vocab();
   // The logits (B·T·V floats) live until backward ends, as in the reference's loop, and are
   // freed before returning: part of the step.
-  torch::Tensor logits;
+  torch::Tensor logits, loss;
   {
-    AutocastRegion region(batch.x.device().type(), autocast);
-    logits = model->forward(batch.x);  // (B, T, V)
+    TraceRange range("forward");  // named for --profile's trace (profile_trace.hpp)
+    {
+      AutocastRegion region(batch.x.device().type(), autocast);
+      logits = model->forward(batch.x);  // (B, T, V)
+    }
+    if (autocast) logits = logits.to(torch::kFloat);
+    loss = at::cross_entropy_loss(logits.reshape({-1, vocab}), batch.y.reshape({-1}), {}, at::Reduction::Mean,
+                                  /*ignore_index=*/-1);
   }
-  if (autocast) logits = logits.to(torch::kFloat);
-  torch::Tensor loss = at::cross_entropy_loss(logits.reshape({-1, vocab}), batch.y.reshape({-1}), {},
-                                              at::Reduction::Mean, /*ignore_index=*/-1);
-  (loss / static_cast<double>(grad_accum)).backward();
+  {
+    TraceRange range("backward");
+    (loss / static_cast<double>(grad_accum)).backward();
+  }
   logits.reset();
   return loss.detach();
 }

@@ -31,6 +31,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "train/caching_cpu_allocator.hpp"
 #include "train/cuda_support.hpp"
 
 namespace tokbench::train {
@@ -217,6 +218,7 @@ RunMemoryTracker::RunMemoryTracker(const c10::Device& device, std::optional<int6
                                    int64_t baseline_bytes)
     : device_(device) {
   if (device.is_cpu()) {
+    cpu_caching_ = is_caching_cpu_allocator(c10::GetAllocator(c10::DeviceType::CPU));
     cpu_ = std::make_unique<CpuMemoryCounter>(cpu_cap_bytes, baseline_bytes);
   } else if (device.is_cuda()) {
     // The caching allocator already counts the model's parameters; resetting makes the peak
@@ -232,7 +234,8 @@ MemoryPeaks RunMemoryTracker::peaks() const {
   peaks.peak_rss_bytes = peak_rss_bytes();
   if (cpu_) {
     peaks.allocated_bytes = cpu_->peak_bytes();
-    peaks.reserved_bytes = peaks.allocated_bytes;
+    // The arena never gives pages back (decay -1), so what it holds now is its peak.
+    peaks.reserved_bytes = cpu_caching_ ? caching_cpu_reserved_bytes() : peaks.allocated_bytes;
   } else if (device_.is_cuda()) {
     const auto cuda = cuda_support::read_peaks(device_.has_index() ? device_.index() : 0);
     peaks.allocated_bytes = cuda.allocated_bytes;

@@ -18,7 +18,8 @@ namespace tokbench::train {
 
 struct MemoryPeaks {
   int64_t allocated_bytes = 0;  // peak bytes held by tensors (caching allocator / CPU counter)
-  int64_t reserved_bytes = 0;   // peak reserved by the allocator (CPU: same as allocated)
+  int64_t reserved_bytes = 0;   // peak reserved by the allocator (CPU: the caching allocator's
+                                // arena, caching_cpu_allocator.hpp; without it, same as allocated)
   int64_t peak_rss_bytes = 0;   // process peak resident set (CPU runs)
 };
 
@@ -64,6 +65,7 @@ class RunMemoryTracker {
  private:
   c10::Device device_;
   std::unique_ptr<CpuMemoryCounter> cpu_;
+  bool cpu_caching_ = false;  // the counter wraps the caching CPU allocator
 };
 
 }  // namespace tokbench::train

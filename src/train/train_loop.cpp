@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "train/cuda_support.hpp"
+#include "train/profile_trace.hpp"
 #include "train/token_data.hpp"
 
 namespace tokbench::train {
@@ -32,6 +33,32 @@ void synchronize(const torch::Device& device) {
 
 std::string option_error(const std::string& option, const std::string& value, const std::string& valid) {
   return option + ": invalid value '" + value + "'; " + valid;
+}
+
+// --profile: `iterations` more iterations of `step` under the profiler, after the measured
+// window, untimed and unrecorded. Returns what became of the trace, in one line.
+std::string record_profile(TrainStep& step, TokenBatcher& data, const torch::Device& device, int64_t grad_accum,
+                           int64_t iterations, const std::filesystem::path& path) {
+  try {
+    synchronize(device);
+    ProfileTrace trace(device);
+    for (int64_t i = 0; i < iterations; ++i) {
+      torch::Tensor loss;
+      for (int64_t micro = 0; micro < grad_accum; ++micro) loss = step.forward_backward(data.next(), micro, grad_accum);
+      {
+        TraceRange range("optimizer");
+        step.optimizer_step(loss);
+      }
+      synchronize(device);
+    }
+    trace.save(path);
+  } catch (const c10::Error& e) {
+    return "no profile written: " + std::string(e.what_without_backtrace()).substr(0, 300);
+  } catch (const std::exception& e) {
+    return std::string("no profile written: ") + e.what();
+  }
+  return "profile: Chrome trace of " + std::to_string(iterations) +
+         " iterations after the measured window (not in the metrics) written to " + path.string();
 }
 
 }  // namespace
@@ -152,7 +179,11 @@ TrainResult run_timed_loop(TrainStep& step, TokenBatcher& data, const torch::Dev
         }
         if (stopped_mid_iteration) break;
         const Clock::time_point step_start = Clock::now();
-        const torch::Tensor reported_loss = step.optimizer_step(last_loss);
+        torch::Tensor reported_loss;
+        {
+          TraceRange range("optimizer");
+          reported_loss = step.optimizer_step(last_loss);
+        }
         synchronize(device);
         const Clock::time_point end = Clock::now();
         compute_seconds += seconds_between(step_start, end);
@@ -204,7 +235,13 @@ TrainResult run_timed_loop(TrainStep& step, TokenBatcher& data, const torch::Dev
     step.release_after_failure();
     if (device.is_cuda()) cuda_support::empty_cache();
   }
-  result.memory = memory.peaks();
+  result.memory = memory.peaks();  // before any profiled iterations: the run's own peaks
+  if (!options.profile_path.empty()) {
+    result.profile_message =
+        result.status == RunStatus::ok
+            ? record_profile(step, data, device, options.grad_accum, options.profile_iters, options.profile_path)
+            : "no profile written: the run ended with status " + std::string(to_string(result.status));
+  }
   return result;
 }
 

@@ -81,6 +81,8 @@ struct TrainResult {
   // running, so it costs throughput only when the device waits for the host.
   double overhead_seconds = 0;
   int64_t optimizer_steps = 0;  // the optimizer's own step count at the end (= iterations run)
+  // --profile: what became of the trace ("wrote ..." or why not); empty without --profile.
+  std::string profile_message;
   bool fused_adamw = false;     // which AdamW implementation ran (optimizer.hpp)
 };
 
@@ -92,6 +94,11 @@ struct LoopOptions {
   int64_t max_iters = 45;
   int64_t warmup_iters = 25;
   std::optional<int64_t> cpu_memory_cap_bytes;  // see TrainOptions
+  // Non-empty: after the measured window (of an ok run), profile_iters more iterations are
+  // run under the Kineto profiler and their Chrome trace written here (profile_trace.hpp).
+  // They are neither recorded nor timed: the reported metrics stay the profiler-free ones.
+  std::filesystem::path profile_path;
+  int64_t profile_iters = 3;
 };
 
 // Decides, at every iteration start, whether the run stops. A single process stops when its

@@ -1,0 +1,60 @@
+// The Kineto trace and the named ranges (profile_trace.hpp).
+#include "train/profile_trace.hpp"
+
+#include <torch/csrc/autograd/profiler_kineto.h>
+#include <torch/csrc/profiler/stubs/base.h>
+
+#include <atomic>
+#include <set>
+
+namespace tokbench::train {
+namespace {
+
+namespace profiler = torch::autograd::profiler;
+using torch::profiler::impl::ActivityType;
+using torch::profiler::impl::ProfilerConfig;
+using torch::profiler::impl::ProfilerState;
+
+// NVTX ranges are pushed only while a CUDA trace is being recorded: outside --profile the
+// ranges stay a callback check.
+std::atomic<bool> g_nvtx_ranges{false};
+
+}  // namespace
+
+TraceRange::TraceRange(const char* name) {
+  if (record_.isActive()) record_.before(name);
+  if (g_nvtx_ranges.load(std::memory_order_relaxed)) {
+    torch::profiler::impl::cudaStubs()->rangePush(name);
+    nvtx_ = true;
+  }
+}
+
+TraceRange::~TraceRange() {
+  if (nvtx_) torch::profiler::impl::cudaStubs()->rangePop();
+}
+
+ProfileTrace::ProfileTrace(const c10::Device& device) {
+  // record_shapes: the trace shows each matmul's shapes; no memory or stack capture, which
+  // would slow the profiled iterations far more than the operators need.
+  const ProfilerConfig config(ProfilerState::KINETO, /*report_input_shapes=*/true);
+  std::set<ActivityType> activities{ActivityType::CPU};
+  if (device.is_cuda()) activities.insert(ActivityType::CUDA);
+  profiler::prepareProfiler(config, activities);
+  profiler::enableProfiler(config, activities);
+  active_ = true;
+  if (device.is_cuda() && torch::profiler::impl::cudaStubs()->enabled()) g_nvtx_ranges.store(true);
+}
+
+ProfileTrace::~ProfileTrace() {
+  g_nvtx_ranges.store(false);
+  if (active_) (void)profiler::disableProfiler();
+}
+
+void ProfileTrace::save(const std::filesystem::path& path) {
+  g_nvtx_ranges.store(false);
+  active_ = false;
+  auto result = profiler::disableProfiler();
+  result->save(path.string());
+}
+
+}  // namespace tokbench::train
