@@ -106,7 +106,9 @@ void add_bench_options(CLI::App& app, BenchOptions& o) {
       ->group("Device");
   app.add_flag("--tf32,!--no-tf32", o.tf32, "allow TF32 matmuls for fp32 on CUDA (=True/False)")
       ->group("Device");
-  app.add_option("--compile,--executor", o.compile, "executor: eager (others come later)")
+  app.add_option("--compile,--executor", o.compile,
+                 "executor: eager | fused (GEMM kernels measured per machine, chunked lm_head + loss; one device, "
+                 "fp32 or bf16-true)")
       ->group("Device");
   app.add_option("--num-threads,--num_threads", o.num_threads,
                  "CPU threads for LibTorch (0: LibTorch's default)")

@@ -54,6 +54,7 @@ struct MeasuredRun {
   double overhead_seconds = 0;
   double exposed_comm_seconds = 0;  // this process's, summed over measured iterations
   std::vector<RankSummary> ranks;   // empty for one process
+  std::string kernel_note;          // the step's kernel choice (TrainStep::kernel_note); "" for none
 };
 
 struct MetricInputs {

@@ -102,6 +102,7 @@ void print_report(const RunPlan& plan, const MeasuredRun& run, const BenchMetric
              m.loss_last ? fmt::format("{:.4f}", *m.loss_last) : "N/A");
   fmt::print(out, "Device: {} ({}), dtype {}{}\n", plan.device_string, plan.device_name, to_string(plan.dtype),
              plan.tf32 ? " + TF32" : "");
+  if (!run.kernel_note.empty()) fmt::print(out, "Kernels: {}\n", run.kernel_note);
   if (!run.ranks.empty()) {
     // Each rank's own mean and exposed communication; the reported average is the slowest's.
     fmt::print(out, "Ranks: {} ({}); average iter time is the slowest rank's\n", run.ranks.size(),
