@@ -57,7 +57,7 @@ class GemmChoices {
 struct GemmCalibrationOptions {
   std::optional<std::filesystem::path> cache_file;  // nullopt: default_gemm_cache_file()
   bool use_cache = true;                            // false: always measure (and rewrite the cache)
-  int repetitions = 3;                              // timed calls per kernel, after one warm-up
+  int repetitions = 2;                              // timed calls per kernel, after one warm-up
 };
 
 // $XDG_CACHE_HOME/tokbench/gemm-choice.json, else ~/.cache/tokbench/gemm-choice.json.
