@@ -58,6 +58,7 @@ struct MeasuredRun {
   bool allocation_peaks_known = true;
   bool overhead_known = true;
   std::vector<RankSummary> ranks;   // empty for one process
+  std::string kernel_note;          // the step's kernel choice (TrainStep::kernel_note); "" for none
 };
 
 struct MetricInputs {

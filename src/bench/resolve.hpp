@@ -24,6 +24,9 @@ namespace tokbench::bench {
 
 enum class DeviceKind { cpu, cuda };
 
+// Who computes the training step: LibTorch eager ops, or the fused step (src/train/fused_step.cpp).
+enum class Executor { eager, fused };
+
 // The per-device peak used for MFU and where it came from.
 struct PeakChoice {
   double flops_per_s = 0;
@@ -46,6 +49,7 @@ struct RunPlan {
   std::string device_name;    // CPU model or GPU name
   model::TrainPrecision dtype = model::TrainPrecision::fp32;
   train::ZeroGrad zero_grad = train::ZeroGrad::none;
+  Executor executor = Executor::eager;
   bool tf32 = false;          // effective: CUDA and fp32 only
   Precision precision = Precision::fp32;
   model::FlopConvention convention = model::FlopConvention::matmul;

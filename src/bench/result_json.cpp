@@ -54,6 +54,7 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
   j["status"] = to_string(run.outcome);
   j["message"] = run.message;
   j["executor"] = o.compile;  // the reference calls it `compiler`; tokbench's executors are not compilers
+  j["kernels"] = run.kernel_note.empty() ? json(nullptr) : json(run.kernel_note);  // the executor's kernel choice
   j["tokens_per_sec_per_device"] = opt(m.tokens_per_s_per_device);
   j["model_flops_per_iter_per_device"] = m.flops_per_iter_per_device;
   j["model_flops_per_iter_total"] = m.flops_per_iter_total;

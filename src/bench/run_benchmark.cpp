@@ -161,6 +161,14 @@ std::unique_ptr<train::TrainStep> make_step(const RunPlan& plan, model::GPT mode
   const train::TrainOptions t = train_options_of(plan);
   switch (plan.dist.mode) {
     case dist::DistMode::none:
+      if (plan.executor == Executor::fused) {
+        train::FusedStepOptions o;
+        o.dtype = t.dtype;
+        o.adamw = t.adamw;
+        o.zero_grad = t.zero_grad;
+        o.rows_per_micro_batch = plan.micro_batch * plan.seq_len;
+        return train::make_fused_step(std::move(model), device, o);
+      }
       return train::make_eager_step(std::move(model), device, train::EagerStepOptions{t.dtype, t.adamw, t.zero_grad});
     case dist::DistMode::ddp: {
       dist::DdpOptions o;
@@ -325,6 +333,7 @@ int run_benchmark(const RunPlan& plan) {
       gpt->reset_parameters(plan.options.seed);
       torch::AutoGradMode grad_mode(true);
       auto step = make_step(plan, gpt, device, groups);
+      run.kernel_note = step->kernel_note();
       train::TokenBatcher data(train::batch_options_for(train_options, plan.config.vocab(), plan.dist.env.rank),
                                device);
       train::StopDecision decide_stop;

@@ -33,11 +33,15 @@ class Linear : public torch::nn::Module {
   }
   // x: (..., in) -> (..., out)
   torch::Tensor forward(const torch::Tensor& x) {
+    if (function_) return function_(x, weight_, bias_);
     return at::linear(x, weight_, bias_.defined() ? std::optional<torch::Tensor>(bias_) : std::nullopt);
   }
 
+  void set_function(GPTImpl::LinearFunction function) { function_ = std::move(function); }
+
  private:
   torch::Tensor weight_, bias_;
+  GPTImpl::LinearFunction function_;  // empty: at::linear
 };
 
 // nn.Embedding: weight (V, C).
@@ -383,6 +387,15 @@ GPTImpl::GPTImpl(const Config& config, const torch::TensorOptions& options)
 
 torch::Tensor GPTImpl::forward(const torch::Tensor& idx) {
   const auto& s = *state_;
+  auto logits = s.lm_head->forward(forward_hidden(idx));  // (B, T, V_pad)
+  if (s.config.final_logit_softcapping)
+    logits = torch::tanh(logits / *s.config.final_logit_softcapping) * *s.config.final_logit_softcapping;
+  if (s.hooks) logits = s.hooks->after_root(std::move(logits));
+  return logits;
+}
+
+torch::Tensor GPTImpl::forward_hidden(const torch::Tensor& idx) {
+  const auto& s = *state_;
   const Config& c = s.config;
   TORCH_CHECK(idx.dim() == 2, "GPT expects token ids of shape (B, T), got ", idx.sizes());
   const int64_t T = idx.size(1);
@@ -417,11 +430,7 @@ torch::Tensor GPTImpl::forward(const torch::Tensor& idx) {
     }
     if (hooks) x = hooks->after_block(layer, std::move(x));
   }
-  auto logits = s.lm_head->forward(s.ln_f->forward(x));  // (B, T, V_pad)
-  if (c.final_logit_softcapping)
-    logits = torch::tanh(logits / *c.final_logit_softcapping) * *c.final_logit_softcapping;
-  if (hooks) logits = hooks->after_root(std::move(logits));
-  return logits;
+  return s.ln_f->forward(x);  // (B, T, C)
 }
 
 void GPTImpl::reset_parameters(uint64_t seed) {
@@ -455,6 +464,11 @@ std::vector<std::shared_ptr<torch::nn::Module>> GPTImpl::blocks() const {
 
 std::vector<std::shared_ptr<torch::nn::Module>> GPTImpl::root_modules() const {
   return {state_->wte, state_->ln_f, state_->lm_head};
+}
+
+void GPTImpl::set_linear_function(LinearFunction function) {
+  for (const auto& module : modules(/*include_self=*/false))
+    if (auto* linear = dynamic_cast<Linear*>(module.get())) linear->set_function(function);
 }
 
 void GPTImpl::set_forward_hooks(std::shared_ptr<ForwardHooks> hooks) { state_->hooks = std::move(hooks); }

@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -24,6 +25,17 @@ class GPTImpl : public torch::nn::Module {
 
   // idx: (B, T) int64 token ids, T <= config.block_size -> logits (B, T, padded_vocab_size).
   torch::Tensor forward(const torch::Tensor& idx);
+
+  // idx: (B, T) -> the final norm's output (B, T, n_embd), the lm_head's input: forward
+  // without the head, for an executor that computes head and loss together (chunked).
+  torch::Tensor forward_hidden(const torch::Tensor& idx);
+
+  // How every linear layer (attention, MLP, MoE router and experts, lm_head) computes
+  // x·Wᵀ + b, for an executor with its own GEMM kernels; bias is undefined where the layer
+  // has none. Empty (the default): at::linear, exactly the eager computation.
+  using LinearFunction =
+      std::function<torch::Tensor(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias)>;
+  void set_linear_function(LinearFunction function);
 
   // Deterministic random initialisation for a seed (normal(0, 0.02) weights, zero biases,
   // norms at one), independent of the device. A no-op on the meta device.

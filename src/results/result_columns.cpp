@@ -34,6 +34,8 @@ std::vector<Column> make_columns() {
       {"status", "Status", "", "", S::tokbench},
       {"message", "Message", "", "", S::tokbench},
       {"executor", "Executor", "", "", S::tokbench},
+      // The fused executor's GEMM choice per role and shape class (null for other executors).
+      {"kernels", "Kernels", "", "", S::tokbench, true, false, true},
       {"tokens_per_sec_per_device", "Tokens/s per device", "tokens/s", "{:.1f}", S::tokbench},
       {"model_flops_per_iter_per_device", "Model FLOPs per iteration per device", "FLOPs", "", S::tokbench},
       {"model_flops_per_iter_total", "Model FLOPs per iteration total", "FLOPs", "", S::tokbench},

@@ -11,10 +11,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "model/gpt.hpp"
 #include "model/train_precision.hpp"
+#include "train/gemm_kernels.hpp"
 #include "train/optimizer.hpp"
 #include "train/token_data.hpp"
 
@@ -57,6 +60,10 @@ class TrainStep {
   // Copies of the whole model's parameters in module order (FSDP's full state dict: a
   // collective where parameters are sharded, so every rank must call it).
   virtual std::vector<at::Tensor> full_parameters() = 0;
+
+  // Which compute kernels the step chose, for the report ("" when it chose none: the eager
+  // and distributed steps use LibTorch's defaults).
+  virtual std::string kernel_note() const { return {}; }
 };
 
 struct EagerStepOptions {
@@ -68,6 +75,23 @@ struct EagerStepOptions {
 // One process, one device: litgpt's training step. Moves `model` to the device and dtype.
 std::unique_ptr<TrainStep> make_eager_step(model::GPT model, const c10::Device& device,
                                            const EagerStepOptions& options);
+
+struct FusedStepOptions {
+  model::TrainPrecision dtype = model::TrainPrecision::fp32;  // fp32 or bf16-true (no autocast)
+  AdamWOptions adamw;
+  ZeroGrad zero_grad = ZeroGrad::none;
+  int64_t rows_per_micro_batch = 0;  // B·T: the GEMM rows the kernel calibration measures
+  int64_t chunk_rows = 0;            // lm_head + loss rows per chunk; 0: default_chunk_rows(V)
+  bool use_gemm_cache = true;        // false: measure the kernels even if the cache has them
+  // Every GEMM on this kernel, nothing measured (tests of each kernel path); nullopt: measure.
+  std::optional<GemmKernel> only_kernel;
+};
+
+// One process, one device, the same training computation as the eager step with the linear
+// layers' GEMMs on the kernels measured fastest here and lm_head + cross-entropy computed in
+// row chunks (fused_step.cpp). Measures the kernels (or reads their cached choice) first.
+std::unique_ptr<TrainStep> make_fused_step(model::GPT model, const c10::Device& device,
+                                           const FusedStepOptions& options);
 
 // Pieces every step shares, so that DDP and FSDP compute exactly what the eager step does.
 // The reference's loss: cross_entropy(logits.reshape(-1, V), y.reshape(-1), ignore_index=-1),

@@ -1,0 +1,157 @@
+// FusedLinear and the chunked lm_head + cross-entropy as custom autograd functions
+// (fused_ops.hpp). Forward bodies run with grad mode off (Function::apply), so nothing
+// inside them records autograd history.
+#include "train/fused_ops.hpp"
+
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+#include <algorithm>
+
+namespace tokbench::train {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+// The three kernels of one call, packed in an int so the context can carry them to backward
+// (the choice is made once, in forward, from the forward shape).
+int64_t pack(GemmKernel forward, GemmKernel grad_input, GemmKernel grad_weight) {
+  return static_cast<int64_t>(forward) | static_cast<int64_t>(grad_input) << 1 |
+         static_cast<int64_t>(grad_weight) << 2;
+}
+GemmKernel unpack(int64_t code, GemmRole role) { return static_cast<GemmKernel>((code >> static_cast<int>(role)) & 1); }
+
+int64_t pack_choices(const GemmChoices& choices, const GemmShape& shape) {
+  return pack(choices.choose(GemmRole::forward, shape), choices.choose(GemmRole::grad_input, shape),
+              choices.choose(GemmRole::grad_weight, shape));
+}
+
+class FusedLinearFunction : public torch::autograd::Function<FusedLinearFunction> {
+ public:
+  // bias travels as an optional: an undefined tensor cannot be a graph input.
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
+                            const std::optional<at::Tensor>& maybe_bias, int64_t kernels) {
+    const at::Tensor bias = maybe_bias.value_or(at::Tensor());
+    const auto x2 = x.reshape({-1, x.size(-1)});  // (M, K)
+    ctx->save_for_backward({x2, weight});
+    ctx->saved_data["kernels"] = kernels;
+    ctx->saved_data["has_bias"] = bias.defined();
+    ctx->saved_data["x_sizes"] = x.sizes().vec();
+    auto y = linear_forward(unpack(kernels, GemmRole::forward), x2, weight, bias);  // (M, N)
+    auto sizes = x.sizes().vec();
+    sizes.back() = weight.size(0);
+    return y.view(sizes);
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    const auto saved = ctx->get_saved_variables();
+    const auto& x2 = saved[0];
+    const auto& weight = saved[1];
+    const int64_t kernels = ctx->saved_data["kernels"].toInt();
+    const auto dy = grad_outputs[0].reshape({-1, weight.size(0)});  // (M, N)
+    at::Tensor grad_x, grad_w, grad_b;
+    if (ctx->needs_input_grad(0))
+      grad_x = linear_grad_input(unpack(kernels, GemmRole::grad_input), dy, weight)
+                   .view(ctx->saved_data["x_sizes"].toIntVector());
+    if (ctx->needs_input_grad(1)) grad_w = linear_grad_weight(unpack(kernels, GemmRole::grad_weight), dy, x2);
+    if (ctx->saved_data["has_bias"].toBool() && ctx->needs_input_grad(2)) grad_b = dy.sum(0);
+    return {grad_x, grad_w, grad_b, at::Tensor()};
+  }
+};
+
+class ChunkedLinearCrossEntropyFunction : public torch::autograd::Function<ChunkedLinearCrossEntropyFunction> {
+ public:
+  // softcap 0: none. Returns the fp32 mean loss; stores the gradients of that loss.
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& hidden, const at::Tensor& weight,
+                            const std::optional<at::Tensor>& maybe_bias, const at::Tensor& targets,
+                            int64_t chunk_rows, double softcap, int64_t kernels) {
+    const at::Tensor bias = maybe_bias.value_or(at::Tensor());
+    const int64_t rows = hidden.size(0);
+    const auto valid = targets.ne(-1);
+    // 1 / (number of counted targets) as a device tensor: no host read. inf when none
+    // counts, so the loss is 0·inf = NaN as in torch.
+    const auto inv_count = valid.sum().to(at::kFloat).reciprocal();
+    const auto safe_targets = targets.clamp_min(0).unsqueeze(1);  // ignored rows gather column 0
+    auto loss_sum = at::zeros({}, hidden.options().dtype(at::kFloat));
+    at::Tensor grad_hidden = at::empty_like(hidden), grad_weight, grad_bias;
+    for (int64_t start = 0; start < rows; start += chunk_rows) {
+      const int64_t end = std::min(rows, start + chunk_rows);
+      const auto h = hidden.slice(0, start, end);  // (r, C)
+      auto z = linear_forward(unpack(kernels, GemmRole::forward), h, weight, bias);  // (r, V)
+      at::Tensor capped_tanh;
+      if (softcap > 0) {
+        capped_tanh = at::tanh(z / softcap);
+        z = capped_tanh * softcap;
+      }
+      const auto logits = z.to(at::kFloat);
+      const auto lse = at::logsumexp(logits, 1, /*keepdim=*/true);  // (r, 1)
+      const auto t = safe_targets.slice(0, start, end);
+      const auto counted = valid.slice(0, start, end).to(at::kFloat).unsqueeze(1);  // (r, 1)
+      loss_sum.add_(((lse - logits.gather(1, t)) * counted).sum());
+      // d(mean loss)/d(logits) = (softmax − onehot(target)) · counted / count
+      auto g = (logits - lse).exp_();
+      g.scatter_add_(1, t, at::full_like(t, -1, g.options()));
+      g.mul_(counted * inv_count);
+      if (softcap > 0) g.mul_(1 - capped_tanh.to(at::kFloat).square());
+      g = g.to(weight.scalar_type());
+      grad_hidden.slice(0, start, end).copy_(linear_grad_input(unpack(kernels, GemmRole::grad_input), g, weight));
+      auto chunk_grad_weight = linear_grad_weight(unpack(kernels, GemmRole::grad_weight), g, h);  // (V, C)
+      grad_weight = grad_weight.defined() ? grad_weight.add_(chunk_grad_weight) : chunk_grad_weight;
+      if (bias.defined()) grad_bias = grad_bias.defined() ? grad_bias.add_(g.sum(0)) : g.sum(0);
+    }
+    if (!grad_weight.defined()) grad_weight = at::zeros_like(weight);  // no rows at all
+    if (bias.defined() && !grad_bias.defined()) grad_bias = at::zeros_like(bias);
+    ctx->saved_data["grad_hidden"] = grad_hidden;
+    ctx->saved_data["grad_weight"] = grad_weight;
+    if (bias.defined()) ctx->saved_data["grad_bias"] = grad_bias;
+    return loss_sum * inv_count;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    const auto& scale = grad_outputs[0];  // d(final)/d(loss): 1 / grad_accum in a training step
+    auto take = [&](const char* name, size_t input) -> at::Tensor {
+      auto found = ctx->saved_data.find(name);
+      if (found == ctx->saved_data.end() || !ctx->needs_input_grad(input)) return {};
+      auto grad = found->second.toTensor();
+      found->second = at::IValue();  // hand the buffer over; backward runs once
+      return grad.mul_(scale.to(grad.scalar_type()));
+    };
+    return {take("grad_hidden", 0), take("grad_weight", 1), take("grad_bias", 2), at::Tensor(), at::Tensor(),
+            at::Tensor(), at::Tensor()};
+  }
+};
+
+std::optional<at::Tensor> optional_tensor(const at::Tensor& t) {
+  return t.defined() ? std::optional<at::Tensor>(t) : std::nullopt;
+}
+
+}  // namespace
+
+at::Tensor fused_linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                        const GemmChoices& choices) {
+  const GemmShape shape{x.numel() / std::max<int64_t>(1, x.size(-1)), weight.size(1), weight.size(0)};
+  return FusedLinearFunction::apply(x, weight, optional_tensor(bias), pack_choices(choices, shape));
+}
+
+int64_t default_chunk_rows(int64_t vocab) {
+  constexpr int64_t kChunkLogitElements = int64_t{64} << 20;  // 256 MB of fp32
+  return std::max<int64_t>(128, kChunkLogitElements / std::max<int64_t>(1, vocab));
+}
+
+at::Tensor chunked_linear_cross_entropy(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& bias,
+                                        const at::Tensor& targets, const GemmChoices& choices,
+                                        const ChunkedCrossEntropyOptions& options) {
+  TORCH_CHECK(hidden.dim() == 2 && weight.dim() == 2 && hidden.size(1) == weight.size(1),
+              "chunked_linear_cross_entropy: hidden (N, C) and weight (V, C) expected, got ", hidden.sizes(), " and ",
+              weight.sizes());
+  TORCH_CHECK(targets.dim() == 1 && targets.size(0) == hidden.size(0),
+              "chunked_linear_cross_entropy: targets (N) expected, got ", targets.sizes());
+  TORCH_CHECK(options.chunk_rows > 0, "chunked_linear_cross_entropy: chunk_rows must be positive");
+  TORCH_CHECK(!options.softcap || *options.softcap > 0, "chunked_linear_cross_entropy: softcap must be positive");
+  const GemmShape shape{std::min(options.chunk_rows, hidden.size(0)), weight.size(1), weight.size(0)};
+  return ChunkedLinearCrossEntropyFunction::apply(hidden, weight, optional_tensor(bias), targets, options.chunk_rows,
+                                                  options.softcap.value_or(0.0), pack_choices(choices, shape));
+}
+
+}  // namespace tokbench::train
