@@ -264,7 +264,7 @@ void resolve_batches(const BenchOptions& o, const MachineInfo& m, RunPlan& plan)
 void resolve_training(const BenchOptions& o, RunPlan& plan) {
   // The reference's torch.compile backends (inductor, thunder, ...) are other executors, not
   // spellings of these: they are rejected, never mapped.
-  require_choice("--executor", o.compile, {"eager", "fused"});
+  require_choice("--compile", o.compile, {"eager", "fused"});
   plan.executor = o.compile == "fused" ? Executor::fused : Executor::eager;
   if (plan.executor == Executor::fused && plan.world_size > 1)
     usage(fmt::format("--executor fused runs on one device; got world size {}; valid: --nproc-per-node 1, or "
