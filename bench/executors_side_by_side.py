@@ -109,7 +109,11 @@ def main():
 
     today = datetime.date.today().isoformat()
     sample = next((r for row in rows for e in executors for r in row[4][e] if r), None)
-    env = sample["environment"] if sample else {}
+    env = dict(sample["environment"]) if sample else {}
+    # The Python executors' runs carry the interpreter's torch version.
+    python_run = next((r for row in rows for e in executors if e.startswith("python") for r in row[4][e] if r), None)
+    if python_run:
+        env["python_torch_version"] = python_run["environment"].get("python_torch_version", "?")
     lines = [
         f"# Executors side by side on the CPU, {a.dtype}, {today}",
         "",
