@@ -47,21 +47,7 @@ CalibrationKey calibration_key_here(int threads, const std::string& torch_versio
 }
 
 std::filesystem::path calibration_cache_file(const EnvLookup& getenv_fn) {
-  auto set = [&](const char* name) -> const char* {
-    const char* value = getenv_fn(name);
-    return value != nullptr && *value != '\0' ? value : nullptr;
-  };
-  std::filesystem::path dir;
-  if (const char* own = set("TOKBENCH_CACHE_DIR")) {
-    dir = own;
-  } else if (const char* xdg = set("XDG_CACHE_HOME")) {
-    dir = std::filesystem::path(xdg) / "tokbench";
-  } else if (const char* home = set("HOME")) {
-    dir = std::filesystem::path(home) / ".cache" / "tokbench";
-  } else {
-    dir = std::filesystem::path(".cache") / "tokbench";  // no HOME: beside the working directory
-  }
-  return dir / "calibration.json";
+  return train::tokbench_cache_dir(getenv_fn) / "calibration.json";
 }
 
 std::filesystem::path calibration_cache_file() {

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "train/cache_dir.hpp"
+
 namespace tokbench::bench {
 
 struct CalibrationKey {
@@ -43,9 +45,9 @@ struct CpuCalibration {
   std::vector<MeasuredPeak> peaks;
 };
 
-// Where the cache lives: $TOKBENCH_CACHE_DIR, else $XDG_CACHE_HOME/tokbench, else
-// $HOME/.cache/tokbench; the file is calibration.json there. `getenv` is injectable for tests.
-using EnvLookup = std::function<const char*(const char*)>;
+// Where the cache lives: calibration.json in train::tokbench_cache_dir() ($TOKBENCH_CACHE_DIR,
+// else $XDG_CACHE_HOME/tokbench, else $HOME/.cache/tokbench). `getenv` is injectable for tests.
+using EnvLookup = train::GetEnv;
 std::filesystem::path calibration_cache_file(const EnvLookup& getenv_fn);
 std::filesystem::path calibration_cache_file();  // from the process environment
 

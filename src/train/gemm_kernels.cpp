@@ -20,6 +20,8 @@
 #include <system_error>
 #include <unistd.h>
 
+#include "train/cache_dir.hpp"
+
 namespace tokbench::train {
 namespace {
 
@@ -180,13 +182,7 @@ std::string GemmChoices::summary() const {
                      static_cast<int64_t>(by_class.size()) - onednn, from_cache ? "cached" : "measured");
 }
 
-std::filesystem::path default_gemm_cache_file() {
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-    return std::filesystem::path(xdg) / "tokbench" / "gemm-choice.json";
-  if (const char* home = std::getenv("HOME"); home && *home)
-    return std::filesystem::path(home) / ".cache" / "tokbench" / "gemm-choice.json";
-  return std::filesystem::temp_directory_path() / "tokbench-gemm-choice.json";
-}
+std::filesystem::path default_gemm_cache_file() { return tokbench_cache_dir() / "gemm-choice.json"; }
 
 std::string gemm_machine_key(at::ScalarType dtype) {
   return fmt::format("{}|threads={}|torch={}|{}", cpu_model_name(), at::get_num_threads(), TORCH_VERSION,
