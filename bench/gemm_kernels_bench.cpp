@@ -7,10 +7,7 @@
 #include <ATen/Parallel.h>
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <chrono>
 #include <cstdlib>
-#include <limits>
 
 #include "train/gemm_kernels.hpp"
 
@@ -20,22 +17,7 @@ namespace {
 
 double best_seconds(GemmKernel kernel, GemmRole role, const at::Tensor& x, const at::Tensor& w,
                     const at::Tensor& dy, int repetitions) {
-  auto call = [&] {
-    switch (role) {
-      case GemmRole::forward: return linear_forward(kernel, x, w, {});
-      case GemmRole::grad_input: return linear_grad_input(kernel, dy, w);
-      case GemmRole::grad_weight: return linear_grad_weight(kernel, dy, x);
-    }
-    return at::Tensor();
-  };
-  call();
-  double best = std::numeric_limits<double>::infinity();
-  for (int i = 0; i < repetitions; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    call();
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  return best;
+  return fastest_seconds([&] { return run_gemm_role(kernel, role, x, w, dy); }, repetitions);
 }
 
 }  // namespace

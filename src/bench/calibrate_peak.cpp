@@ -3,15 +3,15 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
-#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/grad_mode.h>
 #include <fmt/format.h>
 #include <torch/version.h>
 
 #include <chrono>
-#include <optional>
-#include <vector>
+#include <functional>
 
 #include "bench/environment.hpp"
+#include "train/gemm_kernels.hpp"
 
 namespace tokbench::bench {
 namespace {
@@ -41,19 +41,6 @@ double best_seconds(const std::function<void()>& call, double budget) {
   return best;
 }
 
-// oneDNN's linear, reached through the dispatcher because LibTorch exports no C++ function
-// for it: Y = X @ W^T with W stored (n x k), as nn.Linear; empty when this build lacks it.
-std::optional<c10::OperatorHandle> onednn_linear() {
-  return c10::Dispatcher::singleton().findSchema({"mkldnn::_linear_pointwise", ""});
-}
-
-at::Tensor call_onednn_linear(const c10::OperatorHandle& op, const at::Tensor& x, const at::Tensor& w) {
-  std::vector<c10::IValue> stack{x, w, c10::IValue(), std::string("none"),
-                                 c10::List<std::optional<at::Scalar>>(), c10::IValue()};
-  op.callBoxed(&stack);
-  return stack.at(0).toTensor();
-}
-
 }  // namespace
 
 CpuCalibration calibrate_cpu_peak(const CalibrationSettings& settings,
@@ -61,7 +48,8 @@ CpuCalibration calibrate_cpu_peak(const CalibrationSettings& settings,
   CpuCalibration result;
   result.key = calibration_key_here(at::get_num_threads(), TORCH_VERSION);
   result.measured_at = rfc3339_now();
-  const auto linear = onednn_linear();
+  // oneDNN's linear through the fused executor's kernel layer (train/gemm_kernels.hpp).
+  const bool linear = train::onednn_linear_available();
   if (!linear) log("mkldnn::_linear_pointwise is not in this LibTorch: at::mm only");
   at::NoGradGuard no_grad;
   for (const auto& [dtype_name, dtype] : {std::pair{"fp32", at::kFloat}, std::pair{"bf16", at::kBFloat16}}) {
@@ -79,7 +67,8 @@ CpuCalibration calibrate_cpu_peak(const CalibrationSettings& settings,
       consider("at::mm", [&] { (void)at::mm(a, b); });
       if (linear) {
         const at::Tensor w = b.t().contiguous();  // (n x k), as nn.Linear stores it
-        consider("mkldnn::_linear_pointwise (oneDNN)", [&] { (void)call_onednn_linear(*linear, a, w); });
+        consider("mkldnn::_linear_pointwise (oneDNN)",
+                 [&] { (void)train::linear_forward(train::GemmKernel::onednn, a, w, {}); });
       }
     }
     result.peaks.push_back(best);

@@ -85,29 +85,6 @@ std::string cpu_model_name() {
   return "unknown-cpu";
 }
 
-at::Tensor run_role(GemmKernel kernel, GemmRole role, const at::Tensor& x, const at::Tensor& w,
-                    const at::Tensor& dy) {
-  switch (role) {
-    case GemmRole::forward: return linear_forward(kernel, x, w, {});
-    case GemmRole::grad_input: return linear_grad_input(kernel, dy, w);
-    case GemmRole::grad_weight: return linear_grad_weight(kernel, dy, x);
-  }
-  TORCH_INTERNAL_ASSERT(false, "unreachable");
-}
-
-// Fastest of `repetitions` calls after one warm-up (the minimum is the least disturbed by
-// other processes on a shared machine).
-double fastest_seconds(const std::function<at::Tensor()>& call, int repetitions) {
-  call();
-  double best = std::numeric_limits<double>::infinity();
-  for (int i = 0; i < repetitions; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    call();
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  return best;
-}
-
 // Relative Frobenius-norm error a kernel may have against ATen: fp32 sums of K products
 // differ by blocking order at ~sqrt(K)·eps; 1e-4 leaves margin for K = 16k and no more.
 double tolerance(at::ScalarType dtype) { return dtype == at::kFloat || dtype == at::kDouble ? 1e-4 : 2e-2; }
@@ -133,6 +110,29 @@ void write_cache(const std::filesystem::path& file, const nlohmann::json& doc) {
 }
 
 }  // namespace
+
+at::Tensor run_gemm_role(GemmKernel kernel, GemmRole role, const at::Tensor& x, const at::Tensor& w,
+                    const at::Tensor& dy) {
+  switch (role) {
+    case GemmRole::forward: return linear_forward(kernel, x, w, {});
+    case GemmRole::grad_input: return linear_grad_input(kernel, dy, w);
+    case GemmRole::grad_weight: return linear_grad_weight(kernel, dy, x);
+  }
+  TORCH_INTERNAL_ASSERT(false, "unreachable");
+}
+
+// Fastest of `repetitions` calls after one warm-up (the minimum is the least disturbed by
+// other processes on a shared machine).
+double fastest_seconds(const std::function<at::Tensor()>& call, int repetitions) {
+  call();
+  double best = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < repetitions; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    call();
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return best;
+}
 
 const char* to_string(GemmKernel kernel) { return kernel == GemmKernel::aten ? "aten" : "onednn"; }
 
@@ -218,14 +218,14 @@ GemmChoices calibrate_gemm_choices(const std::vector<GemmShape>& shapes, at::Sca
       GemmKernel chosen = GemmKernel::aten;
       try {
         // Correctness first: a kernel that disagrees with ATen is never chosen, however fast.
-        const auto want = run_role(GemmKernel::aten, role, x, w, dy).to(at::kFloat);
-        const auto got = run_role(GemmKernel::onednn, role, x, w, dy).to(at::kFloat);
+        const auto want = run_gemm_role(GemmKernel::aten, role, x, w, dy).to(at::kFloat);
+        const auto got = run_gemm_role(GemmKernel::onednn, role, x, w, dy).to(at::kFloat);
         const double error = ((got - want).norm() / want.norm().clamp_min(1e-30)).item<double>();
         if (error <= tolerance(dtype)) {
           const double aten_s =
-              fastest_seconds([&] { return run_role(GemmKernel::aten, role, x, w, dy); }, options.repetitions);
+              fastest_seconds([&] { return run_gemm_role(GemmKernel::aten, role, x, w, dy); }, options.repetitions);
           const double onednn_s =
-              fastest_seconds([&] { return run_role(GemmKernel::onednn, role, x, w, dy); }, options.repetitions);
+              fastest_seconds([&] { return run_gemm_role(GemmKernel::onednn, role, x, w, dy); }, options.repetitions);
           // oneDNN must win clearly: its grad GEMMs pay transposed copies the timing of one
           // GEMM in isolation underrates, and a near-tie flips with the load of a shared machine.
           if (onednn_s < kOnednnMargin * aten_s) chosen = GemmKernel::onednn;

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,12 @@ at::Tensor linear_forward(GemmKernel kernel, const at::Tensor& x, const at::Tens
 at::Tensor linear_grad_input(GemmKernel kernel, const at::Tensor& dy, const at::Tensor& weight);
 // dy: (M, N), x: (M, K) -> (N, K)
 at::Tensor linear_grad_weight(GemmKernel kernel, const at::Tensor& dy, const at::Tensor& x);
+
+// The GEMM of `role` on `kernel`: forward x·Wᵀ, grad-input dy·W, grad-weight dyᵀ·x.
+at::Tensor run_gemm_role(GemmKernel kernel, GemmRole role, const at::Tensor& x, const at::Tensor& w,
+                         const at::Tensor& dy);
+// Fastest of `repetitions` calls after one warm-up: what the kernel choice and its benchmark time.
+double fastest_seconds(const std::function<at::Tensor()>& call, int repetitions);
 
 // One linear layer's GEMM shape: M rows (batch·time), K inputs, N outputs.
 struct GemmShape {
