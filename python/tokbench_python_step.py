@@ -9,7 +9,7 @@ configuration it has already validated and reads its stdout, one JSON object per
   {"event": "iteration", "index": i, "warmup": bool, "seconds": s, "loss": l, "end_time": t}
   {"event": "result", "status": "ok"|"oom"|"nan"|"interrupted"|"error", "message": ...,
    "measured_window_seconds": w, "allocated_peak_bytes": n|null, "reserved_peak_bytes": n|null,
-   "peak_rss_bytes": n}
+   "peak_rss_bytes": n, "profile_message": "..."}   (profile_message only with --profile)
 
 The step is the reference's (and bench/python_step.py's, which now calls this file): litgpt's
 GPT, torch.optim.AdamW(fused=True) — the same fused ATen kernel tokbench's AdamW calls, so a
@@ -20,6 +20,10 @@ protocol is tokbench's: the window runs from the end of the last warm-up iterati
 the last one, so tokens/s = M·G·T / window. With --compile inductor the model is wrapped in
 torch.compile (default mode, as the reference does); compilation happens in the first
 iteration, which is why warm-up iterations exist.
+
+--profile PATH writes a Chrome trace of --profile-iters more iterations after the measured
+window (torch.profiler with shapes and memory events, and forward/backward/optimizer ranges),
+as tokbench's own --profile does, so the two traces can be compared op by op.
 
 Only the JSON lines go to stdout: everything else printed by Python, litgpt or the inductor's
 compiler (C++ compiler output included) is sent to stderr at the file-descriptor level, so the
@@ -73,6 +77,8 @@ def parse_args():
     p.add_argument("--zero-grad", default="none", choices=["none", "inplace", "in-place"],
                    help="none: zero_grad(set_to_none=True), the reference's choice; inplace: "
                         "set_to_none=False, gradients keep their memory")
+    p.add_argument("--profile", help="write a Chrome trace of --profile-iters iterations after the window")
+    p.add_argument("--profile-iters", type=int, default=3)
     p.add_argument("--json-lines", action="store_true",
                    help="tokbench's protocol (events, one per line); without it, one summary JSON as "
                         "bench/python_step.py printed")
@@ -128,25 +134,41 @@ def train(a, torch, GPT, Config, out, stop):
         import contextlib
         return contextlib.nullcontext()
 
+    def ranged(name):
+        # The profile's named ranges; outside a profile record_function costs next to nothing,
+        # but the measured loop does without it, as the reference's does.
+        import contextlib
+        return torch.profiler.record_function(name) if profiling else contextlib.nullcontext()
+
+    def one_iteration():
+        """Forward and backward of GA micro-batches and one optimizer step; the last micro-batch's
+        loss (divided by GA), or None when a stop request came between micro-batches."""
+        loss = None
+        for _ in range(GA):
+            if stop.requested:
+                return None
+            data = torch.randint(0, 100, (B, T + 1), generator=generator)
+            x, y = data[:, :T].to(device), data[:, 1:].to(device)
+            with ranged("forward"), autocast():
+                logits = forward(x)
+                loss = F.cross_entropy(logits.reshape(-1, V), y.reshape(-1), ignore_index=-1) / GA
+            with ranged("backward"):
+                loss.backward()
+        with ranged("optimizer"):
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=set_to_none)
+        return loss
+
+    profiling = False
     iterations = []
     status, message = "ok", ""
     start = time.perf_counter()
     previous_end = 0.0
     for index in range(a.max_iters):
-        for _ in range(GA):
-            if stop.requested:
-                break
-            data = torch.randint(0, 100, (B, T + 1), generator=generator)
-            x, y = data[:, :T].to(device), data[:, 1:].to(device)
-            with autocast():
-                logits = forward(x)
-                loss = F.cross_entropy(logits.reshape(-1, V), y.reshape(-1), ignore_index=-1) / GA
-            loss.backward()
-        if stop.requested:
+        loss = one_iteration()
+        if loss is None:
             status, message = "interrupted", f"stopped by a signal in iteration {index}"
             break
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=set_to_none)
         value = loss.item() * GA
         if device.type == "cuda":
             torch.cuda.synchronize()
@@ -167,7 +189,36 @@ def train(a, torch, GPT, Config, out, stop):
     if device.type == "cuda":
         memory = {"allocated_peak_bytes": torch.cuda.max_memory_allocated(device),
                   "reserved_peak_bytes": torch.cuda.max_memory_reserved(device)}
-    return status, message, iterations, window, memory
+    profile_message = None
+    if a.profile:
+        # After the peaks are read: the profiled iterations are in no reported figure.
+        if status != "ok":
+            profile_message = f"no profile written: the run ended with status {status}"
+        else:
+            profiling = True
+            profile_message = record_profile(a, torch, device, one_iteration)
+    return status, message, iterations, window, memory, profile_message
+
+
+def record_profile(a, torch, device, one_iteration):
+    """--profile: a.profile_iters more iterations under torch.profiler; what became of the trace."""
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    if device.type == "cuda":
+        activities.append(torch.profiler.ProfilerActivity.CUDA)
+    try:
+        with torch.profiler.profile(activities=activities, record_shapes=True, profile_memory=True) as profiler:
+            for _ in range(a.profile_iters):
+                loss = one_iteration()
+                if loss is None:
+                    return "no profile written: stopped by a signal"
+                loss.item()
+                if device.type == "cuda":
+                    torch.cuda.synchronize()
+        profiler.export_chrome_trace(a.profile)
+    except Exception as e:
+        return f"no profile written: {type(e).__name__}: {e}".splitlines()[0][:300]
+    return (f"profile: Chrome trace of {a.profile_iters} iterations after the measured window "
+            f"(not in the metrics) written to {a.profile}")
 
 
 def main():
@@ -193,16 +244,17 @@ def main():
     if out is not None:
         emit(out, "ready", num_threads=torch.get_num_threads(), **versions)
 
-    status, message, iterations, window, memory = "error", "", [], 0.0, {}
+    status, message, iterations, window, memory, profile_message = "error", "", [], 0.0, {}, None
     try:
-        status, message, iterations, window, memory = train(a, torch, GPT, Config, out, stop)
+        status, message, iterations, window, memory, profile_message = train(a, torch, GPT, Config, out, stop)
     except torch.OutOfMemoryError as e:
         status, message = "oom", str(e).splitlines()[0]
     except Exception as e:
         status, message = "error", (f"{type(e).__name__}: {e}".splitlines() or [""])[0]
     if out is not None:
+        profile = {} if profile_message is None else {"profile_message": profile_message}
         emit(out, "result", status=status, message=message, measured_window_seconds=window,
-             peak_rss_bytes=peak_rss_bytes(), **memory)
+             peak_rss_bytes=peak_rss_bytes(), **memory, **profile)
         return
     # The one summary bench/run_side_by_side.py reads.
     if status != "ok":

@@ -116,8 +116,8 @@ void add_bench_options(CLI::App& app, BenchOptions& o) {
       ->transform(whole_number<int>(fmt::format("a whole number 0..{} (0: LibTorch's default)", kMaxThreads)))
       ->group("Device");
   app.add_option("--cpu-allocator,--cpu_allocator", o.cpu_allocator,
-                 "CPU tensor memory: caching (blocks kept across iterations, jemalloc arena) | system "
-                 "(LibTorch's allocator)")->group("Device");
+                 "CPU tensor memory: caching (blocks kept across iterations, jemalloc arena; tokbench's "
+                 "executors' default) | system (LibTorch's allocator; the Python executors' only one)")->group("Device");
   // Distribution
   app.add_option("--distributed-mode,--distributed_mode", o.distributed_mode,
                  "none | ddp | fsdp (ddp/fsdp need more than one rank)")->group("Distributed");

@@ -31,7 +31,8 @@ struct BenchOptions {
   int num_threads = 0;          // 0: LibTorch's default
   // CPU tensor memory: caching (blocks kept across iterations in a jemalloc arena,
   // train/caching_cpu_allocator.hpp) | system (LibTorch's own CPU allocator, freed at once).
-  std::string cpu_allocator = "caching";
+  // Empty: the executor's own (RunPlan::cpu_allocator).
+  std::string cpu_allocator;
   // Distribution (src/dist)
   std::string distributed_mode = "none";
   std::string shard_mode = "zero2";

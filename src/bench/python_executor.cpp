@@ -214,6 +214,10 @@ std::vector<std::string> python_step_argv(const RunPlan& plan, const PythonStepC
       "--zero-grad", std::string(train::to_string(plan.zero_grad))};
   if (plan.tf32) argv.push_back("--tf32");
   if (o.dynamic) argv.push_back("--dynamic");
+  if (!plan.profile_path.empty()) {
+    argv.insert(argv.end(), {"--profile", plan.profile_path.string(), "--profile-iters",
+                             std::to_string(plan.profile_iters)});
+  }
   return argv;
 }
 
@@ -251,6 +255,7 @@ int run_python_benchmark(const RunPlan& plan) {
                            stderr, line_stream);
   bool ready = false, finished = false;
   std::string unavailable_error;
+  std::string profile_message;  // --profile: the child's line on where its trace went
   std::string pending;
   char buffer[65536];
   auto on_line = [&](const std::string& line) {
@@ -288,6 +293,7 @@ int run_python_benchmark(const RunPlan& plan) {
       run.message = j.value("message", "");
       run.measured_window_seconds = number_or_null(j, "measured_window_seconds").value_or(0);
       run.peak_rss_bytes = static_cast<int64_t>(number_or_null(j, "peak_rss_bytes").value_or(0));
+      profile_message = j.value("profile_message", "");
       if (const auto allocated = number_or_null(j, "allocated_peak_bytes")) {
         run.allocation_peaks_known = true;
         run.allocated_peak_bytes = static_cast<int64_t>(*allocated);
@@ -328,7 +334,9 @@ int run_python_benchmark(const RunPlan& plan) {
   }
 
   const BenchMetrics metrics = compute_metrics(inputs, run);
-  return publish_result(plan, run, build_result_json(plan, run, metrics, env), report_out);
+  const int code = publish_result(plan, run, build_result_json(plan, run, metrics, env), report_out);
+  if (!profile_message.empty()) report_out << profile_message << "\n" << std::flush;  // as run_benchmark does
+  return code;
 }
 
 }  // namespace tokbench::bench

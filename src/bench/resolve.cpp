@@ -277,6 +277,8 @@ void resolve_python_executor(const BenchOptions& o, const RunPlan& plan) {
   if (!o.model_config.empty()) refuse(fmt::format("--model-config '{}'", o.model_config), "--model-name");
   if (o.data != "random") refuse(fmt::format("--data '{}'", o.data), "--data random");
   if (o.cpu_memory_cap_mb) refuse("--cpu-memory-cap-mb", "no cap");
+  if (o.cpu_allocator == "caching")
+    refuse("--cpu-allocator caching (Python's torch allocates CPU memory itself)", "--cpu-allocator system");
 }
 
 void resolve_training(const BenchOptions& o, RunPlan& plan) {
@@ -298,7 +300,8 @@ void resolve_training(const BenchOptions& o, RunPlan& plan) {
     usage(fmt::format("--num-threads {} is not valid; valid: 0..{} (0: LibTorch's default)", o.num_threads,
                       kMaxThreads));
   require_choice("--zero-grad", o.zero_grad, {"none", "inplace"});
-  require_choice("--cpu-allocator", o.cpu_allocator, {"caching", "system"});
+  if (!o.cpu_allocator.empty()) require_choice("--cpu-allocator", o.cpu_allocator, {"caching", "system"});
+  plan.cpu_allocator = !o.cpu_allocator.empty() ? o.cpu_allocator : is_python_executor(o.compile) ? "system" : "caching";
   plan.zero_grad = o.zero_grad == "none" ? train::ZeroGrad::none : train::ZeroGrad::inplace;
   if (o.log_every < 0 || o.log_every > kMaxLogEvery)
     usage(fmt::format("--log-every {} is not valid; valid: 0..{} (0: a live line on a terminal)", o.log_every,

@@ -49,6 +49,9 @@ struct RunPlan {
   std::string device_name;    // CPU model or GPU name
   model::TrainPrecision dtype = model::TrainPrecision::fp32;
   train::ZeroGrad zero_grad = train::ZeroGrad::none;
+  // caching | system: what serves CPU tensors (--cpu-allocator, or the executor's default:
+  // caching for tokbench's, system for the Python executors, whose torch has its own).
+  std::string cpu_allocator;
   Executor executor = Executor::eager;
   bool tf32 = false;          // effective: CUDA and fp32 only
   Precision precision = Precision::fp32;

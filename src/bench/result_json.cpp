@@ -146,7 +146,7 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
                  {"dtype", o.dtype},
                  {"cpu_memory_cap_rank", o.cpu_memory_cap_rank ? json(*o.cpu_memory_cap_rank) : json(nullptr)},
                  {"num_threads", o.num_threads},
-                 {"cpu_allocator", o.cpu_allocator},
+                 {"cpu_allocator", plan.cpu_allocator},
                  {"cpu_memory_cap_mb", o.cpu_memory_cap_mb ? json(*o.cpu_memory_cap_mb) : json(nullptr)}};
   j["environment"] = {{"tokbench_version", env.tokbench_version}, {"git_revision", env.git_revision},
                       {"libtorch_version", env.libtorch_version}, {"build_type", env.build_type},

@@ -306,7 +306,7 @@ int run_benchmark(const RunPlan& plan) {
   // --cpu-allocator caching: every CPU tensor of the run (the model's parameters included,
   // whatever the executor) comes from the caching allocator, installed before the model.
   std::optional<train::ScopedCachingCpuAllocator> caching_allocator;
-  if (plan.options.cpu_allocator == "caching") caching_allocator.emplace();
+  if (plan.cpu_allocator == "caching") caching_allocator.emplace();
   if (!quiet) {
     print_config_echo(plan, report_out);
     report_out << "# threads: " << torch::get_num_threads() << "\n" << std::flush;

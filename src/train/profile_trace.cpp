@@ -34,9 +34,11 @@ TraceRange::~TraceRange() {
 }
 
 ProfileTrace::ProfileTrace(const c10::Device& device) {
-  // record_shapes: the trace shows each matmul's shapes; no memory or stack capture, which
-  // would slow the profiled iterations far more than the operators need.
-  const ProfilerConfig config(ProfilerState::KINETO, /*report_input_shapes=*/true);
+  // record_shapes: the trace shows each matmul's shapes. profile_memory: every allocation
+  // and free is a [memory] event under the operator that made it (what
+  // bench/allocations_by_op.py sums); the profiled iterations are outside the metrics, so
+  // its cost is harmless. No stack capture, which would slow them far more.
+  const ProfilerConfig config(ProfilerState::KINETO, /*report_input_shapes=*/true, /*profile_memory=*/true);
   std::set<ActivityType> activities{ActivityType::CPU};
   if (device.is_cuda()) activities.insert(ActivityType::CUDA);
   profiler::prepareProfiler(config, activities);

@@ -6,7 +6,9 @@ Scenarios:
             "python-eager", measured_iters 2, tokens_per_sec = M·G·T / window recomputed from the JSON's
             own iterations, the Python torch version in `environment`, no memory figure it cannot
             know), and its first measured loss is near ln(vocab) and near tokbench's for the same
-            seed (the initialisations and data streams differ, so not equal)
+            seed (the initialisations and data streams differ, so not equal); both runs take --profile,
+            and both traces hold the forward/backward/optimizer ranges, a matmul and [memory] events
+            (what bench/allocations_by_op.py compares); the options echo the allocator each used
   inductor  the same through torch.compile (the compile happens inside the warm-up)
   refusals  an interpreter that does not exist, one without litgpt, and the options the Python step
             does not implement: exit 2 with one line each, no JSON written
@@ -54,9 +56,9 @@ def load(path, proc):
         return json.load(f)
 
 
-def check_python_run(executor, scratch):
+def check_python_run(executor, scratch, extra=()):
     out = os.path.join(scratch, executor + ".json")
-    proc = run(SMALL + ["--executor", executor, "--json-path", out])
+    proc = run(SMALL + ["--executor", executor, "--json-path", out, *extra])
     if proc.returncode != 0:
         fail(f"{executor}: exit {proc.returncode}", proc)
     j = load(out, proc)
@@ -86,16 +88,38 @@ def check_python_run(executor, scratch):
         fail(f"{executor}: loss_first {loss}, want about ln({PADDED_VOCAB}) = {math.log(PADDED_VOCAB):.2f}")
     if "Compiler:" not in proc.stdout or executor not in proc.stdout:
         fail(f"{executor}: the report does not name the executor", proc)
-    return j
+    if j["config"]["cpu_allocator"] != "system":
+        fail(f"{executor}: config.cpu_allocator {j['config']['cpu_allocator']}: Python's torch uses its own")
+    return j, proc
+
+
+def check_trace(label, path, proc):
+    if "Chrome trace of 2 iterations after the measured window" not in proc.stdout:
+        fail(f"{label}: the report does not say where the trace went", proc)
+    with open(path) as f:
+        events = json.load(f)["traceEvents"]
+    names = {e.get("name") for e in events}
+    for wanted in ("forward", "backward", "optimizer", "[memory]"):
+        if wanted not in names:
+            fail(f"{label}: no '{wanted}' event in the trace")
+    if not names & {"aten::mm", "aten::addmm", "aten::linear", "aten::matmul"}:
+        fail(f"{label}: no matmul operator in the trace")
 
 
 def scenario_eager(scratch):
-    python = check_python_run("python-eager", scratch)
+    traces = {name: os.path.join(scratch, name + "-trace.json") for name in ("python", "native")}
+    python, proc = check_python_run("python-eager", scratch,
+                                    ["--profile", traces["python"], "--profile-iters", "2"])
+    check_trace("python-eager", traces["python"], proc)
     out = os.path.join(scratch, "eager.json")
-    proc = run(SMALL + ["--executor", "eager", "--json-path", out])
+    proc = run(SMALL + ["--executor", "eager", "--json-path", out, "--profile", traces["native"],
+                        "--profile-iters", "2"])
     if proc.returncode != 0:
         fail(f"eager: exit {proc.returncode}", proc)
+    check_trace("eager", traces["native"], proc)
     native = load(out, proc)
+    if native["config"]["cpu_allocator"] != "caching":
+        fail(f"eager: config.cpu_allocator {native['config']['cpu_allocator']}, want the default caching")
     if set(native) != set(python):
         fail(f"keys differ: {sorted(set(native) ^ set(python))}")
     if abs(native["loss_first"] - python["loss_first"]) > 0.5:
@@ -113,6 +137,7 @@ def scenario_refusals(scratch):
          ["more than one rank"]),
         (["--executor", "python-eager", "--data", __file__], {}, ["--data"]),
         (["--executor", "python-eager", "--cpu-memory-cap-mb", "100"], {}, ["--cpu-memory-cap-mb"]),
+        (["--executor", "python-eager", "--cpu-allocator", "caching"], {}, ["--cpu-allocator system"]),
         (["--executor", "python-lazy"], {}, ["python-eager", "python-inductor"]),
     ]
     # An interpreter without litgpt (the system's, unless it has it): a virtual environment without packages.
