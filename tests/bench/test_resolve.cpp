@@ -131,7 +131,15 @@ TEST(Resolve, PythonExecutorsRefuseWhatTheStepLacks) {
     o.compile = executor;
     o.cpu_memory_cap_mb = 100;
     expect_usage(o, {"--executor", executor, "--cpu-memory-cap-mb"});
+    // Python's torch allocates CPU memory itself: the default records system, caching is refused.
+    o = small();
+    o.compile = executor;
+    EXPECT_EQ(resolve_run(o, cpu_machine()).cpu_allocator, "system");
+    o.cpu_allocator = "caching";
+    expect_usage(o, {"--executor", executor, "--cpu-allocator caching", "--cpu-allocator system"});
   }
+  BenchOptions o = small();
+  EXPECT_EQ(resolve_run(o, cpu_machine()).cpu_allocator, "caching");  // tokbench's executors' default
 }
 
 TEST(Resolve, ChoicesAreChecked) {
