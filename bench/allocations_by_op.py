@@ -22,13 +22,14 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from bench_common import DEFAULT_TOKBENCH, cpu_model
+
 MIB = 1 << 20
 
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--tokbench", default=os.path.join(ROOT, "build", "bin", "tokbench"))
+    p.add_argument("--tokbench", default=DEFAULT_TOKBENCH)
     p.add_argument("--model-name", default="tiny-llama-1.1b")
     p.add_argument("--n-layers", type=int, default=2)
     p.add_argument("--seq-len", type=int, default=256)
@@ -96,7 +97,7 @@ def main():
             print("# " + " ".join(command[1:]))
     native, python = sides["eager"], sides["python-eager"]
     total = lambda side, i: sum(v[i] for v in side.values())
-    print(f"\n{a.model_name}, {a.n_layers} layers, T={a.seq_len}, B={a.micro_batch_size}, {a.dtype}: "
+    print(f"\n{cpu_model()}. {a.model_name}, {a.n_layers} layers, T={a.seq_len}, B={a.micro_batch_size}, {a.dtype}: "
           f"MiB allocated per iteration (blocks >= {a.large_mib:g} MiB: fresh pages under glibc)\n")
     print("| | tokbench eager | litgpt eager | difference |")
     print("|---|---:|---:|---:|")

@@ -11,19 +11,15 @@ Usage: bench/cpu_allocator_ab.py [--tokbench build/bin/tokbench] [--repeats 3] [
                                  [--micro-batch-size 2] [--warmup-iters 3] [--max-iters 8]
 """
 import argparse
-import json
-import os
 import statistics
-import subprocess
 import sys
-import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from bench_common import DEFAULT_TOKBENCH, cpu_model, rotated, run_record
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--tokbench", default=os.path.join(ROOT, "build", "bin", "tokbench"))
+    p.add_argument("--tokbench", default=DEFAULT_TOKBENCH)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--threads", type=int, default=0)
     p.add_argument("--model-name", default="tiny-llama-1.1b")
@@ -37,24 +33,18 @@ def main():
               "--micro-batch-size", str(a.micro_batch_size), "--warmup-iters", str(a.warmup_iters),
               "--max-iters", str(a.max_iters), "--device", "cpu", "--dtype", "fp32",
               "--num-threads", str(a.threads), "--quiet"]
-    print("config:", " ".join(config))
+    print(f"machine: {cpu_model()}; config:", " ".join(config))
     rates = {"system": [], "caching": []}
-    with tempfile.TemporaryDirectory() as scratch:
-        out = os.path.join(scratch, "result.json")
-        for r in range(a.repeats):
-            order = ["system", "caching"] if r % 2 == 0 else ["caching", "system"]
-            for allocator in order:
-                proc = subprocess.run([a.tokbench, "run", *config, "--cpu-allocator", allocator, "--json-path", out],
-                                      capture_output=True, text=True)
-                if proc.returncode != 0:
-                    sys.exit(f"tokbench exit {proc.returncode} ({allocator}):\n{proc.stderr}")
-                with open(out) as f:
-                    j = json.load(f)
-                rates[allocator].append(j["tokens_per_sec"])
-                print(f"repeat {r} {allocator:>7}: {j['tokens_per_sec']:8.2f} tok/s, iter median "
-                      f"{j['iter_time_ms']['median']:8.1f} ms, allocated peak {j['memory_allocated_peak_GB']:.3f} GB, "
-                      f"reserved peak {j['memory_reserved_peak_GB']:.3f} GB, peak RSS {j['peak_rss_GB']:.3f} GB",
-                      flush=True)
+    for r in range(a.repeats):
+        for allocator in rotated(["system", "caching"], r):
+            j, proc = run_record(a.tokbench, [*config, "--cpu-allocator", allocator])
+            if proc.returncode != 0 or j is None:
+                sys.exit(f"tokbench exit {proc.returncode} ({allocator}):\n{proc.stderr}")
+            rates[allocator].append(j["tokens_per_sec"])
+            print(f"repeat {r} {allocator:>7}: {j['tokens_per_sec']:8.2f} tok/s, iter median "
+                  f"{j['iter_time_ms']['median']:8.1f} ms, allocated peak {j['memory_allocated_peak_GB']:.3f} GB, "
+                  f"reserved peak {j['memory_reserved_peak_GB']:.3f} GB, peak RSS {j['peak_rss_GB']:.3f} GB",
+                  flush=True)
     system, caching = statistics.median(rates["system"]), statistics.median(rates["caching"])
     print(f"median tokens/s: system {system:.2f} (range {min(rates['system']):.2f}-{max(rates['system']):.2f}), "
           f"caching {caching:.2f} (range {min(rates['caching']):.2f}-{max(rates['caching']):.2f})")

@@ -14,36 +14,24 @@ Usage: bench/dist_scaling.py [--tokbench build/bin/tokbench] [--model pythia-160
        --seq-len 256 --global-batch 4 --repeats 3]"""
 import argparse
 import datetime
-import json
 import os
-import platform
 import statistics
-import subprocess
 import sys
-import tempfile
+
+from bench_common import DEFAULT_TOKBENCH, cpu_model, run_record
 
 
-def cpu_model():
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor()
-
-
-def run(tokbench, common, extra, scratch, name):
-    out = os.path.join(scratch, name + ".json")
-    command = [tokbench, "run", *common, *extra, "--json-path", out, "--quiet"]
-    proc = subprocess.run(command, capture_output=True, text=True)
-    if proc.returncode != 0:
+def run(tokbench, common, extra, name):
+    args = [*common, *extra, "--quiet"]
+    record, proc = run_record(tokbench, args)
+    if proc.returncode != 0 or record is None:
         sys.exit(f"{name} failed (exit {proc.returncode}):\n{proc.stderr}")
-    with open(out) as f:
-        return json.load(f), command
+    return record, [tokbench, "run", *args]
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--tokbench", default="build/bin/tokbench")
+    p.add_argument("--tokbench", default=DEFAULT_TOKBENCH)
     p.add_argument("--model", default="pythia-160m")
     p.add_argument("--n-layers", type=int, default=4)
     p.add_argument("--seq-len", type=int, default=256)
@@ -70,16 +58,15 @@ def main():
     comm = {name: [] for name in configs}
     memory = {}
     commands = {}
-    with tempfile.TemporaryDirectory() as scratch:
-        for round_index in range(a.repeats):
-            order = list(configs) if round_index % 2 == 0 else list(reversed(configs))
-            for name in order:
-                j, command = run(a.tokbench, common, configs[name], scratch, f"r{round_index}")
-                samples[name].append(j["tokens_per_sec"])
-                comm[name].append(max((r["exposed_comm_ms_per_iter"] or 0) for r in j["ranks"]) if j["ranks"] else 0)
-                memory[name] = j["memory_used_GB"]
-                commands[name] = " ".join(command[1:]).replace(os.path.join(scratch, f"r{round_index}.json"), "X.json")
-                print(f"round {round_index + 1}: {name}: {j['tokens_per_sec']:.1f} tok/s", file=sys.stderr)
+    for round_index in range(a.repeats):
+        order = list(configs) if round_index % 2 == 0 else list(reversed(configs))
+        for name in order:
+            j, command = run(a.tokbench, common, configs[name], name)
+            samples[name].append(j["tokens_per_sec"])
+            comm[name].append(max((r["exposed_comm_ms_per_iter"] or 0) for r in j["ranks"]) if j["ranks"] else 0)
+            memory[name] = j["memory_used_GB"]
+            commands[name] = " ".join(command[1:])
+            print(f"round {round_index + 1}: {name}: {j['tokens_per_sec']:.1f} tok/s", file=sys.stderr)
     base = statistics.median(samples["one rank (W=1)"])
     ddp = statistics.median(samples["ddp (W=2)"])
     no_overlap = statistics.median(samples["ddp, no overlap (W=2)"])
@@ -95,7 +82,7 @@ def main():
               f"{statistics.median(s) / base:.3f} | {statistics.median(comm[name]):.1f} | {memory[name]:.3f} |")
     print(f"\nScaling efficiency W=2 / W=1 (ideal 2.0): **{ddp / base:.2f}**; "
           f"DDP overlap / no overlap: **{ddp / no_overlap:.3f}**\n")
-    print("Commands (X.json: a scratch file):\n")
+    print("Commands (each also writes its record with --json-path):\n")
     for name, command in commands.items():
         print(f"- {name}: `tokbench {command}`")
 

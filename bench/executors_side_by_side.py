@@ -12,20 +12,21 @@ from another day or machine.
 
 Writes docs/results/cpu-executors-<dtype>-<date>.md with the machine, versions and commands.
 
+`--executors eager,fused` compares tokbench's two executors alone (what bench/fused_vs_eager.py
+did); `--warmup` and `--measured` override every row's iteration counts.
+
 Usage: bench/executors_side_by_side.py [--dtype fp32|bf16-true] [--repeats R] [--only NAME]
                                        [--executors eager,fused,python-eager,python-inductor]
+                                       [--threads N] [--warmup W] [--measured M] [--no-write]
 """
 import argparse
 import datetime
-import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
-import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from bench_common import DEFAULT_TOKBENCH, ROOT, cpu_model, rotated, run_record
 
 # The issue's rows: name, layers (a slice of the model keeps a row to about a minute per side on
 # 2 cores), warm-up and measured iterations. torch.compile compiles during the first warm-up
@@ -41,31 +42,16 @@ EXECUTORS = ["eager", "fused", "python-eager", "python-inductor"]
 LLAMA_FAMILY = {"tiny-llama-1.1b", "Llama-3.2-1B"}
 
 
-def cpu_model():
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown CPU"
-
-
-def command(a, executor, name, layers, warmup, measured, json_path):
-    return [a.tokbench, "run", "--executor", executor, "--model-name", name, "--n-layers", str(layers),
-            "--seq-len", str(SEQ_LEN), "--micro-batch-size", str(MICRO_BATCH), "--max-iters",
-            str(warmup + measured), "--warmup-iters", str(warmup), "--device", "cpu", "--dtype", a.dtype,
-            "--num-threads", str(a.threads), "--quiet", "--json-path", json_path]
-
-
 def run_side(a, executor, name, layers, warmup, measured):
-    with tempfile.TemporaryDirectory() as scratch:
-        out = os.path.join(scratch, "r.json")
-        cmd = command(a, executor, name, layers, warmup, measured, out)
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0 or not os.path.exists(out):
-            print(f"# {executor} failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stderr[-2000:]}", flush=True)
-            return None
-        with open(out) as f:
-            return json.load(f)
+    args = ["--executor", executor, "--model-name", name, "--n-layers", str(layers), "--seq-len", str(SEQ_LEN),
+            "--micro-batch-size", str(MICRO_BATCH), "--max-iters", str(warmup + measured), "--warmup-iters",
+            str(warmup), "--device", "cpu", "--dtype", a.dtype, "--num-threads", str(a.threads), "--quiet"]
+    record, proc = run_record(a.tokbench, args)
+    if proc.returncode != 0 or record is None:
+        print(f"# {executor} failed ({proc.returncode}): tokbench run {' '.join(args)}\n{proc.stderr[-2000:]}",
+              flush=True)
+        return None
+    return record
 
 
 def median_of(runs, key):
@@ -79,12 +65,14 @@ def ratio(a, b):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--tokbench", default=os.path.join(ROOT, "build", "bin", "tokbench"))
+    p.add_argument("--tokbench", default=DEFAULT_TOKBENCH)
     p.add_argument("--dtype", default="fp32", choices=["fp32", "bf16-true"])
     p.add_argument("--threads", type=int, default=os.cpu_count())
     p.add_argument("--repeats", type=int, default=1, help="runs of each side per row (median reported)")
     p.add_argument("--only", help="run only this model name")
     p.add_argument("--executors", default=",".join(EXECUTORS))
+    p.add_argument("--warmup", type=int, help="warm-up iterations of every row (default: the row's)")
+    p.add_argument("--measured", type=int, help="measured iterations of every row (default: the row's)")
     p.add_argument("--no-write", action="store_true", help="print only; write no Markdown file")
     a = p.parse_args()
     executors = [e for e in a.executors.split(",") if e]
@@ -96,10 +84,10 @@ def main():
     for name, layers, warmup, measured in ROWS:
         if a.only and name != a.only:
             continue
+        warmup, measured = a.warmup or warmup, a.measured or measured
         runs = {e: [] for e in executors}
         for r in range(a.repeats):
-            order = executors[r % len(executors):] + executors[:r % len(executors)]
-            for e in order:
+            for e in rotated(executors, r):
                 print(f"# {name} ({layers} layers): {e}, repeat {r + 1}/{a.repeats}", flush=True)
                 runs[e].append(run_side(a, e, name, layers, warmup, measured))
         tps = {e: median_of(runs[e], "tokens_per_sec") for e in executors}
@@ -123,7 +111,7 @@ def main():
         f" {env.get('libtorch_version', '?')}; Python side: torch {env.get('python_torch_version', 'see python runs')},"
         " litgpt 0.5.13",
         f"- Workload: T={SEQ_LEN}, B={MICRO_BATCH}, GA 1, {a.dtype}, AdamW, random tokens; tokens/s = M·G·T / window",
-        f"- Command: `bench/executors_side_by_side.py --dtype {a.dtype} --repeats {a.repeats}`; each side"
+        f"- Command: `bench/executors_side_by_side.py {' '.join(sys.argv[1:])}`; each side"
         f" {a.repeats} run(s) per row, order rotating; medians",
         "",
         "| model | layers | " + " | ".join(f"{e} tok/s" for e in executors) +

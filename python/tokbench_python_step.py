@@ -11,7 +11,7 @@ configuration it has already validated and reads its stdout, one JSON object per
    "measured_window_seconds": w, "allocated_peak_bytes": n|null, "reserved_peak_bytes": n|null,
    "peak_rss_bytes": n, "profile_message": "..."}   (profile_message only with --profile)
 
-The step is the reference's (and bench/python_step.py's, which now calls this file): litgpt's
+The step is the reference's: litgpt's
 GPT, torch.optim.AdamW(fused=True) — the same fused ATen kernel tokbench's AdamW calls, so a
 comparison measures the executors, not two optimizers — random token ids 0..99 as the reference
 draws them, loss divided by GA, backward per micro-batch, one optimizer step per iteration,
@@ -79,9 +79,6 @@ def parse_args():
                         "set_to_none=False, gradients keep their memory")
     p.add_argument("--profile", help="write a Chrome trace of --profile-iters iterations after the window")
     p.add_argument("--profile-iters", type=int, default=3)
-    p.add_argument("--json-lines", action="store_true",
-                   help="tokbench's protocol (events, one per line); without it, one summary JSON as "
-                        "bench/python_step.py printed")
     return p.parse_args()
 
 
@@ -177,8 +174,7 @@ def train(a, torch, GPT, Config, out, stop):
                   "loss": value if math.isfinite(value) else None, "end_time": end}
         previous_end = end
         iterations.append(sample)
-        if out is not None:
-            emit(out, "iteration", **sample)
+        emit(out, "iteration", **sample)
         if not math.isfinite(value):
             status, message = "nan", f"non-finite loss {value} at iteration {index}"
             break
@@ -223,7 +219,7 @@ def record_profile(a, torch, device, one_iteration):
 
 def main():
     a = parse_args()
-    out = open_result_stream() if a.json_lines else None
+    out = open_result_stream()
     stop = StopRequest()
     try:
         import torch
@@ -232,8 +228,6 @@ def main():
         from litgpt.model import GPT
     except Exception as e:  # ImportError, or a broken install failing inside its import
         error = f"{type(e).__name__}: {e}".splitlines()[0]
-        if out is None:
-            sys.exit(f"python step: cannot import torch and litgpt: {error}")
         emit(out, "unavailable", python=sys.executable, error=error)
         sys.exit(2)
     from importlib.metadata import version as package_version
@@ -241,8 +235,7 @@ def main():
                 "python_version": sys.version.split()[0]}
     if a.num_threads > 0:
         torch.set_num_threads(a.num_threads)
-    if out is not None:
-        emit(out, "ready", num_threads=torch.get_num_threads(), **versions)
+    emit(out, "ready", num_threads=torch.get_num_threads(), **versions)
 
     status, message, iterations, window, memory, profile_message = "error", "", [], 0.0, {}, None
     try:
@@ -251,22 +244,9 @@ def main():
         status, message = "oom", str(e).splitlines()[0]
     except Exception as e:
         status, message = "error", (f"{type(e).__name__}: {e}".splitlines() or [""])[0]
-    if out is not None:
-        profile = {} if profile_message is None else {"profile_message": profile_message}
-        emit(out, "result", status=status, message=message, measured_window_seconds=window,
-             peak_rss_bytes=peak_rss_bytes(), **memory, **profile)
-        return
-    # The one summary bench/run_side_by_side.py reads.
-    if status != "ok":
-        sys.exit(f"python step: {status}: {message}")
-    M = a.max_iters - a.warmup_iters
-    print(json.dumps({
-        "runner": "python", "torch_version": torch.__version__, "num_threads": torch.get_num_threads(),
-        "average_iter_time": window * 1000 / M,
-        "tokens_per_sec": M * a.micro_batch_size * a.grad_accum * a.seq_len / window,
-        "loss_first": iterations[a.warmup_iters]["loss"], "loss_last": iterations[-1]["loss"],
-        "memory_used_GB": memory["allocated_peak_bytes"] / 1e9 if memory.get("allocated_peak_bytes") else None,
-    }))
+    profile = {} if profile_message is None else {"profile_message": profile_message}
+    emit(out, "result", status=status, message=message, measured_window_seconds=window,
+         peak_rss_bytes=peak_rss_bytes(), **memory, **profile)
 
 
 if __name__ == "__main__":

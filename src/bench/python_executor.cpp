@@ -194,7 +194,7 @@ std::vector<std::string> python_step_argv(const RunPlan& plan, const PythonStepC
   const auto& o = plan.options;
   const std::string model = plan.config.name.empty() ? plan.model_label : plan.config.name;
   std::vector<std::string> argv = {
-      command.python, "-u", command.script.string(), "--json-lines",
+      command.python, "-u", command.script.string(),
       "--model-name", model,
       "--n-layers", std::to_string(plan.config.n_layer),
       "--seq-len", std::to_string(plan.seq_len),

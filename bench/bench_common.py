@@ -1,0 +1,38 @@
+"""What the benchmark scripts share: where tokbench is, the machine's name for the results, and
+one `tokbench run` whose JSON record is the measurement."""
+import json
+import os
+import platform
+import subprocess
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_TOKBENCH = os.path.join(ROOT, "build", "bin", "tokbench")
+
+
+def cpu_model():
+    """The CPU's model name, recorded with every result: the machine can change between days."""
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown CPU"
+
+
+def run_record(tokbench, args):
+    """`tokbench run ARGS --json-path TMP`: (the run's JSON record, or None when it wrote none,
+    the process). A failed run's record (status oom, error, ...) is returned like any other."""
+    with tempfile.TemporaryDirectory() as scratch:
+        out = os.path.join(scratch, "run.json")
+        proc = subprocess.run([tokbench, "run", *args, "--json-path", out], capture_output=True, text=True)
+        if not os.path.exists(out):
+            return None, proc
+        with open(out) as f:
+            return json.load(f), proc
+
+
+def rotated(sides, repeat):
+    """The order of `sides` in repeat `repeat`: rotating, so no side always runs first on a
+    warming or busy machine."""
+    shift = repeat % len(sides)
+    return sides[shift:] + sides[:shift]
