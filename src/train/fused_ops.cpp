@@ -3,6 +3,8 @@
 // inside them records autograd history.
 #include "train/fused_ops.hpp"
 
+#include "train/cross_entropy_rows.hpp"
+
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/custom_function.h>
 
@@ -60,6 +62,28 @@ class FusedLinearFunction : public torch::autograd::Function<FusedLinearFunction
   }
 };
 
+// The chunk's loss (added to loss_sum) and gradient with whole-chunk ATen ops: the path for
+// devices without a row kernel. z: (r, V) lm_head output; safe_targets: (r, 1), ignored rows
+// pointing at column 0; valid: (r) bool. Returns d(mean loss)/dz in z's dtype.
+at::Tensor cross_entropy_rows_with_aten_ops(at::Tensor z, const at::Tensor& safe_targets, const at::Tensor& valid,
+                                            const at::Tensor& inv_count, double softcap, at::Tensor& loss_sum) {
+  at::Tensor capped_tanh;
+  if (softcap > 0) {
+    capped_tanh = at::tanh(z / softcap);
+    z = capped_tanh * softcap;
+  }
+  const auto logits = z.to(at::kFloat);
+  const auto lse = at::logsumexp(logits, 1, /*keepdim=*/true);  // (r, 1)
+  const auto counted = valid.to(at::kFloat).unsqueeze(1);        // (r, 1)
+  loss_sum.add_(((lse - logits.gather(1, safe_targets)) * counted).sum());
+  // d(mean loss)/d(logits) = (softmax − onehot(target)) · counted / count
+  auto g = (logits - lse).exp_();
+  g.scatter_add_(1, safe_targets, at::full_like(safe_targets, -1, g.options()));
+  g.mul_(counted * inv_count);
+  if (softcap > 0) g.mul_(1 - capped_tanh.to(at::kFloat).square());
+  return g.to(z.scalar_type());
+}
+
 class ChunkedLinearCrossEntropyFunction : public torch::autograd::Function<ChunkedLinearCrossEntropyFunction> {
  public:
   // softcap 0: none. Returns the fp32 mean loss; stores the gradients of that loss.
@@ -75,26 +99,26 @@ class ChunkedLinearCrossEntropyFunction : public torch::autograd::Function<Chunk
     const auto safe_targets = targets.clamp_min(0).unsqueeze(1);  // ignored rows gather column 0
     auto loss_sum = at::zeros({}, hidden.options().dtype(at::kFloat));
     at::Tensor grad_hidden = at::empty_like(hidden), grad_weight, grad_bias;
+    // CPU: the one-pass row kernel, which takes the gradient scale as a host number (reading a
+    // CPU scalar is no device sync). Elsewhere: whole-chunk ATen ops.
+    const bool row_kernel = hidden.is_cpu() && (weight.scalar_type() == at::kFloat ||
+                                                 weight.scalar_type() == at::kBFloat16);
+    const double host_inv_count = row_kernel ? inv_count.item<double>() : 0.0;
     for (int64_t start = 0; start < rows; start += chunk_rows) {
       const int64_t end = std::min(rows, start + chunk_rows);
       const auto h = hidden.slice(0, start, end);  // (r, C)
       auto z = linear_forward(unpack(kernels, GemmRole::forward), h, weight, bias);  // (r, V)
-      at::Tensor capped_tanh;
-      if (softcap > 0) {
-        capped_tanh = at::tanh(z / softcap);
-        z = capped_tanh * softcap;
+      at::Tensor g;  // (r, V) d(mean loss)/dz, in the weight's dtype
+      if (row_kernel) {
+        g = z.contiguous();
+        loss_sum.add_(cross_entropy_rows_in_place(g, targets.slice(0, start, end),
+                                                  softcap > 0 ? std::optional<double>(softcap) : std::nullopt,
+                                                  host_inv_count)
+                          .sum());
+      } else {
+        g = cross_entropy_rows_with_aten_ops(z, safe_targets.slice(0, start, end), valid.slice(0, start, end),
+                                             inv_count, softcap, loss_sum);
       }
-      const auto logits = z.to(at::kFloat);
-      const auto lse = at::logsumexp(logits, 1, /*keepdim=*/true);  // (r, 1)
-      const auto t = safe_targets.slice(0, start, end);
-      const auto counted = valid.slice(0, start, end).to(at::kFloat).unsqueeze(1);  // (r, 1)
-      loss_sum.add_(((lse - logits.gather(1, t)) * counted).sum());
-      // d(mean loss)/d(logits) = (softmax − onehot(target)) · counted / count
-      auto g = (logits - lse).exp_();
-      g.scatter_add_(1, t, at::full_like(t, -1, g.options()));
-      g.mul_(counted * inv_count);
-      if (softcap > 0) g.mul_(1 - capped_tanh.to(at::kFloat).square());
-      g = g.to(weight.scalar_type());
       grad_hidden.slice(0, start, end).copy_(linear_grad_input(unpack(kernels, GemmRole::grad_input), g, weight));
       auto chunk_grad_weight = linear_grad_weight(unpack(kernels, GemmRole::grad_weight), g, h);  // (V, C)
       grad_weight = grad_weight.defined() ? grad_weight.add_(chunk_grad_weight) : chunk_grad_weight;

@@ -1,7 +1,8 @@
 // The fused single-device step (train_step.hpp): the eager step's computation with every
 // linear layer routed through fused_linear (GEMM kernels measured fastest on this machine)
 // and the lm_head + loss computed in row chunks (fused_ops.hpp), so the B×T×V logits are
-// never materialised. The optimizer and everything around the forward/backward are the
+// never materialised; on the CPU each chunk's loss and gradient take one pass per row
+// (cross_entropy_rows.hpp). The optimizer and everything around the forward/backward are the
 // eager step's.
 #include <torch/torch.h>
 
@@ -11,6 +12,7 @@
 #include <set>
 #include <utility>
 
+#include "train/cross_entropy_rows.hpp"
 #include "train/dtype_mode.hpp"
 #include "train/fused_ops.hpp"
 #include "train/gemm_kernels.hpp"
@@ -95,8 +97,10 @@ class FusedStep final : public TrainStep {
 
   std::string kernel_note() const override {
     const std::string gemms = choices_->summary();
-    return fmt::format("GEMMs: {}; lm_head+loss in chunks of {} rows", gemms.empty() ? "aten" : gemms,
-                       chunk_.chunk_rows);
+    const std::string loss = head_weight_.is_cpu() ? fmt::format("one-pass {} row kernel", cross_entropy_rows_isa())
+                                                   : std::string("aten ops");
+    return fmt::format("GEMMs: {}; lm_head+loss in chunks of {} rows, loss and logit gradient by {}",
+                       gemms.empty() ? "aten" : gemms, chunk_.chunk_rows, loss);
   }
 
  private:

@@ -1,0 +1,126 @@
+// The one-pass cross-entropy row kernel equals at::cross_entropy_loss (reduction none,
+// ignore_index -1) in per-row loss and, through autograd, in gradient: fp32 and bf16 logits,
+// with and without soft-capping, ignored rows, a vocab that is no multiple of any vector
+// width (and one narrower than a vector), and rows whose logits overflow exp without the
+// max subtraction. ctest also runs this file under ATEN_CPU_CAPABILITY=default and avx2, so
+// each ISA's kernel is checked on a machine that has them. Tolerance: relative norm.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <optional>
+#include <string>
+
+#include "train/cross_entropy_rows.hpp"
+
+namespace tokbench::train {
+namespace {
+
+double relative_error(const torch::Tensor& got, const torch::Tensor& want) {
+  return ((got.to(torch::kDouble) - want.to(torch::kDouble)).norm() /
+          want.to(torch::kDouble).norm().clamp_min(1e-30))
+      .item<double>();
+}
+
+struct RowsCase {
+  torch::ScalarType dtype;
+  int64_t rows, vocab;
+  std::optional<double> softcap;
+};
+
+struct Reference {
+  torch::Tensor losses, grad;  // (R) fp32, (R, V) fp32
+};
+
+// at::cross_entropy on the fp32 values of the logits, soft-capped as the model does; the
+// gradient of scale · Σ losses by autograd.
+Reference reference(const torch::Tensor& logits, const torch::Tensor& targets, std::optional<double> softcap,
+                    double scale) {
+  auto x = logits.to(torch::kFloat).detach().requires_grad_(true);
+  auto z = softcap ? torch::tanh(x / *softcap) * *softcap : x;
+  auto losses = at::cross_entropy_loss(z, targets, {}, at::Reduction::None, -1);
+  (losses.sum() * scale).backward();
+  return {losses.detach(), x.grad()};
+}
+
+// Logits around 0 with a few rows shifted by +300 (exp(300) overflows fp32), about a quarter
+// of the targets ignored (row 1 always).
+std::pair<torch::Tensor, torch::Tensor> inputs(const RowsCase& c) {
+  torch::manual_seed(17);
+  auto logits = torch::randn({c.rows, c.vocab}) * 3;
+  logits.slice(0, 0, c.rows, 3).add_(300);
+  auto targets = torch::randint(c.vocab, {c.rows}, torch::kLong);
+  targets.index_put_({torch::rand({c.rows}) < 0.25}, -1);
+  targets[1] = -1;
+  return {logits.to(c.dtype), targets};
+}
+
+void check_rows(const RowsCase& c) {
+  constexpr double kScale = 0.037;  // 1 / count · 1 / grad_accum in the chunked head
+  auto [logits, targets] = inputs(c);
+  const Reference want = reference(logits, targets, c.softcap, kScale);
+  auto grad = logits.clone();
+  const auto losses = cross_entropy_rows_in_place(grad, targets, c.softcap, kScale);
+  ASSERT_EQ(losses.scalar_type(), torch::kFloat);
+  ASSERT_EQ(grad.scalar_type(), c.dtype);
+  EXPECT_TRUE(torch::isfinite(losses).all().item<bool>()) << losses;
+  // Losses are fp32 arithmetic on the same values in both dtypes. The bf16 gradient is the
+  // fp32 one rounded once (relative error below 2^-9 per element).
+  EXPECT_LE(relative_error(losses, want.losses), 1e-5) << "losses, isa " << cross_entropy_rows_isa();
+  const double grad_tolerance = c.dtype == torch::kFloat ? 1e-5 : 4e-3;
+  EXPECT_LE(relative_error(grad, want.grad), grad_tolerance) << "gradient, isa " << cross_entropy_rows_isa();
+  const auto ignored = targets.eq(-1);
+  EXPECT_EQ(grad.index({ignored}).abs().sum().item<double>(), 0.0);
+  EXPECT_EQ(losses.index({ignored}).abs().sum().item<double>(), 0.0);
+}
+
+TEST(CrossEntropyRows, Fp32EqualsCrossEntropy) { check_rows({torch::kFloat, 24, 1003, {}}); }
+TEST(CrossEntropyRows, Fp32SoftcappedEqualsCrossEntropy) { check_rows({torch::kFloat, 24, 1003, 30.0}); }
+TEST(CrossEntropyRows, Bf16EqualsCrossEntropy) { check_rows({torch::kBFloat16, 24, 1003, {}}); }
+TEST(CrossEntropyRows, Bf16SoftcappedEqualsCrossEntropy) { check_rows({torch::kBFloat16, 24, 1003, 30.0}); }
+TEST(CrossEntropyRows, VocabNarrowerThanAVector) {
+  check_rows({torch::kFloat, 9, 5, {}});
+  check_rows({torch::kBFloat16, 9, 5, 3.0});
+}
+TEST(CrossEntropyRows, ManyVectorBlocks) { check_rows({torch::kFloat, 4, 70001, {}}); }
+
+// The comparison can fail: a target off by one changes loss and gradient of that row.
+TEST(CrossEntropyRows, ComparisonDetectsAWrongTarget) {
+  auto [logits, targets] = inputs({torch::kFloat, 8, 37, {}});
+  targets[0] = 4;
+  const Reference want = reference(logits, targets, {}, 1.0);
+  auto shifted = targets.clone();
+  shifted[0] = 5;
+  auto grad = logits.clone();
+  const auto losses = cross_entropy_rows_in_place(grad, shifted, {}, 1.0);
+  EXPECT_GT(relative_error(losses, want.losses), 1e-5);
+  EXPECT_GT(relative_error(grad, want.grad), 1e-5);
+}
+
+TEST(CrossEntropyRows, AllIgnoredGivesZeroLossesAndGradient) {
+  auto grad = torch::randn({5, 40});
+  const auto losses = cross_entropy_rows_in_place(grad, torch::full({5}, -1, torch::kLong), {}, 1.0);
+  EXPECT_EQ(losses.abs().sum().item<double>(), 0.0);
+  EXPECT_EQ(grad.abs().sum().item<double>(), 0.0);
+}
+
+TEST(CrossEntropyRows, RejectsTargetsOutOfRange) {
+  auto grad = torch::randn({3, 10});
+  EXPECT_THROW(cross_entropy_rows_in_place(grad, torch::tensor({1, 10, 2}, torch::kLong), {}, 1.0), c10::Error);
+  EXPECT_THROW(cross_entropy_rows_in_place(grad, torch::tensor({1, -2, 2}, torch::kLong), {}, 1.0), c10::Error);
+  EXPECT_THROW(cross_entropy_rows_in_place(grad.t(), torch::tensor({1, 2, 3}, torch::kLong), {}, 1.0), c10::Error);
+}
+
+// Under ATEN_CPU_CAPABILITY the kernel of that ISA runs (ctest's default/avx2 entries).
+TEST(CrossEntropyRows, RunsTheIsaAtenRuns) {
+  const char* forced = std::getenv("ATEN_CPU_CAPABILITY");
+  if (!forced) GTEST_SKIP() << "ATEN_CPU_CAPABILITY not set; runs " << cross_entropy_rows_isa();
+  std::string want = forced;
+  for (auto& ch : want) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  EXPECT_EQ(std::string(cross_entropy_rows_isa()), want);
+}
+
+}  // namespace
+}  // namespace tokbench::train
