@@ -63,9 +63,11 @@ class FusedComputation final : public LossComputation {
       choices_ = std::make_shared<GemmChoices>();
       choices_->everywhere = options.only_kernel;
     } else {
-      choices_ = std::make_shared<GemmChoices>(
-          calibrate_gemm_choices(linear_shapes(model_, rows, std::min(rows, chunk_.chunk_rows)),
-                                 param_dtype(options.dtype), device, calibration));
+      const auto measure = [&] {
+        return calibrate_gemm_choices(linear_shapes(model_, rows, std::min(rows, chunk_.chunk_rows)),
+                                      param_dtype(options.dtype), device, calibration);
+      };
+      choices_ = std::make_shared<GemmChoices>(options.share_choice ? options.share_choice(measure) : measure());
     }
     // The lambda holds the choices, so they live as long as the model's layers use them.
     model_->set_linear_function(

@@ -8,6 +8,7 @@
 #include <c10/core/Device.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -48,6 +49,11 @@ struct FusedComputationOptions {
   bool use_gemm_cache = true;        // false: measure the kernels even if the cache has them
   // Every GEMM on this kernel, nothing measured (tests of each kernel path); nullopt: measure.
   std::optional<GemmKernel> only_kernel;
+  // Where the kernel choice comes from, given the call that measures it here (or reads the
+  // cache): empty, that call. Ranks that train one model together must use one choice, so a
+  // distributed run passes one that measures on rank 0 only and hands its choice to the
+  // others (dist/shared_gemm_choice.hpp).
+  std::function<GemmChoices(const std::function<GemmChoices()>& measure)> share_choice;
 };
 
 // The eager computation's math with every linear layer routed through fused_linear (GEMM
