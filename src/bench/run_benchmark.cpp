@@ -218,7 +218,7 @@ void merge_rank_records(const std::vector<dist::RankRecord>& records, MeasuredRu
     if (!r.reported && missing == nullptr) missing = &r;
     run.ranks.push_back(RankSummary{r.rank, r.status, r.message, r.host, r.measured_iters, r.window_seconds,
                                     r.exposed_comm_seconds, r.allocated_peak_bytes, r.reserved_peak_bytes,
-                                    r.peak_rss_bytes});
+                                    r.peak_rss_bytes, r.kernels});
     run.measured_window_seconds = std::max(run.measured_window_seconds, r.window_seconds);
     run.allocated_peak_bytes = std::max(run.allocated_peak_bytes, r.allocated_peak_bytes);
     run.reserved_peak_bytes = std::max(run.reserved_peak_bytes, r.reserved_peak_bytes);
@@ -383,6 +383,7 @@ int run_benchmark(const RunPlan& plan) {
     mine.allocated_peak_bytes = run.allocated_peak_bytes;
     mine.reserved_peak_bytes = run.reserved_peak_bytes;
     mine.peak_rss_bytes = run.peak_rss_bytes;
+    mine.kernels = run.kernel_note;
     // Healthy peers publish right after the loop; after a failure, a dead peer never will.
     const auto wait = run.outcome == Outcome::ok ? timeout : std::min(timeout, std::chrono::milliseconds(2000));
     try {
