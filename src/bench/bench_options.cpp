@@ -108,8 +108,9 @@ void add_bench_options(CLI::App& app, BenchOptions& o) {
       ->group("Device");
   app.add_option("--compile,--executor", o.compile,
                  "executor: eager (tokbench's LibTorch step) | fused (GEMM kernels measured per machine, chunked "
-                 "lm_head + loss; one device, fp32 or bf16-true) | python-eager | python-inductor (the same step "
-                 "by litgpt in Python, PyTorch eager or torch.compile; needs torch and litgpt importable)")
+                 "lm_head + loss; one device or many ranks (DDP, FSDP), fp32 or bf16-true) | python-eager | "
+                 "python-inductor (the same step by litgpt in Python, PyTorch eager or torch.compile; needs torch "
+                 "and litgpt importable)")
       ->group("Device");
   app.add_option("--num-threads,--num_threads", o.num_threads,
                  "CPU threads for LibTorch (0: LibTorch's default)")

@@ -38,6 +38,7 @@ struct RankSummary {
   int64_t allocated_peak_bytes = 0;
   int64_t reserved_peak_bytes = 0;
   int64_t peak_rss_bytes = 0;
+  std::string kernels;  // the rank's kernel choice: every rank must have used rank 0's
 };
 
 // What the train layer measured, copied out of its TrainResult. In a multi-rank run the

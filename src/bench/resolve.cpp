@@ -286,9 +286,6 @@ void resolve_training(const BenchOptions& o, RunPlan& plan) {
   // spellings of these: they are rejected, never mapped.
   require_choice("--executor/--compile", o.compile, {"eager", "fused", kPythonEager, kPythonInductor});
   plan.executor = o.compile == "fused" ? Executor::fused : Executor::eager;
-  if (plan.executor == Executor::fused && plan.world_size > 1)
-    usage(fmt::format("--executor fused runs on one device; got world size {}; valid: --nproc-per-node 1, or "
-                      "--executor eager", plan.world_size));
   if (plan.executor == Executor::fused && plan.dtype == model::TrainPrecision::bf16_mixed)
     usage("--executor fused does not support --dtype bf16-mixed (autocast); valid: fp32, bf16-true");
   if (!(o.lr > 0) || !std::isfinite(o.lr)) usage(fmt::format("--lr {} must be a positive number", o.lr));

@@ -107,7 +107,8 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
                       r.measured_iters > 0 ? json(r.exposed_comm_seconds * 1e3 / m_iters) : json(nullptr)},
                      {"memory_allocated_peak_GB", r.allocated_peak_bytes / 1e9},
                      {"memory_reserved_peak_GB", r.reserved_peak_bytes / 1e9},
-                     {"peak_rss_GB", r.peak_rss_bytes / 1e9}});
+                     {"peak_rss_GB", r.peak_rss_bytes / 1e9},
+                     {"kernels", r.kernels.empty() ? json(nullptr) : json(r.kernels)}});
   }
   j["world_size"] = plan.world_size;
   const bool fsdp = plan.dist.mode == dist::DistMode::fsdp;

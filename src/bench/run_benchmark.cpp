@@ -12,6 +12,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -24,6 +25,7 @@
 #include "bench/result_json.hpp"
 #include "dist/parallel_step.hpp"
 #include "dist/rank_results.hpp"
+#include "dist/shared_gemm_choice.hpp"
 #include "model/gpt.hpp"
 #include "train/caching_cpu_allocator.hpp"
 #include "train/dtype_mode.hpp"
@@ -156,25 +158,38 @@ torch::Device device_of(const RunPlan& plan) {
              : torch::Device(torch::kCPU);
 }
 
+// The executor as a loss computation; null for eager (every step's default). With many ranks
+// the fused executor's kernel choice is rank 0's, measured there only.
+std::shared_ptr<train::LossComputation> make_computation(const RunPlan& plan, const model::GPT& model,
+                                                         const torch::Device& device,
+                                                         const std::optional<dist::ProcessGroups>& groups) {
+  if (plan.executor != Executor::fused) return nullptr;
+  train::FusedComputationOptions o;
+  o.dtype = plan.dtype;
+  o.rows_per_micro_batch = plan.micro_batch * plan.seq_len;
+  if (groups) {
+    o.share_choice = [world = groups->world, rank = groups->rank,
+                      device](const std::function<train::GemmChoices()>& measure) {
+      return dist::gemm_choice_of_rank0(*world, rank, device, measure);
+    };
+  }
+  return train::make_fused_computation(model, device, o);
+}
+
 std::unique_ptr<train::TrainStep> make_step(const RunPlan& plan, model::GPT model, const torch::Device& device,
                                             const std::optional<dist::ProcessGroups>& groups) {
   const train::TrainOptions t = train_options_of(plan);
+  auto computation = make_computation(plan, model, device, groups);
   switch (plan.dist.mode) {
     case dist::DistMode::none:
-      if (plan.executor == Executor::fused) {
-        train::FusedStepOptions o;
-        o.dtype = t.dtype;
-        o.adamw = t.adamw;
-        o.zero_grad = t.zero_grad;
-        o.rows_per_micro_batch = plan.micro_batch * plan.seq_len;
-        return train::make_fused_step(std::move(model), device, o);
-      }
-      return train::make_eager_step(std::move(model), device, train::EagerStepOptions{t.dtype, t.adamw, t.zero_grad});
+      return train::make_eager_step(std::move(model), device,
+                                    train::EagerStepOptions{t.dtype, t.adamw, t.zero_grad, std::move(computation)});
     case dist::DistMode::ddp: {
       dist::DdpOptions o;
       o.dtype = t.dtype;
       o.adamw = t.adamw;
       o.zero_grad = t.zero_grad;
+      o.computation = std::move(computation);
       o.bucket_bytes = plan.dist.ddp_bucket_bytes;
       o.overlap = plan.dist.ddp_overlap;
       o.skip_sync_until_last_micro = plan.dist.skip_sync_until_last_micro;
@@ -187,6 +202,7 @@ std::unique_ptr<train::TrainStep> make_step(const RunPlan& plan, model::GPT mode
       o.zero_grad = t.zero_grad;
       o.shard_mode = plan.dist.shard_mode;
       o.units = plan.dist.units;
+      o.computation = std::move(computation);
       return dist::make_fsdp_step(std::move(model), device, *groups, o);
     }
   }
@@ -218,7 +234,7 @@ void merge_rank_records(const std::vector<dist::RankRecord>& records, MeasuredRu
     if (!r.reported && missing == nullptr) missing = &r;
     run.ranks.push_back(RankSummary{r.rank, r.status, r.message, r.host, r.measured_iters, r.window_seconds,
                                     r.exposed_comm_seconds, r.allocated_peak_bytes, r.reserved_peak_bytes,
-                                    r.peak_rss_bytes});
+                                    r.peak_rss_bytes, r.kernels});
     run.measured_window_seconds = std::max(run.measured_window_seconds, r.window_seconds);
     run.allocated_peak_bytes = std::max(run.allocated_peak_bytes, r.allocated_peak_bytes);
     run.reserved_peak_bytes = std::max(run.reserved_peak_bytes, r.reserved_peak_bytes);
@@ -383,6 +399,7 @@ int run_benchmark(const RunPlan& plan) {
     mine.allocated_peak_bytes = run.allocated_peak_bytes;
     mine.reserved_peak_bytes = run.reserved_peak_bytes;
     mine.peak_rss_bytes = run.peak_rss_bytes;
+    mine.kernels = run.kernel_note;
     // Healthy peers publish right after the loop; after a failure, a dead peer never will.
     const auto wait = run.outcome == Outcome::ok ? timeout : std::min(timeout, std::chrono::milliseconds(2000));
     try {

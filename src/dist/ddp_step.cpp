@@ -36,6 +36,7 @@ class DdpStep final : public train::TrainStep {
  public:
   DdpStep(model::GPT model, const c10::Device& device, const ProcessGroups& groups, const DdpOptions& options)
       : model_(std::move(model)), device_(device), groups_(groups), options_(options),
+        computation_(options.computation ? options.computation : train::make_eager_computation(options.dtype)),
         optimizer_((model_->to(device, train::param_dtype(options.dtype)), model_->parameters()), options.adamw,
                    device) {
     model_->train();
@@ -48,7 +49,7 @@ class DdpStep final : public train::TrainStep {
     if (syncing_) {
       for (auto& b : buckets_) b.ready = 0;
     }
-    at::Tensor loss = train::forward_backward_loss(model_, batch, options_.dtype, grad_accum);
+    at::Tensor loss = computation_->forward_backward(model_, batch, grad_accum);
     if (syncing_ && !options_.skip_sync_until_last_micro && micro != grad_accum - 1) {
       // Syncing every micro-batch (the reference's old behaviour): the average of the sums
       // equals the sum of the averages, so each micro-batch's reduced gradient is kept.
@@ -74,6 +75,7 @@ class DdpStep final : public train::TrainStep {
   bool fused_adamw() const override { return optimizer_.fused(); }
   void release_after_failure() override { train::drop_gradients(*model_); }
   std::vector<at::Tensor> full_parameters() override { return train::clone_parameters(*model_); }
+  std::string kernel_note() const override { return computation_->kernel_note(); }
 
  private:
 
@@ -163,6 +165,7 @@ class DdpStep final : public train::TrainStep {
   c10::Device device_;
   ProcessGroups groups_;
   DdpOptions options_;
+  std::shared_ptr<train::LossComputation> computation_;
   train::AdamW optimizer_;
   std::vector<Bucket> buckets_;
   bool syncing_ = true;

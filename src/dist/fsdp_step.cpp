@@ -54,7 +54,8 @@ struct Unit {
 class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHooks {
  public:
   FsdpStep(model::GPT model, const c10::Device& device, const ProcessGroups& groups, const FsdpOptions& options)
-      : model_(std::move(model)), device_(device), groups_(groups), options_(options) {
+      : model_(std::move(model)), device_(device), groups_(groups), options_(options),
+        computation_(options.computation ? options.computation : train::make_eager_computation(options.dtype)) {
     model_->to(device, train::param_dtype(options.dtype));
     model_->train();
     broadcast_parameters(*groups_.world, *model_);
@@ -103,7 +104,7 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
       u.grads_ready = 0;
       u.reduced = false;
     }
-    at::Tensor loss = train::forward_backward_loss(model_, batch, options_.dtype, grad_accum);
+    at::Tensor loss = computation_->forward_backward(model_, batch, grad_accum);
     // Units with a parameter backward did not reach are reduced now (the others already are).
     for (std::size_t u = 0; u < units_.size(); ++u)
       if (!units_[u].reduced) reduce_unit(u);
@@ -126,6 +127,7 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
   }
 
   double take_exposed_comm_seconds() override { return std::exchange(exposed_seconds_, 0.0); }
+  std::string kernel_note() const override { return computation_->kernel_note(); }
 
   int64_t resident_state_bytes() const override {
     int64_t bytes = optimizer_->state_bytes();
@@ -323,6 +325,7 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
   c10::Device device_;
   ProcessGroups groups_;
   FsdpOptions options_;
+  std::shared_ptr<train::LossComputation> computation_;
   std::vector<Unit> units_;
   int64_t root_unit_ = 0;
   std::vector<int64_t> block_unit_;  // unit of each block (per_layer: empty, no gathering)

@@ -1,6 +1,8 @@
 // The distributed steps (train/train_step.hpp implementations) as free functions over a
 // built model: DDP (gradients all-reduced in buckets during backward) and FSDP (ZeRO-2 and
-// ZeRO-3 over units of the model, optionally hybrid). Each takes its own options struct.
+// ZeRO-3 over units of the model, optionally hybrid). Each takes its own options struct,
+// and with it the loss computation (the executor, train/loss_computation.hpp) it runs on each
+// micro-batch: how gradients are combined does not depend on how they were computed.
 #pragma once
 
 #include <memory>
@@ -21,6 +23,8 @@ struct DdpOptions {
   bool overlap = true;
   // No gradient sync on the first GA-1 micro-batches (DDP's no_sync); false: every one.
   bool skip_sync_until_last_micro = true;
+  // How each micro-batch is computed; null: the eager computation in `dtype`.
+  std::shared_ptr<train::LossComputation> computation;
 };
 
 struct FsdpOptions {
@@ -29,6 +33,8 @@ struct FsdpOptions {
   train::ZeroGrad zero_grad = train::ZeroGrad::none;  // of the shard gradients
   ShardMode shard_mode = ShardMode::zero2;
   UnitPolicy units = UnitPolicy::per_block;
+  // How each micro-batch is computed; null: the eager computation in `dtype`.
+  std::shared_ptr<train::LossComputation> computation;
 };
 
 // Both broadcast rank 0's parameters first, so every rank starts from the same model.

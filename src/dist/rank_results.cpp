@@ -18,7 +18,8 @@ nlohmann::json to_json(const RankRecord& r) {
           {"exposed_comm_seconds", r.exposed_comm_seconds},
           {"allocated_peak_bytes", r.allocated_peak_bytes},
           {"reserved_peak_bytes", r.reserved_peak_bytes},
-          {"peak_rss_bytes", r.peak_rss_bytes}};
+          {"peak_rss_bytes", r.peak_rss_bytes},
+          {"kernels", r.kernels}};
 }
 
 RankRecord from_json(const nlohmann::json& j) {
@@ -33,6 +34,7 @@ RankRecord from_json(const nlohmann::json& j) {
   r.allocated_peak_bytes = j.at("allocated_peak_bytes").get<int64_t>();
   r.reserved_peak_bytes = j.at("reserved_peak_bytes").get<int64_t>();
   r.peak_rss_bytes = j.at("peak_rss_bytes").get<int64_t>();
+  r.kernels = j.at("kernels").get<std::string>();
   return r;
 }
 

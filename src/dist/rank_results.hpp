@@ -23,6 +23,7 @@ struct RankRecord {
   int64_t allocated_peak_bytes = 0;
   int64_t reserved_peak_bytes = 0;
   int64_t peak_rss_bytes = 0;
+  std::string kernels;                // the step's kernel choice (TrainStep::kernel_note); "" when none
   bool reported = true;               // false: filled in by rank 0 for a rank that did not report
 };
 

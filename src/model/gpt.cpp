@@ -390,8 +390,7 @@ torch::Tensor GPTImpl::forward(const torch::Tensor& idx) {
   auto logits = s.lm_head->forward(forward_hidden(idx));  // (B, T, V_pad)
   if (s.config.final_logit_softcapping)
     logits = torch::tanh(logits / *s.config.final_logit_softcapping) * *s.config.final_logit_softcapping;
-  if (s.hooks) logits = s.hooks->after_root(std::move(logits));
-  return logits;
+  return after_head(std::move(logits));
 }
 
 torch::Tensor GPTImpl::forward_hidden(const torch::Tensor& idx) {
@@ -431,6 +430,11 @@ torch::Tensor GPTImpl::forward_hidden(const torch::Tensor& idx) {
     if (hooks) x = hooks->after_block(layer, std::move(x));
   }
   return s.ln_f->forward(x);  // (B, T, C)
+}
+
+torch::Tensor GPTImpl::after_head(torch::Tensor head_output) {
+  const auto& s = *state_;
+  return s.hooks ? s.hooks->after_root(std::move(head_output)) : head_output;
 }
 
 void GPTImpl::reset_parameters(uint64_t seed) {

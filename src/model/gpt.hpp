@@ -30,6 +30,12 @@ class GPTImpl : public torch::nn::Module {
   // without the head, for an executor that computes head and loss together (chunked).
   torch::Tensor forward_hidden(const torch::Tensor& idx);
 
+  // Such an executor passes the head's output here (the logits, or the loss computed with
+  // them), so the forward hooks see the root's forward end as they do in forward (FSDP
+  // ZeRO-3 frees the root's parameters there and gathers them again before backward).
+  // Returns the tensor to use in its place.
+  torch::Tensor after_head(torch::Tensor head_output);
+
   // How every linear layer (attention, MLP, MoE router and experts, lm_head) computes
   // x·Wᵀ + b, for an executor with its own GEMM kernels; bias is undefined where the layer
   // has none. Empty (the default): at::linear, exactly the eager computation.

@@ -1,4 +1,5 @@
-// The single-device eager step (train_step.hpp) and the loss computation every step shares.
+// The single-device step (train_step.hpp), whichever computation it runs, and the eager loss
+// computation (loss_computation.hpp), the default of every step.
 #include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
@@ -40,16 +41,28 @@ class AutocastRegion {
   at::ScalarType previous_dtype_ = at::kBFloat16;
 };
 
+class EagerComputation final : public LossComputation {
+ public:
+  explicit EagerComputation(model::TrainPrecision dtype) : dtype_(dtype) {}
+  at::Tensor forward_backward(model::GPT& model, const TokenBatch& batch, int64_t grad_accum) override {
+    return forward_backward_loss(model, batch, dtype_, grad_accum);
+  }
+
+ private:
+  model::TrainPrecision dtype_;
+};
+
 class EagerStep final : public TrainStep {
  public:
   EagerStep(model::GPT model, const c10::Device& device, const EagerStepOptions& options)
       : model_(std::move(model)), options_(options),
+        computation_(options.computation ? options.computation : make_eager_computation(options.dtype)),
         optimizer_((model_->to(device, param_dtype(options.dtype)), model_->parameters()), options.adamw, device) {
     model_->train();
   }
 
   at::Tensor forward_backward(const TokenBatch& batch, int64_t /*micro*/, int64_t grad_accum) override {
-    return forward_backward_loss(model_, batch, options_.dtype, grad_accum);
+    return computation_->forward_backward(model_, batch, grad_accum);
   }
 
   at::Tensor optimizer_step(const at::Tensor& loss) override {
@@ -68,14 +81,20 @@ class EagerStep final : public TrainStep {
 
   void release_after_failure() override { drop_gradients(*model_); }
   std::vector<at::Tensor> full_parameters() override { return clone_parameters(*model_); }
+  std::string kernel_note() const override { return computation_->kernel_note(); }
 
  private:
   model::GPT model_;
   EagerStepOptions options_;
+  std::shared_ptr<LossComputation> computation_;
   AdamW optimizer_;
 };
 
 }  // namespace
+
+std::shared_ptr<LossComputation> make_eager_computation(model::TrainPrecision dtype) {
+  return std::make_shared<EagerComputation>(dtype);
+}
 
 at::Tensor forward_backward_loss(model::GPT& model, const TokenBatch& batch, model::TrainPrecision dtype,
                                  int64_t grad_accum) {

@@ -2,8 +2,9 @@
 // contract: warm-up, the device synchronisation at every iteration's end, the window, the
 // per-iteration records and the run's status. A step owns everything between: forward and
 // backward of each micro-batch, how gradients are combined across ranks, which tensors the
-// optimizer updates and how. The single-device eager step (EagerStep, below) is one
-// implementation; DDP and FSDP (src/dist) are others, and so is any later executor.
+// optimizer updates and how. The single-device step (below) is one implementation; DDP and
+// FSDP (src/dist) are others. How each micro-batch's loss and gradients are computed (the
+// executor: eager, fused) is a LossComputation (loss_computation.hpp) every step takes.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -18,6 +19,7 @@
 #include "model/gpt.hpp"
 #include "model/train_precision.hpp"
 #include "train/gemm_kernels.hpp"
+#include "train/loss_computation.hpp"
 #include "train/optimizer.hpp"
 #include "train/token_data.hpp"
 
@@ -61,8 +63,8 @@ class TrainStep {
   // collective where parameters are sharded, so every rank must call it).
   virtual std::vector<at::Tensor> full_parameters() = 0;
 
-  // Which compute kernels the step chose, for the report ("" when it chose none: the eager
-  // and distributed steps use LibTorch's defaults).
+  // Which compute kernels the step's computation chose, for the report ("" when it chose
+  // none: the eager computation uses LibTorch's defaults).
   virtual std::string kernel_note() const { return {}; }
 };
 
@@ -70,35 +72,26 @@ struct EagerStepOptions {
   model::TrainPrecision dtype = model::TrainPrecision::fp32;
   AdamWOptions adamw;
   ZeroGrad zero_grad = ZeroGrad::none;  // the reference's step frees gradients
+  // How each micro-batch is computed; null: the eager computation in `dtype`.
+  std::shared_ptr<LossComputation> computation;
 };
 
 // One process, one device: litgpt's training step. Moves `model` to the device and dtype.
 std::unique_ptr<TrainStep> make_eager_step(model::GPT model, const c10::Device& device,
                                            const EagerStepOptions& options);
 
-struct FusedStepOptions {
-  model::TrainPrecision dtype = model::TrainPrecision::fp32;  // fp32 or bf16-true (no autocast)
+// The fused computation's options plus the optimizer's.
+struct FusedStepOptions : FusedComputationOptions {
   AdamWOptions adamw;
   ZeroGrad zero_grad = ZeroGrad::none;
-  int64_t rows_per_micro_batch = 0;  // B·T: the GEMM rows the kernel calibration measures
-  int64_t chunk_rows = 0;            // lm_head + loss rows per chunk; 0: default_chunk_rows(V)
-  bool use_gemm_cache = true;        // false: measure the kernels even if the cache has them
-  // Every GEMM on this kernel, nothing measured (tests of each kernel path); nullopt: measure.
-  std::optional<GemmKernel> only_kernel;
 };
 
-// One process, one device, the same training computation as the eager step with the linear
-// layers' GEMMs on the kernels measured fastest here and lm_head + cross-entropy computed in
-// row chunks (fused_step.cpp). Measures the kernels (or reads their cached choice) first.
+// One process, one device: the eager step with the fused computation (loss_computation.hpp).
+// Measures the kernels (or reads their cached choice) first.
 std::unique_ptr<TrainStep> make_fused_step(model::GPT model, const c10::Device& device,
                                            const FusedStepOptions& options);
 
-// Pieces every step shares, so that DDP and FSDP compute exactly what the eager step does.
-// The reference's loss: cross_entropy(logits.reshape(-1, V), y.reshape(-1), ignore_index=-1),
-// with bf16-mixed under autocast and the loss taken in fp32 (Lightning returns fp32 outputs).
-// Runs backward of loss / grad_accum and returns the undivided loss, detached.
-at::Tensor forward_backward_loss(model::GPT& model, const TokenBatch& batch, model::TrainPrecision dtype,
-                                 int64_t grad_accum);
+// Pieces every step shares, so that DDP and FSDP hold and report state as the eager step does.
 
 // After an out-of-memory error: every parameter's gradient freed.
 void drop_gradients(torch::nn::Module& module);

@@ -25,6 +25,7 @@ CASES = [
     (SMALL + ["--dtype", "fp16"], {}, ["--dtype", "fp16", "bf16-true"]),
     (SMALL + ["--compile=inductor"], {}, ["--compile", "inductor", "eager"]),
     (SMALL + ["--executor", "thunder"], {}, ["--compile", "thunder", "eager"]),
+    (SMALL + ["--executor", "fused", "--dtype", "bf16-mixed"], {}, ["--executor fused", "bf16-mixed", "bf16-true"]),
     (SMALL + ["--distributed_mode=ddp"], {}, ["--distributed-mode", "ddp", "more than one rank"]),
     (SMALL, {"WORLD_SIZE": "4"}, ["--distributed-mode", "none", "4 ranks"]),
     (SMALL + ["--distributed_mode=ddp"], {"WORLD_SIZE": "2", "RANK": "2"}, ["RANK", "2", "0..1"]),

@@ -163,8 +163,8 @@ TEST(Resolve, ChoicesAreChecked) {
   expect_usage(o, {"--bucketing-mode", "size", "layer"});
 }
 
-// --executor fused becomes a typed plan; it runs on one device and without autocast, and
-// the reference's compile backends are rejected, never mapped onto it.
+// --executor fused becomes a typed plan; it runs on one device or many ranks, without
+// autocast, and the reference's compile backends are rejected, never mapped onto it.
 TEST(Resolve, FusedExecutor) {
   BenchOptions o = small();
   EXPECT_EQ(resolve_run(o, cpu_machine()).executor, Executor::eager);
@@ -176,7 +176,12 @@ TEST(Resolve, FusedExecutor) {
   o.compile = "fused";
   o.distributed_mode = "ddp";
   o.nproc_per_node = 2;
-  expect_usage(o, {"--executor fused", "world size 2", "--nproc-per-node 1"});
+  EXPECT_EQ(resolve_run(o, cpu_machine()).executor, Executor::fused);
+  o.distributed_mode = "fsdp";
+  o.shard_mode = "zero3";
+  EXPECT_EQ(resolve_run(o, cpu_machine()).executor, Executor::fused);
+  o.dtype = "bf16-mixed";  // refused on many ranks too
+  expect_usage(o, {"--executor fused", "bf16-mixed", "fp32, bf16-true"});
   o = small();
   o.compile = "thunder";
   expect_usage(o, {"--compile", "thunder", "eager, fused"});

@@ -9,6 +9,8 @@ Scenarios:
   kill      a rank killed with SIGKILL mid-run: status rank_failed naming it, exit 7
   stop      a rank stopped with SIGSTOP mid-run: status timeout, exit 6
   oom       an out-of-memory on rank 1 only: every rank ends, status oom naming rank 1, exit 3
+  fused     --executor fused on two ranks (DDP, then FSDP ZeRO-3): both ranks report rank 0's
+            kernel choice, measured once into a fresh cache, then read from it
 The kill and stop scenarios must end within --dist-timeout + 10 s of the signal.
 Usage: cli_many_ranks.py /path/to/tokbench SCENARIO /path/to/source"""
 import json
@@ -175,6 +177,9 @@ with tempfile.TemporaryDirectory() as scratch:
              ["--micro-batch-size", "0"]),
             ([*LONG], {"RANK": "1", "WORLD_SIZE": "2", "LOCAL_RANK": "3", "LOCAL_WORLD_SIZE": "2"},
              ["LOCAL_RANK", "3"]),
+            # The fused executor runs on many ranks, but never under autocast.
+            ([*LONG, "--nproc-per-node", "2", "--executor", "fused", "--dtype", "bf16-mixed"], {},
+             ["--executor fused", "bf16-mixed", "bf16-true"]),
         ]
         for args, env_add, needles in cases:
             start = time.monotonic()
@@ -202,6 +207,35 @@ with tempfile.TemporaryDirectory() as scratch:
         statuses = {r["rank"]: r["status"] for r in j["ranks"]}
         if statuses.get(1) != "oom" or statuses.get(0) == "ok":
             fail(f"per-rank statuses {statuses}", proc.stdout, proc.stderr)
+    elif SCENARIO == "fused":
+        cache = os.path.join(scratch, "cache")
+        env = dict(clean_env(), TOKBENCH_CACHE_DIR=cache)
+        base = ["--model-name", "pythia-14m", "--n-layers", "2", "--seq-len", "64", "--micro-batch-size", "1",
+                "--max-iters", "3", "--warmup-iters", "1", "--num-threads", "1", "--executor", "fused",
+                "--nproc-per-node", "2", "--dist-timeout", "120", "--json-path", out_path]
+        for mode, source in [(["--distributed-mode", "ddp"], "measured"),
+                             (["--distributed-mode", "fsdp", "--shard-mode", "zero3"], "cached")]:
+            proc = subprocess.run([TOKBENCH, "run", *base, *mode], capture_output=True, text=True, env=env,
+                                  timeout=300)
+            if proc.returncode != 0:
+                fail(f"{mode}: exit {proc.returncode}", proc.stdout, proc.stderr)
+            j = load(out_path, proc.stdout, proc.stderr)
+            if j["status"] != "ok" or j["executor"] != "fused" or j["world_size"] != 2 or len(j["ranks"]) != 2:
+                fail(f"{mode}: status {j['status']} executor {j['executor']} world {j['world_size']}",
+                     proc.stdout, proc.stderr)
+            kernels = [r["kernels"] for r in j["ranks"]]
+            # The GEMM classes' summary ends in [measured] or [cached]; no oneDNN: "GEMMs: aten".
+            if not kernels[0] or not kernels[0].startswith("GEMMs: ") or kernels[1] != kernels[0] \
+                    or j["kernels"] != kernels[0]:
+                fail(f"{mode}: kernel choices differ or are missing: {kernels}, report {j['kernels']!r}",
+                     proc.stdout, proc.stderr)
+            if "[" in kernels[0] and f"[{source}]" not in kernels[0]:
+                fail(f"{mode}: want the choice {source}: {kernels[0]}", proc.stdout, proc.stderr)
+            written = sorted(os.listdir(cache)) if os.path.isdir(cache) else []
+            if "[" in kernels[0] and written != ["gemm-choice.json"]:
+                fail(f"{mode}: the cache folder holds {written}, want gemm-choice.json alone", proc.stdout,
+                     proc.stderr)
+            print(f"{' '.join(mode)}: both ranks: {kernels[0]}")
     else:
         fail(f"unknown scenario {SCENARIO}")
 print("PASS", SCENARIO)

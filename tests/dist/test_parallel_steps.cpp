@@ -1,7 +1,9 @@
 // DDP, ZeRO-2, ZeRO-3 and hybrid sharding against one process training the same global
 // batch: the same sequences in the same order, so per-iteration losses and final parameters
-// must agree to fp32 rounding. Ranks are threads of this process, each with its own model,
-// step and Gloo process groups over a loopback TCPStore (as separate processes would be).
+// must agree to fp32 rounding, with the eager computation and with the fused one (its GEMMs
+// and chunked head reading parameters that DDP buckets and FSDP shards, gathers and frees).
+// Ranks are threads of this process, each with its own model, step and Gloo process groups
+// over a loopback TCPStore (as separate processes would be).
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -14,7 +16,9 @@
 
 #include "dist/launcher.hpp"
 #include "dist/parallel_step.hpp"
+#include "dist/shared_gemm_choice.hpp"
 #include "model/catalog.hpp"
+#include "train/loss_computation.hpp"
 
 namespace tokbench::dist {
 namespace {
@@ -96,11 +100,10 @@ Trajectory single_process(const Batches& batches) {
 
 using StepFactory = std::function<std::unique_ptr<train::TrainStep>(model::GPT, const ProcessGroups&)>;
 
-// Runs `world` ranks as threads; returns every rank's trajectory.
-std::vector<Trajectory> ranks(int64_t world, std::optional<int64_t> shard_group, const Batches& batches,
-                              const StepFactory& make) {
+// Runs `body` on `world` ranks as threads, each with its own process groups.
+void on_ranks(int64_t world, std::optional<int64_t> shard_group,
+              const std::function<void(int64_t rank, const ProcessGroups&)>& body) {
   const int port = find_free_port("127.0.0.1");
-  std::vector<Trajectory> out(world);
   std::vector<std::string> errors(world);
   std::vector<std::thread> threads;
   for (int64_t r = 0; r < world; ++r) {
@@ -110,9 +113,7 @@ std::vector<Trajectory> ranks(int64_t world, std::optional<int64_t> shard_group,
         g.env = DistEnv{"torchrun", world, r, r, world, "127.0.0.1", port};
         g.timeout = std::chrono::seconds(60);
         g.shard_group_size = shard_group;
-        ProcessGroups groups = create_process_groups(g);
-        auto step = make(build_model(), groups);
-        run_iterations(*step, batches, r, out[r], /*concat_ranks=*/false);
+        body(r, create_process_groups(g));
       } catch (const std::exception& e) {
         errors[r] = e.what();
       }
@@ -120,6 +121,16 @@ std::vector<Trajectory> ranks(int64_t world, std::optional<int64_t> shard_group,
   }
   for (auto& t : threads) t.join();
   for (int64_t r = 0; r < world; ++r) EXPECT_EQ(errors[r], "") << "rank " << r;
+}
+
+// Runs `world` ranks as threads; returns every rank's trajectory.
+std::vector<Trajectory> ranks(int64_t world, std::optional<int64_t> shard_group, const Batches& batches,
+                              const StepFactory& make) {
+  std::vector<Trajectory> out(world);
+  on_ranks(world, shard_group, [&](int64_t r, const ProcessGroups& groups) {
+    auto step = make(build_model(), groups);
+    run_iterations(*step, batches, r, out[r], /*concat_ranks=*/false);
+  });
   return out;
 }
 
@@ -164,21 +175,37 @@ void expect_same_training(const Trajectory& reference, const std::vector<Traject
   EXPECT_GT(relative_difference(reference.params[0], initial[0].detach()), 1e-4) << what;
 }
 
-StepFactory ddp(bool overlap, bool skip_sync) {
+enum class Computation { eager, fused };
+
+// The computation a step runs; null: the step's default (eager).
+std::shared_ptr<train::LossComputation> computation_for(Computation kind, const model::GPT& m) {
+  if (kind == Computation::eager) return nullptr;
+  train::FusedComputationOptions o;
+  // Fixed kernels: this test is about the parallelism, and rank 0's measured choice reaching
+  // every rank has a test of its own (SharedGemmChoice below). oneDNN where it exists: the
+  // kernel whose rounding differs most from the eager reference's.
+  o.only_kernel = train::onednn_linear_available() ? train::GemmKernel::onednn : train::GemmKernel::aten;
+  o.chunk_rows = 12;  // 32 rows per rank's micro-batch: three chunks, the last one short
+  return train::make_fused_computation(m, torch::kCPU, o);
+}
+
+StepFactory ddp(bool overlap, bool skip_sync, Computation computation = Computation::eager) {
   return [=](model::GPT m, const ProcessGroups& g) {
     DdpOptions o;
     o.overlap = overlap;
     o.skip_sync_until_last_micro = skip_sync;
     o.bucket_bytes = 2 * 1000 * 1000;  // several buckets for this small model
+    o.computation = computation_for(computation, m);
     return make_ddp_step(std::move(m), torch::kCPU, g, o);
   };
 }
 
-StepFactory fsdp(ShardMode mode, UnitPolicy units) {
+StepFactory fsdp(ShardMode mode, UnitPolicy units, Computation computation = Computation::eager) {
   return [=](model::GPT m, const ProcessGroups& g) {
     FsdpOptions o;
     o.shard_mode = mode;
     o.units = units;
+    o.computation = computation_for(computation, m);
     return make_fsdp_step(std::move(m), torch::kCPU, g, o);
   };
 }
@@ -189,6 +216,21 @@ struct Case {
   std::optional<int64_t> shard_group;
   StepFactory make;
 };
+
+// Each case against one process training the same global batches (one reference per world size).
+void expect_cases_train_like_one_process(const std::vector<Case>& cases, int64_t grad_accum) {
+  std::map<int64_t, std::pair<Batches, Trajectory>> references;
+  for (const auto& c : cases) {
+    if (!references.count(c.world)) {
+      Batches b = make_batches(c.world, grad_accum);
+      Trajectory t = single_process(b);
+      references.emplace(c.world, std::make_pair(std::move(b), std::move(t)));
+    }
+    const auto& [batches, reference] = references.at(c.world);
+    expect_same_training(reference, ranks(c.world, c.shard_group, batches, c.make),
+                         c.name + ", GA " + std::to_string(grad_accum));
+  }
+}
 
 class ParallelEquivalence : public ::testing::TestWithParam<int64_t> {};
 
@@ -207,20 +249,64 @@ TEST_P(ParallelEquivalence, EveryStrategyTrainsLikeOneProcess) {
       {"hybrid zero2 2x2", 4, 2, fsdp(ShardMode::zero2, UnitPolicy::per_block)},
       {"hybrid zero3 2x2", 4, 2, fsdp(ShardMode::zero3, UnitPolicy::per_block)},
   };
-  std::map<int64_t, std::pair<Batches, Trajectory>> references;
-  for (const auto& c : cases) {
-    if (!references.count(c.world)) {
-      Batches b = make_batches(c.world, grad_accum);
-      Trajectory t = single_process(b);
-      references.emplace(c.world, std::make_pair(std::move(b), std::move(t)));
-    }
-    const auto& [batches, reference] = references.at(c.world);
-    expect_same_training(reference, ranks(c.world, c.shard_group, batches, c.make),
-                         c.name + ", GA " + std::to_string(grad_accum));
-  }
+  expect_cases_train_like_one_process(cases, grad_accum);
+}
+
+// The fused computation under each strategy against the eager single process: the same
+// loss and updated parameters, so the executor and the parallelism are independent.
+TEST_P(ParallelEquivalence, FusedComputationTrainsLikeOneEagerProcess) {
+  const int64_t grad_accum = GetParam();
+  const auto fused = Computation::fused;
+  const std::vector<Case> cases = {
+      {"ddp fused W=2", 2, std::nullopt, ddp(true, true, fused)},
+      {"zero2 block fused W=2", 2, std::nullopt, fsdp(ShardMode::zero2, UnitPolicy::per_block, fused)},
+      {"zero3 block fused W=2", 2, std::nullopt, fsdp(ShardMode::zero3, UnitPolicy::per_block, fused)},
+      {"zero3 whole model fused W=2", 2, std::nullopt, fsdp(ShardMode::zero3, UnitPolicy::whole_model, fused)},
+      {"hybrid zero3 2x2 fused", 4, 2, fsdp(ShardMode::zero3, UnitPolicy::per_block, fused)},
+  };
+  expect_cases_train_like_one_process(cases, grad_accum);
 }
 
 INSTANTIATE_TEST_SUITE_P(GradientAccumulation, ParallelEquivalence, ::testing::Values(1, 2));
+
+// Rank 0 measures; the others measure nothing and get its choice, whatever they would have
+// measured themselves.
+TEST(SharedGemmChoice, EveryRankUsesRank0sChoiceMeasuredOnRank0Only) {
+  const int64_t world = 3;
+  std::vector<int> measured(world, 0);
+  std::vector<train::GemmChoices> got(world);
+  on_ranks(world, std::nullopt, [&](int64_t r, const ProcessGroups& groups) {
+    got[r] = gemm_choice_of_rank0(*groups.world, r, torch::kCPU, [&measured, r] {
+      ++measured[r];
+      train::GemmChoices own;  // each rank's would-be measurement differs
+      own.by_class["forward:64x32x48"] = r == 0 ? train::GemmKernel::onednn : train::GemmKernel::aten;
+      own.by_class["grad_weight:64x48x32"] = train::GemmKernel::aten;
+      own.by_class["rank " + std::to_string(r)] = train::GemmKernel::onednn;
+      own.from_cache = r == 0;
+      return own;
+    });
+  });
+  EXPECT_EQ(measured, (std::vector<int>{1, 0, 0}));
+  const std::map<std::string, train::GemmKernel> rank0s{{"forward:64x32x48", train::GemmKernel::onednn},
+                                                         {"grad_weight:64x48x32", train::GemmKernel::aten},
+                                                         {"rank 0", train::GemmKernel::onednn}};
+  for (int64_t r = 0; r < world; ++r) {
+    EXPECT_EQ(got[r].by_class, rank0s) << "rank " << r;
+    EXPECT_TRUE(got[r].from_cache) << "rank " << r;
+    EXPECT_FALSE(got[r].everywhere.has_value()) << "rank " << r;
+    EXPECT_EQ(got[r].summary(), got[0].summary()) << "rank " << r;
+  }
+  // A fixed kernel travels too.
+  on_ranks(2, std::nullopt, [&](int64_t r, const ProcessGroups& groups) {
+    got[r] = gemm_choice_of_rank0(*groups.world, r, torch::kCPU, [] {
+      train::GemmChoices fixed;
+      fixed.everywhere = train::GemmKernel::onednn;
+      return fixed;
+    });
+  });
+  EXPECT_EQ(got[1].everywhere, std::optional<train::GemmKernel>(train::GemmKernel::onednn));
+  EXPECT_TRUE(got[1].by_class.empty());
+}
 
 // A strategy that dropped a rank's gradients would still train; this control must differ.
 TEST(ParallelEquivalence, ControlWithoutGradientAveragingDiffers) {
@@ -244,10 +330,14 @@ TEST(ParallelMemory, ShardsAreOneOverWorld) {
   const Trajectory reference = single_process(batches);
   const auto zero3 = ranks(world, std::nullopt, batches, fsdp(ShardMode::zero3, UnitPolicy::per_block));
   const auto zero2 = ranks(world, std::nullopt, batches, fsdp(ShardMode::zero2, UnitPolicy::per_block));
+  // The fused computation's head reads the root's parameters: ZeRO-3 must still free them.
+  const auto zero3_fused =
+      ranks(world, std::nullopt, batches, fsdp(ShardMode::zero3, UnitPolicy::per_block, Computation::fused));
   const double ideal_resident = static_cast<double>(reference.resident_bytes) / world;
   const double ideal_optimizer = static_cast<double>(reference.optimizer_bytes) / world;
   for (int64_t r = 0; r < world; ++r) {
     EXPECT_NEAR(zero3[r].resident_bytes, ideal_resident, 0.10 * ideal_resident) << "ZeRO-3 rank " << r;
+    EXPECT_NEAR(zero3_fused[r].resident_bytes, ideal_resident, 0.10 * ideal_resident) << "ZeRO-3 fused rank " << r;
     EXPECT_NEAR(zero2[r].optimizer_bytes, ideal_optimizer, 0.10 * ideal_optimizer) << "ZeRO-2 rank " << r;
     // ZeRO-2 keeps whole parameters: well above 1/W of the single process's state.
     EXPECT_GT(zero2[r].resident_bytes, 1.2 * ideal_resident) << "ZeRO-2 rank " << r;

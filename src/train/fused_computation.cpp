@@ -1,9 +1,9 @@
-// The fused single-device step (train_step.hpp): the eager step's computation with every
+// The fused loss computation (loss_computation.hpp): the eager computation's math with every
 // linear layer routed through fused_linear (GEMM kernels measured fastest on this machine)
 // and the lm_head + loss computed in row chunks (fused_ops.hpp), so the B×T×V logits are
 // never materialised; on the CPU each chunk's loss and gradient take one pass per row
-// (cross_entropy_rows.hpp). The optimizer and everything around the forward/backward are the
-// eager step's.
+// (cross_entropy_rows.hpp). How gradients are combined and the optimizer applied is the
+// step's (the single-device step here, DDP or FSDP in src/dist).
 #include <torch/torch.h>
 
 #include <fmt/format.h>
@@ -16,6 +16,7 @@
 #include "train/dtype_mode.hpp"
 #include "train/fused_ops.hpp"
 #include "train/gemm_kernels.hpp"
+#include "train/loss_computation.hpp"
 #include "train/train_step.hpp"
 
 namespace tokbench::train {
@@ -36,22 +37,28 @@ std::vector<GemmShape> linear_shapes(const model::GPT& model, int64_t rows, int6
   return shapes;
 }
 
-class FusedStep final : public TrainStep {
+// The lm_head's parameters, looked up when used: a step may have re-pointed them since (FSDP
+// turns every parameter into a view of its unit's flat buffer, whose storage ZeRO-3 frees
+// and refills).
+std::pair<torch::Tensor, torch::Tensor> head_parameters(const model::GPT& model) {
+  const auto params = model->named_parameters();
+  const auto* weight = params.find("lm_head.weight");
+  const auto* bias = params.find("lm_head.bias");
+  TORCH_CHECK(weight != nullptr, "fused executor: the model has no lm_head.weight");
+  return {*weight, bias != nullptr ? *bias : torch::Tensor()};
+}
+
+class FusedComputation final : public LossComputation {
  public:
-  FusedStep(model::GPT model, const c10::Device& device, const FusedStepOptions& options)
-      : model_(std::move(model)), options_(options),
-        optimizer_((model_->to(device, param_dtype(options.dtype)), model_->parameters()), options.adamw, device) {
+  FusedComputation(model::GPT model, const c10::Device& device, const FusedComputationOptions& options)
+      : model_(std::move(model)) {
     TORCH_CHECK(options.dtype != model::TrainPrecision::bf16_mixed,
                 "dtype bf16-mixed is not supported by the fused executor; valid: fp32, bf16-true");
-    model_->train();
     const auto& c = model_->config();
     chunk_.chunk_rows = options.chunk_rows > 0 ? options.chunk_rows : default_chunk_rows(c.vocab());
     chunk_.softcap = c.final_logit_softcapping;
-    for (const auto& item : model_->named_parameters()) {
-      if (item.key() == "lm_head.weight") head_weight_ = item.value();
-      if (item.key() == "lm_head.bias") head_bias_ = item.value();
-    }
-    TORCH_CHECK(head_weight_.defined(), "fused step: the model has no lm_head.weight");
+    head_parameters(model_);  // refuses a model without a head now, not at the first step
+    on_cpu_ = device.is_cpu();
     const int64_t rows = std::max<int64_t>(1, options.rows_per_micro_batch);
     GemmCalibrationOptions calibration;
     calibration.use_cache = options.use_gemm_cache;
@@ -59,9 +66,11 @@ class FusedStep final : public TrainStep {
       choices_ = std::make_shared<GemmChoices>();
       choices_->everywhere = options.only_kernel;
     } else {
-      choices_ = std::make_shared<GemmChoices>(
-          calibrate_gemm_choices(linear_shapes(model_, rows, std::min(rows, chunk_.chunk_rows)),
-                                 param_dtype(options.dtype), device, calibration));
+      const auto measure = [&] {
+        return calibrate_gemm_choices(linear_shapes(model_, rows, std::min(rows, chunk_.chunk_rows)),
+                                      param_dtype(options.dtype), device, calibration);
+      };
+      choices_ = std::make_shared<GemmChoices>(options.share_choice ? options.share_choice(measure) : measure());
     }
     // The lambda holds the choices, so they live as long as the model's layers use them.
     model_->set_linear_function(
@@ -70,53 +79,50 @@ class FusedStep final : public TrainStep {
         });
   }
 
-  ~FusedStep() override { model_->set_linear_function({}); }  // the model may outlive the step
+  // The model may outlive the computation (and the step holding it).
+  ~FusedComputation() override { model_->set_linear_function({}); }
 
-  at::Tensor forward_backward(const TokenBatch& batch, int64_t /*micro*/, int64_t grad_accum) override {
-    auto hidden = model_->forward_hidden(batch.x);  // (B, T, C)
-    auto loss = chunked_linear_cross_entropy(hidden.reshape({-1, hidden.size(-1)}), head_weight_, head_bias_,
+  at::Tensor forward_backward(model::GPT& model, const TokenBatch& batch, int64_t grad_accum) override {
+    TORCH_INTERNAL_ASSERT(model.get() == model_.get(), "the fused computation runs the model it was built for");
+    auto hidden = model->forward_hidden(batch.x);  // (B, T, C)
+    const auto [head_weight, head_bias] = head_parameters(model);
+    auto loss = chunked_linear_cross_entropy(hidden.reshape({-1, hidden.size(-1)}), head_weight, head_bias,
                                              batch.y.reshape({-1}), *choices_, chunk_);
+    loss = model->after_head(std::move(loss));  // the root's forward ends with the head
     (loss / static_cast<double>(grad_accum)).backward();
     return loss.detach();
   }
 
-  at::Tensor optimizer_step(const at::Tensor& loss) override {
-    optimizer_.step();
-    optimizer_.zero_grad(options_.zero_grad);
-    return loss;
-  }
-
-  int64_t resident_state_bytes() const override { return module_tensor_bytes(*model_) + optimizer_.state_bytes(); }
-  int64_t optimizer_state_bytes() const override { return optimizer_.state_bytes(); }
-  int64_t optimizer_state_step() const override { return optimizer_.state_step(); }
-  int64_t optimizer_steps_taken() const override { return optimizer_.steps_taken(); }
-  bool fused_adamw() const override { return optimizer_.fused(); }
-
-  void release_after_failure() override { drop_gradients(*model_); }
-  std::vector<at::Tensor> full_parameters() override { return clone_parameters(*model_); }
-
   std::string kernel_note() const override {
     const std::string gemms = choices_->summary();
-    const std::string loss = head_weight_.is_cpu() ? fmt::format("one-pass {} row kernel", cross_entropy_rows_isa())
+    const std::string loss = on_cpu_ ? fmt::format("one-pass {} row kernel", cross_entropy_rows_isa())
                                                    : std::string("aten ops");
     return fmt::format("GEMMs: {}; lm_head+loss in chunks of {} rows, loss and logit gradient by {}",
                        gemms.empty() ? "aten" : gemms, chunk_.chunk_rows, loss);
   }
 
  private:
-  model::GPT model_;
-  FusedStepOptions options_;
-  AdamW optimizer_;
+  model::GPT model_;  // the model whose linear layers use this computation's kernels
   ChunkedCrossEntropyOptions chunk_;
-  torch::Tensor head_weight_, head_bias_;
   std::shared_ptr<GemmChoices> choices_;
+  bool on_cpu_ = false;  // the chunked loss runs the row kernel (cross_entropy_rows.hpp)
 };
 
 }  // namespace
 
+std::shared_ptr<LossComputation> make_fused_computation(model::GPT model, const c10::Device& device,
+                                                        const FusedComputationOptions& options) {
+  return std::make_shared<FusedComputation>(std::move(model), device, options);
+}
+
 std::unique_ptr<TrainStep> make_fused_step(model::GPT model, const c10::Device& device,
                                            const FusedStepOptions& options) {
-  return std::make_unique<FusedStep>(std::move(model), device, options);
+  EagerStepOptions step;
+  step.dtype = options.dtype;
+  step.adamw = options.adamw;
+  step.zero_grad = options.zero_grad;
+  step.computation = make_fused_computation(model, device, options);
+  return make_eager_step(std::move(model), device, step);
 }
 
 }  // namespace tokbench::train
