@@ -1,6 +1,7 @@
-// Environment capture. TOKBENCH_BENCH_VERSION / _GIT_REVISION come from CMake for this file
-// only; torch/version.h is a tiny header (no torch/torch.h here).
+// Environment capture. TOKBENCH_BENCH_VERSION comes from CMake for this file only, the revision
+// from the build-time git_revision.hpp; torch/version.h is a tiny header (no torch/torch.h here).
 #include "bench/environment.hpp"
+#include "git_revision.hpp"
 
 #include <torch/version.h>
 #include <unistd.h>
@@ -9,9 +10,6 @@
 
 #ifndef TOKBENCH_BENCH_VERSION
 #define TOKBENCH_BENCH_VERSION "unknown"
-#endif
-#ifndef TOKBENCH_BENCH_GIT_REVISION
-#define TOKBENCH_BENCH_GIT_REVISION "unknown"
 #endif
 
 namespace tokbench::bench {
@@ -39,7 +37,7 @@ std::string rfc3339_now() {
 Environment capture_environment() {
   Environment env;
   env.tokbench_version = TOKBENCH_BENCH_VERSION;
-  env.git_revision = TOKBENCH_BENCH_GIT_REVISION;
+  env.git_revision = git_revision();
   env.libtorch_version = TORCH_VERSION;
   env.build_type = is_debug_build() ? "debug (assertions on)" : "release";
   char host[256] = {0};

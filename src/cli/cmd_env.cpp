@@ -18,6 +18,7 @@
 #include "bench/calibration_cache.hpp"
 #include "cli/command.hpp"
 #include "cuda/device_query.hpp"
+#include "git_revision.hpp"
 #include "tokbench/throughput.hpp"
 
 namespace tokbench::cli {
@@ -89,7 +90,7 @@ int run_env(bool verbose, bool calibrate_now, int num_threads) {
   if (num_threads > 0) at::set_num_threads(num_threads);
   if (calibrate_now) return calibrate(std::cout);
   std::ostream& out = std::cout;
-  out << "# tokbench " << TOKBENCH_VERSION << " (git " << TOKBENCH_GIT_REVISION << ")\n";
+  out << "# tokbench " << TOKBENCH_VERSION << " (git " << git_revision() << ")\n";
   out << "# LibTorch " << TORCH_VERSION << ", intra-op threads " << at::get_num_threads() << "\n";
   print_build_flags(out, verbose);
 

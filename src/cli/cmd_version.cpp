@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/command.hpp"
+#include "git_revision.hpp"
 
 namespace tokbench::cli {
 namespace {
@@ -12,7 +13,7 @@ const RegisterCommand kVersion{{"version", "Print tokbench's version, git revisi
                                 [](CLI::App&) -> std::function<int()> {
                                   return [] {
                                     std::cout << "tokbench " << TOKBENCH_VERSION << " (git "
-                                              << TOKBENCH_GIT_REVISION << ", LibTorch "
+                                              << git_revision() << ", LibTorch "
                                               << TORCH_VERSION << ")\n";
                                     return kExitOk;
                                   };
