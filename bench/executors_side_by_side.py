@@ -133,6 +133,10 @@ def main():
     print(table)
     if not a.no_write and rows:
         path = os.path.join(ROOT, "docs", "results", f"cpu-executors-{a.dtype}-{today}.md")
+        run = 2
+        while os.path.exists(path):  # a later run of the same day keeps the earlier one
+            path = os.path.join(ROOT, "docs", "results", f"cpu-executors-{a.dtype}-{today}-{run}.md")
+            run += 1
         with open(path, "w") as f:
             f.write(table)
         print(f"wrote {path}")
