@@ -2,11 +2,15 @@
 // one int64 tensor, because c10d broadcasts tensors, not text:
 //   [everywhere (-1: none, else the kernel), from_cache, number of classes,
 //    then per class: kernel, length of the class key, the key's characters]
-// Its length goes first, so the receiving ranks can size their buffer.
+// Its length goes first, so the receiving ranks can size their buffer; a length of -1 says
+// rank 0's measurement failed, so the other ranks fail at once with rank 0's reason instead
+// of waiting in the second broadcast until the distributed timeout.
 #include "dist/shared_gemm_choice.hpp"
 
 #include <ATen/ATen.h>
 
+#include <exception>
+#include <stdexcept>
 #include <vector>
 
 namespace tokbench::dist {
@@ -62,10 +66,20 @@ train::GemmChoices gemm_choice_of_rank0(c10d::Backend& world, int64_t rank, cons
                                         const std::function<train::GemmChoices()>& measure) {
   const auto int64_on_device = at::TensorOptions().dtype(at::kLong).device(device);
   std::vector<int64_t> code;
-  if (rank == 0) code = encode(measure());
-  at::Tensor length = at::full({1}, static_cast<int64_t>(code.size()), int64_on_device);
+  std::exception_ptr failure;
+  if (rank == 0) {
+    try {
+      code = encode(measure());
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  }
+  at::Tensor length = at::full({1}, failure ? int64_t{-1} : static_cast<int64_t>(code.size()), int64_on_device);
   broadcast_from_rank0(world, length);
+  if (failure) std::rethrow_exception(failure);
   const int64_t n = length.cpu().item<int64_t>();
+  if (n < 0)
+    throw std::runtime_error("rank 0 could not measure the fused executor's GEMM kernels (its log says why)");
   at::Tensor payload = rank == 0 ? at::tensor(code, at::kLong).to(device) : at::empty({n}, int64_on_device);
   broadcast_from_rank0(world, payload);
   if (rank == 0) return decode(code);  // the same round trip as the other ranks'

@@ -308,6 +308,25 @@ TEST(SharedGemmChoice, EveryRankUsesRank0sChoiceMeasuredOnRank0Only) {
   EXPECT_TRUE(got[1].by_class.empty());
 }
 
+// A measurement that fails on rank 0 fails every rank at once (not after the distributed
+// timeout, which would be this test's timeout): rank 0 with its own error, the others saying
+// rank 0 could not measure.
+TEST(SharedGemmChoice, Rank0sFailureReachesEveryRank) {
+  const int64_t world = 3;
+  std::vector<std::string> errors(world);
+  on_ranks(world, std::nullopt, [&](int64_t r, const ProcessGroups& groups) {
+    try {
+      gemm_choice_of_rank0(*groups.world, r, torch::kCPU, []() -> train::GemmChoices {
+        throw std::runtime_error("no kernel passed the check");
+      });
+    } catch (const std::exception& e) {
+      errors[r] = e.what();
+    }
+  });
+  EXPECT_EQ(errors[0], "no kernel passed the check");
+  for (int64_t r = 1; r < world; ++r) EXPECT_NE(errors[r].find("rank 0 could not measure"), std::string::npos) << r;
+}
+
 // A strategy that dropped a rank's gradients would still train; this control must differ.
 TEST(ParallelEquivalence, ControlWithoutGradientAveragingDiffers) {
   const Batches batches = make_batches(2, 1);
