@@ -91,6 +91,7 @@ class Norm : public torch::nn::Module {
         return torch::layer_norm(x, {size_}, {}, {}, eps_);
       case Kind::rms_norm:
       case Kind::rms_norm_unit_offset: {
+        if (function_) return function_(x, weight_, kind_ == Kind::rms_norm_unit_offset, eps_);
         // litgpt RMSNorm: statistics and scaling in fp32, result cast back.
         auto xf = x.to(torch::kFloat);
         auto mean_square = (xf * xf).mean(-1, /*keepdim=*/true);
@@ -102,11 +103,15 @@ class Norm : public torch::nn::Module {
     TORCH_INTERNAL_ASSERT(false, "unreachable");
   }
 
+  // Used by the RMSNorm kinds only.
+  void set_function(GPTImpl::NormFunction function) { function_ = std::move(function); }
+
  private:
   Kind kind_;
   int64_t size_;
   double eps_;
   torch::Tensor weight_, bias_;
+  GPTImpl::NormFunction function_;  // empty: litgpt's op composition
 };
 
 // Masks shared by every layer of one forward pass.
@@ -473,6 +478,11 @@ std::vector<std::shared_ptr<torch::nn::Module>> GPTImpl::root_modules() const {
 void GPTImpl::set_linear_function(LinearFunction function) {
   for (const auto& module : modules(/*include_self=*/false))
     if (auto* linear = dynamic_cast<Linear*>(module.get())) linear->set_function(function);
+}
+
+void GPTImpl::set_norm_function(NormFunction function) {
+  for (const auto& module : modules(/*include_self=*/false))
+    if (auto* norm = dynamic_cast<Norm*>(module.get())) norm->set_function(function);
 }
 
 void GPTImpl::set_forward_hooks(std::shared_ptr<ForwardHooks> hooks) { state_->hooks = std::move(hooks); }

@@ -43,6 +43,13 @@ class GPTImpl : public torch::nn::Module {
       std::function<torch::Tensor(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias)>;
   void set_linear_function(LinearFunction function);
 
+  // How every RMSNorm (not LayerNorm) computes x_f32 · rsqrt(mean(x_f32²) + eps) · w_f32 cast
+  // back to x's dtype, w = 1 + weight under unit_offset (Gemma); x: (..., C), weight: (C).
+  // Empty (the default): litgpt's op composition, exactly the eager computation.
+  using NormFunction = std::function<torch::Tensor(const torch::Tensor& x, const torch::Tensor& weight,
+                                                   bool unit_offset, double eps)>;
+  void set_norm_function(NormFunction function);
+
   // Deterministic random initialisation for a seed (normal(0, 0.02) weights, zero biases,
   // norms at one), independent of the device. A no-op on the meta device.
   void reset_parameters(uint64_t seed);

@@ -2,7 +2,7 @@
 // linear layer routed through fused_linear (GEMM kernels measured fastest on this machine)
 // and the lm_head + loss computed in row chunks (fused_ops.hpp), so the B×T×V logits are
 // never materialised; on the CPU each chunk's loss and gradient take one pass per row
-// (cross_entropy_rows.hpp). How gradients are combined and the optimizer applied is the
+// (cross_entropy_rows.hpp), and so does every RMSNorm (rms_norm_rows.hpp). How gradients are combined and the optimizer applied is the
 // step's (the single-device step here, DDP or FSDP in src/dist).
 #include <torch/torch.h>
 
@@ -17,6 +17,7 @@
 #include "train/fused_ops.hpp"
 #include "train/gemm_kernels.hpp"
 #include "train/loss_computation.hpp"
+#include "train/rms_norm_rows.hpp"
 #include "train/train_step.hpp"
 
 namespace tokbench::train {
@@ -77,10 +78,16 @@ class FusedComputation final : public LossComputation {
         [choices = choices_](const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
           return fused_linear(x, weight, bias, *choices);
         });
+    // RMSNorm by its row kernel; LLaMAMLP's gate stays on ATen (a SwiGLU kernel was slower than
+    // silu + mul in the profile of tiny-llama-1.1b, docs/PERFORMANCE.md).
+    if (on_cpu_) model_->set_norm_function(&rms_norm_rows);
   }
 
   // The model may outlive the computation (and the step holding it).
-  ~FusedComputation() override { model_->set_linear_function({}); }
+  ~FusedComputation() override {
+    model_->set_linear_function({});
+    model_->set_norm_function({});
+  }
 
   at::Tensor forward_backward(model::GPT& model, const TokenBatch& batch, int64_t grad_accum) override {
     TORCH_INTERNAL_ASSERT(model.get() == model_.get(), "the fused computation runs the model it was built for");
@@ -97,15 +104,16 @@ class FusedComputation final : public LossComputation {
     const std::string gemms = choices_->summary();
     const std::string loss = on_cpu_ ? fmt::format("one-pass {} row kernel", cross_entropy_rows_isa())
                                                    : std::string("aten ops");
-    return fmt::format("GEMMs: {}; lm_head+loss in chunks of {} rows, loss and logit gradient by {}",
-                       gemms.empty() ? "aten" : gemms, chunk_.chunk_rows, loss);
+    const std::string norms = on_cpu_ ? fmt::format("; RMSNorm by {} row kernel", rms_norm_rows_isa()) : std::string();
+    return fmt::format("GEMMs: {}; lm_head+loss in chunks of {} rows, loss and logit gradient by {}{}",
+                       gemms.empty() ? "aten" : gemms, chunk_.chunk_rows, loss, norms);
   }
 
  private:
   model::GPT model_;  // the model whose linear layers use this computation's kernels
   ChunkedCrossEntropyOptions chunk_;
   std::shared_ptr<GemmChoices> choices_;
-  bool on_cpu_ = false;  // the chunked loss runs the row kernel (cross_entropy_rows.hpp)
+  bool on_cpu_ = false;  // the chunked loss and RMSNorm run row kernels
 };
 
 }  // namespace

@@ -1,4 +1,4 @@
-# The AVX2/AVX512 copies of the cross-entropy row kernel must define no weak (inline, template)
+# The AVX2/AVX512 copies of the row kernels (cross-entropy, RMSNorm) must define no weak (inline, template)
 # symbols: the linker keeps one copy of each such symbol for the whole program, and if it kept
 # the AVX512-compiled one, code outside the kernel would run AVX512 instructions on a CPU
 # without them. Inlined away (as in Release builds), they are not in the object at all.

@@ -1,0 +1,206 @@
+// The RMSNorm row kernel (rms_norm_rows.hpp) equals the eager model's
+// ATen compositions in value and, through autograd, in every gradient: fp32 and bf16, Gemma's
+// unit offset, widths that are no multiple of any vector width (and one narrower than a
+// vector), non-contiguous inputs, and enough rows that grad_weight is summed in several
+// parts. Installed in a GPT of the equivalence fixtures (set_norm_function), it leaves its
+// output and parameter gradients unchanged.
+// ctest also runs this file under ATEN_CPU_CAPABILITY=default and avx2, so each ISA's
+// kernel is checked. Tolerance: relative norm ‖a − b‖ / ‖b‖.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cctype>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "../model/test_gpt_support.hpp"
+#include "model/config_json.hpp"
+#include "model/gpt.hpp"
+#include "train/rms_norm_rows.hpp"
+
+namespace tokbench::train {
+namespace {
+
+constexpr double kFp32Tolerance = 1e-5;
+// bf16 keeps 8 significant bits; the kernels round each result once, as the compositions
+// do, so only the rare value whose fp32 sum order differs may round to the other neighbour.
+constexpr double kBf16Tolerance = 1e-2;
+
+double relative_error(const torch::Tensor& got, const torch::Tensor& want) {
+  return ((got.to(torch::kDouble) - want.to(torch::kDouble)).norm() /
+          want.to(torch::kDouble).norm().clamp_min(1e-30))
+      .item<double>();
+}
+
+::testing::AssertionResult close(const torch::Tensor& got, const torch::Tensor& want, double tolerance) {
+  if (!got.defined() || !want.defined())
+    return ::testing::AssertionFailure() << "undefined tensor (got " << got.defined() << ", want " << want.defined()
+                                         << ")";
+  if (got.sizes() != want.sizes() || got.scalar_type() != want.scalar_type())
+    return ::testing::AssertionFailure() << "got " << got.sizes() << " " << got.scalar_type() << ", want "
+                                         << want.sizes() << " " << want.scalar_type();
+  const double error = relative_error(got, want);
+  if (error <= tolerance) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "relative error " << error << " > " << tolerance;
+}
+
+double tolerance_of(torch::ScalarType dtype) { return dtype == torch::kBFloat16 ? kBf16Tolerance : kFp32Tolerance; }
+
+// ---- RMSNorm ------------------------------------------------------------------------------
+
+// The eager model's RMSNorm (litgpt): fp32 statistics and scaling, result cast back.
+torch::Tensor aten_rms_norm(const torch::Tensor& x, const torch::Tensor& weight, bool unit_offset, double eps) {
+  auto xf = x.to(torch::kFloat);
+  auto normed = xf * torch::rsqrt((xf * xf).mean(-1, /*keepdim=*/true) + eps);
+  auto w = unit_offset ? 1 + weight : weight;
+  return (normed * w.to(torch::kFloat)).to(x.scalar_type());
+}
+
+struct NormCase {
+  torch::ScalarType dtype;
+  std::vector<int64_t> shape;  // (A, B, C); rows A·B of width C
+  bool unit_offset = false;
+  bool transposed = false;  // the input is x.transpose(0, 1): not contiguous
+};
+
+struct NormOutcome {
+  torch::Tensor y, grad_x, grad_weight;
+};
+
+// y = norm(x, weight) and the gradients of Σ y·g, inputs drawn from a fixed seed.
+template <typename Norm>
+NormOutcome norm_outcome(const NormCase& c, Norm&& norm) {
+  torch::manual_seed(11);
+  const int64_t width = c.shape.back();
+  auto x = (torch::randn(c.shape) * 2 + 0.5).to(c.dtype).requires_grad_(true);
+  auto weight = ((c.unit_offset ? 0 : 1) + torch::randn({width}) * 0.2).to(c.dtype).requires_grad_(true);
+  auto input = c.transposed ? x.transpose(0, 1) : x;
+  auto g = torch::randn(input.sizes()).to(c.dtype);
+  auto y = norm(input, weight);
+  (y.to(torch::kFloat) * g.to(torch::kFloat)).sum().backward();
+  return {y.detach(), x.grad(), weight.grad()};
+}
+
+void expect_norm_equals_aten(const NormCase& c, double eps = 1e-6) {
+  const auto got = norm_outcome(c, [&](const auto& x, const auto& w) { return rms_norm_rows(x, w, c.unit_offset, eps); });
+  const auto want =
+      norm_outcome(c, [&](const auto& x, const auto& w) { return aten_rms_norm(x, w, c.unit_offset, eps); });
+  const double tolerance = tolerance_of(c.dtype);
+  EXPECT_TRUE(close(got.y, want.y, tolerance)) << "output";
+  EXPECT_TRUE(close(got.grad_x, want.grad_x, tolerance)) << "grad x";
+  EXPECT_TRUE(close(got.grad_weight, want.grad_weight, tolerance)) << "grad weight";
+}
+
+TEST(RmsNormRows, EqualsAtenFp32) { expect_norm_equals_aten({torch::kFloat, {5, 7, 67}}); }
+TEST(RmsNormRows, EqualsAtenFp32UnitOffset) { expect_norm_equals_aten({torch::kFloat, {5, 7, 67}, true}); }
+TEST(RmsNormRows, EqualsAtenFp32NarrowerThanAVector) { expect_norm_equals_aten({torch::kFloat, {3, 4, 5}}); }
+TEST(RmsNormRows, EqualsAtenFp32NotContiguous) {
+  expect_norm_equals_aten({torch::kFloat, {6, 5, 40}, false, true});
+}
+TEST(RmsNormRows, EqualsAtenFp32ManyRows) { expect_norm_equals_aten({torch::kFloat, {64, 67, 96}, true}); }
+TEST(RmsNormRows, EqualsAtenFp32LargeEps) { expect_norm_equals_aten({torch::kFloat, {5, 7, 67}}, 0.5); }
+TEST(RmsNormRows, EqualsAtenBf16) { expect_norm_equals_aten({torch::kBFloat16, {5, 7, 67}}); }
+TEST(RmsNormRows, EqualsAtenBf16UnitOffset) { expect_norm_equals_aten({torch::kBFloat16, {5, 7, 67}, true}); }
+TEST(RmsNormRows, EqualsAtenBf16ManyRows) { expect_norm_equals_aten({torch::kBFloat16, {64, 67, 96}, true}); }
+
+// The comparison can fail: the unit offset left out is far beyond the tolerance.
+TEST(RmsNormRows, ComparisonDetectsAMissingUnitOffset) {
+  const NormCase c{torch::kFloat, {5, 7, 67}, true};
+  const auto got = norm_outcome(c, [](const auto& x, const auto& w) { return rms_norm_rows(x, w, false, 1e-6); });
+  const auto want = norm_outcome(c, [](const auto& x, const auto& w) { return aten_rms_norm(x, w, true, 1e-6); });
+  EXPECT_FALSE(close(got.y, want.y, kFp32Tolerance));
+  EXPECT_FALSE(close(got.grad_x, want.grad_x, kFp32Tolerance));
+}
+
+// grad_weight is summed in parts fixed by the row and thread counts: the same bits each time.
+TEST(RmsNormRows, WeightGradientIsDeterministic) {
+  const NormCase c{torch::kFloat, {64, 67, 96}};
+  const auto norm = [](const auto& x, const auto& w) { return rms_norm_rows(x, w, false, 1e-6); };
+  const auto first = norm_outcome(c, norm);
+  const auto second = norm_outcome(c, norm);
+  EXPECT_TRUE(torch::equal(first.grad_weight, second.grad_weight));
+  EXPECT_TRUE(torch::equal(first.grad_x, second.grad_x));
+}
+
+TEST(RmsNormRows, FrozenWeightGetsNoGradient) {
+  torch::manual_seed(2);
+  auto x = torch::randn({9, 33}).requires_grad_(true);
+  const auto weight = torch::randn({33});
+  rms_norm_rows(x, weight, false, 1e-6).sum().backward();
+  EXPECT_FALSE(weight.grad().defined());
+  auto x_ref = x.detach().clone().requires_grad_(true);
+  aten_rms_norm(x_ref, weight, false, 1e-6).sum().backward();
+  EXPECT_TRUE(close(x.grad(), x_ref.grad(), kFp32Tolerance));
+}
+
+// ---- in the model: hooks installed, output and gradients unchanged -------------------------
+
+struct ModelOutcome {
+  torch::Tensor hidden;
+  std::map<std::string, torch::Tensor> grads;
+  int norm_calls = 0;
+};
+
+// forward_hidden on the fixture's input and the gradients of Σ hidden·g, fp32.
+ModelOutcome model_outcome(const std::string& family, bool row_kernels) {
+  const auto dir = model::testing::fixtures_dir() / "model" / "equivalence";
+  const auto doc = model::testing::read_json(dir / (family + ".json"));
+  const auto tensors = model::testing::read_blob(doc.at("tensors"), dir / (family + ".bin"));
+  model::Config config;
+  std::vector<std::string> problems;
+  model::config_from_json(doc.at("config"), config, problems);
+  for (const auto& p : problems) ADD_FAILURE() << family << ": " << p;
+  config.finalize();
+  std::map<std::string, torch::Tensor> params;
+  for (const auto& [name, t] : tensors)
+    if (name.rfind("param/", 0) == 0) params.emplace(name.substr(6), t);
+  model::GPT gpt(config, torch::TensorOptions().dtype(torch::kFloat));
+  gpt->load_state(params);
+  for (auto& p : gpt->parameters()) p.set_requires_grad(true);
+
+  ModelOutcome o;
+  if (row_kernels) {
+    gpt->set_norm_function([&o](const torch::Tensor& x, const torch::Tensor& w, bool unit_offset, double eps) {
+      ++o.norm_calls;
+      return rms_norm_rows(x, w, unit_offset, eps);
+    });
+  }
+  o.hidden = gpt->forward_hidden(tensors.at("input"));
+  torch::manual_seed(5);
+  (o.hidden * torch::randn(o.hidden.sizes())).sum().backward();
+  for (const auto& item : gpt->named_parameters())
+    o.grads[item.key()] = item.value().grad().defined() ? item.value().grad().clone() : torch::zeros_like(item.value());
+  o.hidden = o.hidden.detach();
+  return o;
+}
+
+class RowKernelsInModel : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RowKernelsInModel, LeaveOutputAndGradientsUnchanged) {
+  const auto got = model_outcome(GetParam(), true);
+  const auto want = model_outcome(GetParam(), false);
+  EXPECT_GT(got.norm_calls, 0) << "no RMSNorm went through the hook";
+  EXPECT_TRUE(close(got.hidden, want.hidden, kFp32Tolerance)) << "hidden";
+  ASSERT_EQ(got.grads.size(), want.grads.size());
+  for (const auto& [name, grad] : want.grads) {
+    if (grad.abs().max().item<double>() == 0) {  // e.g. an MoE expert that got no token
+      EXPECT_EQ(got.grads.at(name).abs().max().item<double>(), 0.0) << "grad of " << name;
+      continue;
+    }
+    EXPECT_TRUE(close(got.grads.at(name), grad, kFp32Tolerance)) << "grad of " << name;
+  }
+}
+
+// qwen3: LLaMAMLP and q/k norms per head; gemma-3: unit offset, GemmaMLP (gate left on
+// ATen); olmo-2: q/k norms over all heads; mixtral: LLaMAMoE experts.
+INSTANTIATE_TEST_SUITE_P(Families, RowKernelsInModel, ::testing::Values("qwen3", "gemma-3", "olmo-2", "mixtral"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           for (auto& ch : name)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace tokbench::train
