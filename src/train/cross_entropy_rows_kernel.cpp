@@ -5,10 +5,11 @@
 #include "train/cross_entropy_rows_kernel.hpp"
 
 #include <ATen/cpu/vec/functional.h>
-#include <ATen/cpu/vec/vec.h>
 
 #include <cmath>
 #include <limits>
+
+#include "train/row_kernel_vectors.hpp"
 
 #ifndef CPU_CAPABILITY
 #error "cross_entropy_rows_kernel.cpp is compiled with CPU_CAPABILITY set to its ISA"
@@ -17,16 +18,8 @@
 namespace tokbench::train::cross_entropy_kernel::CPU_CAPABILITY {
 namespace {
 
-using Vec = at::vec::Vectorized<float>;
-
-// Calls body(offset, count) over [0, vocab) in vector-wide steps, the last one short.
-template <typename Body>
-void for_each_vector(int64_t vocab, Body&& body) {
-  constexpr int64_t width = Vec::size();
-  int64_t i = 0;
-  for (; i + width <= vocab; i += width) body(i, width);
-  if (i < vocab) body(i, vocab - i);
-}
+using row_kernels::CPU_CAPABILITY::for_each_vector;
+using row_kernels::CPU_CAPABILITY::Vec;
 
 // s: (V) fp32 logits, overwritten in place with the gradient. The three passes of the
 // header's contract; the row is in the core's cache after the first.

@@ -4,9 +4,10 @@
 #include "train/rms_norm_rows_kernel.hpp"
 
 #include <ATen/cpu/vec/functional.h>
-#include <ATen/cpu/vec/vec.h>
 
 #include <cmath>
+
+#include "train/row_kernel_vectors.hpp"
 
 #ifndef CPU_CAPABILITY
 #error "rms_norm_rows_kernel.cpp is compiled with CPU_CAPABILITY set to its ISA"
@@ -15,16 +16,8 @@
 namespace tokbench::train::rms_norm_kernel::CPU_CAPABILITY {
 namespace {
 
-using Vec = at::vec::Vectorized<float>;
-
-// Calls body(offset, count) over [0, width) in vector-wide steps, the last one short.
-template <typename Body>
-void for_each_vector(int64_t width, Body&& body) {
-  constexpr int64_t lanes = Vec::size();
-  int64_t i = 0;
-  for (; i + lanes <= width; i += lanes) body(i, lanes);
-  if (i < width) body(i, width - i);
-}
+using row_kernels::CPU_CAPABILITY::for_each_vector;
+using row_kernels::CPU_CAPABILITY::Vec;
 
 float sum_of_lanes(const Vec& v) {
   return at::vec::vec_reduce_all<float>([](Vec& a, Vec& b) { return a + b; }, v);

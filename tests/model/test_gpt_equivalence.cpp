@@ -136,12 +136,7 @@ INSTANTIATE_TEST_SUITE_P(Families, GptEquivalence,
                          ::testing::Values("pythia", "phi-2", "llama-2", "llama-3.1", "mistral", "gemma-2",
                                            "gemma-3", "qwen3", "qwen2.5", "olmo-2", "olmo", "falcon",
                                            "mixtral", "qwen3-moe"),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           for (auto& ch : name)
-                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           return name;
-                         });
+                         [](const auto& info) { return testing::test_name(info.param); });
 
 }  // namespace
 }  // namespace tokbench::model

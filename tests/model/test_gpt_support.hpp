@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
+#include <cctype>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +16,13 @@
 #include <vector>
 
 namespace tokbench::model::testing {
+
+// A fixture family's name ("llama-3.1") as a GoogleTest parameter name ("llama_3_1").
+inline std::string test_name(std::string name) {
+  for (auto& ch : name)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return name;
+}
 
 inline std::filesystem::path fixtures_dir() {
 #if defined(TOKBENCH_FIXTURES_DIR)

@@ -286,11 +286,9 @@ std::vector<FamilyCase> family_cases() {
 
 INSTANTIATE_TEST_SUITE_P(Families, FusedStepEquivalence, ::testing::ValuesIn(family_cases()),
                          [](const auto& info) {
-                           std::string name = info.param.family + "_ga" + std::to_string(info.param.grad_accum) +
-                                              "_" + to_string(info.param.kernel);
-                           for (auto& ch : name)
-                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           return name;
+                           return model::testing::test_name(info.param.family + "_ga" +
+                                                            std::to_string(info.param.grad_accum) + "_" +
+                                                            to_string(info.param.kernel));
                          });
 
 // The comparison can fail: the fused step at GA 2 against the eager step at GA 1 (half the

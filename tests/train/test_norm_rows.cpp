@@ -195,12 +195,7 @@ TEST_P(RowKernelsInModel, LeaveOutputAndGradientsUnchanged) {
 // qwen3: LLaMAMLP and q/k norms per head; gemma-3: unit offset, GemmaMLP (gate left on
 // ATen); olmo-2: q/k norms over all heads; mixtral: LLaMAMoE experts.
 INSTANTIATE_TEST_SUITE_P(Families, RowKernelsInModel, ::testing::Values("qwen3", "gemma-3", "olmo-2", "mixtral"),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           for (auto& ch : name)
-                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           return name;
-                         });
+                         [](const auto& info) { return model::testing::test_name(info.param); });
 
 }  // namespace
 }  // namespace tokbench::train
