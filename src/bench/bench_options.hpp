@@ -33,7 +33,7 @@ struct BenchOptions {
   // train/caching_cpu_allocator.hpp) | system (LibTorch's own CPU allocator, freed at once).
   // Empty: the executor's own (RunPlan::cpu_allocator).
   std::string cpu_allocator;
-  // Distribution (src/dist)
+  // Distribution (src/distributed)
   std::string distributed_mode = "none";
   std::string shard_mode = "zero2";
   std::optional<int64_t> sharding_size;

@@ -11,7 +11,7 @@
 #include "bench/environment.hpp"
 #include "bench/metrics.hpp"
 #include "bench/result_json.hpp"
-#include "dist/launcher.hpp"
+#include "distributed/launcher.hpp"
 
 namespace tokbench::bench {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "bench/calibration_cache.hpp"
 #include "cuda/device_query.hpp"
-#include "dist/dist_env.hpp"
+#include "distributed/dist_env.hpp"
 
 namespace tokbench::bench {
 

@@ -13,7 +13,7 @@
 
 #include "bench/bench_options.hpp"
 #include "bench/machine_info.hpp"
-#include "dist/dist_settings.hpp"
+#include "distributed/dist_settings.hpp"
 #include "model/config.hpp"
 #include "model/counting.hpp"
 #include "model/train_precision.hpp"

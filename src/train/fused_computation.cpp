@@ -3,7 +3,7 @@
 // and the lm_head + loss computed in row chunks (fused_ops.hpp), so the B×T×V logits are
 // never materialised; on the CPU each chunk's loss and gradient take one pass per row
 // (cross_entropy_rows.hpp), and so does every RMSNorm (rms_norm_rows.hpp). How gradients are combined and the optimizer applied is the
-// step's (the single-device step here, DDP or FSDP in src/dist).
+// step's (the single-device step here, DDP or FSDP in src/distributed).
 #include <torch/torch.h>
 
 #include <fmt/format.h>

@@ -3,7 +3,7 @@
 // per-iteration records and the run's status. A step owns everything between: forward and
 // backward of each micro-batch, how gradients are combined across ranks, which tensors the
 // optimizer updates and how. The single-device step (below) is one implementation; DDP and
-// FSDP (src/dist) are others. How each micro-batch's loss and gradients are computed (the
+// FSDP (src/distributed) are others. How each micro-batch's loss and gradients are computed (the
 // executor: eager, fused) is a LossComputation (loss_computation.hpp) every step takes.
 #pragma once
 

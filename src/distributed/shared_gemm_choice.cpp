@@ -5,7 +5,7 @@
 // Its length goes first, so the receiving ranks can size their buffer; a length of -1 says
 // rank 0's measurement failed, so the other ranks fail at once with rank 0's reason instead
 // of waiting in the second broadcast until the distributed timeout.
-#include "dist/shared_gemm_choice.hpp"
+#include "distributed/shared_gemm_choice.hpp"
 
 #include <ATen/ATen.h>
 

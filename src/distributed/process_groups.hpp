@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "dist/dist_env.hpp"
+#include "distributed/dist_env.hpp"
 
 namespace tokbench::dist {
 

@@ -1,5 +1,5 @@
 // Rendezvous and process-group creation (process_groups.hpp).
-#include "dist/process_groups.hpp"
+#include "distributed/process_groups.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

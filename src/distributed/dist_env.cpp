@@ -1,5 +1,5 @@
 // Reading the launcher's environment (dist_env.hpp).
-#include "dist/dist_env.hpp"
+#include "distributed/dist_env.hpp"
 
 #include <cstdlib>
 #include <stdexcept>
@@ -116,7 +116,7 @@ DistEnv read_dist_env(const EnvLookup& env) {
 }  // namespace tokbench::dist
 
 // --- dist_settings.hpp --------------------------------------------------------------------
-#include "dist/dist_settings.hpp"
+#include "distributed/dist_settings.hpp"
 
 namespace tokbench::dist {
 

@@ -5,8 +5,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "dist/dist_env.hpp"
-#include "dist/dist_settings.hpp"
+#include "distributed/dist_env.hpp"
+#include "distributed/dist_settings.hpp"
 
 namespace tokbench::dist {
 namespace {

@@ -7,8 +7,8 @@
 
 #include <memory>
 
-#include "dist/dist_settings.hpp"
-#include "dist/process_groups.hpp"
+#include "distributed/dist_settings.hpp"
+#include "distributed/process_groups.hpp"
 #include "train/train_step.hpp"
 
 namespace tokbench::dist {

@@ -1,7 +1,7 @@
 // Stands in for nccl_backend.cpp where tokbench was built without the CUDA toolkit.
 #include <stdexcept>
 
-#include "dist/process_groups.hpp"
+#include "distributed/process_groups.hpp"
 
 namespace tokbench::dist {
 

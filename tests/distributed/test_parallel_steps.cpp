@@ -14,9 +14,9 @@
 #include <thread>
 #include <vector>
 
-#include "dist/launcher.hpp"
-#include "dist/parallel_step.hpp"
-#include "dist/shared_gemm_choice.hpp"
+#include "distributed/launcher.hpp"
+#include "distributed/parallel_step.hpp"
+#include "distributed/shared_gemm_choice.hpp"
 #include "model/catalog.hpp"
 #include "train/loss_computation.hpp"
 

@@ -21,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "dist/launcher.hpp"
+#include "distributed/launcher.hpp"
 
 namespace tokbench::dist {
 namespace {

@@ -14,9 +14,9 @@
 
 #include <chrono>
 
-#include "dist/collectives.hpp"
-#include "dist/grad_hooks.hpp"
-#include "dist/parallel_step.hpp"
+#include "distributed/collectives.hpp"
+#include "distributed/grad_hooks.hpp"
+#include "distributed/parallel_step.hpp"
 #include "train/dtype_mode.hpp"
 
 namespace tokbench::dist {

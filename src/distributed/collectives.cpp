@@ -1,9 +1,9 @@
 // The shared collectives (collectives.hpp) and the ranks' stop agreement (parallel_step.hpp).
-#include "dist/collectives.hpp"
+#include "distributed/collectives.hpp"
 
 #include <torch/torch.h>
 
-#include "dist/parallel_step.hpp"
+#include "distributed/parallel_step.hpp"
 
 namespace tokbench::dist {
 

@@ -3,7 +3,7 @@
 // is async-signal-safe, because the parent may have other threads (a lock held by one of them at
 // fork time would never be released in the child), so the child's argv, environment and error
 // message are all built before the fork.
-#include "dist/launcher.hpp"
+#include "distributed/launcher.hpp"
 
 #include <fcntl.h>
 #include <netdb.h>

@@ -1,5 +1,5 @@
 // Per-rank records through the store (rank_results.hpp), as small JSON documents.
-#include "dist/rank_results.hpp"
+#include "distributed/rank_results.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -2,7 +2,7 @@
 // USE_C10D_NCCL, which the torch wheel's headers expect but do not define).
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 
-#include "dist/process_groups.hpp"
+#include "distributed/process_groups.hpp"
 
 namespace tokbench::dist {
 

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "dist/dist_env.hpp"
+#include "distributed/dist_env.hpp"
 
 namespace tokbench::dist {
 
