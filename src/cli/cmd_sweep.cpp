@@ -105,6 +105,15 @@ int run_sweep_command(const SweepCommandOptions& o, const std::vector<std::strin
   }
   const auto configs = sweep::expand_all(matrices);
   if (configs.empty()) throw std::invalid_argument("sweep: the matrix is empty");
+  // A Slurm job asks for GPUs only when its device says cuda: with auto it would get none and
+  // train on the node's CPU without a word, so the device must be named.
+  if (launcher == sweep::Launcher::slurm)
+    for (const auto& c : configs)
+      if (const std::string device = c.value_of("device", "auto"); device == "auto")
+        throw std::invalid_argument(fmt::format(
+            "--launcher slurm needs the device named, and configuration '{}' has --device auto (its job would ask "
+            "Slurm for no GPU and could train on a node's CPU); valid: --device cuda | cpu",
+            c.describe()));
   if (o.dry_run) {
     for (std::size_t i = 0; i < configs.size(); ++i)
       std::cout << fmt::format("{:>4}  {}  {}\n", i + 1, configs[i].id, configs[i].describe());

@@ -1,6 +1,11 @@
 // Reading the launcher's environment (dist_env.hpp).
 #include "distributed/dist_env.hpp"
 
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -59,14 +64,59 @@ EnvLookup process_environment() {
 }
 
 std::string first_slurm_host(const std::string& node_list) {
-  // Hosts are comma-separated, but commas inside [...] separate ranges of one prefix.
-  const std::size_t bracket = node_list.find('[');
-  const std::size_t comma = node_list.find(',');
-  if (bracket == std::string::npos || (comma != std::string::npos && comma < bracket))
-    return node_list.substr(0, comma);
-  const std::string prefix = node_list.substr(0, bracket);
-  const std::size_t end = node_list.find_first_of(",-]", bracket + 1);
-  return prefix + node_list.substr(bracket + 1, end - bracket - 1);
+  // The first host expression ends at the first comma outside brackets; in it each bracket
+  // group ("[003-005,9]") stands for its first entry, the text around the groups is kept:
+  // "gpu[1-2]-ib" -> "gpu1-ib", "r[1-2]n[07,9]" -> "r1n07".
+  std::string host;
+  std::size_t i = 0;
+  while (i < node_list.size() && node_list[i] != ',') {
+    if (node_list[i] != '[') {
+      host += node_list[i++];
+      continue;
+    }
+    const std::size_t close = node_list.find(']', i);
+    if (close == std::string::npos) return host + node_list.substr(i);  // malformed: keep it for the error
+    const std::string group = node_list.substr(i + 1, close - i - 1);
+    host += group.substr(0, group.find_first_of(",-"));
+    i = close + 1;
+  }
+  return host;
+}
+
+std::string slurm_master_host(const std::string& node_list) {
+  // Slurm's own expansion when scontrol is there (it knows every syntax Slurm accepts), else
+  // the parser above. No shell: the list is an argument of its own.
+  int out[2];
+  if (::pipe(out) == 0) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::dup2(out[1], STDOUT_FILENO);
+      const int null_fd = ::open("/dev/null", O_WRONLY);
+      if (null_fd >= 0) ::dup2(null_fd, STDERR_FILENO);
+      ::close(out[0]);
+      ::execlp("scontrol", "scontrol", "show", "hostnames", node_list.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::close(out[1]);
+    std::string text;
+    if (pid > 0) {
+      char buffer[4096];
+      for (ssize_t n; (n = ::read(out[0], buffer, sizeof buffer)) != 0;) {
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) break;
+        text.append(buffer, static_cast<std::size_t>(n));
+      }
+      int status = 0;
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      ::close(out[0]);
+      const std::string first = text.substr(0, text.find('\n'));
+      if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && !first.empty()) return first;
+    } else {
+      ::close(out[0]);
+    }
+  }
+  return first_slurm_host(node_list);
 }
 
 DistEnv read_dist_env(const EnvLookup& env) {
@@ -81,6 +131,8 @@ DistEnv read_dist_env(const EnvLookup& env) {
     d.local_world_size = count_of(env, "LOCAL_WORLD_SIZE", 1).value_or(d.world_size);
     require_rank_in_world("LOCAL_RANK", d.local_rank, d.local_world_size, "LOCAL_WORLD_SIZE");
     read_master(env, d, "127.0.0.1");
+    if (d.source == "tokbench" && d.rank == 0)
+      d.store_listen_fd = static_cast<int>(count_of(env, "TOKBENCH_STORE_LISTEN_FD", 0).value_or(-1));
     if (env("TORCHELASTIC_USE_AGENT_STORE").value_or("") == "True") {
       d.use_agent_store = true;
       d.agent_store_prefix = "/worker/attempt_" + env("TORCHELASTIC_RESTART_COUNT").value_or("0");
@@ -100,7 +152,7 @@ DistEnv read_dist_env(const EnvLookup& env) {
       d.local_world_size = d.world_size;
     }
     const std::string nodes = env("SLURM_JOB_NODELIST").value_or(env("SLURM_NODELIST").value_or("127.0.0.1"));
-    read_master(env, d, first_slurm_host(nodes));
+    read_master(env, d, env("MASTER_ADDR") ? "" : slurm_master_host(nodes));
   } else if (env("OMPI_COMM_WORLD_SIZE")) {
     d.source = "mpi";
     d.world_size = *count_of(env, "OMPI_COMM_WORLD_SIZE", 1);
@@ -111,42 +163,6 @@ DistEnv read_dist_env(const EnvLookup& env) {
     read_master(env, d, "127.0.0.1");
   }
   return d;
-}
-
-}  // namespace tokbench::dist
-
-// --- dist_settings.hpp --------------------------------------------------------------------
-#include "distributed/dist_settings.hpp"
-
-namespace tokbench::dist {
-
-const char* to_string(DistMode mode) {
-  switch (mode) {
-    case DistMode::none: return "none";
-    case DistMode::ddp: return "ddp";
-    case DistMode::fsdp: return "fsdp";
-  }
-  return "none";
-}
-
-const char* to_string(ShardMode mode) { return mode == ShardMode::zero3 ? "zero3" : "zero2"; }
-
-const char* to_string(UnitPolicy units) {
-  switch (units) {
-    case UnitPolicy::whole_model: return "none";
-    case UnitPolicy::per_block: return "block";
-    case UnitPolicy::per_layer: return "layer";
-  }
-  return "none";
-}
-
-std::string shard_mode_label(const DistributedSettings& s) {
-  return std::string(s.hybrid() ? "hybrid_" : "") + to_string(s.shard_mode);
-}
-
-std::string distributed_mode_label(const DistributedSettings& s) {
-  if (s.mode != DistMode::fsdp) return to_string(s.mode);
-  return "fsdp_" + shard_mode_label(s) + "_" + to_string(s.units) + "_bucketing";
 }
 
 }  // namespace tokbench::dist

@@ -24,6 +24,11 @@ struct DistEnv {
   // every rank is then its client, under this key prefix (one per restart attempt).
   bool use_agent_store = false;
   std::string agent_store_prefix;
+  // tokbench's launcher, rank 0 only: a socket already listening on master_port, inherited
+  // (TOKBENCH_STORE_LISTEN_FD), that the store serves on; -1: the store binds the port itself.
+  // Why: a port found free and closed again can be taken by another process before rank 0
+  // binds it; a socket that never stops listening cannot.
+  int store_listen_fd = -1;
 };
 
 // Looks a variable up; nullopt when unset. Tests pass a map; programs pass getenv.
@@ -34,7 +39,13 @@ EnvLookup process_environment();
 // valid (a rank outside the world, a non-numeric size, a port out of range, ...).
 DistEnv read_dist_env(const EnvLookup& lookup);
 
-// The first host of a Slurm node list: "gpu[003-005,9],cpu1" -> "gpu003".
+// The first host of a Slurm node list by tokbench's own parser: "gpu[003-005,9],cpu1" ->
+// "gpu003", "gpu[1-2]-ib" -> "gpu1-ib".
 std::string first_slurm_host(const std::string& node_list);
+
+// The master host of a Slurm job: the first line of `scontrol show hostnames LIST` where
+// scontrol runs, else first_slurm_host. (Slurm jobs are read with it; MASTER_ADDR, when
+// set, wins.)
+std::string slurm_master_host(const std::string& node_list);
 
 }  // namespace tokbench::dist

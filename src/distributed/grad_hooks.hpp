@@ -2,6 +2,8 @@
 // (PyTorch's register_post_accumulate_grad_hook). DDP and FSDP use it to start a bucket's
 // or a unit's communication as soon as its last gradient is in, overlapping the rest of
 // backward. A parameter has one such slot; a second registration replaces the first.
+// The callback runs inside a DeviceScope of the rank's device: on CUDA, autograd runs it on
+// an engine thread of its own, whose current device is not the rank's by any promise of ours.
 #pragma once
 
 #include <torch/csrc/autograd/function_hook.h>
@@ -10,15 +12,21 @@
 #include <functional>
 #include <memory>
 
+#include "distributed/device_binding.hpp"
+
 namespace tokbench::dist {
 
-inline void on_grad_accumulated(const at::Tensor& param, std::function<void()> callback) {
+inline void on_grad_accumulated(const at::Tensor& param, const c10::Device& device, std::function<void()> callback) {
   struct Hook final : torch::autograd::PostAccumulateGradHook {
-    explicit Hook(std::function<void()> f) : fn(std::move(f)) {}
-    void operator()(const torch::autograd::Variable& /*param*/) override { fn(); }
+    Hook(const c10::Device& d, std::function<void()> f) : device(d), fn(std::move(f)) {}
+    void operator()(const torch::autograd::Variable& /*param*/) override {
+      const DeviceScope on(device);
+      fn();
+    }
+    c10::Device device;
     std::function<void()> fn;
   };
-  torch::autograd::impl::set_post_acc_grad_hooks(param, std::make_unique<Hook>(std::move(callback)));
+  torch::autograd::impl::set_post_acc_grad_hooks(param, std::make_unique<Hook>(device, std::move(callback)));
 }
 
 }  // namespace tokbench::dist

@@ -30,6 +30,7 @@
 #include <stdexcept>
 #include <string_view>
 #include <system_error>
+#include <tuple>
 #include <utility>
 
 extern char** environ;
@@ -331,9 +332,10 @@ std::vector<char*> c_string_array(std::vector<std::string>& strings) {
 
 // The parent's environment with torchrun's variables set (replacing any inherited values, so a
 // launcher started from inside another launched job does not leak the outer job's RANK).
-std::vector<std::string> rank_environment(const LaunchOptions& options, int local_rank, int port) {
+std::vector<std::string> rank_environment(const LaunchOptions& options, int local_rank, int port,
+                                          int store_listen_fd) {
   const int global_rank = options.node_rank * options.nproc_per_node + local_rank;
-  const std::vector<std::pair<std::string, std::string>> ours = {
+  std::vector<std::pair<std::string, std::string>> ours = {
       {"RANK", std::to_string(global_rank)},
       {"WORLD_SIZE", std::to_string(options.nnodes * options.nproc_per_node)},
       {"LOCAL_RANK", std::to_string(local_rank)},
@@ -344,7 +346,10 @@ std::vector<std::string> rank_environment(const LaunchOptions& options, int loca
       {"MASTER_PORT", std::to_string(port)},
       {"TORCHELASTIC_RUN_ID", "tokbench"},
       {"TOKBENCH_LAUNCHED", "1"},
+      {"TOKBENCH_STORE_LISTEN_FD", ""},  // never inherited from an outer job
   };
+  if (store_listen_fd >= 0) ours.back().second = std::to_string(store_listen_fd);
+  else ours.pop_back();
   std::vector<std::string> environment;
   for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
     const std::string_view text(*entry);
@@ -365,12 +370,14 @@ struct ExecImage {
   std::vector<char*> argv;
   std::vector<char*> envp;
   std::string exec_failure;  // "tokbench launcher: cannot execute PATH (errno "
+  int inherited_fd = -1;     // kept open across execve (its close-on-exec flag cleared in the child)
 };
 
-ExecImage exec_image(const LaunchOptions& options, int local_rank, int port) {
+ExecImage exec_image(const LaunchOptions& options, int local_rank, int port, int store_listen_fd) {
   ExecImage image;
   image.argv_strings = options.argv;
-  image.env_strings = rank_environment(options, local_rank, port);
+  image.env_strings = rank_environment(options, local_rank, port, store_listen_fd);
+  image.inherited_fd = store_listen_fd;
   image.argv = c_string_array(image.argv_strings);
   image.envp = c_string_array(image.env_strings);
   image.exec_failure = "tokbench launcher: cannot execute " + options.argv.front() + " (errno ";
@@ -399,6 +406,7 @@ ExecImage exec_image(const LaunchOptions& options, int local_rank, int port) {
       ::dup2(stderr_fd, STDERR_FILENO) < 0) {
     ::_exit(127);
   }
+  if (image.inherited_fd >= 0 && ::fcntl(image.inherited_fd, F_SETFD, 0) != 0) ::_exit(127);
   ::execve(image.argv[0], image.argv.data(), image.envp.data());
 
   // execve failed: say why on the rank's stderr, which the launcher relays. No strerror here
@@ -796,9 +804,9 @@ void check_executable(const std::string& path) {
 }
 
 // Forks local rank `local_rank` with its pipes and environment and fills in its state.
-void start_rank(const LaunchOptions& options, int local_rank, int port, const SignalScope& signals,
-                const Fd& dev_null, RankState& rank) {
-  const ExecImage image = exec_image(options, local_rank, port);
+void start_rank(const LaunchOptions& options, int local_rank, int port, int store_listen_fd,
+                const SignalScope& signals, const Fd& dev_null, RankState& rank) {
+  const ExecImage image = exec_image(options, local_rank, port, store_listen_fd);
   Pipe out = make_pipe();
   Pipe err = make_pipe();
   set_nonblocking(out.read);
@@ -845,7 +853,11 @@ void validate_launch_options(const LaunchOptions& options) {
   if (options.out == nullptr || options.err == nullptr) fail("LaunchOptions::out and ::err must not be null");
 }
 
-int find_free_port(const std::string& addr) {
+namespace {
+
+// A TCP socket bound to a port the kernel picks on addr; listening when `listen` is set.
+// Returns the socket and its port.
+std::pair<Fd, int> bind_free_port(const std::string& addr, bool listen) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -857,7 +869,8 @@ int find_free_port(const std::string& addr) {
   int last_errno = 0;
   for (const addrinfo* candidate = found; candidate != nullptr; candidate = candidate->ai_next) {
     Fd socket_fd(::socket(candidate->ai_family, candidate->ai_socktype | SOCK_CLOEXEC, candidate->ai_protocol));
-    if (!socket_fd.is_open() || ::bind(socket_fd.get(), candidate->ai_addr, candidate->ai_addrlen) != 0) {
+    if (!socket_fd.is_open() || ::bind(socket_fd.get(), candidate->ai_addr, candidate->ai_addrlen) != 0 ||
+        (listen && ::listen(socket_fd.get(), 1024) != 0)) {
       last_errno = errno;
       continue;
     }
@@ -870,17 +883,26 @@ int find_free_port(const std::string& addr) {
     ::freeaddrinfo(found);
     const in_port_t port = bound.ss_family == AF_INET6 ? reinterpret_cast<const sockaddr_in6&>(bound).sin6_port
                                                         : reinterpret_cast<const sockaddr_in&>(bound).sin_port;
-    return ntohs(port);
+    return {std::move(socket_fd), ntohs(port)};
   }
   ::freeaddrinfo(found);
   throw std::runtime_error("tokbench launcher: cannot bind a TCP port on --master-addr " + addr + ": " +
                            std::strerror(last_errno));
 }
 
+}  // namespace
+
+int find_free_port(const std::string& addr) { return bind_free_port(addr, /*listen=*/false).second; }
+
 LaunchResult launch_ranks(const LaunchOptions& options) {
   validate_launch_options(options);
   check_executable(options.argv.front());
-  const int port = options.master_port != 0 ? options.master_port : find_free_port(options.master_addr);
+  // --master-port 0 (one node): the launcher binds and listens on a free port itself and hands
+  // the listening socket to rank 0, whose store serves on it. A port found free, closed and
+  // passed on by number could be taken by another process (another launcher) meanwhile.
+  Fd store_socket;
+  int port = options.master_port;
+  if (port == 0) std::tie(store_socket, port) = bind_free_port(options.master_addr, /*listen=*/true);
   const Fd dev_null = open_dev_null();
   // Handlers before the first fork: a Ctrl-C while ranks start is queued in the self-pipe and
   // forwarded by the loop, instead of killing the launcher and orphaning the ranks already up.
@@ -889,7 +911,10 @@ LaunchResult launch_ranks(const LaunchOptions& options) {
   std::vector<RankState> ranks(static_cast<std::size_t>(options.nproc_per_node));
   const ReapOnUnwind reap_on_unwind(ranks);
   for (int local_rank = 0; local_rank < options.nproc_per_node; ++local_rank) {
-    start_rank(options, local_rank, port, signals, dev_null, ranks[static_cast<std::size_t>(local_rank)]);
+    const bool store_rank = options.node_rank == 0 && local_rank == 0;
+    start_rank(options, local_rank, port, store_rank ? store_socket.get() : -1, signals, dev_null,
+               ranks[static_cast<std::size_t>(local_rank)]);
+    if (store_rank) store_socket.reset();  // rank 0 holds it now
   }
   return Supervisor(options, signals, ranks).run();
 }

@@ -19,7 +19,9 @@ struct LaunchOptions {
   int nnodes = 1;
   int node_rank = 0;
   std::string master_addr = "127.0.0.1";
-  int master_port = 0;  // 0: choose a free TCP port on master_addr (only valid when nnodes == 1)
+  // 0: a free TCP port on master_addr (only valid when nnodes == 1), bound and listening from
+  // before the first rank starts; rank 0 inherits the socket (TOKBENCH_STORE_LISTEN_FD).
+  int master_port = 0;
   // After the first rank fails, how long the others get to end on their own before SIGTERM;
   // SIGKILL 5 s after that.
   double failure_grace_seconds = 30;
@@ -65,7 +67,8 @@ struct LaunchResult {
 LaunchResult launch_ranks(const LaunchOptions& options);
 
 // A free TCP port on addr (bind to port 0, read it back, close). Throws std::runtime_error on failure.
-// Another process may take the port before the ranks bind it; torchrun accepts the same race.
+// Another process may take the port before it is bound again: for tests that start ranks as
+// threads; launch_ranks does not use it.
 int find_free_port(const std::string& addr);
 
 // Validates options (nproc >= 1, nnodes >= 1, 0 <= node_rank < nnodes, port 0..65535, port 0 only

@@ -5,8 +5,12 @@
 #include "train/cuda_support.hpp"
 
 #include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/CUDAEvent.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
+
+#include <utility>
+#include <vector>
 
 namespace tokbench::train::cuda_support {
 
@@ -40,5 +44,33 @@ AllocatorPeaks read_peaks(int device_index) {
 }
 
 void empty_cache() { c10::cuda::CUDACachingAllocator::emptyCache(); }
+
+struct DeviceIntervals::Impl {
+  c10::DeviceIndex device = 0;
+  // Timing events (at::cuda::CUDAEvent's default flags disable timing).
+  std::vector<std::pair<at::cuda::CUDAEvent, at::cuda::CUDAEvent>> intervals;
+};
+
+DeviceIntervals::DeviceIntervals(int device_index) : impl_(std::make_unique<Impl>()) {
+  impl_->device = static_cast<c10::DeviceIndex>(device_index);
+}
+
+DeviceIntervals::~DeviceIntervals() = default;
+
+void DeviceIntervals::begin() {
+  impl_->intervals.emplace_back(at::cuda::CUDAEvent(cudaEventDefault), at::cuda::CUDAEvent(cudaEventDefault));
+  impl_->intervals.back().first.record(at::cuda::getCurrentCUDAStream(impl_->device));
+}
+
+void DeviceIntervals::end() {
+  impl_->intervals.back().second.record(at::cuda::getCurrentCUDAStream(impl_->device));
+}
+
+double DeviceIntervals::take_seconds() {
+  double seconds = 0;
+  for (auto& [start, stop] : impl_->intervals) seconds += start.elapsed_time(stop) / 1e3;  // ms
+  impl_->intervals.clear();
+  return seconds;
+}
 
 }  // namespace tokbench::train::cuda_support

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace tokbench::train::cuda_support {
@@ -24,5 +25,26 @@ AllocatorPeaks read_peaks(int device_index);
 
 // Returns cached, unused blocks to the driver (after an OOM, so later runs start clean).
 void empty_cache();
+
+// Intervals timed on the device: begin() and end() record events on the device's current
+// stream, so an interval is the time that stream spent between them (for a stream made to
+// wait for communication, the communication it was exposed to). take_seconds() sums and
+// forgets the recorded intervals; it must come after the device has been synchronised (the
+// events have then completed, so reading them waits for nothing). Without CUDA compiled the
+// constructor throws std::runtime_error.
+class DeviceIntervals {
+ public:
+  explicit DeviceIntervals(int device_index);
+  ~DeviceIntervals();
+  DeviceIntervals(const DeviceIntervals&) = delete;
+  DeviceIntervals& operator=(const DeviceIntervals&) = delete;
+  void begin();
+  void end();
+  double take_seconds();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace tokbench::train::cuda_support

@@ -2,6 +2,8 @@
 // CUDA was not compiled in, so a CUDA device is rejected before any work starts.
 #include "train/cuda_support.hpp"
 
+#include <stdexcept>
+
 namespace tokbench::train::cuda_support {
 
 bool compiled() { return false; }
@@ -14,5 +16,14 @@ bool compute_capability(int, int*, int*, std::string* why) {
 void reset_peaks(int) {}
 AllocatorPeaks read_peaks(int) { return {}; }
 void empty_cache() {}
+
+struct DeviceIntervals::Impl {};
+DeviceIntervals::DeviceIntervals(int) {
+  throw std::runtime_error("device-timed intervals need CUDA, and this tokbench was built without CUDA support");
+}
+DeviceIntervals::~DeviceIntervals() = default;
+void DeviceIntervals::begin() {}
+void DeviceIntervals::end() {}
+double DeviceIntervals::take_seconds() { return 0; }
 
 }  // namespace tokbench::train::cuda_support

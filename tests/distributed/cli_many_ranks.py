@@ -11,6 +11,8 @@ Scenarios:
   oom       an out-of-memory on rank 1 only: every rank ends, status oom naming rank 1, exit 3
   fused     --executor fused on two ranks (DDP, then FSDP ZeRO-3): both ranks report rank 0's
             kernel choice, measured once into a fresh cache, then read from it
+  ports     six two-rank jobs started at once on this node, each with --master-port 0: every one
+            ends ok (the launcher hands rank 0 its store's socket, so no two jobs take one port)
 The kill and stop scenarios must end within --dist-timeout + 10 s of the signal.
 Usage: cli_many_ranks.py /path/to/tokbench SCENARIO /path/to/source"""
 import json
@@ -191,6 +193,20 @@ with tempfile.TemporaryDirectory() as scratch:
                      proc.stdout, proc.stderr)
             if time.monotonic() - start > 20:
                 fail(f"{args}: the usage error took {time.monotonic() - start:.1f} s")
+    elif SCENARIO == "ports":
+        jobs = []
+        for i in range(6):
+            path = os.path.join(scratch, f"job{i}.json")
+            args = ["--model-name", "pythia-14m", "--n-layers", "1", "--seq-len", "16", "--max-iters", "2",
+                    "--warmup-iters", "1", "--num-threads", "1", "--distributed-mode", "ddp", "--nproc-per-node",
+                    "2", "--master-port", "0", "--dist-timeout", "120", "--json-path", path]
+            jobs.append((path, subprocess.Popen([TOKBENCH, "run", *args], stdout=subprocess.PIPE,
+                                                stderr=subprocess.PIPE, text=True, env=clean_env())))
+        for path, proc in jobs:
+            out, err = proc.communicate(timeout=500)
+            j = load(path, out, err)
+            if proc.returncode != 0 or j["status"] != "ok" or len(j["ranks"]) != 2:
+                fail(f"{path}: exit {proc.returncode} status {j['status']}: {j['message']}", out, err)
     elif SCENARIO == "kill":
         interrupt_rank(signal.SIGKILL, "rank_failed", 7, scratch)
     elif SCENARIO == "stop":

@@ -1,6 +1,10 @@
 // The launcher environments read by dist_env.cpp: torchrun, Slurm, Open MPI, and refusals.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -65,6 +69,47 @@ TEST(DistEnv, SlurmNodeLists) {
   EXPECT_EQ(first_slurm_host("node1,node2"), "node1");
   EXPECT_EQ(first_slurm_host("gpu[7,9-12]"), "gpu7");
   EXPECT_EQ(first_slurm_host("a1,gpu[7-8]"), "a1");
+  // A suffix after the bracket belongs to the host (this Slurm's scontrol rejects the list).
+  EXPECT_EQ(first_slurm_host("gpu[1-2]-ib"), "gpu1-ib");
+  EXPECT_EQ(first_slurm_host("gpu[1-2]-ib,cpu[3,5]"), "gpu1-ib");
+}
+
+// The first line of `scontrol show hostnames LIST`, run with the SLURM_CONF of the environment.
+std::string scontrol_first_host(const std::string& list) {
+  const std::string command = "scontrol show hostnames '" + list + "' 2>/dev/null";
+  std::FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return "";
+  char line[512] = {};
+  const bool got = std::fgets(line, sizeof line, pipe) != nullptr;
+  ::pclose(pipe);
+  std::string host = got ? line : "";
+  if (!host.empty() && host.back() == '\n') host.pop_back();
+  return host;
+}
+
+// Slurm's own expansion on the Slurm the tests install (scripts/bootstrap installs
+// slurm-client): bracketed, suffixed, comma and zero-padded lists, each against the parser
+// and against slurm_master_host (which asks scontrol first, and falls back to the parser
+// for a list this scontrol rejects).
+TEST(DistEnv, SlurmNodeListsAgreeWithScontrol) {
+  const std::string dir = ::testing::TempDir() + "/tokbench_slurm_conf";
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream conf(dir + "/slurm.conf");
+    conf << "ClusterName=tokbench-test\nSlurmctldHost=localhost\nNodeName=localhost CPUs=1 State=UNKNOWN\n"
+            "PartitionName=test Nodes=localhost Default=YES\n";
+  }
+  ::setenv("SLURM_CONF", (dir + "/slurm.conf").c_str(), 1);
+  for (const std::string list : {"node1", "node1,node2", "gpu[7,9-12]", "a1,gpu[7-8]", "gpu[003-005,9],cpu1",
+                                 "n[1-2]-ib[3-4]", "node-[01-02]", "r[1-2]n[07,9]", "gpu[10-11],gpu[2-3]"}) {
+    const std::string slurms = scontrol_first_host(list);
+    ASSERT_NE(slurms, "") << "scontrol show hostnames did not expand " << list << " (is slurm-client installed?)";
+    EXPECT_EQ(first_slurm_host(list), slurms) << list;
+    EXPECT_EQ(slurm_master_host(list), slurms) << list;
+  }
+  EXPECT_EQ(scontrol_first_host("gpu[1-2]-ib"), "");  // rejected by this Slurm ...
+  EXPECT_EQ(slurm_master_host("gpu[1-2]-ib"), "gpu1-ib");  // ... so the parser answers
+  ::unsetenv("SLURM_CONF");
 }
 
 TEST(DistEnv, OpenMpi) {

@@ -410,6 +410,35 @@ TEST(Launcher, ExecFailureInTheChildIsReportedAsExit127) {
       << err_text;
 }
 
+// --master-port 0: the launcher listens on the port before any rank starts and rank 0 inherits
+// the listening socket (TOKBENCH_STORE_LISTEN_FD), so no other process can take the port
+// between its choice and rank 0's store: binding it from rank 0 fails with EADDRINUSE.
+// Rank 1 gets no socket.
+TEST(Launcher, RankZeroInheritsTheListeningStoreSocket) {
+  const Captured run = launch_script(
+      "exec python3 -c '\n"
+      "import errno, os, socket\n"
+      "fd = os.environ.get(\"TOKBENCH_STORE_LISTEN_FD\")\n"
+      "port = int(os.environ[\"MASTER_PORT\"])\n"
+      "if fd is None:\n"
+      "    print(\"no socket\")\n"
+      "else:\n"
+      "    s = socket.socket(fileno=int(fd))\n"
+      "    other = socket.socket()\n"
+      "    try:\n"
+      "        other.bind((\"127.0.0.1\", port)); taken = \"bindable\"\n"
+      "    except OSError as e:\n"
+      "        taken = errno.errorcode[e.errno]\n"
+      "    print(\"same port\", s.getsockname()[1] == port, \"listening\",\n"
+      "          s.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN), taken)\n"
+      "'",
+      ranks(2));
+  EXPECT_EQ(run.result.exit_code, 0) << run.err;
+  EXPECT_EQ(lines_of(run.out), (std::multiset<std::string>{"same port True listening 1 EADDRINUSE",
+                                                            "[rank 1] no socket"}))
+      << run.err;
+}
+
 TEST(Launcher, FreePortIsBindable) {
   const int port = find_free_port("127.0.0.1");
   ASSERT_GT(port, 0);

@@ -179,6 +179,11 @@ def completed_jobs(cluster):
 
 
 def check(cluster, scratch):
+    # A job that does not name its device would ask Slurm for no GPU: refused before submitting.
+    refused = sweep(cluster, ["--model-name", "pythia-14m", "--out", os.path.join(scratch, "refused")])
+    lines = [l for l in refused.stderr.splitlines() if l.strip()]
+    if refused.returncode != 2 or len(lines) != 1 or "--device auto" not in lines[0] or "cuda | cpu" not in lines[0]:
+        fail(f"--device auto under --launcher slurm: exit {refused.returncode}, want 2 and one line", refused)
     out = os.path.join(scratch, "sweep")
     # Four configurations: seq-len 32 and 64 on one rank, 32 on two ranks (DDP, a 2-task job),
     # and a global batch of 3 that does not split over 2 ranks x micro-batch 1: invalid.

@@ -1,0 +1,53 @@
+// Binding each rank's threads and allocations to its device (device_binding.hpp).
+#include "distributed/device_binding.hpp"
+
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+
+#include <atomic>
+#include <mutex>
+
+namespace tokbench::dist {
+namespace {
+
+std::atomic<bool> g_recording{false};
+std::mutex g_events_mutex;
+std::vector<DeviceEvent> g_events;
+
+void record(DeviceEvent::Kind kind, const c10::Device& device) {
+  if (!g_recording.load(std::memory_order_relaxed)) return;
+  std::lock_guard<std::mutex> lock(g_events_mutex);
+  g_events.push_back(DeviceEvent{kind, std::this_thread::get_id(), device});
+}
+
+}  // namespace
+
+void bind_rank_device(const c10::Device& device) {
+  record(DeviceEvent::Kind::bind, device);
+  if (device.is_cpu()) return;
+  // The generic guard interface: CUDA's is registered by LibTorch's CUDA library, so this
+  // translation unit needs no CUDA headers.
+  c10::impl::getDeviceGuardImpl(device.type())->setDevice(device.has_index() ? device : c10::Device(device.type(), 0));
+}
+
+DeviceScope::DeviceScope(const c10::Device& device) : guard_(device.is_cpu() ? std::nullopt : std::optional(device)) {
+  record(DeviceEvent::Kind::scope, device);
+}
+
+c10::DataPtr allocate_on(const c10::Device& device, std::size_t bytes) {
+  record(DeviceEvent::Kind::allocate, device);
+  const DeviceScope on(device);  // the CUDA caching allocator allocates on the current device
+  return c10::GetAllocator(device.type())->allocate(bytes);
+}
+
+void record_device_events(bool on) {
+  std::lock_guard<std::mutex> lock(g_events_mutex);
+  g_events.clear();
+  g_recording.store(on);
+}
+
+std::vector<DeviceEvent> take_device_events() {
+  std::lock_guard<std::mutex> lock(g_events_mutex);
+  return std::exchange(g_events, {});
+}
+
+}  // namespace tokbench::dist
