@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""tokbench's training step in Python: litgpt's GPT under PyTorch eager or torch.compile (inductor).
+"""tokbench's training step in Python: litgpt's GPT under PyTorch eager, torch.compile (inductor) or thunder.jit.
 
-`tokbench run --executor python-eager|python-inductor` starts this script as a child with the
+`tokbench run --executor python-eager|python-inductor|python-thunder` starts this script as a child with the
 configuration it has already validated and reads its stdout, one JSON object per line:
 
   {"event": "unavailable", "python": ..., "error": ...}   torch or litgpt cannot be imported (exit 2)
@@ -19,7 +19,24 @@ draws them, loss divided by GA, backward per micro-batch, one optimizer step per
 protocol is tokbench's: the window runs from the end of the last warm-up iteration to the end of
 the last one, so tokens/s = M·G·T / window. With --compile inductor the model is wrapped in
 torch.compile (default mode, as the reference does); compilation happens in the first
-iteration, which is why warm-up iterations exist.
+iteration, which is why warm-up iterations exist. With --compile thunder the model goes through
+thunder.jit (lightning-thunder's default executors; on many ranks with thunder's own ddp or
+fsdp transform on the jitted module), compiled in the first iteration too.
+
+Many ranks (--world-size > 1): tokbench's rank process has joined the job's store and passes
+its address (--store-host/--store-port/--store-prefix); torch.distributed meets the other ranks
+there (Gloo on the CPU, NCCL on CUDA) and the model is wrapped the reference's way:
+  ddp    DistributedDataParallel(bucket_cap_mb), no_sync on the first GA-1 micro-batches with
+         --skip-data-sync
+  fsdp   FullyShardedDataParallel(use_orig_params=True), SHARD_GRAD_OP (zero2) / FULL_SHARD
+         (zero3), _HYBRID_SHARD_ZERO2 / HYBRID_SHARD over a (replicate, shard) device mesh with
+         --sharding-size; units by --bucketing-mode: none (the whole model), block (one per
+         litgpt Block), layer (each module owning parameters); no_sync as for ddp
+  fsdp2  fully_shard per unit (same --bucketing-mode) and on the root, reshard_after_forward
+         for zero3; set_requires_gradient_sync(False) on the first GA-1 micro-batches
+Each rank draws its own token stream (the seed mixed with the rank, as tokbench's steps do);
+the reported loss is the mean over ranks. A stop request is agreed on by every rank at an
+iteration start (an all-reduce posted one iteration earlier), never between micro-batches.
 
 --profile PATH writes a Chrome trace of --profile-iters more iterations after the measured
 window (torch.profiler with shapes and memory events, and forward/backward/optimizer ranges),
@@ -67,7 +84,7 @@ def parse_args():
     p.add_argument("--device", default="cpu")
     p.add_argument("--dtype", default="fp32", choices=["fp32", "bf16-true", "bf16-mixed"])
     p.add_argument("--tf32", action="store_true", help="allow TF32 matmuls (CUDA, fp32)")
-    p.add_argument("--compile", default="eager", choices=["eager", "inductor"])
+    p.add_argument("--compile", default="eager", choices=["eager", "inductor", "thunder"])
     p.add_argument("--dynamic", action="store_true", help="torch.compile(dynamic=True) (the reference's switch)")
     p.add_argument("--seed", type=int, default=1337)
     p.add_argument("--lr", type=float, default=5e-4)
@@ -79,7 +96,122 @@ def parse_args():
                         "set_to_none=False, gradients keep their memory")
     p.add_argument("--profile", help="write a Chrome trace of --profile-iters iterations after the window")
     p.add_argument("--profile-iters", type=int, default=3)
+    d = p.add_argument_group("many ranks")
+    d.add_argument("--rank", type=int, default=0)
+    d.add_argument("--world-size", type=int, default=1)
+    d.add_argument("--local-rank", type=int, default=0)
+    d.add_argument("--store-host")
+    d.add_argument("--store-port", type=int)
+    d.add_argument("--store-prefix", action="append", default=[], help="outermost first; repeatable")
+    d.add_argument("--distributed-mode", default="none", choices=["none", "ddp", "fsdp", "fsdp2"])
+    d.add_argument("--shard-mode", default="zero2", choices=["zero2", "zero3"])
+    d.add_argument("--sharding-size", type=int, help="hybrid sharding: ranks per shard group")
+    d.add_argument("--bucketing-mode", default="block", choices=["none", "block", "layer"])
+    d.add_argument("--ddp-bucket-mb", type=float, default=25.0)
+    d.add_argument("--skip-data-sync", action="store_true")
+    d.add_argument("--dist-timeout", type=float, default=1800.0)
     return p.parse_args()
+
+
+def rank_seed(seed, rank):
+    """Each rank's token stream: the seed mixed with the rank, as tokbench's own steps mix it."""
+    return seed if rank == 0 else (seed ^ (0x9E3779B97F4A7C15 * rank)) % (1 << 64)
+
+
+def init_distributed(a, torch, device):
+    """torch.distributed over the job's store (tokbench's rank process serves or joins it)."""
+    import datetime
+    import torch.distributed as dist
+    timeout = datetime.timedelta(seconds=a.dist_timeout)
+    store = dist.TCPStore(a.store_host, a.store_port, is_master=False, timeout=timeout, wait_for_workers=False)
+    for prefix in a.store_prefix:
+        store = dist.PrefixStore(prefix, store)
+    backend = "nccl" if device.type == "cuda" else "gloo"
+    if backend == "gloo" and (a.store_host == "localhost" or a.store_host.startswith("127.")):
+        os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")  # one node: loopback, as tokbench's own Gloo groups
+    # Libraries that read the rank from the environment (thunder's fsdp reads LOCAL_RANK) see ours.
+    os.environ.update(RANK=str(a.rank), WORLD_SIZE=str(a.world_size), LOCAL_RANK=str(a.local_rank))
+    extra = {"device_id": device} if device.type == "cuda" else {}
+    dist.init_process_group(backend, store=store, rank=a.rank, world_size=a.world_size, timeout=timeout, **extra)
+    return dist
+
+
+def thunder_jit(a, model, device, distributed):
+    """thunder.jit over the model; on many ranks followed by thunder's own ddp / fsdp transform
+    (which this thunder applies to the jitted module)."""
+    import thunder
+    model = thunder.jit(model)
+    if distributed:
+        from thunder.distributed import FSDPBucketingStrategy, FSDPType, ddp, fsdp
+        if a.distributed_mode == "ddp":
+            model = ddp(model, broadcast_from=0, bucket_size_in_mb=a.ddp_bucket_mb)
+        else:  # fsdp (tokbench refuses fsdp2 and hybrid sharding with thunder)
+            model = fsdp(model, device=device, broadcast_from=0,
+                         sharding_strategy=FSDPType.ZERO3 if a.shard_mode == "zero3" else FSDPType.ZERO2,
+                         bucketing_strategy={"none": FSDPBucketingStrategy.NONE, "block": FSDPBucketingStrategy.BLOCK,
+                                             "layer": FSDPBucketingStrategy.LAYER}[a.bucketing_mode])
+    return model
+
+
+def sharding_units(a, model, Block):
+    """The modules that become FSDP units under --bucketing-mode (the root is always one)."""
+    if a.bucketing_mode == "block":
+        return [m for m in model.modules() if isinstance(m, Block)]
+    if a.bucketing_mode == "layer":
+        return [m for m in model.modules() if m is not model and any(True for _ in m.parameters(recurse=False))]
+    return []
+
+
+def parallelize(a, torch, dist, model, device, Block):
+    """The model wrapped for --distributed-mode, the reference's way."""
+    if a.distributed_mode == "ddp":
+        from torch.nn.parallel import DistributedDataParallel
+        return DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None,
+                                       bucket_cap_mb=a.ddp_bucket_mb)
+    mesh = None
+    if a.sharding_size and a.sharding_size < a.world_size:
+        from torch.distributed.device_mesh import init_device_mesh
+        mesh = init_device_mesh(device.type, (a.world_size // a.sharding_size, a.sharding_size),
+                                mesh_dim_names=("replicate", "shard"))
+    units = sharding_units(a, model, Block)
+    if a.distributed_mode == "fsdp":
+        from torch.distributed.fsdp import FullyShardedDataParallel, ShardingStrategy
+        strategy = {("zero2", False): ShardingStrategy.SHARD_GRAD_OP, ("zero3", False): ShardingStrategy.FULL_SHARD,
+                    ("zero2", True): ShardingStrategy._HYBRID_SHARD_ZERO2,
+                    ("zero3", True): ShardingStrategy.HYBRID_SHARD}[(a.shard_mode, mesh is not None)]
+        unit_ids = {id(m) for m in units}
+        policy = (lambda module, recurse, nonwrapped_numel: recurse or id(module) in unit_ids) if units else None
+        return FullyShardedDataParallel(model, sharding_strategy=strategy, auto_wrap_policy=policy,
+                                        device_id=device,
+                                        use_orig_params=True, device_mesh=mesh)
+    from torch.distributed.fsdp import fully_shard
+    reshard = a.shard_mode == "zero3"
+    for unit in units:
+        fully_shard(unit, mesh=mesh, reshard_after_forward=reshard)
+    fully_shard(model, mesh=mesh, reshard_after_forward=reshard)
+    return model
+
+
+class StopAgreement:
+    """Every rank stops at the same iteration start: each call posts this rank's flag with a
+    non-blocking MAX all-reduce and decides on the previous call's (finished by then), so the
+    agreement costs no wait inside the timed iterations."""
+
+    def __init__(self, torch, dist, device):
+        self.torch, self.dist = torch, dist
+        self.flag = torch.zeros(1, device=device)
+        self.pending = None
+
+    def __call__(self, local):
+        stop = False
+        if self.pending is not None:
+            self.pending.wait()
+            stop = self.flag.item() > 0
+            self.pending = None
+        if not stop:
+            self.flag.fill_(1.0 if local else 0.0)
+            self.pending = self.dist.all_reduce(self.flag, op=self.dist.ReduceOp.MAX, async_op=True)
+        return stop
 
 
 class StopRequest:
@@ -98,7 +230,7 @@ def peak_rss_bytes():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kB on Linux
 
 
-def train(a, torch, GPT, Config, out, stop):
+def train(a, torch, GPT, Config, Block, out, stop):
     import torch.nn.functional as F
 
     if a.num_threads > 0:
@@ -118,10 +250,19 @@ def train(a, torch, GPT, Config, out, stop):
     if a.dtype == "bf16-true":
         model = model.to(torch.bfloat16)
     model.train()
+    dist = None
+    if a.world_size > 1:
+        dist = init_distributed(a, torch, device)
+        if a.compile != "thunder":
+            model = parallelize(a, torch, dist, model, device, Block)
+    if a.compile == "thunder":
+        model = thunder_jit(a, model, device, dist is not None)
+    # After the wrapping (the reference's order): FSDP's parameters are the shards.
     optimizer = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=a.weight_decay,
                                   betas=(a.beta1, a.beta2), fused=True)
     forward = torch.compile(model, dynamic=a.dynamic or None) if a.compile == "inductor" else model
-    generator = torch.Generator().manual_seed(a.seed)
+    generator = torch.Generator().manual_seed(rank_seed(a.seed, a.rank))
+    agree_to_stop = StopAgreement(torch, dist, device) if dist is not None else None
     B, T, GA, V = a.micro_batch_size, a.seq_len, a.grad_accum, config.padded_vocab_size
     set_to_none = a.zero_grad == "none"
 
@@ -137,20 +278,36 @@ def train(a, torch, GPT, Config, out, stop):
         import contextlib
         return torch.profiler.record_function(name) if profiling else contextlib.nullcontext()
 
+    import contextlib
+
+    def gradient_sync(micro):
+        """No gradient communication before the last micro-batch under --skip-data-sync."""
+        skip = dist is not None and a.skip_data_sync and micro < GA - 1
+        if a.compile == "thunder":
+            if not skip:
+                return contextlib.nullcontext()
+            from thunder.distributed import skip_data_parallel_grad_sync
+            return skip_data_parallel_grad_sync()
+        if a.distributed_mode == "fsdp2":
+            model.set_requires_gradient_sync(not skip)
+            return contextlib.nullcontext()
+        return model.no_sync() if skip else contextlib.nullcontext()
+
     def one_iteration():
         """Forward and backward of GA micro-batches and one optimizer step; the last micro-batch's
-        loss (divided by GA), or None when a stop request came between micro-batches."""
+        loss (divided by GA), or None when a stop request came between micro-batches (one rank)."""
         loss = None
-        for _ in range(GA):
-            if stop.requested:
+        for micro in range(GA):
+            if stop.requested and dist is None:
                 return None
             data = torch.randint(0, 100, (B, T + 1), generator=generator)
             x, y = data[:, :T].to(device), data[:, 1:].to(device)
-            with ranged("forward"), autocast():
-                logits = forward(x)
-                loss = F.cross_entropy(logits.reshape(-1, V), y.reshape(-1), ignore_index=-1) / GA
-            with ranged("backward"):
-                loss.backward()
+            with gradient_sync(micro):
+                with ranged("forward"), autocast():
+                    logits = forward(x)
+                    loss = F.cross_entropy(logits.reshape(-1, V), y.reshape(-1), ignore_index=-1) / GA
+                with ranged("backward"):
+                    loss.backward()
         with ranged("optimizer"):
             optimizer.step()
             optimizer.zero_grad(set_to_none=set_to_none)
@@ -162,10 +319,17 @@ def train(a, torch, GPT, Config, out, stop):
     start = time.perf_counter()
     previous_end = 0.0
     for index in range(a.max_iters):
+        if agree_to_stop is not None and agree_to_stop(stop.requested):
+            status, message = "interrupted", f"stopped on request after {index} iterations"
+            break
         loss = one_iteration()
         if loss is None:
             status, message = "interrupted", f"stopped by a signal in iteration {index}"
             break
+        if dist is not None:  # the mean over ranks, as tokbench's steps report it
+            loss = loss.detach().float().clone()
+            dist.all_reduce(loss)
+            loss /= a.world_size
         value = loss.item() * GA
         if device.type == "cuda":
             torch.cuda.synchronize()
@@ -193,6 +357,10 @@ def train(a, torch, GPT, Config, out, stop):
         else:
             profiling = True
             profile_message = record_profile(a, torch, device, one_iteration)
+    if dist is not None:
+        if agree_to_stop.pending is not None:  # every rank posted the same number of flags
+            agree_to_stop.pending.wait()
+        dist.destroy_process_group()
     return status, message, iterations, window, memory, profile_message
 
 
@@ -225,7 +393,12 @@ def main():
         import torch
         import litgpt
         from litgpt.config import Config
-        from litgpt.model import GPT
+        from litgpt.model import GPT, Block
+        if a.compile == "thunder":
+            import warnings
+            # Optional GPU back-ends it looks for at import; their absence is not news here.
+            warnings.filterwarnings("ignore", message=".*module not found!")
+            import thunder
     except Exception as e:  # ImportError, or a broken install failing inside its import
         error = f"{type(e).__name__}: {e}".splitlines()[0]
         emit(out, "unavailable", python=sys.executable, error=error)
@@ -233,13 +406,15 @@ def main():
     from importlib.metadata import version as package_version
     versions = {"torch_version": torch.__version__, "litgpt_version": package_version("litgpt"),
                 "python_version": sys.version.split()[0]}
+    if a.compile == "thunder":
+        versions["thunder_version"] = package_version("lightning-thunder")
     if a.num_threads > 0:
         torch.set_num_threads(a.num_threads)
     emit(out, "ready", num_threads=torch.get_num_threads(), **versions)
 
     status, message, iterations, window, memory, profile_message = "error", "", [], 0.0, {}, None
     try:
-        status, message, iterations, window, memory, profile_message = train(a, torch, GPT, Config, out, stop)
+        status, message, iterations, window, memory, profile_message = train(a, torch, GPT, Config, Block, out, stop)
     except torch.OutOfMemoryError as e:
         status, message = "oom", str(e).splitlines()[0]
     except Exception as e:

@@ -109,8 +109,9 @@ void add_bench_options(CLI::App& app, BenchOptions& o) {
   app.add_option("--compile,--executor", o.compile,
                  "executor: eager (tokbench's LibTorch step) | fused (GEMM kernels measured per machine, chunked "
                  "lm_head + loss; one device or many ranks (DDP, FSDP), fp32 or bf16-true) | python-eager | "
-                 "python-inductor (the same step by litgpt in Python, PyTorch eager or torch.compile; needs torch "
-                 "and litgpt importable)")
+                 "python-inductor | python-thunder (the same step by litgpt in Python: PyTorch eager, "
+                 "torch.compile or thunder.jit, on many ranks through torch.distributed's DDP/FSDP/fully_shard or "
+                 "thunder's ddp/fsdp; needs torch, litgpt and lightning-thunder importable)")
       ->group("Device");
   app.add_option("--num-threads,--num_threads", o.num_threads,
                  "CPU threads for LibTorch (0: LibTorch's default)")
@@ -121,7 +122,8 @@ void add_bench_options(CLI::App& app, BenchOptions& o) {
                  "executors' default) | system (LibTorch's allocator; the Python executors' only one)")->group("Device");
   // Distribution
   app.add_option("--distributed-mode,--distributed_mode", o.distributed_mode,
-                 "none | ddp | fsdp (ddp/fsdp need more than one rank)")->group("Distributed");
+                 "none | ddp | fsdp | fsdp2 (more than one rank; fsdp2: PyTorch's fully_shard, Python executors "
+                 "only)")->group("Distributed");
   app.add_option("--shard-mode,--shard_mode", o.shard_mode,
                  "FSDP sharding: zero2 | zero3 | hybrid_zero2 | hybrid_zero3 (hybrid needs --sharding-size)")
       ->group("Distributed");
@@ -137,7 +139,10 @@ void add_bench_options(CLI::App& app, BenchOptions& o) {
   app.add_flag("--ddp-overlap,!--no-ddp-overlap", o.ddp_overlap,
                "DDP: all-reduce buckets during backward (=True/False)")->group("Distributed");
   app.add_flag("--skip-data-sync,--skip_data_sync,!--no-skip-data-sync", o.skip_data_sync,
-               "DDP: no gradient sync on the first GA-1 micro-batches (=True/False)")->group("Distributed");
+               "DDP (and the Python executors' FSDP): no gradient sync on the first GA-1 micro-batches "
+               "(=True/False; default True, but False with tokbench's own FSDP, which refuses True)")
+      ->each([&o](const std::string&) { o.skip_data_sync_given = true; })
+      ->group("Distributed");
   app.add_option("--dist-timeout,--dist_timeout", o.dist_timeout_s,
                  "seconds any collective (and the rendezvous) may take before the run ends with 'timeout'")
       ->transform(finite_number("seconds from 1 to 604800"))->group("Distributed");

@@ -40,7 +40,8 @@ struct BenchOptions {
   std::string bucketing_mode = "none";
   double ddp_bucket_size_mb = 25;  // PyTorch DDP's bucket_cap_mb default
   bool ddp_overlap = true;
-  bool skip_data_sync = true;      // as the reference's later versions
+  bool skip_data_sync = true;        // as the reference's later versions ...
+  bool skip_data_sync_given = false;  // ... unless not given with tokbench's FSDP (resolve.cpp)
   double dist_timeout_s = 1800;    // torch.distributed's default for Gloo/NCCL
   // Launcher: when nproc_per_node is set, this process starts the node's ranks itself.
   std::optional<int64_t> nproc_per_node;

@@ -19,6 +19,7 @@ struct Environment {
   std::string python_version;
   std::string python_torch_version;
   std::string litgpt_version;
+  std::string thunder_version;  // python-thunder only
 };
 
 Environment capture_environment();

@@ -58,6 +58,7 @@ struct MeasuredRun {
   // allocator; it measures no harness overhead): the JSON says null rather than a false 0.
   bool allocation_peaks_known = true;
   bool overhead_known = true;
+  bool exposed_comm_known = true;  // false: the Python executors (torch.distributed's waits are not timed)
   std::vector<RankSummary> ranks;   // empty for one process
   std::string kernel_note;          // the step's kernel choice (TrainStep::kernel_note); "" for none
 };

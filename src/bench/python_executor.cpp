@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 
@@ -24,6 +25,7 @@
 #include "bench/metrics.hpp"
 #include "bench/progress.hpp"
 #include "bench/publish_result.hpp"
+#include "bench/rank_gathering.hpp"
 #include "bench/report.hpp"
 #include "bench/result_json.hpp"
 
@@ -54,8 +56,10 @@ std::optional<fs::path> own_directory() {
 }
 
 [[noreturn]] void unavailable(const RunPlan& plan, const std::string& python, const std::string& why) {
-  throw std::invalid_argument(fmt::format("--executor {} needs Python with torch and litgpt importable: {} failed: {}; {}",
-                                          plan.options.compile, python, why, kInstallHint));
+  throw std::invalid_argument(fmt::format("--executor {} needs Python with torch and litgpt{} importable: {} failed: {}; {}",
+                                          plan.options.compile,
+                                          plan.options.compile == kPythonThunder ? " and lightning-thunder" : "", python,
+                                          why, kInstallHint));
 }
 
 // Stop requests while the child runs: the first is forwarded as SIGINT, the second kills it.
@@ -143,18 +147,13 @@ std::optional<double> number_or_null(const nlohmann::json& j, const char* key) {
   return j[key].get<double>();
 }
 
-Outcome outcome_of(const std::string& status) {
-  for (Outcome o : {Outcome::ok, Outcome::oom, Outcome::nan, Outcome::interrupted, Outcome::error})
-    if (status == to_string(o)) return o;
-  return Outcome::error;
-}
-
 std::string base_version(const std::string& v) { return v.substr(0, v.find('+')); }
+
 
 }  // namespace
 
 bool is_python_executor(const std::string& executor) {
-  return executor == kPythonEager || executor == kPythonInductor;
+  return executor == kPythonEager || executor == kPythonInductor || executor == kPythonThunder;
 }
 
 PythonStepCommand locate_python_step() {
@@ -190,7 +189,8 @@ PythonStepCommand locate_python_step() {
   return c;
 }
 
-std::vector<std::string> python_step_argv(const RunPlan& plan, const PythonStepCommand& command) {
+std::vector<std::string> python_step_argv(const RunPlan& plan, const PythonStepCommand& command,
+                                          const dist::StoreAddress* store) {
   const auto& o = plan.options;
   const std::string model = plan.config.name.empty() ? plan.model_label : plan.config.name;
   std::vector<std::string> argv = {
@@ -205,7 +205,7 @@ std::vector<std::string> python_step_argv(const RunPlan& plan, const PythonStepC
       "--num-threads", std::to_string(o.num_threads),
       "--device", plan.device_string,
       "--dtype", std::string(model::to_string(plan.dtype)),
-      "--compile", o.compile == kPythonInductor ? "inductor" : "eager",
+      "--compile", o.compile == kPythonInductor ? "inductor" : o.compile == kPythonThunder ? "thunder" : "eager",
       "--seed", std::to_string(o.seed),
       "--lr", fmt::format("{}", o.lr),
       "--weight-decay", fmt::format("{}", o.weight_decay),
@@ -218,44 +218,49 @@ std::vector<std::string> python_step_argv(const RunPlan& plan, const PythonStepC
     argv.insert(argv.end(), {"--profile", plan.profile_path.string(), "--profile-iters",
                              std::to_string(plan.profile_iters)});
   }
+  if (store != nullptr) {
+    const auto& d = plan.dist;
+    argv.insert(argv.end(), {"--rank", std::to_string(d.env.rank), "--world-size", std::to_string(d.env.world_size),
+                             "--local-rank", std::to_string(d.env.local_rank), "--store-host", store->host,
+                             "--store-port", std::to_string(store->port), "--distributed-mode", dist::to_string(d.mode),
+                             "--shard-mode", dist::to_string(d.shard_mode), "--bucketing-mode",
+                             dist::to_string(d.units), "--ddp-bucket-mb", fmt::format("{}", d.ddp_bucket_bytes / 1e6),
+                             "--dist-timeout", fmt::format("{}", d.timeout_seconds)});
+    for (const auto& prefix : store->prefixes) argv.insert(argv.end(), {"--store-prefix", prefix});
+    if (d.hybrid()) argv.insert(argv.end(), {"--sharding-size", std::to_string(*d.shard_group_size)});
+    if (d.skip_sync_until_last_micro) argv.push_back("--skip-data-sync");
+  }
   return argv;
 }
 
-int run_python_benchmark(const RunPlan& plan) {
-  const PythonStepCommand command = locate_python_step();
-  std::error_code ec;
-  if (command.script.empty() || !fs::is_regular_file(command.script, ec))
-    throw std::invalid_argument(fmt::format(
-        "--executor {} needs the script python/{} of tokbench's checkout: {}; valid: set TOKBENCH_PYTHON_STEP to it",
-        plan.options.compile, kScriptName,
-        command.script.empty() ? "not found beside the binary nor in its source tree"
-                               : "'" + command.script.string() + "' is not a file"));
+namespace {
 
-  std::ostream& report_out = plan.json_to_stdout ? std::cerr : std::cout;
-  std::FILE* line_stream = plan.json_to_stdout ? stderr : stdout;
-  const bool quiet = plan.options.quiet;
-  Environment env = capture_environment();
-  env.python_executable = command.python;
-  const MetricInputs inputs{plan.world_size,    plan.micro_batch,  plan.grad_accum,
-                            plan.seq_len,       plan.warmup_iters, plan.flops_per_microbatch,
-                            plan.peak ? std::optional<double>(plan.peak->flops_per_s) : std::nullopt};
+// What the child measured, read from its lines as they come.
+struct ChildRun {
+  MeasuredRun run;
+  bool ready = false;
+  bool finished = false;
+  int wait_status = 0;
+  std::string unavailable_error;
+  std::string profile_message;  // --profile: the child's line on where its trace went
+};
 
-  ForwardSignals signals;
+ChildRun run_child(const RunPlan& plan, const PythonStepCommand& command, const std::vector<std::string>& argv,
+                   Environment& env, std::ostream& report_out, std::FILE* line_stream, bool quiet) {
+  ChildRun c;
   std::string exec_error;
-  const Child child = spawn(python_step_argv(plan, command), exec_error);
+  const Child child = spawn(argv, exec_error);
   if (child.pid < 0) unavailable(plan, command.python, exec_error);
   g_child.store(child.pid);
   if (g_signals.load() > 0) ::kill(child.pid, SIGINT);  // a stop request that came before the pid was known
 
-  MeasuredRun run;
+  MeasuredRun& run = c.run;
   run.allocation_peaks_known = false;
   run.overhead_known = false;  // the Python step has no harness of tokbench's to measure
+  run.exposed_comm_known = false;
   ProgressPrinter progress(ProgressOptions{plan.max_iters, plan.warmup_iters, plan.options.log_every, quiet,
                                            static_cast<bool>(::isatty(STDERR_FILENO))},
                            stderr, line_stream);
-  bool ready = false, finished = false;
-  std::string unavailable_error;
-  std::string profile_message;  // --profile: the child's line on where its trace went
   std::string pending;
   char buffer[65536];
   auto on_line = [&](const std::string& line) {
@@ -263,16 +268,18 @@ int run_python_benchmark(const RunPlan& plan) {
     if (j.is_discarded() || !j.is_object() || !j.contains("event")) return;  // not the protocol's
     const std::string event = j.value("event", "");
     if (event == "unavailable") {
-      unavailable_error = j.value("error", "cannot import torch and litgpt");
+      c.unavailable_error = j.value("error", "cannot import torch and litgpt");
     } else if (event == "ready") {
-      ready = true;
+      c.ready = true;
       env.python_version = j.value("python_version", "");
       env.python_torch_version = j.value("torch_version", "");
       env.litgpt_version = j.value("litgpt_version", "");
+      env.thunder_version = j.value("thunder_version", "");
       if (!quiet) {
         print_config_echo(plan, report_out);
-        report_out << fmt::format("# threads: {}; Python {} ({}), torch {}, litgpt {}\n", j.value("num_threads", 0),
-                                  env.python_version, command.python, env.python_torch_version, env.litgpt_version);
+        report_out << fmt::format("# threads: {}; Python {} ({}), torch {}, litgpt {}{}\n", j.value("num_threads", 0),
+                                  env.python_version, command.python, env.python_torch_version, env.litgpt_version,
+                                  env.thunder_version.empty() ? "" : ", lightning-thunder " + env.thunder_version);
         if (base_version(env.python_torch_version) != base_version(env.libtorch_version))
           report_out << fmt::format("# note: Python's torch {} is not the LibTorch {} tokbench is built with\n",
                                     env.python_torch_version, env.libtorch_version);
@@ -288,12 +295,12 @@ int run_python_benchmark(const RunPlan& plan) {
       run.iterations.push_back(s);
       progress.on_iteration(s);
     } else if (event == "result") {
-      finished = true;
-      run.outcome = outcome_of(j.value("status", "error"));
+      c.finished = true;
+      run.outcome = train::run_status_from_string(j.value("status", "error"));
       run.message = j.value("message", "");
       run.measured_window_seconds = number_or_null(j, "measured_window_seconds").value_or(0);
       run.peak_rss_bytes = static_cast<int64_t>(number_or_null(j, "peak_rss_bytes").value_or(0));
-      profile_message = j.value("profile_message", "");
+      c.profile_message = j.value("profile_message", "");
       if (const auto allocated = number_or_null(j, "allocated_peak_bytes")) {
         run.allocation_peaks_known = true;
         run.allocated_peak_bytes = static_cast<int64_t>(*allocated);
@@ -312,19 +319,73 @@ int run_python_benchmark(const RunPlan& plan) {
     }
   }
   ::close(child.stdout_fd);
-  int status = 0;
-  while (::waitpid(child.pid, &status, 0) < 0 && errno == EINTR) {
+  while (::waitpid(child.pid, &c.wait_status, 0) < 0 && errno == EINTR) {
   }
   g_child.store(0);
   progress.finish();
+  return c;
+}
 
-  if (!unavailable_error.empty()) unavailable(plan, command.python, unavailable_error);
-  if (!ready && g_signals.load() == 0) {
+}  // namespace
+
+int run_python_benchmark(const RunPlan& plan) {
+  const PythonStepCommand command = locate_python_step();
+  std::error_code ec;
+  if (command.script.empty() || !fs::is_regular_file(command.script, ec))
+    throw std::invalid_argument(fmt::format(
+        "--executor {} needs the script python/{} of tokbench's checkout: {}; valid: set TOKBENCH_PYTHON_STEP to it",
+        plan.options.compile, kScriptName,
+        command.script.empty() ? "not found beside the binary nor in its source tree"
+                               : "'" + command.script.string() + "' is not a file"));
+
+  std::ostream& report_out = plan.json_to_stdout ? std::cerr : std::cout;
+  std::FILE* line_stream = plan.json_to_stdout ? stderr : stdout;
+  const bool multi_rank = plan.dist.multi_rank();
+  const bool lead = plan.dist.env.rank == 0;  // only rank 0 reports and writes the JSON
+  const bool quiet = plan.options.quiet || !lead;
+  Environment env = capture_environment();
+  env.python_executable = command.python;
+  const MetricInputs inputs{plan.world_size,    plan.micro_batch,  plan.grad_accum,
+                            plan.seq_len,       plan.warmup_iters, plan.flops_per_microbatch,
+                            plan.peak ? std::optional<double>(plan.peak->flops_per_s) : std::nullopt};
+
+  ForwardSignals signals;
+  // Many ranks: this process joins the job's store as tokbench's own steps do; the child's
+  // torch.distributed meets the other children under its own key space in the same store.
+  std::unique_ptr<dist::JobStore> store;
+  std::optional<dist::StoreAddress> child_store;
+  std::string rendezvous_error;
+  if (multi_rank) {
+    try {
+      store = std::make_unique<dist::JobStore>(
+          plan.dist.env, std::chrono::milliseconds(static_cast<int64_t>(plan.dist.timeout_seconds * 1000)));
+      child_store = store->child_address("tokbench/python");
+    } catch (const std::exception& e) {
+      rendezvous_error = std::string(e.what()).substr(0, std::string(e.what()).find('\n'));
+    }
+  }
+
+  ChildRun c;
+  if (!rendezvous_error.empty()) {
+    c.run.outcome = Outcome::rank_failed;
+    c.run.message = "the job's rendezvous failed: " + rendezvous_error;
+    c.run.allocation_peaks_known = false;
+    c.run.overhead_known = false;
+    c.run.exposed_comm_known = false;
+    c.finished = c.ready = true;
+  } else {
+    c = run_child(plan, command, python_step_argv(plan, command, child_store ? &*child_store : nullptr), env,
+                  report_out, line_stream, quiet);
+  }
+  MeasuredRun& run = c.run;
+  const int status = c.wait_status;
+  if (!c.unavailable_error.empty()) unavailable(plan, command.python, c.unavailable_error);
+  if (!c.ready && g_signals.load() == 0) {
     const std::string how = WIFSIGNALED(status) ? fmt::format("ended by signal {}", WTERMSIG(status))
                                                 : fmt::format("exited with code {}", WEXITSTATUS(status));
     unavailable(plan, command.python, how + " before it could start (its stderr is above)");
   }
-  if (!finished) {
+  if (!c.finished) {
     run.outcome = g_signals.load() > 0 ? Outcome::interrupted : Outcome::error;
     run.message = g_signals.load() > 1 ? "stopped by a second signal"
                   : WIFSIGNALED(status) ? fmt::format("the Python step was ended by signal {}", WTERMSIG(status))
@@ -333,9 +394,16 @@ int run_python_benchmark(const RunPlan& plan) {
     run.measured_window_seconds = 0;
   }
 
+  if (store) {
+    gather_rank_results(plan, run, [&](const dist::RankRecord& mine, std::chrono::milliseconds wait) {
+      return store->exchange(mine, plan.world_size, wait);
+    });
+  }
+  if (!lead) return end_of_other_rank(plan, run);
+
   const BenchMetrics metrics = compute_metrics(inputs, run);
   const int code = publish_result(plan, run, build_result_json(plan, run, metrics, env), report_out);
-  if (!profile_message.empty()) report_out << profile_message << "\n" << std::flush;  // as run_benchmark does
+  if (!c.profile_message.empty()) report_out << c.profile_message << "\n" << std::flush;  // as run_benchmark does
   return code;
 }
 

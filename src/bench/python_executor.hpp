@@ -1,10 +1,15 @@
-// `--executor python-eager | python-inductor`: the same configuration trained by litgpt in
-// Python (python/tokbench_python_step.py), under PyTorch eager or torch.compile's inductor,
+// `--executor python-eager | python-inductor | python-thunder`: the same configuration trained
+// by litgpt in Python (python/tokbench_python_step.py), under PyTorch eager, torch.compile's
+// inductor or lightning-thunder's thunder.jit,
 // timed by tokbench's protocol and published as the same JSON record, so a sweep can put
 // PyTorch's own numbers in the same table as tokbench's (the reference's "eager | inductor"
-// columns). The plan is resolved and validated as for any run; the Python script is started
+// columns, and thunder, the reference benchmark's own compiler). The plan is resolved and validated as for any run; the Python script is started
 // as a child, its per-iteration lines are read as they come (progress, and what was measured
 // when it stops), and its result goes through compute_metrics and build_result_json.
+// Many ranks are a step like tokbench's own where the parallelism is concerned: the same
+// launchers start `tokbench run` ranks, each reads the same rank environment and joins the
+// job's store (JobStore), its child runs torch.distributed's DDP / FSDP / fully_shard over
+// that store, and the ranks' records meet on rank 0 by rank_gathering's rules.
 // No LibTorch here: the child owns the model.
 #pragma once
 
@@ -13,11 +18,13 @@
 #include <vector>
 
 #include "bench/resolve.hpp"
+#include "distributed/job_store.hpp"
 
 namespace tokbench::bench {
 
 inline constexpr const char* kPythonEager = "python-eager";
 inline constexpr const char* kPythonInductor = "python-inductor";
+inline constexpr const char* kPythonThunder = "python-thunder";
 bool is_python_executor(const std::string& executor);
 
 // The interpreter and the script. The script: $TOKBENCH_PYTHON_STEP, else python/ beside the
@@ -30,8 +37,10 @@ struct PythonStepCommand {
 };
 PythonStepCommand locate_python_step();
 
-// The script's command line for a resolved plan (the parts of the plan it implements).
-std::vector<std::string> python_step_argv(const RunPlan& plan, const PythonStepCommand& command);
+// The script's command line for a resolved plan (the parts of the plan it implements). With
+// many ranks, `store` is where the child's torch.distributed meets the other ranks' children.
+std::vector<std::string> python_step_argv(const RunPlan& plan, const PythonStepCommand& command,
+                                          const dist::StoreAddress* store = nullptr);
 
 // Runs the plan through the Python step; returns the exit code as run_benchmark does. An
 // interpreter that cannot start or cannot import torch and litgpt is a usage error

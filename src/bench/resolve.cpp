@@ -151,7 +151,7 @@ void resolve_model(const BenchOptions& o, RunPlan& plan) {
 
 void resolve_distributed(const BenchOptions& o, const MachineInfo& m, RunPlan& plan) {
   if (!m.dist_env_error.empty()) usage(m.dist_env_error);
-  require_choice("--distributed-mode", o.distributed_mode, {"none", "ddp", "fsdp"});
+  require_choice("--distributed-mode", o.distributed_mode, {"none", "ddp", "fsdp", "fsdp2"});
   require_choice("--shard-mode", o.shard_mode, {"zero2", "zero3", "hybrid_zero2", "hybrid_zero3"});
   require_choice("--bucketing-mode", o.bucketing_mode, {"none", "block", "layer"});
   dist::DistributedSettings& d = plan.dist;
@@ -182,14 +182,20 @@ void resolve_distributed(const BenchOptions& o, const MachineInfo& m, RunPlan& p
   const std::string where = d.env.source == "none" && !o.nproc_per_node ? "one process (no launcher)"
                             : fmt::format("{} ranks", w);
   if (o.distributed_mode == "none" && w > 1)
-    usage(fmt::format("--distributed-mode 'none' cannot run on {}: every rank would train alone; valid: ddp, fsdp",
+    usage(fmt::format("--distributed-mode 'none' cannot run on {}: every rank would train alone; valid: ddp, fsdp, fsdp2",
                       where));
   if (o.distributed_mode != "none" && w <= 1)
     usage(fmt::format("--distributed-mode '{}' needs more than one rank, but this is {}; valid here: none "
                       "(start ranks with --nproc-per-node N, torchrun --no-python or srun)",
                       o.distributed_mode, where));
-  d.mode = o.distributed_mode == "ddp" ? dist::DistMode::ddp
-           : o.distributed_mode == "fsdp" ? dist::DistMode::fsdp : dist::DistMode::none;
+  d.mode = o.distributed_mode == "ddp"     ? dist::DistMode::ddp
+           : o.distributed_mode == "fsdp"  ? dist::DistMode::fsdp
+           : o.distributed_mode == "fsdp2" ? dist::DistMode::fsdp2
+                                           : dist::DistMode::none;
+  if (d.mode == dist::DistMode::fsdp2 && !is_python_executor(o.compile))
+    usage(fmt::format("--distributed-mode fsdp2 (PyTorch's fully_shard) runs with --executor python-eager or "
+                      "python-inductor, not '{}'; tokbench's own sharded step is --distributed-mode fsdp",
+                      o.compile));
   const bool hybrid = o.shard_mode.rfind("hybrid_", 0) == 0;
   d.shard_mode = o.shard_mode.find("zero3") != std::string::npos ? dist::ShardMode::zero3 : dist::ShardMode::zero2;
   d.units = o.bucketing_mode == "block"   ? dist::UnitPolicy::per_block
@@ -205,8 +211,8 @@ void resolve_distributed(const BenchOptions& o, const MachineInfo& m, RunPlan& p
   }
   if (hybrid && !o.sharding_size)
     usage(fmt::format("--shard-mode '{}' needs --sharding-size (ranks per shard group)", o.shard_mode));
-  if (o.sharding_size && d.mode != dist::DistMode::fsdp)
-    usage(fmt::format("--sharding-size {} applies to --distributed-mode fsdp only (mode is {})", *o.sharding_size,
+  if (o.sharding_size && !dist::is_sharded(d.mode))
+    usage(fmt::format("--sharding-size {} applies to --distributed-mode fsdp or fsdp2 only (mode is {})", *o.sharding_size,
                       o.distributed_mode));
   d.shard_group_size = o.sharding_size;
   if (d.mode == dist::DistMode::fsdp && d.shard_mode == dist::ShardMode::zero3 &&
@@ -217,7 +223,18 @@ void resolve_distributed(const BenchOptions& o, const MachineInfo& m, RunPlan& p
     usage(fmt::format("--ddp-bucket-size {} is not valid; valid: a size in MB in (0, 1000000]", o.ddp_bucket_size_mb));
   d.ddp_bucket_bytes = static_cast<int64_t>(o.ddp_bucket_size_mb * 1e6);
   d.ddp_overlap = o.ddp_overlap;
-  d.skip_sync_until_last_micro = o.skip_data_sync;
+  // tokbench's FSDP reduce-scatters every micro-batch: an explicit --skip-data-sync is refused
+  // there rather than ignored; the default (the reference's later choice) applies to DDP and
+  // to the Python executors' FSDP (no_sync).
+  if (d.mode == dist::DistMode::fsdp && !is_python_executor(o.compile)) {
+    if (o.skip_data_sync_given && o.skip_data_sync)
+      usage("--skip-data-sync with --distributed-mode fsdp is not supported by tokbench's FSDP step (it "
+            "reduce-scatters every micro-batch, keeping only gradient shards); valid: --no-skip-data-sync, or "
+            "--executor python-eager / python-inductor (FSDP's no_sync)");
+    d.skip_sync_until_last_micro = false;
+  } else {
+    d.skip_sync_until_last_micro = o.skip_data_sync;
+  }
   if (!(o.dist_timeout_s >= 1 && o.dist_timeout_s <= 7 * 24 * 3600.0))
     usage(fmt::format("--dist-timeout {} is not valid; valid: seconds from 1 to 604800", o.dist_timeout_s));
   d.timeout_seconds = o.dist_timeout_s;
@@ -264,16 +281,23 @@ void resolve_batches(const BenchOptions& o, const MachineInfo& m, RunPlan& plan)
 }
 
 // What python/tokbench_python_step.py does not implement is refused here, before the child
-// starts, one line per option: it trains one process on random tokens from a litgpt model name.
+// starts, one line per option: it trains litgpt's model from a model name on random tokens, on
+// one process or on many through torch.distributed (DDP, FSDP, fully_shard).
 void resolve_python_executor(const BenchOptions& o, const RunPlan& plan) {
   if (!is_python_executor(o.compile)) return;
   const auto refuse = [&](const std::string& what, const std::string& valid) {
     usage(fmt::format("--executor {} does not support {}; valid with it: {} (or --executor eager)", o.compile, what,
                       valid));
   };
-  if (o.nproc_per_node || plan.world_size > 1)
-    refuse(fmt::format("more than one rank ({})", o.nproc_per_node ? "--nproc-per-node" : "a launcher's ranks"),
-           "one process, --distributed-mode none");
+  if (plan.dist.mode == dist::DistMode::ddp && !o.ddp_overlap)
+    refuse("--no-ddp-overlap (PyTorch's DDP always all-reduces its buckets during backward)", "--ddp-overlap");
+  if (o.compile == kPythonThunder) {
+    // thunder shards with its own transforms, ddp and fsdp (ZeRO-2/3); the reference benchmark
+    // refused hybrid sharding with it too.
+    if (plan.dist.mode == dist::DistMode::fsdp2)
+      refuse("--distributed-mode fsdp2 (thunder's own transforms are ddp and fsdp)", "ddp, fsdp");
+    if (plan.dist.hybrid()) refuse("hybrid sharding (thunder's fsdp shards over the whole world)", "zero2, zero3");
+  }
   if (!o.model_config.empty()) refuse(fmt::format("--model-config '{}'", o.model_config), "--model-name");
   if (o.data != "random") refuse(fmt::format("--data '{}'", o.data), "--data random");
   if (o.cpu_memory_cap_mb) refuse("--cpu-memory-cap-mb", "no cap");
@@ -284,7 +308,7 @@ void resolve_python_executor(const BenchOptions& o, const RunPlan& plan) {
 void resolve_training(const BenchOptions& o, RunPlan& plan) {
   // The reference's torch.compile backends (inductor, thunder, ...) are other executors, not
   // spellings of these: they are rejected, never mapped.
-  require_choice("--executor/--compile", o.compile, {"eager", "fused", kPythonEager, kPythonInductor});
+  require_choice("--executor/--compile", o.compile, {"eager", "fused", kPythonEager, kPythonInductor, kPythonThunder});
   plan.executor = o.compile == "fused" ? Executor::fused : Executor::eager;
   if (plan.executor == Executor::fused && plan.dtype == model::TrainPrecision::bf16_mixed)
     usage("--executor fused does not support --dtype bf16-mixed (autocast); valid: fp32, bf16-true");

@@ -46,7 +46,7 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
   j["GA"] = plan.grad_accum;
   j["Distributed Mode"] = distributed_mode_label(plan);
   j["Sharding Size"] =
-      plan.dist.mode == dist::DistMode::fsdp && plan.dist.shard_group_size ? json(*plan.dist.shard_group_size)
+      dist::is_sharded(plan.dist.mode) && plan.dist.shard_group_size ? json(*plan.dist.shard_group_size)
                                                                            : json(nullptr);
   j["compiler"] = o.compile;
   // tokbench's own.
@@ -103,15 +103,18 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
                      {"host", r.host},
                      {"measured_iters", r.measured_iters},
                      {"average_iter_time", r.measured_iters > 0 ? json(r.window_seconds * 1e3 / m_iters) : json(nullptr)},
-                     {"exposed_comm_ms_per_iter",
-                      r.measured_iters > 0 ? json(r.exposed_comm_seconds * 1e3 / m_iters) : json(nullptr)},
-                     {"memory_allocated_peak_GB", r.allocated_peak_bytes / 1e9},
-                     {"memory_reserved_peak_GB", r.reserved_peak_bytes / 1e9},
+                     {"exposed_comm_ms_per_iter", r.measured_iters > 0 && run.exposed_comm_known
+                                                      ? json(r.exposed_comm_seconds * 1e3 / m_iters)
+                                                      : json(nullptr)},
+                     {"memory_allocated_peak_GB",
+                      run.allocation_peaks_known ? json(r.allocated_peak_bytes / 1e9) : json(nullptr)},
+                     {"memory_reserved_peak_GB",
+                      run.allocation_peaks_known ? json(r.reserved_peak_bytes / 1e9) : json(nullptr)},
                      {"peak_rss_GB", r.peak_rss_bytes / 1e9},
                      {"kernels", r.kernels.empty() ? json(nullptr) : json(r.kernels)}});
   }
   j["world_size"] = plan.world_size;
-  const bool fsdp = plan.dist.mode == dist::DistMode::fsdp;
+  const bool fsdp = dist::is_sharded(plan.dist.mode);
   j["sharding_mode"] = fsdp ? json(dist::shard_mode_label(plan.dist)) : json(nullptr);
   j["bucketing"] = fsdp ? json(dist::to_string(plan.dist.units)) : json(nullptr);
   j["ranks"] = ranks;
@@ -138,7 +141,7 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
                  {"sharding_size", o.sharding_size ? json(*o.sharding_size) : json(nullptr)},
                  {"ddp_bucket_size_mb", o.ddp_bucket_size_mb},
                  {"ddp_overlap", o.ddp_overlap},
-                 {"skip_data_sync", o.skip_data_sync},
+                 {"skip_data_sync", plan.dist.skip_sync_until_last_micro},
                  {"dist_timeout_s", o.dist_timeout_s},
                  {"dist_launcher", plan.dist.env.source},
                  {"dynamic", o.dynamic},
@@ -159,6 +162,7 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
     j["environment"]["python_version"] = env.python_version;
     j["environment"]["python_torch_version"] = env.python_torch_version;
     j["environment"]["litgpt_version"] = env.litgpt_version;
+    if (!env.thunder_version.empty()) j["environment"]["thunder_version"] = env.thunder_version;
     j["environment"]["python_executable"] = env.python_executable;
   }
   // Keys in the column table's order; a key without a column throws here (and in the tests).

@@ -21,11 +21,14 @@
 #include "bench/metrics.hpp"
 #include "bench/progress.hpp"
 #include "bench/publish_result.hpp"
+#include "bench/rank_gathering.hpp"
 #include "bench/report.hpp"
 #include "bench/result_json.hpp"
+#include "distributed/device_binding.hpp"
 #include "distributed/parallel_step.hpp"
 #include "distributed/rank_results.hpp"
 #include "distributed/shared_gemm_choice.hpp"
+#include "distributed/stop_agreement.hpp"
 #include "model/gpt.hpp"
 #include "train/caching_cpu_allocator.hpp"
 #include "train/dtype_mode.hpp"
@@ -205,59 +208,10 @@ std::unique_ptr<train::TrainStep> make_step(const RunPlan& plan, model::GPT mode
       o.computation = std::move(computation);
       return dist::make_fsdp_step(std::move(model), device, *groups, o);
     }
+    case dist::DistMode::fsdp2:  // resolve refuses it for tokbench's executors
+      break;
   }
   throw std::logic_error("unknown distributed mode");
-}
-
-// Which rank's ending explains the run: a rank's own failure (OOM, NaN, error) outranks the
-// broken connections and timeouts it caused on the others.
-int severity(const std::string& status) {
-  for (const auto& [name, rank] : std::vector<std::pair<std::string, int>>{
-           {"oom", 7}, {"nan", 6}, {"error", 5}, {"interrupted", 4}, {"timeout", 3}, {"rank_failed", 2}, {"ok", 0}})
-    if (status == name) return rank;
-  return 1;
-}
-
-Outcome outcome_from_string(const std::string& status) {
-  for (Outcome o : {Outcome::ok, Outcome::oom, Outcome::nan, Outcome::interrupted, Outcome::timeout,
-                    Outcome::rank_failed, Outcome::error, Outcome::invalid})
-    if (status == to_string(o)) return o;
-  return Outcome::error;
-}
-
-// Rank 0's view of the job: the slowest rank's window, the largest peaks, the status that
-// explains the ending, and every rank's own figures.
-void merge_rank_records(const std::vector<dist::RankRecord>& records, MeasuredRun& run) {
-  const dist::RankRecord* cause = nullptr;
-  const dist::RankRecord* missing = nullptr;
-  for (const auto& r : records) {
-    if (!r.reported && missing == nullptr) missing = &r;
-    run.ranks.push_back(RankSummary{r.rank, r.status, r.message, r.host, r.measured_iters, r.window_seconds,
-                                    r.exposed_comm_seconds, r.allocated_peak_bytes, r.reserved_peak_bytes,
-                                    r.peak_rss_bytes, r.kernels});
-    run.measured_window_seconds = std::max(run.measured_window_seconds, r.window_seconds);
-    run.allocated_peak_bytes = std::max(run.allocated_peak_bytes, r.allocated_peak_bytes);
-    run.reserved_peak_bytes = std::max(run.reserved_peak_bytes, r.reserved_peak_bytes);
-    run.peak_rss_bytes = std::max(run.peak_rss_bytes, r.peak_rss_bytes);
-    if (r.status != "ok" && (cause == nullptr || severity(r.status) > severity(cause->status))) cause = &r;
-  }
-  // A rank that never reported (killed, hung) explains the broken connections and timeouts
-  // the others saw: keep what rank 0 observed, and name that rank.
-  if (missing != nullptr && (run.outcome == Outcome::ok || run.outcome == Outcome::rank_failed ||
-                             run.outcome == Outcome::timeout)) {
-    if (run.outcome == Outcome::ok) run.outcome = Outcome::rank_failed;
-    run.message = "rank " + std::to_string(missing->rank) + " reported no result (it died or stopped responding); " +
-                  "rank 0 saw: " + (run.message.empty() ? "nothing" : run.message);
-  } else if (cause != nullptr) {
-    run.outcome = outcome_from_string(cause->status);
-    run.message = "rank " + std::to_string(cause->rank) + ": " + cause->message;
-  }
-}
-
-std::string host_name() {
-  char name[256] = {};
-  ::gethostname(name, sizeof name - 1);
-  return name;
 }
 
 }  // namespace
@@ -318,6 +272,9 @@ int run_benchmark(const RunPlan& plan) {
   // exchange or the JSON write must not lose the result.
   SignalGuard signals(fallback);
 
+  // Before any device work: this thread (and so the step, the model, the allocations that
+  // follow the current device) is on the plan's device, cuda:LOCAL_RANK for a rank.
+  dist::bind_rank_device(device);
   if (plan.options.num_threads > 0) torch::set_num_threads(plan.options.num_threads);
   // --cpu-allocator caching: every CPU tensor of the run (the model's parameters included,
   // whatever the executor) comes from the caching allocator, installed before the model.
@@ -344,7 +301,7 @@ int run_benchmark(const RunPlan& plan) {
       if (multi_rank)
         groups = dist::create_process_groups(
             dist::GroupOptions{plan.dist.env, timeout, device,
-                               plan.dist.mode == dist::DistMode::fsdp ? plan.dist.shard_group_size : std::nullopt});
+                               dist::is_sharded(plan.dist.mode) ? plan.dist.shard_group_size : std::nullopt});
       model::GPT gpt(plan.config, torch::TensorOptions().device(device).dtype(train::param_dtype(plan.dtype)));
       gpt->reset_parameters(plan.options.seed);
       torch::AutoGradMode grad_mode(true);
@@ -352,9 +309,12 @@ int run_benchmark(const RunPlan& plan) {
       run.kernel_note = step->kernel_note();
       train::TokenBatcher data(train::batch_options_for(train_options, plan.config.vocab(), plan.dist.env.rank),
                                device);
+      std::optional<dist::StopAgreement> agreement;
       train::StopDecision decide_stop;
-      if (multi_rank)
-        decide_stop = [&](bool local) { return dist::agree_to_stop(*groups->world, device, local); };
+      if (multi_rank) {
+        agreement.emplace(groups->world, device);
+        decide_stop = [&agreement](bool local) { return (*agreement)(local); };
+      }
       train::LoopOptions loop{plan.grad_accum, plan.max_iters, plan.warmup_iters, plan.cpu_memory_cap_bytes};
       loop.profile_path = plan.profile_path;
       loop.profile_iters = plan.profile_iters;
@@ -388,36 +348,11 @@ int run_benchmark(const RunPlan& plan) {
   }
 
   if (multi_rank && groups) {
-    dist::RankRecord mine;
-    mine.rank = plan.dist.env.rank;
-    mine.status = to_string(run.outcome);
-    mine.message = run.message;
-    mine.host = host_name();
-    for (const auto& it : run.iterations) mine.measured_iters += it.warmup ? 0 : 1;
-    mine.window_seconds = run.measured_window_seconds;
-    mine.exposed_comm_seconds = run.exposed_comm_seconds;
-    mine.allocated_peak_bytes = run.allocated_peak_bytes;
-    mine.reserved_peak_bytes = run.reserved_peak_bytes;
-    mine.peak_rss_bytes = run.peak_rss_bytes;
-    mine.kernels = run.kernel_note;
-    // Healthy peers publish right after the loop; after a failure, a dead peer never will.
-    const auto wait = run.outcome == Outcome::ok ? timeout : std::min(timeout, std::chrono::milliseconds(2000));
-    try {
-      const auto records = dist::exchange_rank_records(*groups->store, mine, plan.world_size, wait);
-      if (lead) merge_rank_records(records, run);
-    } catch (const std::exception& e) {  // the store itself is gone (rank 0 died)
-      if (run.outcome == Outcome::ok) {
-        run.outcome = Outcome::rank_failed;
-        run.message = first_line(e.what());
-      }
-    }
+    gather_rank_results(plan, run, [&](const dist::RankRecord& mine, std::chrono::milliseconds wait) {
+      return dist::exchange_rank_records(*groups->store, mine, plan.world_size, wait);
+    });
   }
-  if (!lead) {
-    if (run.outcome != Outcome::ok)
-      std::cerr << "tokbench: rank " << plan.dist.env.rank << " ended with status " << to_string(run.outcome)
-                << (run.message.empty() ? "" : ": " + run.message) << "\n";
-    return exit_code(run.outcome);
-  }
+  if (!lead) return end_of_other_rank(plan, run);
 
   const BenchMetrics metrics = compute_metrics(inputs, run);
   const auto json = build_result_json(plan, run, metrics, env);

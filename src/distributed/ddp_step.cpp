@@ -4,7 +4,7 @@
 // their gradients, as PyTorch's Reducer does); when a bucket's last gradient is accumulated
 // on the syncing micro-batch, its gradients are flattened and all-reduced asynchronously
 // while backward goes on. The optimizer step waits for what is still in flight: that wait
-// is the exposed communication.
+// is the exposed communication (ExposedCommTimer: host time on the CPU, device events on CUDA).
 //
 // Not c10d's Reducer: the torch wheel exports it, but it is internal API shaped around Python
 // DDP's bookkeeping (unused-parameter search, comm hooks, static graphs, a Logger), with no
@@ -12,17 +12,14 @@
 // c10d buckets are a page of code whose every wait this step can time.
 #include <torch/torch.h>
 
-#include <chrono>
-
 #include "distributed/collectives.hpp"
+#include "distributed/exposed_comm.hpp"
 #include "distributed/grad_hooks.hpp"
 #include "distributed/parallel_step.hpp"
 #include "train/dtype_mode.hpp"
 
 namespace tokbench::dist {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 struct Bucket {
   std::vector<at::Tensor> params;
@@ -38,7 +35,8 @@ class DdpStep final : public train::TrainStep {
       : model_(std::move(model)), device_(device), groups_(groups), options_(options),
         computation_(options.computation ? options.computation : train::make_eager_computation(options.dtype)),
         optimizer_((model_->to(device, train::param_dtype(options.dtype)), model_->parameters()), options.adamw,
-                   device) {
+                   device),
+        comm_timer_(device) {
     model_->train();
     broadcast_parameters(*groups_.world, *model_);
     build_buckets();
@@ -65,7 +63,7 @@ class DdpStep final : public train::TrainStep {
     return mean_over_ranks(*groups_.world, loss, groups_.world_size);
   }
 
-  double take_exposed_comm_seconds() override { return std::exchange(exposed_seconds_, 0.0); }
+  double take_exposed_comm_seconds() override { return comm_timer_.take_seconds(); }
   int64_t resident_state_bytes() const override {
     return train::module_tensor_bytes(*model_) + optimizer_.state_bytes() + bucket_bytes();
   }
@@ -105,7 +103,7 @@ class DdpStep final : public train::TrainStep {
     if (!options_.overlap) return;
     for (std::size_t b = 0; b < buckets_.size(); ++b) {
       for (auto& p : buckets_[b].params) {
-        on_grad_accumulated(p, [this, b] {
+        on_grad_accumulated(p, device_, [this, b] {
           Bucket& bucket = buckets_[b];
           if (syncing_ && ++bucket.ready == static_cast<int64_t>(bucket.params.size())) launch(bucket);
         });
@@ -138,12 +136,11 @@ class DdpStep final : public train::TrainStep {
   // every bucket, and writes the averaged gradients back.
   void finish_all_reduce() {
     torch::NoGradGuard no_grad;
-    const auto start = Clock::now();
     for (auto& b : buckets_)
       if (!b.work) launch(b);
     const double scale = 1.0 / static_cast<double>(groups_.world_size);
     for (auto& b : buckets_) {
-      b.work->wait();
+      comm_timer_.wait(*b.work);
       b.work.reset();
       b.flat.mul_(scale);
       for (std::size_t i = 0; i < b.params.size(); ++i) {
@@ -157,7 +154,6 @@ class DdpStep final : public train::TrainStep {
       }
       b.ready = 0;
     }
-    exposed_seconds_ += std::chrono::duration<double>(Clock::now() - start).count();
   }
 
 
@@ -169,7 +165,7 @@ class DdpStep final : public train::TrainStep {
   train::AdamW optimizer_;
   std::vector<Bucket> buckets_;
   bool syncing_ = true;
-  double exposed_seconds_ = 0;
+  ExposedCommTimer comm_timer_;
 };
 
 }  // namespace

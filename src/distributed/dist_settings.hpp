@@ -11,7 +11,10 @@
 
 namespace tokbench::dist {
 
-enum class DistMode { none, ddp, fsdp };
+// fsdp2: PyTorch's per-parameter sharding (fully_shard), run by the Python executors only;
+// tokbench's own sharded step is fsdp (flat parameters per unit).
+enum class DistMode { none, ddp, fsdp, fsdp2 };
+inline bool is_sharded(DistMode mode) { return mode == DistMode::fsdp || mode == DistMode::fsdp2; }
 enum class ShardMode { zero2, zero3 };
 // Which parameters form one FSDP unit: all of them, one transformer block each (plus the
 // root: embedding, final norm, head), or each module that owns parameters.
@@ -25,6 +28,8 @@ struct DistributedSettings {
   std::optional<int64_t> shard_group_size;  // hybrid sharding: ranks per shard group
   int64_t ddp_bucket_bytes = 25 * 1000 * 1000;
   bool ddp_overlap = true;
+  // DDP's no_sync on the first GA-1 micro-batches (FSDP's too, in the Python executors;
+  // tokbench's own FSDP reduce-scatters every micro-batch and refuses it).
   bool skip_sync_until_last_micro = true;
   double timeout_seconds = 1800;  // every collective and the rendezvous
 
@@ -32,7 +37,7 @@ struct DistributedSettings {
   bool hybrid() const { return shard_group_size && *shard_group_size < env.world_size; }
 };
 
-const char* to_string(DistMode mode);      // "none", "ddp", "fsdp"
+const char* to_string(DistMode mode);      // "none", "ddp", "fsdp", "fsdp2"
 const char* to_string(ShardMode mode);     // "zero2", "zero3"
 const char* to_string(UnitPolicy units);   // "none", "block", "layer" (the option's words)
 
@@ -40,7 +45,7 @@ const char* to_string(UnitPolicy units);   // "none", "block", "layer" (the opti
 std::string shard_mode_label(const DistributedSettings& settings);
 
 // The reference's label for the JSON `Distributed Mode` key and its matrix tables:
-// "none", "ddp", or "fsdp_<zero2|zero3>[_hybrid]_<none|block|layer>_bucketing".
+// "none", "ddp", or "<fsdp|fsdp2>_[hybrid_]<zero2|zero3>_<none|block|layer>_bucketing".
 std::string distributed_mode_label(const DistributedSettings& settings);
 
 }  // namespace tokbench::dist

@@ -5,9 +5,13 @@
 // a multiple of the shard-group size S. A rank owns 1/S of it: a flat shard that the
 // optimizer updates (so its AdamW state is 1/S too), with a gradient of the same size.
 //  - Backward: when the last gradient of a unit is accumulated, the unit's gradients are
-//    flattened and reduce-scattered (asynchronously, overlapping the rest of backward); the
-//    full-size gradients are freed. With hybrid sharding the reduced shard is then
-//    all-reduced across the replicas holding the same shard.
+//    flattened and reduce-scattered (asynchronously, overlapping the rest of backward), and
+//    the per-parameter gradients are freed. At most two flat full-size gradients exist at a
+//    time: issuing a unit's reduce-scatter first completes the one before it, whose flat
+//    gradient is then freed and whose reduced part is added to the unit's shard-size sum;
+//    the end of each micro-batch's backward completes the last (as FSDP's post-backward
+//    callback does). With hybrid sharding the summed shard is all-reduced across the
+//    replicas holding the same shard at the optimizer step.
 //  - Optimizer step: shards are updated, then all-gathered back into the full buffers
 //    (ZeRO-2: parameters stay whole between steps).
 //  - ZeRO-3: the full buffers are freed at rest. A unit is all-gathered just before its
@@ -19,21 +23,19 @@
 #include <torch/torch.h>
 
 #include <chrono>
+#include <deque>
+#include <utility>
 #include <unordered_map>
 
 #include "distributed/collectives.hpp"
+#include "distributed/device_binding.hpp"
+#include "distributed/exposed_comm.hpp"
 #include "distributed/grad_hooks.hpp"
 #include "distributed/parallel_step.hpp"
 #include "train/dtype_mode.hpp"
 
 namespace tokbench::dist {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 struct Unit {
   std::vector<at::Tensor> params;
@@ -46,16 +48,23 @@ struct Unit {
   c10::intrusive_ptr<c10d::Work> gather_work;
   int64_t grads_ready = 0;
   bool reduced = false;          // this micro-batch's gradients are on their way
-  // Gradients being reduce-scattered: (flat full-size gradient, this rank's reduced part).
-  std::vector<std::pair<at::Tensor, at::Tensor>> pending;
-  std::vector<c10::intrusive_ptr<c10d::Work>> pending_work;
+  at::Tensor reduced_sum;        // (padded / S,) this rank's reduced parts, summed over micro-batches
+};
+
+// A reduce-scatter on its way: the flat full-size gradient it reads lives until it is done.
+struct Reduction {
+  std::size_t unit = 0;
+  at::Tensor flat;  // (padded,)
+  at::Tensor part;  // (padded / S,)
+  c10::intrusive_ptr<c10d::Work> work;
 };
 
 class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHooks {
  public:
   FsdpStep(model::GPT model, const c10::Device& device, const ProcessGroups& groups, const FsdpOptions& options)
       : model_(std::move(model)), device_(device), groups_(groups), options_(options),
-        computation_(options.computation ? options.computation : train::make_eager_computation(options.dtype)) {
+        computation_(options.computation ? options.computation : train::make_eager_computation(options.dtype)),
+        comm_timer_(device) {
     model_->to(device, train::param_dtype(options.dtype));
     model_->train();
     broadcast_parameters(*groups_.world, *model_);
@@ -108,6 +117,7 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
     // Units with a parameter backward did not reach are reduced now (the others already are).
     for (std::size_t u = 0; u < units_.size(); ++u)
       if (!units_[u].reduced) reduce_unit(u);
+    complete_reductions(0);
     return loss;
   }
 
@@ -119,14 +129,12 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
     if (!zero3()) {  // ZeRO-2 keeps whole parameters: refresh them from the updated shards now
       for (auto& u : units_) u.gathered = false;
       for (std::size_t u = 0; u < units_.size(); ++u) start_gather(static_cast<int64_t>(u));
-      const auto start = Clock::now();
       for (auto& u : units_) wait_gather(u);
-      exposed_seconds_ += seconds_since(start);
     }
     return mean_over_ranks(*groups_.world, loss, groups_.world_size);
   }
 
-  double take_exposed_comm_seconds() override { return std::exchange(exposed_seconds_, 0.0); }
+  double take_exposed_comm_seconds() override { return comm_timer_.take_seconds(); }
   std::string kernel_note() const override { return computation_->kernel_note(); }
 
   int64_t resident_state_bytes() const override {
@@ -144,10 +152,10 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
   int64_t optimizer_steps_taken() const override { return optimizer_->steps_taken(); }
   bool fused_adamw() const override { return optimizer_->fused(); }
   void release_after_failure() override {
+    in_flight_.clear();
     for (auto& u : units_) {
       for (auto& p : u.params) p.mutable_grad().reset();
-      u.pending.clear();
-      u.pending_work.clear();
+      u.reduced_sum = at::Tensor();
     }
   }
 
@@ -223,7 +231,7 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
     }
     for (std::size_t i = 0; i < units_.size(); ++i)
       for (auto& p : units_[i].params)
-        on_grad_accumulated(p, [this, i] {
+        on_grad_accumulated(p, device_, [this, i] {
           if (++units_[i].grads_ready == static_cast<int64_t>(units_[i].params.size())) reduce_unit(i);
         });
   }
@@ -241,7 +249,7 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
     auto* storage = u.full.storage().unsafeGetStorageImpl();
     const std::size_t bytes = static_cast<std::size_t>(u.padded) * u.full.element_size();
     if (storage->nbytes() != bytes) {
-      storage->set_data_ptr_noswap(c10::GetAllocator(device_.type())->allocate(bytes));
+      storage->set_data_ptr_noswap(allocate_on(device_, bytes));
       storage->set_nbytes(bytes);
     }
     at::Tensor input = u.shard.detach();
@@ -250,7 +258,7 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
 
   void wait_gather(Unit& u) {
     if (u.gather_work) {
-      u.gather_work->wait();
+      comm_timer_.wait(*u.gather_work);
       u.gather_work.reset();
     }
     u.gathered = true;
@@ -260,9 +268,7 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
     Unit& u = units_[index];
     if (u.gathered) return;
     start_gather(index);
-    const auto start = Clock::now();
     wait_gather(u);
-    exposed_seconds_ += seconds_since(start);
   }
 
   // Before backward reaches a unit's nodes: gather it again, and issue the gather of the
@@ -270,13 +276,15 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
   void register_pre_backward(torch::Tensor& output, int64_t unit, int64_t next_unit) {
     if (!output.requires_grad()) return;
     output.register_hook([this, unit, next_unit](const at::Tensor& grad) {
+      const DeviceScope on(device_);  // autograd's thread for this device, on CUDA
       ensure_gathered(unit);
       if (next_unit != unit) start_gather(next_unit);
       return grad;
     });
   }
 
-  // All of a unit's gradients are in: flatten them, free them, start the reduce-scatter.
+  // All of a unit's gradients are in: flatten them, free them, start the reduce-scatter, and
+  // complete the one before it (so at most two flat gradients are alive).
   void reduce_unit(std::size_t index) {
     torch::NoGradGuard no_grad;
     Unit& u = units_[index];
@@ -288,24 +296,35 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
       g.reset();
     }
     at::Tensor part = at::empty({u.padded / groups_.shard_size}, flat.options());
-    u.pending_work.push_back(groups_.shard->_reduce_scatter_base(part, flat));
-    u.pending.emplace_back(flat, part);
+    auto work = groups_.shard->_reduce_scatter_base(part, flat);
+    in_flight_.push_back(Reduction{index, std::move(flat), std::move(part), std::move(work)});
     u.reduced = true;
     // Backward is done with this unit: every node that used its parameters has run.
     if (zero3()) free_full(u);
+    complete_reductions(1);
   }
 
-  // Waits for every reduce-scatter, sums the micro-batches' parts into the shard gradient,
-  // all-reduces across replicas (hybrid), and averages over all ranks.
+  // Completes the oldest reductions until at most `keep` are in flight: waits for each, adds
+  // its part to its unit's sum and drops it (the flat gradient and the work with it).
+  void complete_reductions(std::size_t keep) {
+    if (in_flight_.size() <= keep) return;
+    torch::NoGradGuard no_grad;
+    while (in_flight_.size() > keep) {
+      Reduction& r = in_flight_.front();
+      comm_timer_.wait(*r.work);
+      Unit& u = units_[r.unit];
+      u.reduced_sum = u.reduced_sum.defined() ? u.reduced_sum.add_(r.part) : r.part;
+      in_flight_.pop_front();
+    }
+  }
+
+  // The summed parts become the shard gradients: all-reduced across replicas (hybrid), and
+  // averaged over all ranks.
   void finish_reductions() {
-    const auto start = Clock::now();
+    complete_reductions(0);
     std::vector<c10::intrusive_ptr<c10d::Work>> replica_work;
     for (auto& u : units_) {
-      for (auto& w : u.pending_work) w->wait();
-      at::Tensor sum;
-      for (auto& [flat, part] : u.pending) sum = sum.defined() ? sum.add_(part) : part;
-      u.pending.clear();
-      u.pending_work.clear();
+      at::Tensor sum = std::exchange(u.reduced_sum, at::Tensor());
       if (!sum.defined()) sum = at::zeros_like(u.shard).detach();
       u.shard.mutable_grad() = sum;
       if (groups_.replicate) {
@@ -314,10 +333,9 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
       }
       if (zero3()) free_full(u);
     }
-    for (auto& w : replica_work) w->wait();
+    for (auto& w : replica_work) comm_timer_.wait(*w);
     const double scale = 1.0 / static_cast<double>(groups_.world_size);
     for (auto& u : units_) u.shard.mutable_grad().mul_(scale);
-    exposed_seconds_ += seconds_since(start);
   }
 
 
@@ -326,11 +344,12 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
   ProcessGroups groups_;
   FsdpOptions options_;
   std::shared_ptr<train::LossComputation> computation_;
+  ExposedCommTimer comm_timer_;
   std::vector<Unit> units_;
+  std::deque<Reduction> in_flight_;  // in the order issued
   int64_t root_unit_ = 0;
   std::vector<int64_t> block_unit_;  // unit of each block (per_layer: empty, no gathering)
   std::unique_ptr<train::AdamW> optimizer_;
-  double exposed_seconds_ = 0;
 };
 
 // The model holds its hooks by shared_ptr while the step is owned by a unique_ptr: a shim

@@ -43,8 +43,4 @@ std::unique_ptr<train::TrainStep> make_ddp_step(model::GPT model, const c10::Dev
 std::unique_ptr<train::TrainStep> make_fsdp_step(model::GPT model, const c10::Device& device,
                                                  const ProcessGroups& groups, const FsdpOptions& options);
 
-// The stop decision ranks share (train_loop.hpp): one rank's request stops every rank at
-// the same iteration boundary.
-bool agree_to_stop(c10d::Backend& world, const c10::Device& device, bool local_stop_requested);
-
 }  // namespace tokbench::dist

@@ -54,19 +54,26 @@ c10::intrusive_ptr<c10d::Backend> make_backend(const c10::intrusive_ptr<c10d::St
 
 }  // namespace
 
+c10::intrusive_ptr<c10d::Store> connect_job_store(const DistEnv& env, std::chrono::milliseconds timeout) {
+  c10d::TCPStoreOptions store_options;
+  store_options.port = static_cast<uint16_t>(env.master_port);
+  store_options.isServer = env.rank == 0 && !env.use_agent_store;
+  store_options.numWorkers = static_cast<std::size_t>(env.world_size);
+  store_options.timeout = timeout;
+  if (store_options.isServer && env.store_listen_fd >= 0)
+    store_options.masterListenFd = env.store_listen_fd;  // the launcher's socket, listening since before the ranks
+  else if (store_options.isServer && is_loopback(env.master_addr))
+    store_options.masterListenFd = listen_on_loopback(env.master_port);
+  c10::intrusive_ptr<c10d::Store> store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
+  if (env.use_agent_store) store = c10::make_intrusive<c10d::PrefixStore>(env.agent_store_prefix, store);
+  return store;
+}
+
 ProcessGroups create_process_groups(const GroupOptions& o) {
   ProcessGroups g;
   g.rank = o.env.rank;
   g.world_size = o.env.world_size;
-  c10d::TCPStoreOptions store_options;
-  store_options.port = static_cast<uint16_t>(o.env.master_port);
-  store_options.isServer = o.env.rank == 0 && !o.env.use_agent_store;
-  store_options.numWorkers = static_cast<std::size_t>(o.env.world_size);
-  store_options.timeout = o.timeout;
-  if (store_options.isServer && is_loopback(o.env.master_addr))
-    store_options.masterListenFd = listen_on_loopback(o.env.master_port);
-  g.store = c10::make_intrusive<c10d::TCPStore>(o.env.master_addr, store_options);
-  if (o.env.use_agent_store) g.store = c10::make_intrusive<c10d::PrefixStore>(o.env.agent_store_prefix, g.store);
+  g.store = connect_job_store(o.env, o.timeout);
 
   const int rank = static_cast<int>(g.rank);
   const int world = static_cast<int>(g.world_size);

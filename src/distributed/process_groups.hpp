@@ -36,6 +36,10 @@ struct ProcessGroups {
 
 ProcessGroups create_process_groups(const GroupOptions& options);
 
+// The job's store alone: rank 0 serves it (unless torchrun's agent does), every rank is its
+// client; bounded by `timeout`. create_process_groups starts with it.
+c10::intrusive_ptr<c10d::Store> connect_job_store(const DistEnv& env, std::chrono::milliseconds timeout);
+
 // The NCCL backend (nccl_backend.cpp, compiled where the CUDA toolkit is; elsewhere it throws).
 c10::intrusive_ptr<c10d::Backend> make_nccl_backend(const c10::intrusive_ptr<c10d::Store>& store, int rank,
                                                     int size, std::chrono::milliseconds timeout);

@@ -3,48 +3,22 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 namespace tokbench::dist {
 namespace {
 
 std::string key_of(int64_t rank) { return "tokbench/rank_record/" + std::to_string(rank); }
 
-nlohmann::json to_json(const RankRecord& r) {
-  return {{"rank", r.rank},
-          {"status", r.status},
-          {"message", r.message},
-          {"host", r.host},
-          {"measured_iters", r.measured_iters},
-          {"window_seconds", r.window_seconds},
-          {"exposed_comm_seconds", r.exposed_comm_seconds},
-          {"allocated_peak_bytes", r.allocated_peak_bytes},
-          {"reserved_peak_bytes", r.reserved_peak_bytes},
-          {"peak_rss_bytes", r.peak_rss_bytes},
-          {"kernels", r.kernels}};
-}
-
-RankRecord from_json(const nlohmann::json& j) {
-  RankRecord r;
-  r.rank = j.at("rank").get<int64_t>();
-  r.status = j.at("status").get<std::string>();
-  r.message = j.at("message").get<std::string>();
-  r.host = j.at("host").get<std::string>();
-  r.measured_iters = j.at("measured_iters").get<int64_t>();
-  r.window_seconds = j.at("window_seconds").get<double>();
-  r.exposed_comm_seconds = j.at("exposed_comm_seconds").get<double>();
-  r.allocated_peak_bytes = j.at("allocated_peak_bytes").get<int64_t>();
-  r.reserved_peak_bytes = j.at("reserved_peak_bytes").get<int64_t>();
-  r.peak_rss_bytes = j.at("peak_rss_bytes").get<int64_t>();
-  r.kernels = j.at("kernels").get<std::string>();
-  return r;
-}
-
 }  // namespace
 
 std::vector<RankRecord> exchange_rank_records(c10d::Store& store, const RankRecord& mine, int64_t world_size,
                                               std::chrono::milliseconds timeout) {
+  using Clock = std::chrono::steady_clock;
   const std::string text = to_json(mine).dump();
   store.set(key_of(mine.rank), std::vector<uint8_t>(text.begin(), text.end()));
   if (mine.rank != 0) return {mine};
+  const Clock::time_point deadline = Clock::now() + timeout;
   std::vector<RankRecord> all;
   for (int64_t r = 0; r < world_size; ++r) {
     if (r == 0) {
@@ -52,16 +26,14 @@ std::vector<RankRecord> exchange_rank_records(c10d::Store& store, const RankReco
       continue;
     }
     try {
-      store.wait({key_of(r)}, timeout);
+      // What is left of the one timeout; at least 1 ms, since a zero timeout means "no
+      // limit" to some stores. A rank that published already answers at once either way.
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      store.wait({key_of(r)}, std::max(left, std::chrono::milliseconds(1)));
       const auto bytes = store.get(key_of(r));
-      all.push_back(from_json(nlohmann::json::parse(std::string(bytes.begin(), bytes.end()))));
-    } catch (const std::exception& e) {
-      RankRecord missing;
-      missing.rank = r;
-      missing.status = "rank_failed";
-      missing.message = "rank " + std::to_string(r) + " reported no result";
-      missing.reported = false;
-      all.push_back(missing);
+      all.push_back(rank_record_from_json(nlohmann::json::parse(std::string(bytes.begin(), bytes.end()))));
+    } catch (const std::exception&) {
+      all.push_back(missing_rank_record(r));
     }
   }
   return all;

@@ -17,6 +17,13 @@ const char* to_string(RunStatus status) {
   return "unknown";
 }
 
+RunStatus run_status_from_string(const std::string& text) {
+  for (RunStatus s : {RunStatus::ok, RunStatus::oom, RunStatus::nan, RunStatus::interrupted, RunStatus::timeout,
+                      RunStatus::rank_failed, RunStatus::error, RunStatus::invalid})
+    if (text == to_string(s)) return s;
+  return RunStatus::error;
+}
+
 int exit_code(RunStatus status) {
   switch (status) {
     case RunStatus::ok: return kExitOk;

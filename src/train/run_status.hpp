@@ -3,6 +3,8 @@
 // torch-free parts of the bench and sweep layers can name a run's status.
 #pragma once
 
+#include <string>
+
 namespace tokbench::train {
 
 enum class RunStatus {
@@ -22,6 +24,8 @@ inline constexpr int kExitError = 1;
 inline constexpr int kExitUsage = 2;
 
 const char* to_string(RunStatus status);  // "ok", "oom", "nan", ... as the JSON `status`
+// The status a to_string text names; error for any other text (a peer's record is input).
+RunStatus run_status_from_string(const std::string& text);
 int exit_code(RunStatus status);
 
 }  // namespace tokbench::train

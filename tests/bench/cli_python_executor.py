@@ -14,6 +14,11 @@ Scenarios:
             does not implement: exit 2 with one line each, no JSON written
   interrupt SIGINT during a long run: exit 5, status interrupted, the measured iterations kept
   sweep     `tokbench sweep --executor eager,python-eager` puts both executors in its table
+  ranks     two ranks, the reference's way (torch.distributed over Gloo): python-eager FSDP (zero2)
+            and fully_shard (fsdp2, zero3) under tokbench's launcher, python-inductor DDP under
+            `torchrun --no-python`; each result follows the contract across ranks (both ranks
+            listed, the slowest rank's time, the largest peak RSS, tokens/s × time = G·T), and the
+            three train alike: the same seed and token streams give the same losses (1e-5)
 Usage: cli_python_executor.py /path/to/tokbench SCENARIO"""
 import json
 import math
@@ -133,8 +138,8 @@ def scenario_refusals(scratch):
          ["needs Python with torch and litgpt", "/nonexistent/python", "No such file"]),
         (["--executor", "python-inductor"], {"TOKBENCH_PYTHON_STEP": "/nonexistent/step.py"},
          ["TOKBENCH_PYTHON_STEP"]),
-        (["--executor", "python-eager", "--nproc-per-node", "2", "--distributed-mode", "ddp"], {},
-         ["more than one rank"]),
+        (["--executor", "python-eager", "--nproc-per-node", "2", "--distributed-mode", "ddp", "--no-ddp-overlap"],
+         {}, ["--no-ddp-overlap"]),
         (["--executor", "python-eager", "--data", __file__], {}, ["--data"]),
         (["--executor", "python-eager", "--cpu-memory-cap-mb", "100"], {}, ["--cpu-memory-cap-mb"]),
         (["--executor", "python-eager", "--cpu-allocator", "caching"], {}, ["--cpu-allocator system"]),
@@ -192,6 +197,65 @@ def scenario_sweep(scratch):
         fail("the printed table lacks an executor column", printed)
 
 
+def check_ranks_run(label, proc, path, mode_label):
+    if proc.returncode != 0:
+        fail(f"{label}: exit {proc.returncode}", proc)
+    j = load(path, proc)
+    if j["status"] != "ok" or j["world_size"] != 2 or j["Num GPUS"] != 2 or len(j["ranks"]) != 2:
+        fail(f"{label}: status {j['status']} ({j['message']}), world {j['world_size']}, ranks {len(j['ranks'])}",
+             proc)
+    if j["Distributed Mode"] != mode_label:
+        fail(f"{label}: Distributed Mode {j['Distributed Mode']}, want {mode_label}")
+    if sorted(r["rank"] for r in j["ranks"]) != [0, 1] or any(r["status"] != "ok" for r in j["ranks"]):
+        fail(f"{label}: per-rank records {j['ranks']}")
+    slowest = max(r["average_iter_time"] for r in j["ranks"])
+    if abs(j["average_iter_time"] - slowest) > 1e-6 * slowest:
+        fail(f"{label}: average_iter_time {j['average_iter_time']}, the slowest rank's is {slowest}")
+    largest = max(r["peak_rss_GB"] for r in j["ranks"])
+    if not largest > 0 or abs(j["peak_rss_GB"] - largest) > 1e-9:
+        fail(f"{label}: peak_rss_GB {j['peak_rss_GB']}, the largest rank's is {largest}")
+    identity = j["tokens_per_sec"] * j["average_iter_time"] / 1000
+    if abs(identity - j["Global BS"] * j["Seq Len"]) > 1e-6 * identity:
+        fail(f"{label}: tokens/s x average iteration time = {identity}, want G·T = {j['Global BS'] * j['Seq Len']}")
+    return j
+
+
+def scenario_ranks(scratch):
+    base = SMALL + ["--global-batch-size", "4", "--dist-timeout", "300"]  # GA 2 on two ranks
+    losses = {}
+    for label, extra, mode_label in [
+            ("python-eager fsdp zero2", ["--distributed-mode", "fsdp", "--shard-mode", "zero2"],
+             "fsdp_zero2_none_bucketing"),
+            ("python-eager fsdp2 zero3", ["--distributed-mode", "fsdp2", "--shard-mode", "zero3",
+                                          "--bucketing-mode", "block"], "fsdp2_zero3_block_bucketing")]:
+        out = os.path.join(scratch, label.replace(" ", "-") + ".json")
+        proc = run(base + ["--executor", "python-eager", "--nproc-per-node", "2", *extra, "--json-path", out],
+                   timeout=900)
+        j = check_ranks_run(label, proc, out, mode_label)
+        losses[label] = [it["loss"] for it in j["iterations"]]
+    # torchrun's agent serves the store; every tokbench rank and its Python child are its clients.
+    python = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", ".venv", "bin", "python")
+    python = python if os.path.exists(python) else "python3"
+    out = os.path.join(scratch, "inductor-ddp.json")
+    import socket
+    with socket.socket() as s:  # torchrun's agent binds the port it is given
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    command = [python, "-m", "torch.distributed.run", "--nproc_per_node=2", "--nnodes=1", "--no-python",
+               "--master_addr", "127.0.0.1", "--master_port", str(port), TOKBENCH, "run", *base, "--executor",
+               "python-inductor", "--distributed-mode", "ddp", "--json-path", out]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=900, env=environ())
+    j = check_ranks_run("python-inductor ddp (torchrun)", proc, out, "ddp")
+    if j["config"]["dist_launcher"] != "torchrun":
+        fail(f"torchrun: launcher {j['config']['dist_launcher']}")
+    losses["python-inductor ddp"] = [it["loss"] for it in j["iterations"]]
+    first = next(iter(losses.values()))
+    for label, got in losses.items():
+        if len(got) != len(first) or any(abs(a - b) > 1e-5 * abs(b) for a, b in zip(got, first)):
+            fail(f"losses differ: {label} {got} vs {first}")
+    print("losses per iteration (all three):", first)
+
+
 with tempfile.TemporaryDirectory() as scratch:
     if SCENARIO == "eager":
         scenario_eager(scratch)
@@ -203,6 +267,8 @@ with tempfile.TemporaryDirectory() as scratch:
         scenario_interrupt(scratch)
     elif SCENARIO == "sweep":
         scenario_sweep(scratch)
+    elif SCENARIO == "ranks":
+        scenario_ranks(scratch)
     else:
         fail(f"unknown scenario {SCENARIO}")
 print("ok")

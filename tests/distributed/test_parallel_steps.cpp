@@ -8,15 +8,21 @@
 #include <torch/torch.h>
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include <algorithm>
 #include <functional>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "distributed/device_binding.hpp"
 #include "distributed/launcher.hpp"
 #include "distributed/parallel_step.hpp"
+#include "distributed/rank_results.hpp"
 #include "distributed/shared_gemm_choice.hpp"
+#include "distributed/stop_agreement.hpp"
 #include "model/catalog.hpp"
 #include "train/loss_computation.hpp"
 
@@ -325,6 +331,104 @@ TEST(SharedGemmChoice, Rank0sFailureReachesEveryRank) {
   });
   EXPECT_EQ(errors[0], "no kernel passed the check");
   for (int64_t r = 1; r < world; ++r) EXPECT_NE(errors[r].find("rank 0 could not measure"), std::string::npos) << r;
+}
+
+// One rank's request stops every rank at the same call, one call after the request (the
+// decision reads the previous iteration's all-reduce, so none waits inside the timed window);
+// requests from several ranks at once are one stop.
+TEST(StopAgreement, OneRanksRequestStopsEveryRankAtTheSameCallOneLater) {
+  const int64_t world = 3;
+  for (const std::vector<int64_t>& requesters : std::vector<std::vector<int64_t>>{{2}, {0, 1}}) {
+    constexpr int64_t kRequestAt = 4;  // the call on which the requesters first ask
+    std::vector<int64_t> stopped_at(world, -1);
+    on_ranks(world, std::nullopt, [&](int64_t r, const ProcessGroups& groups) {
+      StopAgreement agree(groups.world, torch::kCPU);
+      const bool requester = std::find(requesters.begin(), requesters.end(), r) != requesters.end();
+      for (int64_t call = 0; call < 20; ++call) {
+        if (agree(requester && call >= kRequestAt)) {
+          stopped_at[r] = call;
+          break;
+        }
+      }
+    });
+    EXPECT_EQ(stopped_at, std::vector<int64_t>(world, kRequestAt + 1)) << "requesters " << requesters.size();
+  }
+  // Nobody asks: nobody stops, and the last all-reduce left in flight is waited for on exit.
+  std::vector<bool> any(world, false);
+  on_ranks(world, std::nullopt, [&](int64_t r, const ProcessGroups& groups) {
+    StopAgreement agree(groups.world, torch::kCPU);
+    for (int64_t call = 0; call < 5; ++call) any[r] = any[r] || agree(false);
+  });
+  EXPECT_EQ(any, std::vector<bool>(world, false));
+}
+
+// Rank 0 names every rank that did not publish its record after one timeout in all, not one
+// per missing rank: three missing ranks with a 2 s timeout end in about 2 s (the bound below is
+// twice that; waiting per rank would take 6 s). A rank that did publish is read as it wrote.
+TEST(RankRecords, MissingRanksAreNamedAfterOneTimeoutInAll) {
+  c10d::TCPStoreOptions o;
+  o.port = 0;
+  o.isServer = true;
+  o.waitWorkers = false;
+  o.timeout = std::chrono::seconds(30);
+  auto store = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", o);
+  RankRecord one;
+  one.rank = 1;
+  one.status = "oom";
+  one.message = "out of memory";
+  one.peak_rss_bytes = 123;
+  exchange_rank_records(*store, one, 5, std::chrono::milliseconds(10));  // rank 1 publishes only
+  RankRecord zero;
+  const auto start = std::chrono::steady_clock::now();
+  const auto records = exchange_rank_records(*store, zero, 5, std::chrono::seconds(2));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 4.0);
+  ASSERT_EQ(records.size(), 5u);
+  EXPECT_TRUE(records[1].reported);
+  EXPECT_EQ(records[1].status, "oom");
+  EXPECT_EQ(records[1].peak_rss_bytes, 123);
+  for (int r : {2, 3, 4}) {
+    EXPECT_FALSE(records[r].reported) << r;
+    EXPECT_EQ(records[r].status, "rank_failed") << r;
+  }
+}
+
+// What the device binding can show without a GPU: each rank's thread binds its device before
+// any work, every gradient hook (DDP's buckets, FSDP's units and ZeRO-3's pre-backward
+// gathers) enters a scope of the rank's device, and ZeRO-3's re-gathered buffers are
+// allocated naming that device, each on a thread that had bound it first.
+TEST(DeviceBinding, EveryThreadBindsBeforeItWorksAndAllocationsNameTheRanksDevice) {
+  const Batches batches = make_batches(2, 2);
+  record_device_events(true);
+  on_ranks(2, std::nullopt, [&](int64_t r, const ProcessGroups& groups) {
+    bind_rank_device(torch::kCPU);
+    for (const StepFactory& make : {ddp(true, true), fsdp(ShardMode::zero3, UnitPolicy::per_block)}) {
+      Trajectory t;
+      auto step = make(build_model(), groups);
+      run_iterations(*step, batches, r, t, /*concat_ranks=*/false);
+    }
+  });
+  const std::vector<DeviceEvent> events = take_device_events();
+  record_device_events(false);
+  std::map<std::thread::id, bool> bound;
+  int64_t scopes = 0, allocations = 0;
+  for (const DeviceEvent& e : events) {
+    EXPECT_EQ(e.device, c10::Device(torch::kCPU));
+    switch (e.kind) {
+      case DeviceEvent::Kind::bind: bound[e.thread] = true; break;
+      case DeviceEvent::Kind::scope: ++scopes; break;
+      case DeviceEvent::Kind::allocate:
+        ++allocations;
+        EXPECT_TRUE(bound[e.thread]) << "an allocation on a thread that had not bound the rank's device";
+        break;
+    }
+  }
+  EXPECT_EQ(bound.size(), 2u);  // one bind per rank thread
+  // DDP: one hook per parameter per micro-batch; FSDP adds its units' hooks and pre-backward
+  // gathers. Every hook entered a scope.
+  const int64_t params = static_cast<int64_t>(build_model()->parameters().size());
+  EXPECT_GE(scopes, 2 * 2 * kIterations * 2 * params);
+  EXPECT_GT(allocations, 0);  // ZeRO-3 re-gathers every unit at least once per micro-batch
 }
 
 // A strategy that dropped a rank's gradients would still train; this control must differ.
