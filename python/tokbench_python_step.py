@@ -110,7 +110,16 @@ def parse_args():
     d.add_argument("--ddp-bucket-mb", type=float, default=25.0)
     d.add_argument("--skip-data-sync", action="store_true")
     d.add_argument("--dist-timeout", type=float, default=1800.0)
+    d.add_argument("--backend", default=None, choices=["gloo", "nccl"], help="default: nccl on CUDA, else gloo")
     return p.parse_args()
+
+
+# Objects of a distributed run that must not be destroyed before the process ends. Destroying a
+# DDP/FSDP module destroys its process group, whose Gloo threads may at that moment be retiring
+# a finished collective whose tensors need the GIL to be released, while the destroying thread
+# holds the GIL and waits for them: a deadlock seen with torch 2.11. A distributed child
+# therefore ends with os._exit once its result is out, as nothing after it needs cleaning up.
+KEEP_UNTIL_EXIT = []
 
 
 def rank_seed(seed, rank):
@@ -126,12 +135,12 @@ def init_distributed(a, torch, device):
     store = dist.TCPStore(a.store_host, a.store_port, is_master=False, timeout=timeout, wait_for_workers=False)
     for prefix in a.store_prefix:
         store = dist.PrefixStore(prefix, store)
-    backend = "nccl" if device.type == "cuda" else "gloo"
+    backend = a.backend or ("nccl" if device.type == "cuda" else "gloo")
     if backend == "gloo" and (a.store_host == "localhost" or a.store_host.startswith("127.")):
         os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")  # one node: loopback, as tokbench's own Gloo groups
     # Libraries that read the rank from the environment (thunder's fsdp reads LOCAL_RANK) see ours.
     os.environ.update(RANK=str(a.rank), WORLD_SIZE=str(a.world_size), LOCAL_RANK=str(a.local_rank))
-    extra = {"device_id": device} if device.type == "cuda" else {}
+    extra = {"device_id": device} if backend == "nccl" else {}
     dist.init_process_group(backend, store=store, rank=a.rank, world_size=a.world_size, timeout=timeout, **extra)
     return dist
 
@@ -263,6 +272,8 @@ def train(a, torch, GPT, Config, Block, out, stop):
     forward = torch.compile(model, dynamic=a.dynamic or None) if a.compile == "inductor" else model
     generator = torch.Generator().manual_seed(rank_seed(a.seed, a.rank))
     agree_to_stop = StopAgreement(torch, dist, device) if dist is not None else None
+    if dist is not None:  # not destroyed before main() ends the process, even after an error
+        KEEP_UNTIL_EXIT.extend([model, optimizer, agree_to_stop])
     B, T, GA, V = a.micro_batch_size, a.seq_len, a.grad_accum, config.padded_vocab_size
     set_to_none = a.zero_grad == "none"
 
@@ -360,7 +371,6 @@ def train(a, torch, GPT, Config, Block, out, stop):
     if dist is not None:
         if agree_to_stop.pending is not None:  # every rank posted the same number of flags
             agree_to_stop.pending.wait()
-        dist.destroy_process_group()
     return status, message, iterations, window, memory, profile_message
 
 
@@ -422,6 +432,10 @@ def main():
     profile = {} if profile_message is None else {"profile_message": profile_message}
     emit(out, "result", status=status, message=message, measured_window_seconds=window,
          peak_rss_bytes=peak_rss_bytes(), **memory, **profile)
+    if a.world_size > 1:
+        out.flush()
+        sys.stderr.flush()
+        os._exit(0)
 
 
 if __name__ == "__main__":

@@ -143,6 +143,10 @@ void add_bench_options(CLI::App& app, BenchOptions& o) {
                "(=True/False; default True, but False with tokbench's own FSDP, which refuses True)")
       ->each([&o](const std::string&) { o.skip_data_sync_given = true; })
       ->group("Distributed");
+  app.add_option("--dist-backend,--dist_backend", o.dist_backend,
+                 "collectives: auto (NCCL on CUDA, Gloo on the CPU) | gloo (also CUDA tensors: several ranks may "
+                 "share one GPU) | nccl (CUDA only, one GPU per rank)")
+      ->group("Distributed");
   app.add_option("--dist-timeout,--dist_timeout", o.dist_timeout_s,
                  "seconds any collective (and the rendezvous) may take before the run ends with 'timeout'")
       ->transform(finite_number("seconds from 1 to 604800"))->group("Distributed");

@@ -43,6 +43,7 @@ struct BenchOptions {
   bool skip_data_sync = true;        // as the reference's later versions ...
   bool skip_data_sync_given = false;  // ... unless not given with tokbench's FSDP (resolve.cpp)
   double dist_timeout_s = 1800;    // torch.distributed's default for Gloo/NCCL
+  std::string dist_backend = "auto";  // auto (NCCL on CUDA, Gloo on the CPU) | gloo | nccl
   // Launcher: when nproc_per_node is set, this process starts the node's ranks itself.
   std::optional<int64_t> nproc_per_node;
   int64_t nnodes = 1;

@@ -225,7 +225,8 @@ std::vector<std::string> python_step_argv(const RunPlan& plan, const PythonStepC
                              "--store-port", std::to_string(store->port), "--distributed-mode", dist::to_string(d.mode),
                              "--shard-mode", dist::to_string(d.shard_mode), "--bucketing-mode",
                              dist::to_string(d.units), "--ddp-bucket-mb", fmt::format("{}", d.ddp_bucket_bytes / 1e6),
-                             "--dist-timeout", fmt::format("{}", d.timeout_seconds)});
+                             "--dist-timeout", fmt::format("{}", d.timeout_seconds), "--backend",
+                             dist::to_string(d.backend)});
     for (const auto& prefix : store->prefixes) argv.insert(argv.end(), {"--store-prefix", prefix});
     if (d.hybrid()) argv.insert(argv.end(), {"--sharding-size", std::to_string(*d.shard_group_size)});
     if (d.skip_sync_until_last_micro) argv.push_back("--skip-data-sync");

@@ -79,6 +79,18 @@ void resolve_device(const BenchOptions& o, const MachineInfo& m, RunPlan& plan) 
                         plan.dist.env.local_world_size, m.cuda_devices.size()));
     plan.device_index = static_cast<int>(plan.dist.env.local_rank);
   }
+  // The collectives' library, now that the device is known.
+  require_choice("--dist-backend", o.dist_backend, {"auto", "gloo", "nccl"});
+  const bool cuda = plan.device_kind == DeviceKind::cuda;
+  if (o.dist_backend == "nccl" && !cuda)
+    usage(fmt::format("--dist-backend nccl needs a CUDA device, and this run is on {}; valid here: auto, gloo",
+                      plan.device_kind == DeviceKind::cpu ? "the CPU" : "another device"));
+  plan.dist.backend = o.dist_backend == "gloo" || (o.dist_backend == "auto" && !cuda) ? dist::CommBackend::gloo
+                                                                                       : dist::CommBackend::nccl;
+  if (plan.dist.backend == dist::CommBackend::nccl && plan.world_size > 1 && plan.dist.env.local_world_size > 1 &&
+      d.rfind("cuda:", 0) == 0)
+    usage(fmt::format("--device {} puts the {} ranks of this node on one GPU, which NCCL refuses; valid: "
+                      "--dist-backend gloo, or --device cuda (one GPU per rank)", d, plan.dist.env.local_world_size));
   if (plan.device_kind == DeviceKind::cuda) {
     const auto& dev = m.cuda_devices[plan.device_index];
     plan.device_string = fmt::format("cuda:{}", plan.device_index);

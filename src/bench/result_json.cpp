@@ -144,6 +144,7 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
                  {"skip_data_sync", plan.dist.skip_sync_until_last_micro},
                  {"dist_timeout_s", o.dist_timeout_s},
                  {"dist_launcher", plan.dist.env.source},
+                 {"dist_backend", plan.world_size > 1 ? json(dist::to_string(plan.dist.backend)) : json(nullptr)},
                  {"dynamic", o.dynamic},
                  {"tf32", o.tf32},
                  {"device", o.device},

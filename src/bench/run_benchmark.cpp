@@ -300,7 +300,7 @@ int run_benchmark(const RunPlan& plan) {
       }
       if (multi_rank)
         groups = dist::create_process_groups(
-            dist::GroupOptions{plan.dist.env, timeout, device,
+            dist::GroupOptions{plan.dist.env, timeout, device, plan.dist.backend,
                                dist::is_sharded(plan.dist.mode) ? plan.dist.shard_group_size : std::nullopt});
       model::GPT gpt(plan.config, torch::TensorOptions().device(device).dtype(train::param_dtype(plan.dtype)));
       gpt->reset_parameters(plan.options.seed);

@@ -13,6 +13,8 @@ const char* to_string(DistMode mode) {
   return "none";
 }
 
+const char* to_string(CommBackend backend) { return backend == CommBackend::nccl ? "nccl" : "gloo"; }
+
 const char* to_string(ShardMode mode) { return mode == ShardMode::zero3 ? "zero3" : "zero2"; }
 
 const char* to_string(UnitPolicy units) {

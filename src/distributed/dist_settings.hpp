@@ -16,6 +16,7 @@ namespace tokbench::dist {
 enum class DistMode { none, ddp, fsdp, fsdp2 };
 inline bool is_sharded(DistMode mode) { return mode == DistMode::fsdp || mode == DistMode::fsdp2; }
 enum class ShardMode { zero2, zero3 };
+enum class CommBackend { gloo, nccl };
 // Which parameters form one FSDP unit: all of them, one transformer block each (plus the
 // root: embedding, final norm, head), or each module that owns parameters.
 enum class UnitPolicy { whole_model, per_block, per_layer };
@@ -32,6 +33,7 @@ struct DistributedSettings {
   // tokbench's own FSDP reduce-scatters every micro-batch and refuses it).
   bool skip_sync_until_last_micro = true;
   double timeout_seconds = 1800;  // every collective and the rendezvous
+  CommBackend backend = CommBackend::gloo;
 
   bool multi_rank() const { return env.world_size > 1; }
   bool hybrid() const { return shard_group_size && *shard_group_size < env.world_size; }
@@ -40,6 +42,7 @@ struct DistributedSettings {
 const char* to_string(DistMode mode);      // "none", "ddp", "fsdp", "fsdp2"
 const char* to_string(ShardMode mode);     // "zero2", "zero3"
 const char* to_string(UnitPolicy units);   // "none", "block", "layer" (the option's words)
+const char* to_string(CommBackend backend);  // "gloo", "nccl"
 
 // The reference's --shard_mode word for what runs: "zero2", "zero3", "hybrid_zero2", ...
 std::string shard_mode_label(const DistributedSettings& settings);

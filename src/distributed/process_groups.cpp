@@ -11,7 +11,9 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <ATen/ops/zeros.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
@@ -44,12 +46,24 @@ int listen_on_loopback(int port) {
 
 c10::intrusive_ptr<c10d::Backend> make_backend(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                                                const GroupOptions& o) {
-  if (o.device.is_cuda()) return make_nccl_backend(store, rank, size, o.timeout);
+  if (o.backend == CommBackend::nccl) return make_nccl_backend(store, rank, size, o.timeout);
   auto gloo = c10d::ProcessGroupGloo::Options::create(o.timeout);
   gloo->devices.push_back(is_loopback(o.env.master_addr)
                               ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
                               : c10d::ProcessGroupGloo::createDefaultDevice());
   return c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, gloo);
+}
+
+// c10d's flight recorder (a process-wide log of every collective, with a traceback gathered for
+// each) inserts a process group's first entry into its map before taking its lock in torch
+// 2.11 (FlightRecorder::recordWithResetEnabled): two process groups recording their first
+// collectives at once can corrupt the map. That happens with ranks as threads (tests), and on
+// CUDA where a gradient hook's thread and the main thread drive different groups (hybrid
+// sharding). It is off unless the user asks for it (TORCH_FR_BUFFER_SIZE set): it also costs a
+// traceback per collective inside the timed iterations. Read once, at its first use.
+void disable_flight_recorder_unless_asked() {
+  static std::once_flag once;
+  std::call_once(once, [] { ::setenv("TORCH_FR_BUFFER_SIZE", "0", /*overwrite=*/0); });
 }
 
 }  // namespace
@@ -70,6 +84,7 @@ c10::intrusive_ptr<c10d::Store> connect_job_store(const DistEnv& env, std::chron
 }
 
 ProcessGroups create_process_groups(const GroupOptions& o) {
+  disable_flight_recorder_unless_asked();
   ProcessGroups g;
   g.rank = o.env.rank;
   g.world_size = o.env.world_size;

@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "distributed/dist_env.hpp"
+#include "distributed/dist_settings.hpp"
 
 namespace tokbench::dist {
 
@@ -20,6 +21,8 @@ struct GroupOptions {
   DistEnv env;
   std::chrono::milliseconds timeout{std::chrono::minutes(30)};
   c10::Device device{c10::kCPU};
+  // NCCL (CUDA only, one device per rank) or Gloo (CPU or CUDA tensors).
+  CommBackend backend = CommBackend::gloo;
   // FSDP hybrid sharding: shard within consecutive groups of this many ranks, replicate
   // across them; unset: the shard group is the world.
   std::optional<int64_t> shard_group_size;

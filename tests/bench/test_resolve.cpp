@@ -116,13 +116,16 @@ TEST(Resolve, NonPositiveSizes) {
 
 // The Python executors resolve as any run; what their step does not implement is refused.
 TEST(Resolve, PythonExecutorsRefuseWhatTheStepLacks) {
-  for (const char* executor : {"python-eager", "python-inductor"}) {
+  for (const char* executor : {"python-eager", "python-inductor", "python-thunder"}) {
     BenchOptions o = small();
     o.compile = executor;
     EXPECT_EQ(resolve_run(o, cpu_machine()).options.compile, executor);
+    // Many ranks run (through torch.distributed or thunder's transforms); DDP always overlaps.
     o.nproc_per_node = 2;
     o.distributed_mode = "ddp";
-    expect_usage(o, {"--executor", executor, "more than one rank", "--executor eager"});
+    EXPECT_EQ(resolve_run(o, cpu_machine()).dist.mode, dist::DistMode::ddp);
+    o.ddp_overlap = false;
+    expect_usage(o, {"--executor", executor, "--no-ddp-overlap"});
     o = small();
     o.compile = executor;
     o.model_config = "/tmp/model.toml";
@@ -140,6 +143,41 @@ TEST(Resolve, PythonExecutorsRefuseWhatTheStepLacks) {
   }
   BenchOptions o = small();
   EXPECT_EQ(resolve_run(o, cpu_machine()).cpu_allocator, "caching");  // tokbench's executors' default
+}
+
+// fsdp2 (PyTorch's fully_shard) is the Python executors' but thunder's; thunder shards over the
+// whole world only; tokbench's FSDP refuses an explicit --skip-data-sync and runs without it.
+TEST(Resolve, ShardingChoicesFollowTheExecutor) {
+  BenchOptions o = small();
+  o.nproc_per_node = 4;
+  o.distributed_mode = "fsdp2";
+  expect_usage(o, {"--distributed-mode fsdp2", "python-eager", "'eager'", "--distributed-mode fsdp"});
+  o.compile = "python-eager";
+  o.sharding_size = 2;
+  const RunPlan plan = resolve_run(o, cpu_machine());
+  EXPECT_EQ(plan.dist.mode, dist::DistMode::fsdp2);
+  EXPECT_EQ(dist::distributed_mode_label(plan.dist), "fsdp2_hybrid_zero2_none_bucketing");
+  o.compile = "python-thunder";
+  expect_usage(o, {"--executor", "python-thunder", "fsdp2"});
+  o.distributed_mode = "fsdp";
+  expect_usage(o, {"--executor", "python-thunder", "hybrid"});
+  o.sharding_size.reset();
+  EXPECT_TRUE(resolve_run(o, cpu_machine()).dist.skip_sync_until_last_micro);  // thunder's own no-sync
+  o.compile = "eager";
+  EXPECT_FALSE(resolve_run(o, cpu_machine()).dist.skip_sync_until_last_micro);
+  o.skip_data_sync_given = true;  // --skip-data-sync, said
+  expect_usage(o, {"--skip-data-sync", "fsdp", "--no-skip-data-sync"});
+  o.skip_data_sync = false;  // --no-skip-data-sync
+  EXPECT_FALSE(resolve_run(o, cpu_machine()).dist.skip_sync_until_last_micro);
+  o = small();
+  o.nproc_per_node = 2;
+  o.distributed_mode = "ddp";
+  EXPECT_TRUE(resolve_run(o, cpu_machine()).dist.skip_sync_until_last_micro);  // DDP: the reference's default
+  EXPECT_EQ(resolve_run(o, cpu_machine()).dist.backend, dist::CommBackend::gloo);
+  o.dist_backend = "nccl";
+  expect_usage(o, {"--dist-backend nccl", "CUDA", "auto, gloo"});
+  o.dist_backend = "mpi";
+  expect_usage(o, {"--dist-backend", "mpi", "gloo"});
 }
 
 TEST(Resolve, ChoicesAreChecked) {
@@ -184,7 +222,7 @@ TEST(Resolve, FusedExecutor) {
   expect_usage(o, {"--executor fused", "bf16-mixed", "fp32, bf16-true"});
   o = small();
   o.compile = "thunder";
-  expect_usage(o, {"--compile", "thunder", "eager, fused"});
+  expect_usage(o, {"--compile", "thunder", "eager, fused", "python-thunder"});
 }
 
 TEST(Resolve, CudaWithoutGpu) {
