@@ -14,6 +14,13 @@ Scenarios:
             does not implement: exit 2 with one line each, no JSON written
   interrupt SIGINT during a long run: exit 5, status interrupted, the measured iterations kept
   sweep     `tokbench sweep --executor eager,python-eager` puts both executors in its table
+  thunder   --executor python-thunder (thunder.jit, the reference benchmark's own compiler): one
+            rank with the same JSON checks as eager, lightning-thunder's version in `environment`;
+            two ranks with thunder's ddp transform under tokbench's launcher train like
+            python-eager's DDP (the same losses, 1e-5); fsdp2 and hybrid sharding are refused
+  sweep_ranks  the reference's table from one command: `tokbench sweep` over one distributed row
+            (FSDP ZeRO-2 on two ranks) with all five executors; read back in CSV, five rows, one per
+            executor, each ok with its figures filled; the printed tables carry the five columns
   ranks     two ranks, the reference's way (torch.distributed over Gloo): python-eager FSDP (zero2)
             and fully_shard (fsdp2, zero3) under tokbench's launcher, python-inductor DDP under
             `torchrun --no-python`; each result follows the contract across ranks (both ranks
@@ -220,6 +227,60 @@ def check_ranks_run(label, proc, path, mode_label):
     return j
 
 
+def scenario_thunder(scratch):
+    j, _ = check_python_run("python-thunder", scratch)
+    if not j["environment"].get("thunder_version"):
+        fail(f"python-thunder: no thunder_version in environment: {j['environment']}")
+    base = SMALL + ["--nproc-per-node", "2", "--distributed-mode", "ddp", "--dist-timeout", "300"]
+    losses = {}
+    for executor in ("python-thunder", "python-eager"):
+        out = os.path.join(scratch, executor + "-ddp.json")
+        proc = run(base + ["--executor", executor, "--json-path", out], timeout=900)
+        j = check_ranks_run(executor + " ddp", proc, out, "ddp")
+        losses[executor] = [it["loss"] for it in j["iterations"]]
+    a, b = losses["python-thunder"], losses["python-eager"]
+    if len(a) != len(b) or any(abs(x - y) > 1e-5 * abs(y) for x, y in zip(a, b)):
+        fail(f"thunder's DDP losses {a} differ from PyTorch DDP's {b}")
+    for extra, words in [(["--nproc-per-node", "2", "--distributed-mode", "fsdp2"], ["python-thunder", "fsdp2"]),
+                         (["--nproc-per-node", "4", "--distributed-mode", "fsdp", "--sharding-size", "2"],
+                          ["python-thunder", "hybrid"])]:
+        proc = run(SMALL + ["--executor", "python-thunder", *extra], timeout=120)
+        lines = [l for l in proc.stderr.splitlines() if l.strip()]
+        if proc.returncode != 2 or len(lines) != 1 or any(w not in lines[0] for w in words):
+            fail(f"{extra}: want exit 2 and one line naming {words}; got {proc.returncode}", proc)
+
+
+ALL_EXECUTORS = ["eager", "fused", "python-eager", "python-inductor", "python-thunder"]
+
+
+def scenario_sweep_ranks(scratch):
+    import csv
+    import io
+    out = os.path.join(scratch, "sweep-ranks")
+    args = SMALL + ["--executor", ",".join(ALL_EXECUTORS), "--nproc-per-node", "2", "--distributed-mode", "fsdp",
+                    "--shard-mode", "zero2", "--dist-timeout", "300", "--out", out]
+    proc = subprocess.run([TOKBENCH, "sweep", *args, "--format", "csv"], capture_output=True, text=True,
+                          timeout=1800, env=environ())
+    if proc.returncode != 0:
+        fail(f"sweep exit {proc.returncode}", proc)
+    rows = list(csv.DictReader(io.StringIO(proc.stdout)))
+    if sorted(r["compiler"] for r in rows) != sorted(ALL_EXECUTORS):
+        fail(f"CSV rows: {[r.get('compiler') for r in rows]}", proc)
+    for r in rows:
+        empty = [k for k in ("tokens_per_sec", "average_iter_time", "peak_rss_GB", "model_flop_per_sec")
+                 if not r.get(k)]
+        if r["status"] != "ok" or empty or r["Distributed Mode"] != "fsdp_zero2_none_bucketing" \
+                or r["Num GPUS"] != "2":
+            fail(f"{r['compiler']}: status {r['status']}, empty {empty}, mode {r['Distributed Mode']}, "
+                 f"GPUs {r['Num GPUS']}", proc)
+    printed = subprocess.run([TOKBENCH, "sweep", *args, "--format", "print"], capture_output=True, text=True,
+                             timeout=300, env=environ())
+    missing = [e for e in ALL_EXECUTORS if e not in printed.stdout]
+    if printed.returncode != 0 or missing:
+        fail(f"the printed tables lack {missing}", printed)
+    print(printed.stdout)
+
+
 def scenario_ranks(scratch):
     base = SMALL + ["--global-batch-size", "4", "--dist-timeout", "300"]  # GA 2 on two ranks
     losses = {}
@@ -267,6 +328,10 @@ with tempfile.TemporaryDirectory() as scratch:
         scenario_interrupt(scratch)
     elif SCENARIO == "sweep":
         scenario_sweep(scratch)
+    elif SCENARIO == "sweep_ranks":
+        scenario_sweep_ranks(scratch)
+    elif SCENARIO == "thunder":
+        scenario_thunder(scratch)
     elif SCENARIO == "ranks":
         scenario_ranks(scratch)
     else:
