@@ -36,3 +36,17 @@ def rotated(sides, repeat):
     warming or busy machine."""
     shift = repeat % len(sides)
     return sides[shift:] + sides[:shift]
+
+
+def write_result(stem, today, text):
+    """docs/results/<stem>-<today>.md, or -2, -3, ... when the day has one already: a later run
+    of the same day keeps the earlier one. Returns the path written."""
+    path = os.path.join(ROOT, "docs", "results", f"{stem}-{today}.md")
+    run = 2
+    while os.path.exists(path):
+        path = os.path.join(ROOT, "docs", "results", f"{stem}-{today}-{run}.md")
+        run += 1
+    with open(path, "w") as f:
+        f.write(text)
+    print(f"wrote {path}")
+    return path

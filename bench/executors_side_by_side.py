@@ -26,7 +26,7 @@ import platform
 import statistics
 import sys
 
-from bench_common import DEFAULT_TOKBENCH, ROOT, cpu_model, rotated, run_record
+from bench_common import DEFAULT_TOKBENCH, cpu_model, rotated, run_record, write_result
 
 # The rows: name, layers (a slice of the model keeps a row to about a minute per side on
 # 2 cores), warm-up and measured iterations. torch.compile compiles during the first warm-up
@@ -132,14 +132,7 @@ def main():
     table = "\n".join(lines) + "\n"
     print(table)
     if not a.no_write and rows:
-        path = os.path.join(ROOT, "docs", "results", f"cpu-executors-{a.dtype}-{today}.md")
-        run = 2
-        while os.path.exists(path):  # a later run of the same day keeps the earlier one
-            path = os.path.join(ROOT, "docs", "results", f"cpu-executors-{a.dtype}-{today}-{run}.md")
-            run += 1
-        with open(path, "w") as f:
-            f.write(table)
-        print(f"wrote {path}")
+        write_result(f"cpu-executors-{a.dtype}", today, table)
 
 
 if __name__ == "__main__":

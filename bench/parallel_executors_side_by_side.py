@@ -26,7 +26,7 @@ import platform
 import statistics
 import sys
 
-from bench_common import DEFAULT_TOKBENCH, ROOT, cpu_model, rotated, run_record
+from bench_common import DEFAULT_TOKBENCH, cpu_model, rotated, run_record, write_result
 
 # The reference's rows, shrunk to this machine: phi-2's architecture with fewer layers and a
 # shorter sequence (the reference's table was phi-2 on 4 GPUs at T=2048, all layers).
@@ -128,14 +128,7 @@ def main():
     table = "\n".join(lines) + "\n"
     print(table)
     if not a.no_write and results:
-        path = os.path.join(ROOT, "docs", "results", f"cpu-parallel-executors-{today}.md")
-        run = 2
-        while os.path.exists(path):
-            path = os.path.join(ROOT, "docs", "results", f"cpu-parallel-executors-{today}-{run}.md")
-            run += 1
-        with open(path, "w") as f:
-            f.write(table)
-        print(f"wrote {path}")
+        write_result("cpu-parallel-executors", today, table)
 
 
 if __name__ == "__main__":
