@@ -22,8 +22,8 @@ Scenarios:
             (FSDP ZeRO-2 on two ranks) with all five executors; read back in CSV, five rows, one per
             executor, each ok with its figures filled; the printed tables carry the five columns
   ranks     two ranks, the reference's way (torch.distributed over Gloo): python-eager FSDP (zero2)
-            and fully_shard (fsdp2, zero3) under tokbench's launcher, python-inductor DDP under
-            `torchrun --no-python`; each result follows the contract across ranks (both ranks
+            and python-inductor DDP, each under tokbench's launcher and under `torchrun
+            --no-python`, and fully_shard (fsdp2, zero3) under tokbench's launcher; each result follows the contract across ranks (both ranks
             listed, the slowest rank's time, the largest peak RSS, tokens/s × time = G·T), and the
             three train alike: the same seed and token streams give the same losses (1e-5)
 Usage: cli_python_executor.py /path/to/tokbench SCENARIO"""
@@ -281,40 +281,49 @@ def scenario_sweep_ranks(scratch):
     print(printed.stdout)
 
 
-def scenario_ranks(scratch):
-    base = SMALL + ["--global-batch-size", "4", "--dist-timeout", "300"]  # GA 2 on two ranks
-    losses = {}
-    for label, extra, mode_label in [
-            ("python-eager fsdp zero2", ["--distributed-mode", "fsdp", "--shard-mode", "zero2"],
-             "fsdp_zero2_none_bucketing"),
-            ("python-eager fsdp2 zero3", ["--distributed-mode", "fsdp2", "--shard-mode", "zero3",
-                                          "--bucketing-mode", "block"], "fsdp2_zero3_block_bucketing")]:
-        out = os.path.join(scratch, label.replace(" ", "-") + ".json")
-        proc = run(base + ["--executor", "python-eager", "--nproc-per-node", "2", *extra, "--json-path", out],
-                   timeout=900)
-        j = check_ranks_run(label, proc, out, mode_label)
-        losses[label] = [it["loss"] for it in j["iterations"]]
-    # torchrun's agent serves the store; every tokbench rank and its Python child are its clients.
+def torchrun_command(args):
+    """`torchrun --no-python tokbench run ARGS` on two ranks: its agent serves the store, and every
+    tokbench rank and its Python child are the agent store's clients."""
     python = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", ".venv", "bin", "python")
     python = python if os.path.exists(python) else "python3"
-    out = os.path.join(scratch, "inductor-ddp.json")
     import socket
     with socket.socket() as s:  # torchrun's agent binds the port it is given
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    command = [python, "-m", "torch.distributed.run", "--nproc_per_node=2", "--nnodes=1", "--no-python",
-               "--master_addr", "127.0.0.1", "--master_port", str(port), TOKBENCH, "run", *base, "--executor",
-               "python-inductor", "--distributed-mode", "ddp", "--json-path", out]
-    proc = subprocess.run(command, capture_output=True, text=True, timeout=900, env=environ())
-    j = check_ranks_run("python-inductor ddp (torchrun)", proc, out, "ddp")
-    if j["config"]["dist_launcher"] != "torchrun":
-        fail(f"torchrun: launcher {j['config']['dist_launcher']}")
-    losses["python-inductor ddp"] = [it["loss"] for it in j["iterations"]]
+    return [python, "-m", "torch.distributed.run", "--nproc_per_node=2", "--nnodes=1", "--no-python",
+            "--master_addr", "127.0.0.1", "--master_port", str(port), TOKBENCH, "run", *args]
+
+
+def scenario_ranks(scratch):
+    base = SMALL + ["--global-batch-size", "4", "--dist-timeout", "300"]  # GA 2 on two ranks
+    losses = {}
+    runs = [
+        ("python-eager fsdp zero2", "python-eager", ["--distributed-mode", "fsdp", "--shard-mode", "zero2"],
+         "fsdp_zero2_none_bucketing"),
+        ("python-inductor ddp", "python-inductor", ["--distributed-mode", "ddp"], "ddp"),
+        ("python-eager fsdp2 zero3", "python-eager", ["--distributed-mode", "fsdp2", "--shard-mode", "zero3",
+                                                      "--bucketing-mode", "block"], "fsdp2_zero3_block_bucketing"),
+    ]
+    for label, executor, extra, mode_label in runs:
+        launchers = ["tokbench", "torchrun"] if "fsdp2" not in extra else ["tokbench"]
+        for launcher in launchers:
+            out = os.path.join(scratch, f"{label}-{launcher}.json".replace(" ", "-"))
+            args = base + ["--executor", executor, *extra, "--json-path", out]
+            if launcher == "tokbench":
+                proc = run(args + ["--nproc-per-node", "2"], timeout=900)
+            else:
+                proc = subprocess.run(torchrun_command(args), capture_output=True, text=True, timeout=900,
+                                      env=environ())
+            j = check_ranks_run(f"{label} ({launcher})", proc, out, mode_label)
+            want_launcher = "tokbench" if launcher == "tokbench" else "torchrun"
+            if j["config"]["dist_launcher"] != want_launcher:
+                fail(f"{label}: launcher {j['config']['dist_launcher']}, want {want_launcher}")
+            losses[f"{label} ({launcher})"] = [it["loss"] for it in j["iterations"]]
     first = next(iter(losses.values()))
     for label, got in losses.items():
         if len(got) != len(first) or any(abs(a - b) > 1e-5 * abs(b) for a, b in zip(got, first)):
             fail(f"losses differ: {label} {got} vs {first}")
-    print("losses per iteration (all three):", first)
+    print(f"losses per iteration (all {len(losses)} runs):", first)
 
 
 with tempfile.TemporaryDirectory() as scratch:
