@@ -31,6 +31,17 @@ def run_record(tokbench, args):
             return json.load(f), proc
 
 
+def side_record(tokbench, args, label):
+    """`tokbench run ARGS`'s record when the run succeeded; otherwise None, after printing why (a
+    failed side is a gap in the table, not the end of the script)."""
+    record, proc = run_record(tokbench, args)
+    if proc.returncode != 0 or record is None:
+        print(f"# {label} failed ({proc.returncode}): tokbench run {' '.join(args)}\n{proc.stderr[-2000:]}",
+              flush=True)
+        return None
+    return record
+
+
 def rotated(sides, repeat):
     """The order of `sides` in repeat `repeat`: rotating, so no side always runs first on a
     warming or busy machine."""

@@ -26,7 +26,7 @@ import platform
 import statistics
 import sys
 
-from bench_common import DEFAULT_TOKBENCH, cpu_model, rotated, run_record, write_result
+from bench_common import DEFAULT_TOKBENCH, cpu_model, rotated, side_record, write_result
 
 # The rows: name, layers (a slice of the model keeps a row to about a minute per side on
 # 2 cores), warm-up and measured iterations. torch.compile compiles during the first warm-up
@@ -46,12 +46,7 @@ def run_side(a, executor, name, layers, warmup, measured):
     args = ["--executor", executor, "--model-name", name, "--n-layers", str(layers), "--seq-len", str(SEQ_LEN),
             "--micro-batch-size", str(MICRO_BATCH), "--max-iters", str(warmup + measured), "--warmup-iters",
             str(warmup), "--device", "cpu", "--dtype", a.dtype, "--num-threads", str(a.threads), "--quiet"]
-    record, proc = run_record(a.tokbench, args)
-    if proc.returncode != 0 or record is None:
-        print(f"# {executor} failed ({proc.returncode}): tokbench run {' '.join(args)}\n{proc.stderr[-2000:]}",
-              flush=True)
-        return None
-    return record
+    return side_record(a.tokbench, args, executor)
 
 
 def median_of(runs, key):

@@ -26,7 +26,7 @@ import platform
 import statistics
 import sys
 
-from bench_common import DEFAULT_TOKBENCH, cpu_model, rotated, run_record, write_result
+from bench_common import DEFAULT_TOKBENCH, cpu_model, rotated, side_record, write_result
 
 # The reference's rows, shrunk to this machine: phi-2's architecture with fewer layers and a
 # shorter sequence (the reference's table was phi-2 on 4 GPUs at T=2048, all layers).
@@ -41,14 +41,7 @@ def run_side(a, executor, mode_args):
             "--micro-batch-size", str(MICRO_BATCH), "--max-iters", str(WARMUP + MEASURED), "--warmup-iters",
             str(WARMUP), "--device", "cpu", "--num-threads", str(a.threads), "--nproc-per-node", str(a.world),
             "--dist-timeout", "900", "--quiet", *mode_args]
-    if executor in ("eager", "fused") and "fsdp" in mode_args:
-        args.append("--no-skip-data-sync")  # what tokbench's FSDP does; GA is 1 here anyway
-    record, proc = run_record(a.tokbench, args)
-    if proc.returncode != 0 or record is None:
-        print(f"# {executor} failed ({proc.returncode}): tokbench run {' '.join(args)}\n{proc.stderr[-2000:]}",
-              flush=True)
-        return None
-    return record
+    return side_record(a.tokbench, args, executor)
 
 
 def median_of(values):
