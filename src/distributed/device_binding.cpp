@@ -1,6 +1,7 @@
 // Binding each rank's threads and allocations to its device (device_binding.hpp).
 #include "distributed/device_binding.hpp"
 
+#include <ATen/ops/empty.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
 #include <atomic>
@@ -35,8 +36,12 @@ DeviceScope::DeviceScope(const c10::Device& device) : guard_(device.is_cpu() ? s
 
 c10::DataPtr allocate_on(const c10::Device& device, std::size_t bytes) {
   record(DeviceEvent::Kind::allocate, device);
-  const DeviceScope on(device);  // the CUDA caching allocator allocates on the current device
-  return c10::GetAllocator(device.type())->allocate(bytes);
+  // Through ATen's factory, which takes the device by name (it guards it itself), rather than
+  // an allocator's allocate(), which on CUDA serves the thread's current device. The block is
+  // then moved out of the temporary tensor's storage, with its allocator's deleter.
+  const at::Tensor block =
+      at::empty({static_cast<int64_t>(bytes)}, at::TensorOptions().dtype(at::kByte).device(device));
+  return block.storage().unsafeGetStorageImpl()->set_data_ptr(c10::DataPtr(nullptr, device));
 }
 
 void record_device_events(bool on) {
