@@ -38,6 +38,11 @@ Each rank draws its own token stream (the seed mixed with the rank, as tokbench'
 the reported loss is the mean over ranks. A stop request is agreed on by every rank at an
 iteration start (an all-reduce posted one iteration earlier), never between micro-batches.
 
+--memory-probe PATH loads tokbench's counting CPU allocator (libtokbench_memory_probe.so) and
+installs it before the model is built, so on the CPU allocated_peak_bytes is the most bytes held
+by tensors during the timed loop, counted by the same code as tokbench's own steps' (reserved =
+allocated, as for tokbench without its caching allocator). Without it the CPU peaks are null.
+
 --profile PATH writes a Chrome trace of --profile-iters more iterations after the measured
 window (torch.profiler with shapes and memory events, and forward/backward/optimizer ranges),
 as tokbench's own --profile does, so the two traces can be compared op by op.
@@ -94,6 +99,7 @@ def parse_args():
     p.add_argument("--zero-grad", default="none", choices=["none", "inplace", "in-place"],
                    help="none: zero_grad(set_to_none=True), the reference's choice; inplace: "
                         "set_to_none=False, gradients keep their memory")
+    p.add_argument("--memory-probe", help="tokbench's libtokbench_memory_probe.so: count CPU tensor bytes")
     p.add_argument("--profile", help="write a Chrome trace of --profile-iters iterations after the window")
     p.add_argument("--profile-iters", type=int, default=3)
     d = p.add_argument_group("many ranks")
@@ -239,7 +245,27 @@ def peak_rss_bytes():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kB on Linux
 
 
-def train(a, torch, GPT, Config, Block, out, stop):
+class MemoryProbe:
+    """tokbench's counting CPU allocator (src/train/memory_probe.cpp), loaded with ctypes."""
+
+    def __init__(self, path):
+        import ctypes
+        self.lib = ctypes.CDLL(path)
+        for name in ("current", "peak"):
+            getattr(self.lib, f"tokbench_memory_probe_{name}").restype = ctypes.c_int64
+        if self.lib.tokbench_memory_probe_install() != 0:
+            raise RuntimeError(f"{path}: a counting CPU allocator is already installed")
+
+    def reset_peak(self):
+        import gc
+        gc.collect()  # what the set-up left unreachable is not part of the run
+        self.lib.tokbench_memory_probe_reset_peak()
+
+    def peak(self):
+        return int(self.lib.tokbench_memory_probe_peak())
+
+
+def train(a, torch, GPT, Config, Block, out, stop, probe):
     import torch.nn.functional as F
 
     if a.num_threads > 0:
@@ -327,6 +353,8 @@ def train(a, torch, GPT, Config, Block, out, stop):
     profiling = False
     iterations = []
     status, message = "ok", ""
+    if probe is not None:  # the timed loop's peak, from what the set-up left resident
+        probe.reset_peak()
     start = time.perf_counter()
     previous_end = 0.0
     for index in range(a.max_iters):
@@ -360,6 +388,8 @@ def train(a, torch, GPT, Config, Block, out, stop):
     if device.type == "cuda":
         memory = {"allocated_peak_bytes": torch.cuda.max_memory_allocated(device),
                   "reserved_peak_bytes": torch.cuda.max_memory_reserved(device)}
+    elif probe is not None:
+        memory = {"allocated_peak_bytes": probe.peak(), "reserved_peak_bytes": probe.peak()}
     profile_message = None
     if a.profile:
         # After the peaks are read: the profiled iterations are in no reported figure.
@@ -424,7 +454,9 @@ def main():
 
     status, message, iterations, window, memory, profile_message = "error", "", [], 0.0, {}, None
     try:
-        status, message, iterations, window, memory, profile_message = train(a, torch, GPT, Config, Block, out, stop)
+        probe = MemoryProbe(a.memory_probe) if a.memory_probe and a.device == "cpu" else None
+        status, message, iterations, window, memory, profile_message = train(a, torch, GPT, Config, Block, out, stop,
+                                                                             probe)
     except torch.OutOfMemoryError as e:
         status, message = "oom", str(e).splitlines()[0]
     except Exception as e:

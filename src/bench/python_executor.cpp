@@ -39,6 +39,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kScriptName = "tokbench_python_step.py";
+constexpr const char* kMemoryProbeName = "libtokbench_memory_probe.so";
 constexpr const char* kInstallHint =
     "install with `.venv/bin/pip install --no-deps -r scripts/reference/requirements.txt` (scripts/bootstrap does), "
     "or set TOKBENCH_PYTHON to an interpreter that has them";
@@ -159,7 +160,11 @@ bool is_python_executor(const std::string& executor) {
 PythonStepCommand locate_python_step() {
   PythonStepCommand c;
   std::vector<fs::path> roots;  // checkouts the script may live in, in order of preference
-  if (const auto dir = own_directory()) roots.push_back(dir->parent_path().parent_path());  // build/bin/..
+  if (const auto dir = own_directory()) {
+    roots.push_back(dir->parent_path().parent_path());  // build/bin/..
+    std::error_code ec;
+    if (fs::is_regular_file(*dir / kMemoryProbeName, ec)) c.memory_probe = *dir / kMemoryProbeName;
+  }
   if (std::string(TOKBENCH_SOURCE_DIR) != "") roots.emplace_back(TOKBENCH_SOURCE_DIR);
   fs::path root;
   if (const char* step = std::getenv("TOKBENCH_PYTHON_STEP"); step != nullptr && *step != '\0') {
@@ -213,6 +218,7 @@ std::vector<std::string> python_step_argv(const RunPlan& plan, const PythonStepC
       "--beta2", fmt::format("{}", o.beta2),
       "--zero-grad", std::string(train::to_string(plan.zero_grad))};
   if (plan.tf32) argv.push_back("--tf32");
+  if (!command.memory_probe.empty()) argv.insert(argv.end(), {"--memory-probe", command.memory_probe.string()});
   if (o.dynamic) argv.push_back("--dynamic");
   if (!plan.profile_path.empty()) {
     argv.insert(argv.end(), {"--profile", plan.profile_path.string(), "--profile-iters",

@@ -34,6 +34,9 @@ bool is_python_executor(const std::string& executor);
 struct PythonStepCommand {
   std::string python;
   std::filesystem::path script;
+  // tokbench's counting CPU allocator as a module (beside the binary), so the script's CPU
+  // tensor peak is counted as tokbench's is; empty when it was not built (the peak is null).
+  std::filesystem::path memory_probe;
 };
 PythonStepCommand locate_python_step();
 

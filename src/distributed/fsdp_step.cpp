@@ -4,11 +4,14 @@
 // Each unit's parameters become views of one flat buffer (FSDP's flat parameter), padded to
 // a multiple of the shard-group size S. A rank owns 1/S of it: a flat shard that the
 // optimizer updates (so its AdamW state is 1/S too), with a gradient of the same size.
-//  - Backward: when the last gradient of a unit is accumulated, the unit's gradients are
-//    flattened and reduce-scattered (asynchronously, overlapping the rest of backward), and
-//    the per-parameter gradients are freed. At most two flat full-size gradients exist at a
-//    time: issuing a unit's reduce-scatter first completes the one before it, whose flat
-//    gradient is then freed and whose reduced part is added to the unit's shard-size sum;
+//  - Backward: just before a unit's first gradient arrives, the unit's .grad fields become
+//    views of one zeroed flat gradient (padded), so autograd accumulates straight into the
+//    buffer that is reduce-scattered: no per-parameter gradients beside it, no copy (FSDP's
+//    flat parameter gets its gradient the same way, through the views of its forward). When
+//    the last gradient is in, the views are dropped and the flat gradient is reduce-scattered
+//    (asynchronously, overlapping the rest of backward). At most two flat full-size gradients
+//    are in flight: issuing a unit's reduce-scatter first completes the one before it, whose
+//    flat gradient is then freed and whose reduced part is added to the unit's shard-size sum;
 //    the end of each micro-batch's backward completes the last (as FSDP's post-backward
 //    callback does). With hybrid sharding the summed shard is all-reduced across the
 //    replicas holding the same shard at the optimizer step.
@@ -30,6 +33,7 @@
 #include "distributed/collectives.hpp"
 #include "distributed/device_binding.hpp"
 #include "distributed/exposed_comm.hpp"
+#include "distributed/flat_collectives.hpp"
 #include "distributed/grad_hooks.hpp"
 #include "distributed/parallel_step.hpp"
 #include "train/dtype_mode.hpp"
@@ -46,17 +50,16 @@ struct Unit {
   at::Tensor shard;              // (padded / S,) this rank's part: a leaf the optimizer updates
   bool gathered = true;          // full holds the current parameters
   c10::intrusive_ptr<c10d::Work> gather_work;
+  at::Tensor flat_grad;          // (padded,) this micro-batch's gradient, while backward fills it
   int64_t grads_ready = 0;
   bool reduced = false;          // this micro-batch's gradients are on their way
   at::Tensor reduced_sum;        // (padded / S,) this rank's reduced parts, summed over micro-batches
 };
 
-// A reduce-scatter on its way: the flat full-size gradient it reads lives until it is done.
+// A unit's reduce-scatter on its way (its flat full-size gradient lives until it is done).
 struct Reduction {
   std::size_t unit = 0;
-  at::Tensor flat;  // (padded,)
-  at::Tensor part;  // (padded / S,)
-  c10::intrusive_ptr<c10d::Work> work;
+  PendingReduceScatter pending;
 };
 
 class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHooks {
@@ -155,6 +158,7 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
     in_flight_.clear();
     for (auto& u : units_) {
       for (auto& p : u.params) p.mutable_grad().reset();
+      u.flat_grad = at::Tensor();
       u.reduced_sum = at::Tensor();
     }
   }
@@ -230,10 +234,12 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
       units_.push_back(std::move(u));
     }
     for (std::size_t i = 0; i < units_.size(); ++i)
-      for (auto& p : units_[i].params)
+      for (auto& p : units_[i].params) {
+        before_grad_accumulated(p, device_, [this, i] { ensure_flat_grad(units_[i]); });
         on_grad_accumulated(p, device_, [this, i] {
           if (++units_[i].grads_ready == static_cast<int64_t>(units_[i].params.size())) reduce_unit(i);
         });
+      }
   }
 
   // ZeRO-3 storage management: the buffer's storage is emptied and refilled in place.
@@ -252,8 +258,7 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
       storage->set_data_ptr_noswap(allocate_on(device_, bytes));
       storage->set_nbytes(bytes);
     }
-    at::Tensor input = u.shard.detach();
-    u.gather_work = groups_.shard->_allgather_base(u.full, input);
+    u.gather_work = start_all_gather(*groups_.shard, u.full, u.shard.detach(), groups_.shard_rank);
   }
 
   void wait_gather(Unit& u) {
@@ -283,21 +288,25 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
     });
   }
 
-  // All of a unit's gradients are in: flatten them, free them, start the reduce-scatter, and
-  // complete the one before it (so at most two flat gradients are alive).
+  // Just before the unit's first gradient of a micro-batch: a zeroed flat gradient, and the
+  // parameters' .grad fields as its views, which autograd then accumulates into in place.
+  void ensure_flat_grad(Unit& u) {
+    if (u.flat_grad.defined()) return;
+    torch::NoGradGuard no_grad;
+    u.flat_grad = at::zeros({u.padded}, u.shard.options().requires_grad(false));
+    for (std::size_t i = 0; i < u.params.size(); ++i)
+      u.params[i].mutable_grad() = u.flat_grad.narrow(0, u.offsets[i], u.params[i].numel()).view(u.params[i].sizes());
+  }
+
+  // All of a unit's gradients are in: start the flat gradient's reduce-scatter, and complete
+  // the one before it (so at most two flat gradients are in flight).
   void reduce_unit(std::size_t index) {
     torch::NoGradGuard no_grad;
     Unit& u = units_[index];
-    at::Tensor flat = at::zeros({u.padded}, u.shard.options().requires_grad(false));
-    for (std::size_t i = 0; i < u.params.size(); ++i) {
-      auto& g = u.params[i].mutable_grad();
-      if (!g.defined()) continue;
-      flat.narrow(0, u.offsets[i], u.params[i].numel()).copy_(g.reshape({-1}));
-      g.reset();
-    }
-    at::Tensor part = at::empty({u.padded / groups_.shard_size}, flat.options());
-    auto work = groups_.shard->_reduce_scatter_base(part, flat);
-    in_flight_.push_back(Reduction{index, std::move(flat), std::move(part), std::move(work)});
+    ensure_flat_grad(u);  // a unit backward never reached reduces zeros
+    at::Tensor flat = std::exchange(u.flat_grad, at::Tensor());
+    for (auto& p : u.params) p.mutable_grad().reset();  // the views; the buffer lives on in `flat`
+    in_flight_.push_back(Reduction{index, start_reduce_scatter(*groups_.shard, std::move(flat), groups_.shard_rank)});
     u.reduced = true;
     // Backward is done with this unit: every node that used its parameters has run.
     if (zero3()) free_full(u);
@@ -311,9 +320,9 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
     torch::NoGradGuard no_grad;
     while (in_flight_.size() > keep) {
       Reduction& r = in_flight_.front();
-      comm_timer_.wait(*r.work);
+      comm_timer_.wait(*r.pending.work);
       Unit& u = units_[r.unit];
-      u.reduced_sum = u.reduced_sum.defined() ? u.reduced_sum.add_(r.part) : r.part;
+      u.reduced_sum = u.reduced_sum.defined() ? u.reduced_sum.add_(r.pending.part) : r.pending.owned_part();
       in_flight_.pop_front();
     }
   }

@@ -1,4 +1,9 @@
-// Runs a callback each time autograd has accumulated a gradient into a parameter's .grad
+// before_grad_accumulated: runs a callback each time a gradient reaches a parameter, before
+// autograd accumulates it (a hook on the leaf, which autograd runs ahead of accumulation).
+// FSDP uses it to point a unit's .grad fields into one flat gradient just before the first
+// arrives, so accumulation writes straight into the buffer it reduce-scatters.
+//
+// on_grad_accumulated: runs a callback each time autograd has accumulated a gradient into a parameter's .grad
 // (PyTorch's register_post_accumulate_grad_hook). DDP and FSDP use it to start a bucket's
 // or a unit's communication as soon as its last gradient is in, overlapping the rest of
 // backward. A parameter has one such slot; a second registration replaces the first.
@@ -27,6 +32,13 @@ inline void on_grad_accumulated(const at::Tensor& param, const c10::Device& devi
     std::function<void()> fn;
   };
   torch::autograd::impl::set_post_acc_grad_hooks(param, std::make_unique<Hook>(device, std::move(callback)));
+}
+
+inline void before_grad_accumulated(at::Tensor& param, const c10::Device& device, std::function<void()> callback) {
+  param.register_hook([device, fn = std::move(callback)](const at::Tensor& /*grad*/) {
+    const DeviceScope on(device);
+    fn();
+  });
 }
 
 }  // namespace tokbench::dist
