@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bench/iter_stats.hpp"
+#include "train/memory_breakdown.hpp"
 #include "train/run_status.hpp"
 
 namespace tokbench::bench {
@@ -39,6 +40,7 @@ struct RankSummary {
   int64_t reserved_peak_bytes = 0;
   int64_t peak_rss_bytes = 0;
   std::string kernels;  // the rank's kernel choice: every rank must have used rank 0's
+  std::optional<train::MemoryBreakdown> memory_breakdown;
 };
 
 // What the train layer measured, copied out of its TrainResult. In a multi-rank run the
@@ -61,6 +63,9 @@ struct MeasuredRun {
   bool exposed_comm_known = true;  // false: the Python executors (torch.distributed's waits are not timed)
   std::vector<RankSummary> ranks;   // empty for one process
   std::string kernel_note;          // the step's kernel choice (TrainStep::kernel_note); "" for none
+  // This process's (train/memory_breakdown.hpp); after the ranks are merged, that of the rank
+  // with the largest allocated peak. None where the executor cannot see it (Python).
+  std::optional<train::MemoryBreakdown> memory_breakdown;
 };
 
 struct MetricInputs {

@@ -40,6 +40,7 @@ dist::RankRecord rank_record_of(const RunPlan& plan, const MeasuredRun& run) {
   mine.reserved_peak_bytes = run.reserved_peak_bytes;
   mine.peak_rss_bytes = run.peak_rss_bytes;
   mine.kernels = run.kernel_note;
+  mine.memory_breakdown = run.memory_breakdown;
   return mine;
 }
 
@@ -50,7 +51,10 @@ void merge_rank_records(const std::vector<dist::RankRecord>& records, MeasuredRu
     if (!r.reported && missing == nullptr) missing = &r;
     run.ranks.push_back(RankSummary{r.rank, r.status, r.message, r.host, r.measured_iters, r.window_seconds,
                                     r.exposed_comm_seconds, r.allocated_peak_bytes, r.reserved_peak_bytes,
-                                    r.peak_rss_bytes, r.kernels});
+                                    r.peak_rss_bytes, r.kernels, r.memory_breakdown});
+    // The breakdown of the rank whose peak is reported (the first of equals).
+    if (r.allocated_peak_bytes > run.allocated_peak_bytes || &r == &records.front())
+      run.memory_breakdown = r.memory_breakdown;
     run.measured_window_seconds = std::max(run.measured_window_seconds, r.window_seconds);
     run.allocated_peak_bytes = std::max(run.allocated_peak_bytes, r.allocated_peak_bytes);
     run.reserved_peak_bytes = std::max(run.reserved_peak_bytes, r.reserved_peak_bytes);

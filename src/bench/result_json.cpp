@@ -25,6 +25,18 @@ nlohmann::ordered_json opt(const std::optional<double>& value, double scale = 1.
 
 }  // namespace
 
+// The memory breakdown's keys (result_columns.cpp), in GB, onto `j`; null where unknown.
+template <typename Json>
+void put_memory_breakdown(Json& j, const std::optional<train::MemoryBreakdown>& b) {
+  auto gb = [&](int64_t train::MemoryBreakdown::*part) { return b ? Json(static_cast<double>((*b).*part) / 1e9) : Json(nullptr); };
+  j["memory_parameters_GB"] = gb(&train::MemoryBreakdown::parameters);
+  j["memory_gradients_GB"] = gb(&train::MemoryBreakdown::gradients);
+  j["memory_optimizer_state_GB"] = gb(&train::MemoryBreakdown::optimizer_state);
+  j["memory_activations_GB"] = gb(&train::MemoryBreakdown::activations);
+  j["memory_comm_buffers_GB"] = gb(&train::MemoryBreakdown::comm_buffers);
+  j["memory_allocator_reserve_GB"] = gb(&train::MemoryBreakdown::allocator_reserve);
+}
+
 nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun& run, const BenchMetrics& m,
                                          const Environment& env) {
   using json = nlohmann::ordered_json;
@@ -90,6 +102,7 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
   j["memory_allocated_peak_GB"] = allocated_peak;
   j["memory_reserved_peak_GB"] = run.allocation_peaks_known ? json(m.memory_reserved_peak_GB) : json(nullptr);
   j["peak_rss_GB"] = plan.device_kind == DeviceKind::cpu ? json(m.peak_rss_GB) : json(nullptr);
+  put_memory_breakdown(j, run.memory_breakdown);
   j["memory_estimate_GB"] = plan.memory_estimate_bytes / 1e9;
   j["harness_overhead_percent"] = opt(m.harness_overhead_percent);
   // Every rank's own figures (multi-rank runs): the reported average is the slowest rank's,
@@ -97,7 +110,7 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
   json ranks = json::array();
   for (const auto& r : run.ranks) {
     const double m_iters = static_cast<double>(r.measured_iters);
-    ranks.push_back({{"rank", r.rank},
+    json rank = {{"rank", r.rank},
                      {"status", r.status},
                      {"message", r.message},
                      {"host", r.host},
@@ -111,7 +124,9 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
                      {"memory_reserved_peak_GB",
                       run.allocation_peaks_known ? json(r.reserved_peak_bytes / 1e9) : json(nullptr)},
                      {"peak_rss_GB", r.peak_rss_bytes / 1e9},
-                     {"kernels", r.kernels.empty() ? json(nullptr) : json(r.kernels)}});
+                     {"kernels", r.kernels.empty() ? json(nullptr) : json(r.kernels)}};
+    put_memory_breakdown(rank, r.memory_breakdown);
+    ranks.push_back(std::move(rank));
   }
   j["world_size"] = plan.world_size;
   const bool fsdp = dist::is_sharded(plan.dist.mode);

@@ -332,6 +332,7 @@ int run_benchmark(const RunPlan& plan) {
       run.allocated_peak_bytes = result.memory.allocated_bytes;
       run.reserved_peak_bytes = result.memory.reserved_bytes;
       run.peak_rss_bytes = result.memory.peak_rss_bytes;
+      run.memory_breakdown = result.memory_breakdown;
       run.overhead_seconds = result.overhead_seconds;
       profile_message = result.profile_message;
     } catch (const c10::OutOfMemoryError& e) {

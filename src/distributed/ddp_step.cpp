@@ -74,6 +74,17 @@ class DdpStep final : public train::TrainStep {
   void release_after_failure() override { train::drop_gradients(*model_); }
   std::vector<at::Tensor> full_parameters() override { return train::clone_parameters(*model_); }
   std::string kernel_note() const override { return computation_->kernel_note(); }
+  train::MemoryBreakdown memory_parts() const override {
+    train::MemoryBreakdown parts;
+    parts.parameters = train::parameter_bytes(*model_);
+    parts.gradients = train::whole_gradient_bytes(*model_);
+    parts.optimizer_state = optimizer_.state_bytes();
+    parts.comm_buffers = bucket_bytes();  // allocated once, held for the run
+    return parts;
+  }
+  void set_forward_end_callback(std::function<void()> callback) override {
+    computation_->set_forward_end_callback(std::move(callback));
+  }
 
  private:
 

@@ -25,6 +25,7 @@
 #include <c10/core/CPUAllocator.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <utility>
@@ -56,6 +57,14 @@ struct Unit {
   at::Tensor reduced_sum;        // (padded / S,) this rank's reduced parts, summed over micro-batches
 };
 
+// Bytes of communication buffers held now and at most: flat gradients from their first
+// gradient until their reduction completes, and under ZeRO-3 the gathered units.
+struct BufferMeter {
+  int64_t now = 0, peak = 0;
+  void add(int64_t bytes) { peak = std::max(peak, now += bytes); }
+  void remove(int64_t bytes) { now -= bytes; }
+};
+
 // A unit's reduce-scatter on its way (its flat full-size gradient lives until it is done).
 struct Reduction {
   std::size_t unit = 0;
@@ -78,6 +87,7 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
     if (zero3()) {
       for (auto& u : units_) free_full(u);
     }
+    comm_buffers_ = BufferMeter{};  // the build's full buffers were the model, not communication
   }
 
   ~FsdpStep() override { model_->set_forward_hooks(nullptr); }
@@ -151,6 +161,20 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
     return bytes;
   }
   int64_t optimizer_state_bytes() const override { return optimizer_->state_bytes(); }
+  train::MemoryBreakdown memory_parts() const override {
+    train::MemoryBreakdown parts;
+    for (const auto& u : units_) {
+      const int64_t element = static_cast<int64_t>(u.shard.element_size());
+      parts.parameters += static_cast<int64_t>(u.shard.nbytes()) + (zero3() ? 0 : u.padded * element);
+      parts.gradients += static_cast<int64_t>(u.shard.nbytes());
+    }
+    parts.optimizer_state = optimizer_->state_bytes();
+    parts.comm_buffers = comm_buffers_.peak;
+    return parts;
+  }
+  void set_forward_end_callback(std::function<void()> callback) override {
+    computation_->set_forward_end_callback(std::move(callback));
+  }
   int64_t optimizer_state_step() const override { return optimizer_->state_step(); }
   int64_t optimizer_steps_taken() const override { return optimizer_->steps_taken(); }
   bool fused_adamw() const override { return optimizer_->fused(); }
@@ -245,6 +269,7 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
   // ZeRO-3 storage management: the buffer's storage is emptied and refilled in place.
   void free_full(Unit& u) {
     if (!u.gathered) return;
+    comm_buffers_.remove(static_cast<int64_t>(u.full.storage().nbytes()));
     u.full.storage().unsafeGetStorageImpl()->reset();
     u.gathered = false;
   }
@@ -257,6 +282,7 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
     if (storage->nbytes() != bytes) {
       storage->set_data_ptr_noswap(allocate_on(device_, bytes));
       storage->set_nbytes(bytes);
+      if (zero3()) comm_buffers_.add(static_cast<int64_t>(bytes));
     }
     u.gather_work = start_all_gather(*groups_.shard, u.full, u.shard.detach(), groups_.shard_rank);
   }
@@ -294,6 +320,7 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
     if (u.flat_grad.defined()) return;
     torch::NoGradGuard no_grad;
     u.flat_grad = at::zeros({u.padded}, u.shard.options().requires_grad(false));
+    comm_buffers_.add(static_cast<int64_t>(u.flat_grad.nbytes()));
     for (std::size_t i = 0; i < u.params.size(); ++i)
       u.params[i].mutable_grad() = u.flat_grad.narrow(0, u.offsets[i], u.params[i].numel()).view(u.params[i].sizes());
   }
@@ -323,6 +350,7 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
       comm_timer_.wait(*r.pending.work);
       Unit& u = units_[r.unit];
       u.reduced_sum = u.reduced_sum.defined() ? u.reduced_sum.add_(r.pending.part) : r.pending.owned_part();
+      comm_buffers_.remove(static_cast<int64_t>(r.pending.flat.nbytes()));
       in_flight_.pop_front();
     }
   }
@@ -356,6 +384,7 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
   ExposedCommTimer comm_timer_;
   std::vector<Unit> units_;
   std::deque<Reduction> in_flight_;  // in the order issued
+  BufferMeter comm_buffers_;
   int64_t root_unit_ = 0;
   std::vector<int64_t> block_unit_;  // unit of each block (per_layer: empty, no gathering)
   std::unique_ptr<train::AdamW> optimizer_;

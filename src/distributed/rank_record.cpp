@@ -5,6 +5,28 @@
 
 namespace tokbench::dist {
 
+namespace {
+
+nlohmann::json breakdown_json(const std::optional<train::MemoryBreakdown>& b) {
+  if (!b) return nullptr;
+  return {{"parameters", b->parameters},     {"gradients", b->gradients},       {"optimizer_state", b->optimizer_state},
+          {"activations", b->activations},   {"comm_buffers", b->comm_buffers}, {"allocator_reserve", b->allocator_reserve}};
+}
+
+std::optional<train::MemoryBreakdown> breakdown_from_json(const nlohmann::json& j) {
+  if (j.is_null()) return std::nullopt;
+  train::MemoryBreakdown b;
+  b.parameters = j.at("parameters").get<int64_t>();
+  b.gradients = j.at("gradients").get<int64_t>();
+  b.optimizer_state = j.at("optimizer_state").get<int64_t>();
+  b.activations = j.at("activations").get<int64_t>();
+  b.comm_buffers = j.at("comm_buffers").get<int64_t>();
+  b.allocator_reserve = j.at("allocator_reserve").get<int64_t>();
+  return b;
+}
+
+}  // namespace
+
 nlohmann::json to_json(const RankRecord& r) {
   return {{"rank", r.rank},
           {"status", r.status},
@@ -16,7 +38,8 @@ nlohmann::json to_json(const RankRecord& r) {
           {"allocated_peak_bytes", r.allocated_peak_bytes},
           {"reserved_peak_bytes", r.reserved_peak_bytes},
           {"peak_rss_bytes", r.peak_rss_bytes},
-          {"kernels", r.kernels}};
+          {"kernels", r.kernels},
+          {"memory_breakdown", breakdown_json(r.memory_breakdown)}};
 }
 
 RankRecord rank_record_from_json(const nlohmann::json& j) {
@@ -32,6 +55,7 @@ RankRecord rank_record_from_json(const nlohmann::json& j) {
   r.reserved_peak_bytes = j.at("reserved_peak_bytes").get<int64_t>();
   r.peak_rss_bytes = j.at("peak_rss_bytes").get<int64_t>();
   r.kernels = j.at("kernels").get<std::string>();
+  r.memory_breakdown = breakdown_from_json(j.at("memory_breakdown"));
   return r;
 }
 

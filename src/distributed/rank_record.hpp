@@ -5,9 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json_fwd.hpp>
+
+#include "train/memory_breakdown.hpp"
 
 namespace tokbench::dist {
 
@@ -23,6 +26,7 @@ struct RankRecord {
   int64_t reserved_peak_bytes = 0;
   int64_t peak_rss_bytes = 0;
   std::string kernels;                // the step's kernel choice (TrainStep::kernel_note); "" when none
+  std::optional<train::MemoryBreakdown> memory_breakdown;  // none where the executor cannot see it
   bool reported = true;               // false: filled in by rank 0 for a rank that did not report
 };
 

@@ -60,6 +60,13 @@ std::vector<Column> make_columns() {
       {"memory_allocated_peak_GB", "Memory allocated peak", "GB", "{:.3f}", S::tokbench},
       {"memory_reserved_peak_GB", "Memory reserved peak", "GB", "{:.3f}", S::tokbench},
       {"peak_rss_GB", "Process peak RSS", "GB", "{:.3f}", S::tokbench, true, false, true},  // CPU runs
+      // The breakdown of the reported peak's rank (train/memory_breakdown.hpp; docs/run.md).
+      {"memory_parameters_GB", "Memory: parameters", "GB", "{:.3f}", S::tokbench},
+      {"memory_gradients_GB", "Memory: gradients", "GB", "{:.3f}", S::tokbench},
+      {"memory_optimizer_state_GB", "Memory: optimizer state", "GB", "{:.3f}", S::tokbench},
+      {"memory_activations_GB", "Memory: activations", "GB", "{:.3f}", S::tokbench},
+      {"memory_comm_buffers_GB", "Memory: communication buffers", "GB", "{:.3f}", S::tokbench},
+      {"memory_allocator_reserve_GB", "Memory: allocator reserve", "GB", "{:.3f}", S::tokbench},
       {"memory_estimate_GB", "Memory estimate", "GB", "{:.2f}", S::tokbench},
       {"harness_overhead_percent", "Harness overhead", "% of the window", "{:.3f}", S::tokbench},
       {"world_size", "World size", "ranks", "", S::tokbench},

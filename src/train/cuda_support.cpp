@@ -43,6 +43,13 @@ AllocatorPeaks read_peaks(int device_index) {
   return {stats.allocated_bytes[aggregate].peak, stats.reserved_bytes[aggregate].peak};
 }
 
+int64_t allocated_bytes_now(int device_index) {
+  using c10::CachingAllocator::StatType;
+  const auto stats =
+      c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(device_index));
+  return stats.allocated_bytes[static_cast<size_t>(StatType::AGGREGATE)].current;
+}
+
 void empty_cache() { c10::cuda::CUDACachingAllocator::emptyCache(); }
 
 struct DeviceIntervals::Impl {

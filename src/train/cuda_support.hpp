@@ -22,6 +22,8 @@ struct AllocatorPeaks {
 };
 void reset_peaks(int device_index);
 AllocatorPeaks read_peaks(int device_index);
+// Bytes the caching allocator hands to live tensors now (a host-side counter: no sync).
+int64_t allocated_bytes_now(int device_index);
 
 // Returns cached, unused blocks to the driver (after an OOM, so later runs start clean).
 void empty_cache();

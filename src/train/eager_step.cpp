@@ -45,7 +45,7 @@ class EagerComputation final : public LossComputation {
  public:
   explicit EagerComputation(model::TrainPrecision dtype) : dtype_(dtype) {}
   at::Tensor forward_backward(model::GPT& model, const TokenBatch& batch, int64_t grad_accum) override {
-    return forward_backward_loss(model, batch, dtype_, grad_accum);
+    return forward_backward_loss(model, batch, dtype_, grad_accum, [this] { forward_ended(); });
   }
 
  private:
@@ -82,6 +82,16 @@ class EagerStep final : public TrainStep {
   void release_after_failure() override { drop_gradients(*model_); }
   std::vector<at::Tensor> full_parameters() override { return clone_parameters(*model_); }
   std::string kernel_note() const override { return computation_->kernel_note(); }
+  MemoryBreakdown memory_parts() const override {
+    MemoryBreakdown parts;
+    parts.parameters = parameter_bytes(*model_);
+    parts.gradients = whole_gradient_bytes(*model_);
+    parts.optimizer_state = optimizer_.state_bytes();
+    return parts;
+  }
+  void set_forward_end_callback(std::function<void()> callback) override {
+    computation_->set_forward_end_callback(std::move(callback));
+  }
 
  private:
   model::GPT model_;
@@ -97,7 +107,7 @@ std::shared_ptr<LossComputation> make_eager_computation(model::TrainPrecision dt
 }
 
 at::Tensor forward_backward_loss(model::GPT& model, const TokenBatch& batch, model::TrainPrecision dtype,
-                                 int64_t grad_accum) {
+                                 int64_t grad_accum, const std::function<void()>& forward_end) {
   const bool autocast = dtype == model::TrainPrecision::bf16_mixed;
   const int64_t vocab = model->config().vocab();
   // The logits (B·T·V floats) live until backward ends, as in the reference's loop, and are
@@ -113,6 +123,7 @@ at::Tensor forward_backward_loss(model::GPT& model, const TokenBatch& batch, mod
     loss = at::cross_entropy_loss(logits.reshape({-1, vocab}), batch.y.reshape({-1}), {}, at::Reduction::Mean,
                                   /*ignore_index=*/-1);
   }
+  if (forward_end) forward_end();
   {
     TraceRange range("backward");
     (loss / static_cast<double>(grad_accum)).backward();
@@ -143,6 +154,21 @@ int64_t module_tensor_bytes(const torch::nn::Module& module) {
     add(p.grad());
   }
   for (const auto& b : module.buffers()) add(b);
+  return bytes;
+}
+
+int64_t parameter_bytes(const torch::nn::Module& module) {
+  std::unordered_set<const void*> seen;
+  int64_t bytes = 0;
+  for (const auto& p : module.parameters())
+    if (p.has_storage() && seen.insert(p.storage().unsafeGetStorageImpl()).second)
+      bytes += static_cast<int64_t>(p.storage().nbytes());
+  return bytes;
+}
+
+int64_t whole_gradient_bytes(const torch::nn::Module& module) {
+  int64_t bytes = 0;
+  for (const auto& p : module.parameters()) bytes += p.numel() * static_cast<int64_t>(p.element_size());
   return bytes;
 }
 

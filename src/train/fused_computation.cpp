@@ -96,6 +96,7 @@ class FusedComputation final : public LossComputation {
     auto loss = chunked_linear_cross_entropy(hidden.reshape({-1, hidden.size(-1)}), head_weight, head_bias,
                                              batch.y.reshape({-1}), *choices_, chunk_);
     loss = model->after_head(std::move(loss));  // the root's forward ends with the head
+    forward_ended();
     (loss / static_cast<double>(grad_accum)).backward();
     return loss.detach();
   }

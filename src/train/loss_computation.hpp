@@ -31,6 +31,18 @@ class LossComputation {
 
   // Which compute kernels the computation chose, for the report; "" when LibTorch's defaults.
   virtual std::string kernel_note() const { return {}; }
+
+  // Called between each micro-batch's forward (the loss computed) and its backward: the
+  // timed loop reads there what forward left held for backward (memory_breakdown.hpp).
+  void set_forward_end_callback(std::function<void()> callback) { forward_end_ = std::move(callback); }
+
+ protected:
+  void forward_ended() const {
+    if (forward_end_) forward_end_();
+  }
+
+ private:
+  std::function<void()> forward_end_;
 };
 
 // The reference's computation (litgpt's training step): logits from model->forward, then
@@ -39,8 +51,9 @@ class LossComputation {
 std::shared_ptr<LossComputation> make_eager_computation(model::TrainPrecision dtype);
 
 // The eager computation's body, for callers that hold no computation object.
+// forward_end, when set, is called between forward and backward.
 at::Tensor forward_backward_loss(model::GPT& model, const TokenBatch& batch, model::TrainPrecision dtype,
-                                 int64_t grad_accum);
+                                 int64_t grad_accum, const std::function<void()>& forward_end = {});
 
 struct FusedComputationOptions {
   model::TrainPrecision dtype = model::TrainPrecision::fp32;  // fp32 or bf16-true (no autocast)

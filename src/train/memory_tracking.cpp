@@ -30,6 +30,12 @@ RunMemoryTracker::RunMemoryTracker(const c10::Device& device, std::optional<int6
 
 RunMemoryTracker::~RunMemoryTracker() = default;
 
+int64_t RunMemoryTracker::current_bytes() const {
+  if (cpu_) return cpu_->current_bytes();
+  if (device_.is_cuda()) return cuda_support::allocated_bytes_now(device_.has_index() ? device_.index() : 0);
+  return 0;
+}
+
 MemoryPeaks RunMemoryTracker::peaks() const {
   MemoryPeaks peaks;
   peaks.peak_rss_bytes = peak_rss_bytes();

@@ -35,6 +35,8 @@ class RunMemoryTracker {
   RunMemoryTracker(const c10::Device& device, std::optional<int64_t> cpu_cap_bytes, int64_t baseline_bytes);
   ~RunMemoryTracker();
   MemoryPeaks peaks() const;
+  // Bytes held by tensors now (the CPU counter, baseline included, or CUDA's allocator).
+  int64_t current_bytes() const;
 
  private:
   c10::Device device_;

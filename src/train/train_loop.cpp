@@ -134,6 +134,15 @@ TrainResult run_timed_loop(TrainStep& step, TokenBatcher& data, const torch::Dev
   result.iterations.reserve(static_cast<std::size_t>(std::clamp<int64_t>(options.max_iters, 0, 1 << 16)));
   result.fused_adamw = step.fused_adamw();
   RunMemoryTracker memory(device, options.cpu_memory_cap_bytes, step.resident_state_bytes());
+  // Activations: what each forward left held for its backward (memory_breakdown.hpp).
+  int64_t micro_start_bytes = 0;
+  int64_t activation_bytes = 0;
+  step.set_forward_end_callback(
+      [&] { activation_bytes = std::max(activation_bytes, memory.current_bytes() - micro_start_bytes); });
+  struct ForgetCallback {
+    TrainStep& step;
+    ~ForgetCallback() { step.set_forward_end_callback({}); }
+  } forget_callback{step};
   auto stop_requested = [&] {
     const bool local = stop != nullptr && stop->load(std::memory_order_relaxed);
     return decide_stop ? decide_stop(local) : local;
@@ -164,6 +173,7 @@ TrainResult run_timed_loop(TrainStep& step, TokenBatcher& data, const torch::Dev
         bool stopped_mid_iteration = false;
         for (int64_t micro = 0; micro < options.grad_accum; ++micro) {
           const TokenBatch batch = data.next();
+          micro_start_bytes = memory.current_bytes();
           const Clock::time_point start = Clock::now();
           last_loss = step.forward_backward(batch, micro, options.grad_accum);
           compute_seconds += seconds_between(start, Clock::now());
@@ -236,6 +246,10 @@ TrainResult run_timed_loop(TrainStep& step, TokenBatcher& data, const torch::Dev
     if (device.is_cuda()) cuda_support::empty_cache();
   }
   result.memory = memory.peaks();  // before any profiled iterations: the run's own peaks
+  result.memory_breakdown = step.memory_parts();
+  result.memory_breakdown.activations = activation_bytes;
+  result.memory_breakdown.allocator_reserve =
+      std::max<int64_t>(0, result.memory.reserved_bytes - result.memory.allocated_bytes);
   if (!options.profile_path.empty()) {
     result.profile_message =
         result.status == RunStatus::ok

@@ -75,6 +75,7 @@ struct TrainResult {
   double measured_window_seconds = 0;      // end of last warm-up iteration -> end of last measured
   int64_t measured_iters = 0;              // M
   MemoryPeaks memory;
+  MemoryBreakdown memory_breakdown;  // this process's, measured over the same iterations as `memory`
   // Seconds spent outside forward, backward and the optimizer (data, bookkeeping) over the
   // measured iterations: the harness overhead.
   // On CUDA these are host seconds: time the host spends there while kernels may still be

@@ -20,6 +20,7 @@
 #include "model/train_precision.hpp"
 #include "train/gemm_kernels.hpp"
 #include "train/loss_computation.hpp"
+#include "train/memory_breakdown.hpp"
 #include "train/optimizer.hpp"
 #include "train/token_data.hpp"
 
@@ -66,6 +67,13 @@ class TrainStep {
   // Which compute kernels the step's computation chose, for the report ("" when it chose
   // none: the eager computation uses LibTorch's defaults).
   virtual std::string kernel_note() const { return {}; }
+
+  // The step's parts of the memory breakdown (memory_breakdown.hpp): parameters, gradients,
+  // optimizer state, communication buffers. The loop measures activations and the reserve.
+  virtual MemoryBreakdown memory_parts() const = 0;
+
+  // Hands the loop's forward-end callback to the step's computation (LossComputation).
+  virtual void set_forward_end_callback(std::function<void()> callback) = 0;
 };
 
 struct EagerStepOptions {
@@ -100,5 +108,9 @@ std::vector<at::Tensor> clone_parameters(const torch::nn::Module& module);
 
 // Bytes of a module's parameters, gradients (where kept) and buffers, each storage once.
 int64_t module_tensor_bytes(const torch::nn::Module& module);
+
+// Bytes of a module's parameters, each storage once, and of one gradient per parameter.
+int64_t parameter_bytes(const torch::nn::Module& module);
+int64_t whole_gradient_bytes(const torch::nn::Module& module);
 
 }  // namespace tokbench::train

@@ -80,6 +80,27 @@ TEST(RunTraining, ShortRunMeasuresByTheContract) {
   EXPECT_NO_THROW(CpuMemoryCounter());
 }
 
+// The breakdown counts what one process holds, part by part: the parameters, one gradient
+// each, AdamW's two moments (plus its step counts), no communication; and it measures what
+// forward left for backward, which holds at least the logits and their log-softmax (B·T·V
+// floats each) and stays below the peak above the resident state.
+TEST(RunTraining, MemoryBreakdownCountsEachPart) {
+  model::GPT gpt = tiny_model();
+  const TrainResult result = run_training(gpt, kCpu, tiny_options(), nullptr, nullptr);
+  ASSERT_EQ(result.status, RunStatus::ok) << result.message;
+  const MemoryBreakdown& b = result.memory_breakdown;
+  const int64_t p = parameter_bytes(gpt);
+  EXPECT_EQ(b.parameters, p);
+  EXPECT_EQ(b.gradients, p);
+  EXPECT_GE(b.optimizer_state, 2 * p);
+  EXPECT_LE(b.optimizer_state, 2 * p + 4096);  // the per-tensor step counts
+  EXPECT_EQ(b.comm_buffers, 0);
+  const int64_t logits_bytes = 2 * 32 * gpt->config().vocab() * 4;
+  EXPECT_GE(b.activations, 2 * logits_bytes);
+  EXPECT_LE(b.activations, result.memory.allocated_bytes - b.parameters - b.optimizer_state);
+  EXPECT_EQ(b.allocator_reserve, result.memory.reserved_bytes - result.memory.allocated_bytes);
+}
+
 // The reference frees gradients after each step; keeping them (zeroed) holds every gradient
 // through the next forward too. Where the activations at the peak (logits and their
 // softmax, B·T·V floats each) exceed the gradients, the peak comes at the start of backward,
