@@ -11,6 +11,9 @@ Scenarios:
   oom       an out-of-memory on rank 1 only: every rank ends, status oom naming rank 1, exit 3
   fused     --executor fused on two ranks (DDP, then FSDP ZeRO-3): both ranks report rank 0's
             kernel choice, measured once into a fresh cache, then read from it
+  memory    FSDP ZeRO-2 and ZeRO-3 at W = 1, 2, 4 on a model of 16 equal blocks: each rank's
+            counted parts are the sharding's (parameters, gradients, AdamW state per rank), and its
+            measured peak follows the closed form parts + activations within 10%, falling with W
   ports     six two-rank jobs started at once on this node, each with --master-port 0: every one
             ends ok (the launcher hands rank 0 its store's socket, so no two jobs take one port)
 The kill and stop scenarios must end within --dist-timeout + 10 s of the signal.
@@ -145,6 +148,69 @@ def interrupt_rank(sig, want_status, want_code, scratch):
     print(f"ended {took:.1f} s after the signal: {j['status']}: {j['message'][:200]}")
 
 
+# A model whose parameters dominate and split evenly: 16 equal blocks, a 512-token vocabulary.
+BLOCKY = {"name": "blocky", "block_size": 64, "vocab_size": 512, "padded_vocab_size": 512, "n_layer": 16,
+          "n_head": 8, "n_embd": 512}
+
+
+def scenario_memory(scratch):
+    config = os.path.join(scratch, "blocky.json")
+    with open(config, "w") as f:
+        json.dump(BLOCKY, f)
+    base = ["--model-config", config, "--seq-len", "64", "--micro-batch-size", "1", "--max-iters", "3",
+            "--warmup-iters", "1", "--num-threads", "1", "--cpu-allocator", "system", "--dist-timeout", "300"]
+
+    def measure(world, shard_mode):
+        out = os.path.join(scratch, f"memory-{world}-{shard_mode}.json")
+        extra = ["--distributed-mode", "none"] if world == 1 else [
+            "--nproc-per-node", str(world), "--distributed-mode", "fsdp", "--shard-mode", shard_mode,
+            "--bucketing-mode", "block"]
+        proc = subprocess.run([TOKBENCH, "run", *base, *extra, "--json-path", out], capture_output=True, text=True,
+                              env=clean_env(), timeout=600)
+        if proc.returncode != 0:
+            fail(f"W={world} {shard_mode}: exit {proc.returncode}", proc.stdout, proc.stderr)
+        j = load(out, proc.stdout, proc.stderr)
+        if j["status"] != "ok":
+            fail(f"W={world} {shard_mode}: {j['status']} {j['message']}", proc.stdout, proc.stderr)
+        return j
+
+    one = measure(1, "none")
+    P = one["parameters"] * 4e-9  # fp32, GB
+    activations = one["memory_activations_GB"]  # per rank at every W: the micro-batch is per rank
+    if not 0 < activations < 0.2 * P:
+        fail(f"activations {activations} GB: the model must be dominated by its {P:.3f} GB of parameters")
+    rows = [("none", 1, one, P, P, 2 * P)]
+    for shard_mode in ("zero2", "zero3"):
+        for world in (2, 4):
+            j = measure(world, shard_mode)
+            params = P / world + (P if shard_mode == "zero2" else 0)  # ZeRO-2 keeps the whole model too
+            rows.append((shard_mode, world, j, params, P / world, 2 * P / world))
+    previous = {}
+    for shard_mode, world, j, params, grads, optimizer in rows:
+        for r in j["ranks"] or [j]:
+            # The counted parts: each the closed form's, up to the flat buffers' padding (< W
+            # elements per unit) and AdamW's step counts.
+            for key, want in (("memory_parameters_GB", params), ("memory_gradients_GB", grads),
+                              ("memory_optimizer_state_GB", optimizer)):
+                if abs(r[key] - want) > 1e-3 * want + 1e-5:
+                    fail(f"{shard_mode} W={world} rank {r.get('rank', 0)}: {key} {r[key]:.6f}, the sharding says "
+                         f"{want:.6f}")
+        closed = params + grads + optimizer + activations
+        peak = j["memory_allocated_peak_GB"]
+        print(f"{shard_mode:5} W={world}: peak {peak:.4f} GB, closed form {closed:.4f} GB "
+              f"({peak / closed - 1:+.1%}); parts {params:.4f} + {grads:.4f} + {optimizer:.4f} + {activations:.4f}; "
+              f"communication buffers {j['memory_comm_buffers_GB']:.4f}")
+        if abs(peak / closed - 1) > 0.10:
+            fail(f"{shard_mode} W={world}: peak {peak:.4f} GB is not within 10% of the closed form {closed:.4f} GB")
+        if shard_mode in previous and not peak < previous[shard_mode]:
+            fail(f"{shard_mode}: the peak did not fall from W={world // 2} ({previous[shard_mode]:.4f}) "
+                 f"to W={world} ({peak:.4f})")
+        previous[shard_mode] = peak
+        if world > 1 and not peak < one["memory_allocated_peak_GB"]:
+            fail(f"{shard_mode} W={world}: peak {peak:.4f} GB not below one process's "
+                 f"{one['memory_allocated_peak_GB']:.4f}")
+
+
 with tempfile.TemporaryDirectory() as scratch:
     out_path = os.path.join(scratch, "result.json")
     if SCENARIO == "launcher":
@@ -252,6 +318,8 @@ with tempfile.TemporaryDirectory() as scratch:
                 fail(f"{mode}: the cache folder holds {written}, want gemm-choice.json alone", proc.stdout,
                      proc.stderr)
             print(f"{' '.join(mode)}: both ranks: {kernels[0]}")
+    elif SCENARIO == "memory":
+        scenario_memory(scratch)
     else:
         fail(f"unknown scenario {SCENARIO}")
 print("PASS", SCENARIO)
