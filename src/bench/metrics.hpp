@@ -56,8 +56,9 @@ struct MeasuredRun {
   int64_t peak_rss_bytes = 0;
   double overhead_seconds = 0;
   double exposed_comm_seconds = 0;  // this process's, summed over measured iterations
-  // False where the executor cannot see them (the Python step on the CPU has no counting
-  // allocator; it measures no harness overhead): the JSON says null rather than a false 0.
+  // False where the executor cannot see them (the Python step on the CPU without tokbench's
+  // memory probe beside the binary; it never measures harness overhead): the JSON says null
+  // rather than a false 0.
   bool allocation_peaks_known = true;
   bool overhead_known = true;
   bool exposed_comm_known = true;  // false: the Python executors (torch.distributed's waits are not timed)

@@ -4,8 +4,9 @@
 Scenarios:
   eager     a short run exits 0 with the same JSON shape as --executor eager (compiler and executor
             "python-eager", measured_iters 2, tokens_per_sec = M·G·T / window recomputed from the JSON's
-            own iterations, the Python torch version in `environment`, no memory figure it cannot
-            know), and its first measured loss is near ln(vocab) and near tokbench's for the same
+            own iterations, the Python torch version in `environment`, its CPU tensor peak counted by
+            tokbench's own counter (--memory-probe) and equal to tokbench's for the same model and
+            batch within 1%, no breakdown or overhead it cannot know), and its first measured loss is near ln(vocab) and near tokbench's for the same
             seed (the initialisations and data streams differ, so not equal); both runs take --profile,
             and both traces hold the forward/backward/optimizer ranges, a matmul and [memory] events
             (what bench/allocations_by_op.py compares); the options echo the allocator each used
@@ -26,6 +27,10 @@ Scenarios:
             --no-python`, and fully_shard (fsdp2, zero3) under tokbench's launcher; each result follows the contract across ranks (both ranks
             listed, the slowest rank's time, the largest peak RSS, tokens/s × time = G·T), and the
             three train alike: the same seed and token streams give the same losses (1e-5)
+  memory    per-rank peak memory, counted the same way on both sides, of tokbench's DDP, FSDP ZeRO-2
+            and ZeRO-3 (per block) against PyTorch's own (python-eager) on two ranks, and one process
+            of each: tokbench's is at most PyTorch's + 5% in every mode, and below one process's
+            for the sharded modes
 Usage: cli_python_executor.py /path/to/tokbench SCENARIO"""
 import json
 import math
@@ -87,9 +92,12 @@ def check_python_run(executor, scratch, extra=()):
         fail(f"{executor}: tokens_per_sec {j['tokens_per_sec']}, M·G·T/window from the iterations = {want}")
     if abs(j["measured_window_s"] - window) / window > 1e-6:
         fail(f"{executor}: measured_window_s {j['measured_window_s']} != {window}")
-    if j["memory_used_GB"] is not None or j["harness_overhead_percent"] is not None:
-        fail(f"{executor}: memory_used_GB {j['memory_used_GB']} / overhead {j['harness_overhead_percent']}: "
-             "the Python step on the CPU cannot know them, they must be null")
+    if not (j["memory_used_GB"] or 0) > 0 or j["memory_allocated_peak_GB"] != j["memory_used_GB"]:
+        fail(f"{executor}: memory_used_GB {j['memory_used_GB']}: tokbench's counter (--memory-probe) counts it")
+    unknown = [k for k in ("harness_overhead_percent", "memory_parameters_GB", "memory_activations_GB")
+               if j[k] is not None]
+    if unknown:
+        fail(f"{executor}: {unknown} not null: the Python step cannot know them")
     if not j["peak_rss_GB"] > 0:
         fail(f"{executor}: peak_rss_GB {j['peak_rss_GB']}")
     env = j["environment"]
@@ -136,6 +144,10 @@ def scenario_eager(scratch):
         fail(f"keys differ: {sorted(set(native) ^ set(python))}")
     if abs(native["loss_first"] - python["loss_first"]) > 0.5:
         fail(f"loss_first: tokbench {native['loss_first']}, python {python['loss_first']}")
+    # One counter, one model, one batch: the same tensor peak (the two differ only in which
+    # small temporaries each framework keeps).
+    if abs(native["memory_used_GB"] / python["memory_used_GB"] - 1) > 0.01:
+        fail(f"memory_used_GB: tokbench {native['memory_used_GB']}, python {python['memory_used_GB']}")
 
 
 def scenario_refusals(scratch):
@@ -326,6 +338,38 @@ def scenario_ranks(scratch):
     print(f"losses per iteration (all {len(losses)} runs):", first)
 
 
+def scenario_memory(scratch):
+    # Parameters dominate (pythia-70m's embedding and head, 2 blocks; T = 64, one sequence).
+    base = ["--model-name", "pythia-70m", "--n-layers", "2", "--seq-len", "64", "--max-iters", "3",
+            "--warmup-iters", "1", "--device", "cpu", "--num-threads", "1", "--cpu-allocator", "system",
+            "--dist-timeout", "300"]
+    modes = [("none", []), ("ddp", ["--nproc-per-node", "2", "--distributed-mode", "ddp"])]
+    for shard_mode in ("zero2", "zero3"):
+        modes.append((shard_mode, ["--nproc-per-node", "2", "--distributed-mode", "fsdp", "--shard-mode", shard_mode,
+                                   "--bucketing-mode", "block"]))
+    peaks = {}
+    for label, extra in modes:
+        for executor in ("eager", "python-eager"):
+            out = os.path.join(scratch, f"memory-{label}-{executor}.json")
+            proc = run(base + extra + ["--executor", executor, "--json-path", out], timeout=900)
+            if proc.returncode != 0:
+                fail(f"{label} {executor}: exit {proc.returncode}", proc)
+            j = load(out, proc)
+            if j["status"] != "ok":
+                fail(f"{label} {executor}: {j['status']} {j['message']}", proc)
+            per_rank = [r["memory_allocated_peak_GB"] for r in j["ranks"]] or [j["memory_allocated_peak_GB"]]
+            if j["memory_allocated_peak_GB"] != max(per_rank):
+                fail(f"{label} {executor}: memory {j['memory_allocated_peak_GB']}, the largest rank's is {max(per_rank)}")
+            peaks[label, executor] = j["memory_allocated_peak_GB"]
+        ours, theirs = peaks[label, "eager"], peaks[label, "python-eager"]
+        print(f"{label:5}: tokbench {ours:.4f} GB, PyTorch {theirs:.4f} GB ({ours / theirs - 1:+.1%})")
+        if ours > 1.05 * theirs:
+            fail(f"{label}: tokbench's peak {ours:.4f} GB is above PyTorch's {theirs:.4f} GB + 5%")
+    for label in ("zero2", "zero3"):
+        if not peaks[label, "eager"] < peaks["none", "eager"]:
+            fail(f"{label}: {peaks[label, 'eager']:.4f} GB per rank, not below one process's {peaks['none', 'eager']:.4f}")
+
+
 with tempfile.TemporaryDirectory() as scratch:
     if SCENARIO == "eager":
         scenario_eager(scratch)
@@ -343,6 +387,8 @@ with tempfile.TemporaryDirectory() as scratch:
         scenario_thunder(scratch)
     elif SCENARIO == "ranks":
         scenario_ranks(scratch)
+    elif SCENARIO == "memory":
+        scenario_memory(scratch)
     else:
         fail(f"unknown scenario {SCENARIO}")
 print("ok")
