@@ -206,6 +206,7 @@ std::unique_ptr<train::TrainStep> make_step(const RunPlan& plan, model::GPT mode
       o.shard_mode = plan.dist.shard_mode;
       o.units = plan.dist.units;
       o.computation = std::move(computation);
+      o.init_seed = plan.options.seed;
       return dist::make_fsdp_step(std::move(model), device, *groups, o);
     }
     case dist::DistMode::fsdp2:  // resolve refuses it for tokbench's executors
@@ -302,8 +303,13 @@ int run_benchmark(const RunPlan& plan) {
         groups = dist::create_process_groups(
             dist::GroupOptions{plan.dist.env, timeout, device, plan.dist.backend,
                                dist::is_sharded(plan.dist.mode) ? plan.dist.shard_group_size : std::nullopt});
-      model::GPT gpt(plan.config, torch::TensorOptions().device(device).dtype(train::param_dtype(plan.dtype)));
-      gpt->reset_parameters(plan.options.seed);
+      // FSDP builds the model without storage and keeps only what each rank's sharding holds,
+      // drawn from the seed (the same weights as one process's); the others build it whole.
+      const bool shard_from_seed = plan.dist.mode == dist::DistMode::fsdp;
+      model::GPT gpt(plan.config, torch::TensorOptions().device(device).dtype(train::param_dtype(plan.dtype)),
+                     shard_from_seed ? model::GPTImpl::ParameterStorage::deferred
+                                     : model::GPTImpl::ParameterStorage::allocated);
+      if (!shard_from_seed) gpt->reset_parameters(plan.options.seed);
       torch::AutoGradMode grad_mode(true);
       auto step = make_step(plan, gpt, device, groups);
       run.kernel_note = step->kernel_note();

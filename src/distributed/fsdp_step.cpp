@@ -42,6 +42,18 @@
 namespace tokbench::dist {
 namespace {
 
+// A tensor of `sizes` at `offset` elements into `base`'s storage, made without the bounds
+// check of a view: the storage may hold no bytes yet (a ZeRO-3 unit's buffer before its first
+// gather; the gather fills that storage in place, and every such tensor sees it).
+at::Tensor alias_of_storage(const at::Tensor& base, int64_t offset, at::IntArrayRef sizes) {
+  at::Tensor t = at::empty({0}, base.options());
+  auto* impl = t.unsafeGetTensorImpl();
+  impl->set_storage_keep_dtype(base.storage());
+  impl->set_storage_offset(offset);
+  impl->set_sizes_contiguous(sizes);
+  return t;
+}
+
 struct Unit {
   std::vector<at::Tensor> params;
   std::vector<int64_t> offsets;  // of each parameter in the full buffer
@@ -79,8 +91,12 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
         comm_timer_(device) {
     model_->to(device, train::param_dtype(options.dtype));
     model_->train();
-    broadcast_parameters(*groups_.world, *model_);
-    build_units();
+    const bool deferred = model_->parameters_deferred();
+    if (deferred && !options.init_seed)
+      throw std::invalid_argument("FSDP over a model with deferred parameters needs FsdpOptions::init_seed");
+    // Deferred: every rank draws the same values from the seed, so no broadcast is needed.
+    if (!deferred) broadcast_parameters(*groups_.world, *model_);
+    build_units(deferred);
     std::vector<at::Tensor> shards;
     for (auto& u : units_) shards.push_back(u.shard);
     optimizer_ = std::make_unique<train::AdamW>(shards, options.adamw, device);
@@ -204,8 +220,10 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
   bool zero3() const { return options_.shard_mode == ShardMode::zero3; }
 
 
-  // Groups parameters into units by policy, in forward order: the root's unit first.
-  void build_units() {
+  // Groups parameters into units by policy, in forward order: the root's unit first. With
+  // deferred parameters, the buffers are filled from the seed's initial values instead of
+  // copied from the parameters, and ZeRO-3 never allocates a unit's full buffer here.
+  void build_units(bool deferred) {
     std::vector<std::vector<at::Tensor>> groups;
     auto params_of = [](const std::shared_ptr<torch::nn::Module>& m) { return m->parameters(); };
     switch (options_.units) {
@@ -246,16 +264,32 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
       }
       u.padded = (u.numel + s - 1) / s * s;
       const auto options = params.front().options().requires_grad(false);
-      u.full = at::zeros({u.padded}, options);
+      const int64_t n = u.padded / s;
+      if (deferred && zero3()) {  // the full buffer's shape, no bytes: gathered when first used
+        u.full = at::empty({0}, options);
+        u.full.unsafeGetTensorImpl()->set_sizes_contiguous({u.padded});
+        u.gathered = false;
+        u.shard = at::zeros({n}, options);
+      } else {
+        u.full = at::zeros({u.padded}, options);
+      }
       for (std::size_t i = 0; i < params.size(); ++i) {
-        auto view = u.full.narrow(0, u.offsets[i], params[i].numel());
-        view.copy_(params[i].reshape({-1}));
         // The parameter keeps its identity (autograd, the module) but now views the buffer.
+        if (!u.gathered) {
+          params[i].set_data(alias_of_storage(u.full, u.offsets[i], params[i].sizes()));
+          continue;
+        }
+        auto view = u.full.narrow(0, u.offsets[i], params[i].numel());
+        if (!deferred) view.copy_(params[i].reshape({-1}));
         params[i].set_data(view.view(params[i].sizes()));
       }
-      const int64_t n = u.padded / s;
-      u.shard = u.full.narrow(0, groups_.shard_rank * n, n).clone().requires_grad_(true);
       units_.push_back(std::move(u));
+    }
+    if (deferred) fill_from_seed(*options_.init_seed);
+    for (auto& u : units_) {
+      const int64_t n = u.padded / s;
+      if (u.gathered) u.shard = u.full.narrow(0, groups_.shard_rank * n, n).clone();
+      u.shard.requires_grad_(true);
     }
     for (std::size_t i = 0; i < units_.size(); ++i)
       for (auto& p : units_[i].params) {
@@ -264,6 +298,30 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
           if (++units_[i].grads_ready == static_cast<int64_t>(units_[i].params.size())) reduce_unit(i);
         });
       }
+  }
+
+  // The seed's initial values (GPTImpl::visit_initial_values) into what this rank keeps: the
+  // whole flat buffers where they are allocated (ZeRO-2), else only the slice of each
+  // parameter's values that falls in this rank's shard.
+  void fill_from_seed(uint64_t seed) {
+    torch::NoGradGuard no_grad;
+    std::unordered_map<const c10::TensorImpl*, std::pair<std::size_t, int64_t>> place;  // unit, offset
+    for (std::size_t u = 0; u < units_.size(); ++u)
+      for (std::size_t i = 0; i < units_[u].params.size(); ++i)
+        place[units_[u].params[i].unsafeGetTensorImpl()] = {u, units_[u].offsets[i]};
+    const auto params = model_->parameters();
+    model_->visit_initial_values(seed, [&](std::size_t index, int64_t offset, const at::Tensor& values) {
+      const auto [unit_index, unit_offset] = place.at(params[index].unsafeGetTensorImpl());
+      Unit& u = units_[unit_index];
+      const int64_t begin = unit_offset + offset, end = begin + values.numel();  // in the flat buffer
+      if (u.gathered) {
+        u.full.narrow(0, begin, values.numel()).copy_(values);
+        return;
+      }
+      const int64_t n = u.shard.numel(), shard_begin = groups_.shard_rank * n;
+      const int64_t from = std::max(begin, shard_begin), to = std::min(end, shard_begin + n);
+      if (from < to) u.shard.narrow(0, from - shard_begin, to - from).copy_(values.narrow(0, from - begin, to - from));
+    });
   }
 
   // ZeRO-3 storage management: the buffer's storage is emptied and refilled in place.

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include "distributed/dist_settings.hpp"
 #include "distributed/process_groups.hpp"
@@ -35,9 +36,15 @@ struct FsdpOptions {
   UnitPolicy units = UnitPolicy::per_block;
   // How each micro-batch is computed; null: the eager computation in `dtype`.
   std::shared_ptr<train::LossComputation> computation;
+  // For a model built with deferred parameters (GPTImpl::ParameterStorage::deferred): the
+  // seed whose initial values each rank materialises, keeping only what its sharding holds
+  // (ZeRO-3: its shards; ZeRO-2: the whole flat buffers and its shards). Required for such a
+  // model, ignored otherwise.
+  std::optional<uint64_t> init_seed;
 };
 
-// Both broadcast rank 0's parameters first, so every rank starts from the same model.
+// Both broadcast rank 0's parameters first, so every rank starts from the same model (FSDP on
+// deferred parameters draws them from FsdpOptions::init_seed on every rank instead).
 std::unique_ptr<train::TrainStep> make_ddp_step(model::GPT model, const c10::Device& device,
                                                 const ProcessGroups& groups, const DdpOptions& options);
 std::unique_ptr<train::TrainStep> make_fsdp_step(model::GPT model, const c10::Device& device,

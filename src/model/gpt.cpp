@@ -20,9 +20,23 @@
 namespace tokbench::model {
 namespace {
 
+// Set by the GPT constructor for its own duration (the modules below create their parameters
+// through new_parameter, and their constructors have no room for the choice).
+thread_local bool t_defer_storage = false;
+
 torch::Tensor new_parameter(torch::IntArrayRef shape, const torch::TensorOptions& options) {
-  return torch::empty(shape, options.requires_grad(false));
+  if (!t_defer_storage) return torch::empty(shape, options.requires_grad(false));
+  // The shape on the device with no bytes behind it: a wrapper places the data later.
+  torch::Tensor t = torch::empty({0}, options.requires_grad(false));
+  t.unsafeGetTensorImpl()->set_sizes_contiguous(shape);
+  return t;
 }
+
+struct DeferStorage {
+  explicit DeferStorage(bool on) : previous(t_defer_storage) { t_defer_storage = on; }
+  ~DeferStorage() { t_defer_storage = previous; }
+  bool previous;
+};
 
 // nn.Linear's parameters and F.linear: weight (out, in), optional bias (out).
 class Linear : public torch::nn::Module {
@@ -363,12 +377,15 @@ struct GPTImpl::State {
   std::shared_ptr<Norm> ln_f;
   torch::Tensor cos, sin;  // (block_size, rope_n_elem[, 2]) buffers, model dtype
   std::shared_ptr<GPTImpl::ForwardHooks> hooks;  // null: forward runs straight through
+  bool deferred = false;  // built with ParameterStorage::deferred
 };
 
-GPTImpl::GPTImpl(const Config& config, const torch::TensorOptions& options)
+GPTImpl::GPTImpl(const Config& config, const torch::TensorOptions& options, ParameterStorage storage)
     : state_(std::make_shared<State>()) {
+  const DeferStorage defer(storage == ParameterStorage::deferred);
   auto& s = *state_;
   s.config = config;
+  s.deferred = storage == ParameterStorage::deferred;
   const Config& c = s.config;
   TORCH_CHECK(c.padded_vocab_size && c.head_size && c.n_query_groups && c.intermediate_size,
               "GPT needs a finalized Config (call Config::finalize())");
@@ -442,28 +459,43 @@ torch::Tensor GPTImpl::after_head(torch::Tensor head_output) {
   return s.hooks ? s.hooks->after_root(std::move(head_output)) : head_output;
 }
 
-void GPTImpl::reset_parameters(uint64_t seed) {
+void GPTImpl::visit_initial_values(uint64_t seed, const InitVisitor& visit) const {
   constexpr int64_t kInitChunk = int64_t{1} << 24;  // 64 MB of fp32 on the host at a time
-  auto params = named_parameters();
-  if (params.is_empty() || params.begin()->value().device().is_meta()) return;
   // Values are drawn on the CPU in a fixed order so every device gets the same weights.
   auto generator = at::make_generator<at::CPUGeneratorImpl>(seed);
   torch::NoGradGuard no_grad;
-  for (auto& item : params) {
-    auto& p = item.value();
-    if (ends_with(item.key(), "bias")) {
-      p.zero_();
-    } else if (p.dim() == 1) {  // norm weights: ones, as litgpt (Gemma's 1 + w then scales by 2)
-      p.fill_(1.0);
-    } else {  // Linear and Embedding weights, drawn in fixed-size chunks to bound host memory
-      auto flat = p.view({-1});
-      for (int64_t start = 0; start < flat.numel(); start += kInitChunk) {
-        const int64_t n = std::min(kInitChunk, flat.numel() - start);
-        flat.slice(0, start, start + n).copy_(torch::empty({n}, torch::kFloat).normal_(0.0, 0.02, generator));
+  std::size_t index = 0;
+  for (const auto& item : named_parameters()) {
+    const auto& p = item.value();
+    const bool bias = ends_with(item.key(), "bias");
+    for (int64_t start = 0; start < p.numel(); start += kInitChunk) {
+      const int64_t n = std::min(kInitChunk, p.numel() - start);
+      torch::Tensor values;
+      if (bias) {
+        values = torch::zeros({n}, torch::kFloat);
+      } else if (p.dim() == 1) {  // norm weights: ones, as litgpt (Gemma's 1 + w then scales by 2)
+        values = torch::ones({n}, torch::kFloat);
+      } else {  // Linear and Embedding weights
+        values = torch::empty({n}, torch::kFloat).normal_(0.0, 0.02, generator);
       }
+      visit(index, start, values);
     }
+    ++index;
   }
 }
+
+void GPTImpl::reset_parameters(uint64_t seed) {
+  auto params = parameters();
+  if (params.empty() || params.front().device().is_meta()) return;
+  TORCH_CHECK(!state_->deferred, "reset_parameters: this model's parameters are deferred (no storage); "
+              "a wrapper fills them from visit_initial_values");
+  torch::NoGradGuard no_grad;
+  visit_initial_values(seed, [&](std::size_t index, int64_t offset, const torch::Tensor& values) {
+    params[index].view({-1}).slice(0, offset, offset + values.numel()).copy_(values);
+  });
+}
+
+bool GPTImpl::parameters_deferred() const { return state_->deferred; }
 
 const Config& GPTImpl::config() const { return state_->config; }
 

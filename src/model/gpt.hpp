@@ -19,9 +19,16 @@ namespace tokbench::model {
 
 class GPTImpl : public torch::nn::Module {
  public:
+  // How the constructor allocates parameters. `allocated`: torch::empty, uninitialised until
+  // reset_parameters() or load_state(). `deferred`: each parameter has its device, dtype and
+  // shape but no storage, for a wrapper that places the data itself (FSDP keeps only its
+  // rank's shard, filled from visit_initial_values); nothing may read a deferred parameter
+  // before that, and reset_parameters refuses such a model. Buffers are always allocated.
+  enum class ParameterStorage { allocated, deferred };
+
   // config must be finalized; options carry the device and dtype of parameters and buffers.
-  // Parameters are uninitialised (torch::empty) until reset_parameters() or load_state().
-  GPTImpl(const Config& config, const torch::TensorOptions& options);
+  GPTImpl(const Config& config, const torch::TensorOptions& options,
+          ParameterStorage storage = ParameterStorage::allocated);
 
   // idx: (B, T) int64 token ids, T <= config.block_size -> logits (B, T, padded_vocab_size).
   torch::Tensor forward(const torch::Tensor& idx);
@@ -53,6 +60,14 @@ class GPTImpl : public torch::nn::Module {
   // Deterministic random initialisation for a seed (normal(0, 0.02) weights, zero biases,
   // norms at one), independent of the device. A no-op on the meta device.
   void reset_parameters(uint64_t seed);
+
+  // The values reset_parameters(seed) writes, in order, without writing them: for parameter
+  // `index` (named_parameters order), the CPU fp32 values of its flattened elements
+  // [offset, offset + values.numel()), in pieces of at most 64 MB. Every weight's values are
+  // drawn whoever keeps them, so a caller keeping a slice gets exactly the whole model's.
+  using InitVisitor = std::function<void(std::size_t index, int64_t offset, const torch::Tensor& values)>;
+  void visit_initial_values(uint64_t seed, const InitVisitor& visit) const;
+  bool parameters_deferred() const;
 
   const Config& config() const;
 

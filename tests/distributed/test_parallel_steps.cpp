@@ -582,6 +582,45 @@ TEST(ParallelEquivalence, ControlWithoutGradientAveragingDiffers) {
 
 // Sharding divides what each rank holds: ZeRO-3 its parameters, gradients and optimizer
 // state; ZeRO-2 its optimizer state (parameters stay whole).
+// FSDP over a model built without storage (run_benchmark's way): each rank draws only what its
+// sharding keeps from the seed, holds exactly the whole model's initial values, and trains as
+// one process from reset_parameters(seed). W = 3 leaves padding in every flat buffer.
+TEST(FsdpFromSeed, DeferredModelHoldsTheSeedsValuesAndTrainsLikeOneProcess) {
+  const int64_t world = 3;
+  const Batches batches = make_batches(world, 1);
+  const Trajectory reference = single_process(batches);
+  const std::vector<at::Tensor> initial = train::clone_parameters(*build_model());
+  int64_t whole_bytes = 0;
+  for (const auto& p : initial) whole_bytes += p.numel() * static_cast<int64_t>(p.element_size());
+  for (const ShardMode mode : {ShardMode::zero2, ShardMode::zero3}) {
+    const std::string name = mode == ShardMode::zero2 ? "ZeRO-2" : "ZeRO-3";
+    std::vector<Trajectory> out(world);
+    std::vector<int64_t> resident(world);
+    std::vector<int> equal_initial(world, 0);
+    on_ranks(world, std::nullopt, [&](int64_t r, const ProcessGroups& groups) {
+      model::GPT deferred(tiny_config(), torch::TensorOptions().dtype(torch::kFloat),
+                          model::GPTImpl::ParameterStorage::deferred);
+      FsdpOptions o;
+      o.shard_mode = mode;
+      o.init_seed = kModelSeed;
+      auto step = make_fsdp_step(std::move(deferred), test_device(), groups, o);
+      resident[r] = step->resident_state_bytes();  // before any optimizer state exists
+      const auto values = step->full_parameters();
+      bool same = values.size() == initial.size();
+      for (std::size_t i = 0; same && i < values.size(); ++i) same = torch::equal(values[i].cpu(), initial[i]);
+      equal_initial[r] = same ? 1 : 0;
+      run_iterations(*step, batches, r, out[r], /*concat_ranks=*/false);
+    });
+    for (int64_t r = 0; r < world; ++r) {
+      EXPECT_EQ(equal_initial[r], 1) << name << " rank " << r << ": not the whole model's initial values";
+      // ZeRO-3 holds its shard alone (plus the rope buffers); ZeRO-2 the whole flat buffers and its shard.
+      if (mode == ShardMode::zero3) EXPECT_LT(resident[r], 1.1 * whole_bytes / world) << name << " rank " << r;
+      else EXPECT_LT(resident[r], 1.1 * whole_bytes * (1.0 + 1.0 / world)) << name << " rank " << r;
+    }
+    expect_same_training(reference, out, name + " from the seed, W 3");
+  }
+}
+
 TEST(ParallelMemory, ShardsAreOneOverWorld) {
   const int64_t world = 2;
   const Batches batches = make_batches(world, 1);
