@@ -21,7 +21,7 @@ Scenarios:
             python-eager's DDP (the same losses, 1e-5); fsdp2 and hybrid sharding are refused
   sweep_ranks  the reference's table from one command: `tokbench sweep` over one distributed row
             (FSDP ZeRO-2 on two ranks) with all five executors; read back in CSV, five rows, one per
-            executor, each ok with its figures filled; the printed tables carry the five columns
+            executor, each ok with its figures filled (the memory breakdown for tokbench's two); the printed tables carry the five columns
   ranks     two ranks, the reference's way (torch.distributed over Gloo): python-eager FSDP (zero2)
             and python-inductor DDP, each under tokbench's launcher and under `torchrun
             --no-python`, and fully_shard (fsdp2, zero3) under tokbench's launcher; each result follows the contract across ranks (both ranks
@@ -279,8 +279,12 @@ def scenario_sweep_ranks(scratch):
     if sorted(r["compiler"] for r in rows) != sorted(ALL_EXECUTORS):
         fail(f"CSV rows: {[r.get('compiler') for r in rows]}", proc)
     for r in rows:
-        empty = [k for k in ("tokens_per_sec", "average_iter_time", "peak_rss_GB", "model_flop_per_sec")
-                 if not r.get(k)]
+        # Every side's tensor peak is counted; the breakdown only where tokbench runs the step.
+        filled = ["tokens_per_sec", "average_iter_time", "peak_rss_GB", "model_flop_per_sec", "memory_used_GB"]
+        if not r["compiler"].startswith("python-"):
+            filled += ["memory_parameters_GB", "memory_gradients_GB", "memory_optimizer_state_GB",
+                       "memory_activations_GB", "memory_comm_buffers_GB"]
+        empty = [k for k in filled if not r.get(k)]
         if r["status"] != "ok" or empty or r["Distributed Mode"] != "fsdp_zero2_none_bucketing" \
                 or r["Num GPUS"] != "2":
             fail(f"{r['compiler']}: status {r['status']}, empty {empty}, mode {r['Distributed Mode']}, "
