@@ -10,8 +10,8 @@ torch.compile) and `python-thunder` (thunder.jit with thunder's ddp / fsdp trans
 Gloo. Each row runs every side --repeats times, the order rotating, and reports medians of
 tokens/s and of the per-rank peaks (the largest rank's): peak RSS for every side (what the
 operating system charged each rank process: LibTorch's or Python's runtime included), and the
-peak of tensor bytes where the side can see it (tokbench's counting allocator; PyTorch on the
-CPU has none). Ratios are between medians measured minutes apart in one script; never compare a
+peak of tensor bytes, counted on every side by tokbench's counting CPU allocator (the Python
+sides load it as libtokbench_memory_probe.so), so that column compares across all sides. Ratios are between medians measured minutes apart in one script; never compare a
 figure from this table with one from another day or machine.
 
 Writes docs/results/cpu-parallel-executors-<date>.md with the machine, versions and commands.
@@ -32,7 +32,8 @@ from bench_common import DEFAULT_TOKBENCH, cpu_model, rotated, side_record, writ
 # shorter sequence (the reference's table was phi-2 on 4 GPUs at T=2048, all layers).
 MODEL, LAYERS, SEQ_LEN, MICRO_BATCH, WARMUP, MEASURED = "phi-2", 2, 128, 1, 2, 4
 MODES = [("ddp", ["--distributed-mode", "ddp"]),
-         ("fsdp zero2", ["--distributed-mode", "fsdp", "--shard-mode", "zero2", "--bucketing-mode", "block"])]
+         ("fsdp zero2", ["--distributed-mode", "fsdp", "--shard-mode", "zero2", "--bucketing-mode", "block"]),
+         ("fsdp zero3", ["--distributed-mode", "fsdp", "--shard-mode", "zero3", "--bucketing-mode", "block"])]
 EXECUTORS = ["eager", "fused", "python-eager", "python-inductor", "python-thunder"]
 
 
@@ -100,7 +101,7 @@ def main():
         f" tokens; {WARMUP} warm-up and {MEASURED} measured iterations; tokens/s = M·G·T / the slowest rank's window",
         f"- Command: `bench/parallel_executors_side_by_side.py {' '.join(sys.argv[1:])}`; each side {a.repeats} run(s),"
         " order rotating; medians. Peak RSS and tensor peak: the largest rank's (GB, 10^9 bytes); the tensor peak is"
-        " N/A where the side has no counting allocator (PyTorch on the CPU)",
+        " counted on every side by tokbench's counting CPU allocator (N/A where a side could not load it)",
         "",
         "| mode | executor | tokens/s | / python-eager | / python-inductor | peak RSS per rank (GB) |"
         " tensor peak per rank (GB) |",

@@ -28,7 +28,8 @@ Scenarios:
             listed, the slowest rank's time, the largest peak RSS, tokens/s × time = G·T), and the
             three train alike: the same seed and token streams give the same losses (1e-5)
   memory    per-rank peak memory, counted the same way on both sides, of tokbench's DDP, FSDP ZeRO-2
-            and ZeRO-3 (per block) against PyTorch's own (python-eager) on two ranks, and one process
+            and ZeRO-3 (per block) against PyTorch's own (python-eager) on two ranks, hybrid ZeRO-2
+            on four (shards in pairs), and one process
             of each: tokbench's is at most PyTorch's + 5% in every mode, and below one process's
             for the sharded modes
 Usage: cli_python_executor.py /path/to/tokbench SCENARIO"""
@@ -351,6 +352,9 @@ def scenario_memory(scratch):
     for shard_mode in ("zero2", "zero3"):
         modes.append((shard_mode, ["--nproc-per-node", "2", "--distributed-mode", "fsdp", "--shard-mode", shard_mode,
                                    "--bucketing-mode", "block"]))
+    # Hybrid: shards within pairs of ranks, replicas across the pairs (PyTorch's _HYBRID_SHARD_ZERO2).
+    modes.append(("hybrid_zero2", ["--nproc-per-node", "4", "--distributed-mode", "fsdp", "--shard-mode",
+                                   "hybrid_zero2", "--sharding-size", "2", "--bucketing-mode", "block"]))
     peaks = {}
     for label, extra in modes:
         for executor in ("eager", "python-eager"):
@@ -369,7 +373,7 @@ def scenario_memory(scratch):
         print(f"{label:5}: tokbench {ours:.4f} GB, PyTorch {theirs:.4f} GB ({ours / theirs - 1:+.1%})")
         if ours > 1.05 * theirs:
             fail(f"{label}: tokbench's peak {ours:.4f} GB is above PyTorch's {theirs:.4f} GB + 5%")
-    for label in ("zero2", "zero3"):
+    for label in ("zero2", "zero3", "hybrid_zero2"):
         if not peaks[label, "eager"] < peaks["none", "eager"]:
             fail(f"{label}: {peaks[label, 'eager']:.4f} GB per rank, not below one process's {peaks['none', 'eager']:.4f}")
 
