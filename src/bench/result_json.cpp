@@ -1,18 +1,13 @@
-// JSON result construction and the atomic write (write temp, fsync, rename).
+// JSON result construction, and its write through results/atomic_file.hpp.
 #include "bench/result_json.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <optional>
 #include <stdexcept>
 #include <string>
 
 #include "bench/report.hpp"
+#include "results/atomic_file.hpp"
 #include "results/result_columns.hpp"
 
 namespace tokbench::bench {
@@ -186,29 +181,7 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
 }
 
 void write_json_atomically(const std::filesystem::path& path, const nlohmann::ordered_json& json) {
-  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-  std::string temp = (dir / ("." + path.filename().string() + ".tmp.XXXXXX")).string();
-  int fd = ::mkstemp(temp.data());
-  if (fd < 0) throw std::runtime_error("cannot create a temporary file beside " + path.string() + ": " + std::strerror(errno));
-  const std::string text = json.dump(4) + "\n";
-  std::size_t written = 0;
-  bool ok = true;
-  while (written < text.size()) {
-    ssize_t n = ::write(fd, text.data() + written, text.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      ok = false;
-      break;
-    }
-    written += static_cast<std::size_t>(n);
-  }
-  ok = ok && ::fchmod(fd, 0644) == 0 && ::fsync(fd) == 0;
-  ok = (::close(fd) == 0) && ok;
-  if (!ok || std::rename(temp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    ::unlink(temp.c_str());
-    throw std::runtime_error("cannot write " + path.string() + ": " + why);
-  }
+  results::write_file_atomically(path, json.dump(4) + "\n");
 }
 
 }  // namespace tokbench::bench

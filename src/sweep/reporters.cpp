@@ -1,17 +1,21 @@
 // write_report: builds the tables and hands them to the reporter of the format; files are
-// written to a temporary name and renamed, so a reader never sees half a report. Also the
+// written atomically (results/atomic_file.hpp), so a reader never sees half a report. Also the
 // cell rules every reporter shares.
+#include "sweep/reporters.hpp"
+
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <set>
+#include <sstream>
 #include <stdexcept>
+#include <string_view>
 
-#include "sweep/reporters.hpp"
+#include "results/atomic_file.hpp"
 
 namespace tokbench::sweep {
 namespace detail {
@@ -36,6 +40,10 @@ std::string scalar_text(const nlohmann::json& value) {
   if (value.is_string()) return value.get<std::string>();
   // Numbers round-trip exactly; objects and arrays as compact JSON (bad UTF-8 replaced).
   return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+bool looks_like_formula(const std::string& text) {
+  return !text.empty() && std::string_view("=+-@\t\r").find(text.front()) != std::string_view::npos;
 }
 
 std::vector<std::string> present_keys(const std::vector<nlohmann::json>& runs) {
@@ -72,24 +80,6 @@ std::vector<Column> scalar_columns(const std::vector<nlohmann::json>& runs) {
 
 }  // namespace detail
 
-namespace {
-
-// Writes through `write` to PATH.tmp, then renames it over PATH.
-template <typename Write>
-void write_file_atomically(const std::filesystem::path& path, Write&& write) {
-  std::filesystem::path tmp = path;
-  tmp += ".tmp";
-  {
-    std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
-    if (!file) throw std::runtime_error(fmt::format("cannot write {}: {}", tmp.string(), std::strerror(errno)));
-    write(file);
-    file.flush();
-    if (!file) throw std::runtime_error(fmt::format("cannot write {}: {}", tmp.string(), std::strerror(errno)));
-  }
-  std::filesystem::rename(tmp, path);
-}
-
-}  // namespace
 
 #ifndef TOKBENCH_SWEEP_HAVE_XLSX
 bool xlsx_available() { return false; }
@@ -147,13 +137,19 @@ void write_report(const ReporterPlugin& format, const nlohmann::json& context, c
     return;
   }
   if (path.empty()) throw std::invalid_argument("output format " + format.name + " needs a file path");
-  std::filesystem::path tmp = path;
-  tmp += ".tmp";
   if (format.file == FileUse::required) {
-    run_reporter(out, tmp);  // the reporter writes the file itself
-    std::filesystem::rename(tmp, path);
+    const std::filesystem::path temporary = results::temporary_beside(path);
+    try {
+      run_reporter(out, temporary);  // the reporter writes the file itself
+    } catch (...) {
+      std::filesystem::remove(temporary);
+      throw;
+    }
+    results::commit_temporary(temporary, path);
   } else {
-    write_file_atomically(path, [&](std::ostream& file) { run_reporter(file, {}); });
+    std::ostringstream text;
+    run_reporter(text, {});
+    results::write_file_atomically(path, text.str());
   }
 }
 

@@ -3,6 +3,7 @@
 // in slurm_jobs.cpp; the pieces both use are in namespace detail here.
 #include "sweep/sweep_runner.hpp"
 
+#include "results/atomic_file.hpp"
 #include "sweep/slurm_jobs.hpp"
 
 #include <fcntl.h>
@@ -139,14 +140,7 @@ std::string last_line(const std::string& text) {
 }
 
 void write_atomically(const std::filesystem::path& path, const nlohmann::json& j) {
-  const std::filesystem::path temp = path.string() + ".tmp";
-  {
-    std::ofstream out(temp);
-    out << j.dump(4) << "\n";
-    out.flush();
-    if (!out) throw std::runtime_error("cannot write " + temp.string());
-  }
-  std::filesystem::rename(temp, path);
+  results::write_file_atomically(path, j.dump(4) + "\n");
 }
 
 std::vector<nlohmann::json> gather_rows(const std::vector<Configuration>& configs, const std::filesystem::path& out_dir) {
