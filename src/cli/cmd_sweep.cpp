@@ -20,6 +20,7 @@
 #include "sweep/matrix.hpp"
 #include "sweep/result_store.hpp"
 #include "sweep/slurm_jobs.hpp"
+#include "sweep/shell_words.hpp"
 #include "sweep/sweep_runner.hpp"
 #include "sweep/sweep_tables.hpp"
 
@@ -79,6 +80,7 @@ sweep::Launcher chosen_launcher(const SweepCommandOptions& o, bool slurm_options
   if (o.slurm_max_jobs < 1)
     throw std::invalid_argument(fmt::format("--slurm-max-jobs {} is not valid; valid: 1 or more jobs at once",
                                             o.slurm_max_jobs));
+  sweep::split_shell_words("--slurm-args", o.slurm_args);  // refused now, not at the first submission
   for (const char* program : {"sbatch", "scontrol", "scancel"})
     if (!on_path(program))
       throw std::invalid_argument(fmt::format("--launcher slurm needs Slurm's `{}` on PATH, and it is not there; "
@@ -191,7 +193,8 @@ const RegisterCommand kSweep{
        sub.add_option("--launcher", o->launcher, "local (child processes here) | slurm (one sbatch job per "
                                                  "configuration, ranks started by srun)")->capture_default_str();
        auto* slurm_args = sub.add_option("--slurm-args", o->slurm_args,
-                                         "more sbatch arguments for every job, e.g. \"--partition gpu --account x\"");
+                                         "more sbatch arguments for every job, e.g. \"--partition gpu --account x\" "
+                                         "(split into words as a shell would, never run by one)");
        auto* slurm_max_jobs = sub.add_option("--slurm-max-jobs", o->slurm_max_jobs,
                                              "Slurm jobs queued or running at once")->capture_default_str();
        sub.add_flag("--only-varying", o->only_varying, "show only the index columns that vary");

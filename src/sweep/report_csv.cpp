@@ -1,7 +1,9 @@
 // The `csv` format: one row per run, RFC 4180 (CRLF line ends; a field holding a comma, quote,
 // CR or LF is quoted, its quotes doubled). The header is every key any run has (present_keys);
 // a run without a key leaves its field empty, as does null; nested values (iterations, ranks,
-// config, environment, iter_time_ms) are compact JSON in one field.
+// config, environment, iter_time_ms) are compact JSON in one field. A text field a spreadsheet
+// would evaluate (looks_like_formula) is prefixed with ', as OWASP's CSV-injection advice and
+// spreadsheets themselves do.
 #include "sweep/reporters.hpp"
 
 namespace tokbench::sweep::detail {
@@ -28,7 +30,9 @@ void write_csv(const std::vector<nlohmann::json>& runs, std::ostream& out) {
     row([&](const std::string& key) {
       if (!run.is_object()) return std::string();
       auto it = run.find(key);
-      return it == run.end() ? std::string() : scalar_text(*it);
+      if (it == run.end()) return std::string();
+      const std::string text = scalar_text(*it);
+      return it->is_string() && looks_like_formula(text) ? "'" + text : text;
     });
 }
 

@@ -5,12 +5,15 @@
 namespace tokbench::sweep::detail {
 namespace {
 
-// A pipe would end the cell and a line break the row.
+// A pipe would end the cell and a line break the row; a backslash is escaped too, or a text
+// ending in one would turn the pipe after it back into a cell border.
 std::string escape(const std::string& text) {
   std::string out;
   for (char c : text) {
     if (c == '|')
       out += "\\|";
+    else if (c == '\\')
+      out += "\\\\";
     else if (c == '\n' || c == '\r')
       out += ' ';
     else

@@ -25,6 +25,11 @@ bool is_failure(const Cell& cell);
 std::string format_number(const std::string& spec, double value);
 // A JSON value as one field of text: strings raw, null empty, nested values compact JSON.
 std::string scalar_text(const nlohmann::json& value);
+// Text a spreadsheet would take for a formula (it begins with =, +, -, @, a tab or a carriage
+// return): CSV, which has no types, prefixes such a text cell with ', so a value someone put in
+// a shared matrix is shown, never evaluated. (xlsx needs nothing: its text cells are typed
+// strings, which spreadsheets never evaluate.)
+bool looks_like_formula(const std::string& text);
 // The keys present in any run: the result columns first (results::tabular_columns() order),
 // then other keys in order of first appearance.
 std::vector<std::string> present_keys(const std::vector<nlohmann::json>& runs);

@@ -2,6 +2,9 @@
 // and a row for every ending.
 #include "sweep/slurm_jobs.hpp"
 
+#include "sweep/shell_words.hpp"
+
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -41,6 +44,15 @@ int64_t positive_or_one(const std::string& text) {
   return 1;  // a bad value is the precheck's to refuse, with the run's own message
 }
 
+// Text for a comment line of the batch script: control characters (a line break would end the
+// comment and start a command) become '?'.
+std::string one_line(std::string text) {
+  for (char& c : text)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return text;
+}
+bool one_line_safe(const std::string& text) { return one_line(text) == text; }
+
 std::string shell_quote(const std::string& text) {
   std::string out = "'";
   for (const char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -55,7 +67,7 @@ struct CommandOutput {
 // Runs a program (argv, no shell) and collects what it prints.
 CommandOutput run_command(const std::vector<std::string>& args) {
   int pipe_fds[2];
-  if (::pipe(pipe_fds) != 0) throw std::runtime_error(std::string("pipe failed: ") + std::strerror(errno));
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe failed: ") + std::strerror(errno));
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -188,7 +200,7 @@ std::string slurm_batch_script(const Configuration& c, const std::filesystem::pa
                                double timeout_seconds) {
   const int64_t tasks = slurm_tasks_per_node(c);
   std::string s = "#!/bin/bash\n";
-  s += fmt::format("# tokbench sweep, configuration {}: {}\n", c.id, c.describe());
+  s += fmt::format("# tokbench sweep, configuration {}: {}\n", c.id, one_line(c.describe()));
   s += fmt::format("#SBATCH --job-name=tokbench-{}\n", c.id);
   s += fmt::format("#SBATCH --nodes={}\n", slurm_nodes(c));
   s += fmt::format("#SBATCH --ntasks-per-node={}\n", tasks);
@@ -196,6 +208,11 @@ std::string slurm_batch_script(const Configuration& c, const std::filesystem::pa
   if (!threads.empty() && threads != "0") s += fmt::format("#SBATCH --cpus-per-task={}\n", positive_or_one(threads));
   if (c.value_of("device").rfind("cuda", 0) == 0) s += fmt::format("#SBATCH --gpus-per-node={}\n", tasks);
   s += fmt::format("#SBATCH --time={}\n", slurm_time_limit_minutes(timeout_seconds));
+  // sbatch reads its directives itself, unquoted: a path it cannot take is refused here.
+  if (!one_line_safe(log.string()))
+    throw std::invalid_argument("the sweep's output folder '" + one_line(log.parent_path().string()) +
+                                "' holds a line break or another control character, which a Slurm batch "
+                                "script cannot carry; valid: a folder path without them");
   s += fmt::format("#SBATCH --output={}\n", log.string());
   s += "echo \"tokbench sweep: Slurm job ${SLURM_JOB_ID} on ${SLURM_JOB_NODELIST}\"\n";
   s += "# Ranks take their places from srun's SLURM_* variables, not from another launcher's\n"
@@ -213,6 +230,13 @@ std::string slurm_batch_script(const Configuration& c, const std::filesystem::pa
   for (const auto& a : slurm_run_arguments(c)) command += fmt::format(" {}", shell_quote(a));
   command += " --json-path " + shell_quote(result.string()) + " --quiet";
   return s + command + "\n";
+}
+
+std::vector<std::string> sbatch_argv(const std::string& sbatch_arguments, const std::filesystem::path& script) {
+  std::vector<std::string> argv{"sbatch", "--parsable"};
+  for (auto& word : split_shell_words("--slurm-args", sbatch_arguments)) argv.push_back(std::move(word));
+  argv.push_back(script.string());
+  return argv;
 }
 
 SlurmJobState parse_scontrol_job(const std::string& text) {
@@ -323,10 +347,7 @@ SweepResult run_slurm_sweep(const std::vector<Configuration>& configs, const Swe
                                 o.run_timeout_seconds);
       if (!out) throw std::runtime_error("cannot write " + script.string());
     }
-    // Through a shell: --slurm-args is split as the user's shell would split it.
-    const std::string command =
-        "sbatch --parsable " + o.slurm.sbatch_arguments + " " + shell_quote(script.string());
-    const CommandOutput submitted = run_command({"/bin/sh", "-c", command});
+    const CommandOutput submitted = run_command(sbatch_argv(o.slurm.sbatch_arguments, script));
     std::size_t digits = 0;
     while (digits < submitted.text.size() && std::isdigit(static_cast<unsigned char>(submitted.text[digits])))
       ++digits;

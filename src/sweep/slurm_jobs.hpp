@@ -30,9 +30,16 @@ int64_t slurm_tasks_per_node(const Configuration& config);
 // The batch script of one configuration: #SBATCH lines (name, nodes, tasks per node, CPUs per
 // task from --num-threads, GPUs per node when --device is CUDA, the time limit from the
 // per-run timeout, the log) and one `srun tokbench run ...` writing `result`.
+// Every value in it is quoted for bash (single quotes), and comment text loses its control
+// characters, so no option value can become a command; a log path sbatch could not read (a
+// line break in it) is refused with std::invalid_argument.
 std::string slurm_batch_script(const Configuration& config, const std::filesystem::path& tokbench,
                                const std::filesystem::path& result, const std::filesystem::path& log,
                                double timeout_seconds);
+
+// sbatch's argv for a batch script: --parsable, the words of --slurm-args (split as a shell
+// splits them, expanding nothing: shell_words.hpp), the script. No shell runs it.
+std::vector<std::string> sbatch_argv(const std::string& sbatch_arguments, const std::filesystem::path& script);
 
 // --time for sbatch: whole minutes, rounded up (Slurm's limits are in minutes).
 int64_t slurm_time_limit_minutes(double timeout_seconds);

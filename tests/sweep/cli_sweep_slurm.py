@@ -8,7 +8,8 @@ lengths on one rank, one on two ranks (a two-task srun job: Gloo on the CPU), an
 combination. Checked: every configuration is one row with the right status, the two-rank row
 has world size 2 and ran under srun's variables, every job is in Slurm's completion log and
 its own log names its job id, no job was submitted for the invalid one, and a second sweep
-reruns nothing. Then: a sweep killed (SIGKILL) while its job runs and started again waits for
+reruns nothing; --slurm-args reaches sbatch as words (a quoted comment), and what only a
+shell would run in it is refused before anything is submitted. Then: a sweep killed (SIGKILL) while its job runs and started again waits for
 that job rather than submitting another; Ctrl-C (SIGINT) cancels the job in flight and leaves
 nothing behind, so the next sweep runs it. Missing daemons fail the test: the machine is meant
 to have them.
@@ -184,6 +185,16 @@ def check(cluster, scratch):
     lines = [l for l in refused.stderr.splitlines() if l.strip()]
     if refused.returncode != 2 or len(lines) != 1 or "--device auto" not in lines[0] or "cuda | cpu" not in lines[0]:
         fail(f"--device auto under --launcher slurm: exit {refused.returncode}, want 2 and one line", refused)
+    # --slurm-args never reaches a shell: what only a shell would run is refused in one line,
+    # before anything is submitted, and runs nothing.
+    marker = os.path.join(scratch, "pwned")
+    for payload in (f"--comment=$(touch {marker})", f"--comment=`touch {marker}`", f"-p debug; touch {marker}"):
+        refused = sweep(cluster, ["--model-name", "pythia-14m", "--device", "cpu", "--slurm-args", payload,
+                                  "--out", os.path.join(scratch, "refused-args")])
+        lines = [l for l in refused.stderr.splitlines() if l.strip()]
+        if refused.returncode != 2 or len(lines) != 1 or "--slurm-args" not in lines[0] or os.path.exists(marker):
+            fail(f"--slurm-args {payload!r}: exit {refused.returncode}, marker {os.path.exists(marker)}; want 2, "
+                 "one line, nothing run", refused)
     out = os.path.join(scratch, "sweep")
     # Four configurations: seq-len 32 and 64 on one rank, 32 on two ranks (DDP, a 2-task job),
     # and a global batch of 3 that does not split over 2 ranks x micro-batch 1: invalid.
@@ -212,7 +223,9 @@ nproc-per-node = 2
 distributed-mode = "ddp"
 global-batch-size = 3
 """)
-    args = ["--matrix", matrix, "--out", out, "--format", "json", "--timeout", "600"]
+    # Quoted words reach sbatch as words: a comment with blanks and shell characters, literal.
+    args = ["--matrix", matrix, "--out", out, "--format", "json", "--timeout", "600",
+            "--slurm-args", "--comment='tokbench test: $(not run); `nor this`'"]
     first = sweep(cluster, args)
     if first.returncode != 0:
         fail(f"sweep exit {first.returncode}\n" + cluster.logs(), first)

@@ -2,6 +2,11 @@
 // srun's ranks get, the time limit), reading scontrol's and sacct's answers, and the row of a
 // job that ended without a result. The real scheduler is exercised by cli_sweep_slurm.py.
 #include <gtest/gtest.h>
+#include <fstream>
+#include <filesystem>
+#include <cstdio>
+#include <algorithm>
+#include <unistd.h>
 
 #include "sweep/slurm_jobs.hpp"
 
@@ -46,6 +51,64 @@ TEST(SlurmJobs, CpuConfigurationAsksForNoGpuAndKeepsAFixedPort) {
   EXPECT_TRUE(has_line(s, "#SBATCH --ntasks-per-node=1")) << s;
   EXPECT_TRUE(has_line(s, "#SBATCH --time=1")) << s;
   EXPECT_TRUE(has_line(s, "export MASTER_PORT='29512'")) << s;
+}
+
+// No option value can leave its quotes or its comment: values built to escape stay data. The
+// script is run by bash itself, with srun replaced by a printer of its arguments: every value
+// arrives whole, and no payload ran (its marker file does not exist).
+TEST(SlurmJobs, ValuesBuiltToEscapeStayData) {
+  const std::filesystem::path marker = std::filesystem::temp_directory_path() /
+                                       ("tokbench-slurm-escape-" + std::to_string(::getpid()));
+  const std::string touch = "touch " + marker.string();
+  const std::vector<std::string> values = {"pythia-14m\n" + touch, "x'; " + touch + "; echo '$(" + touch + ")`" +
+                                           touch + "`", "a\"b\\\"$(" + touch + ")"};
+  const auto c = expand(matrix_from_arguments({"--model-name", values[0], "--data", values[1], "--data-dtype",
+                                               values[2]})).at(0);
+  std::string s = slurm_batch_script(c, "/tb", "/r.json", "/l.log", 10);
+  const std::string exec = "exec srun '/tb' run";
+  ASSERT_NE(s.find(exec), std::string::npos) << s;
+  s.replace(s.find(exec), exec.size(), "exec printf '%s\\0'");
+  const std::filesystem::path script = marker.string() + ".sh";
+  {
+    std::ofstream(script) << s;
+  }
+  FILE* pipe = ::popen(("bash " + script.string()).c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string printed;
+  char buffer[4096];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) printed.append(buffer, n);
+  ::pclose(pipe);
+  std::filesystem::remove(script);
+  EXPECT_FALSE(std::filesystem::exists(marker)) << "a value ran as a command:\n" << s;
+  std::filesystem::remove(marker);
+  std::vector<std::string> args;
+  for (std::size_t at = 0, end; (end = printed.find('\0', at)) != std::string::npos; at = end + 1)
+    args.push_back(printed.substr(at, end - at));
+  for (const auto& v : values)
+    EXPECT_NE(std::find(args.begin(), args.end(), v), args.end()) << "not passed whole: " << v << "\n" << s;
+  // The comment line carries no line break of a value.
+  EXPECT_NE(s.find("model-name=pythia-14m?touch"), std::string::npos) << s;
+  EXPECT_THROW(slurm_batch_script(c, "/tb", "/r.json", "/out\nrm -rf ~/l.log", 10), std::invalid_argument);
+}
+
+TEST(SlurmJobs, SbatchGetsWordsNeverAShell) {
+  EXPECT_EQ(sbatch_argv("--partition 'gpu a' --comment=\"x y\" -A\\ b", "/s/job.sbatch"),
+            (std::vector<std::string>{"sbatch", "--parsable", "--partition", "gpu a", "--comment=x y", "-A b",
+                                      "/s/job.sbatch"}));
+  EXPECT_EQ(sbatch_argv("", "/s"), (std::vector<std::string>{"sbatch", "--parsable", "/s"}));
+  // Inside single quotes everything is literal, as in a shell.
+  EXPECT_EQ(sbatch_argv("--comment='$(x) `y` ; z'", "/s"),
+            (std::vector<std::string>{"sbatch", "--parsable", "--comment=$(x) `y` ; z", "/s"}));
+  for (const std::string bad : {"--comment=$(touch /tmp/pwned)", "--comment=`id`", "-p a; rm -rf ~", "-p a | b",
+                                "-p a && b", "--x=$HOME", "-p a\n-p b", "--comment='unclosed"}) {
+    try {
+      sbatch_argv(bad, "/s");
+      ADD_FAILURE() << "accepted: " << bad;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("--slurm-args: ", 0), 0u) << e.what();
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(SlurmJobs, ReadsScontrolAndSacct) {

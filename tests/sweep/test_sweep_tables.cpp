@@ -262,6 +262,24 @@ TEST(Csv, HeaderOrderQuotingAndNestedValues) {
   EXPECT_NE(csv.find("\"[{\"\"index\"\":0,\"\"time_ms\"\":1.5}]\""), std::string::npos);
 }
 
+// A text a spreadsheet would evaluate is shown, never run: CSV prefixes it with '; numbers,
+// negative ones included, stay numbers.
+TEST(Csv, TextThatLooksLikeAFormulaIsNeutralised) {
+  json a = run("eager", 1, 512, 100);
+  a["model_name"] = "=HYPERLINK(\"http://x\")";
+  a["message"] = "@SUM(1)";
+  a["zz_negative"] = -1.5;
+  a["zz_plus"] = "+1";
+  std::ostringstream out;
+  write_report(format_from_string("csv"), json::object(), {a}, {}, out, {});
+  const std::string csv = out.str();
+  EXPECT_NE(csv.find("\r\n\"'=HYPERLINK(\"\"http://x\"\")\","), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",'@SUM(1),"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",'+1"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",-1.5,"), std::string::npos) << csv;
+  EXPECT_EQ(csv.find("\"=HYPERLINK"), std::string::npos) << csv;
+}
+
 TEST(Json, ContextAndRuns) {
   std::ostringstream out;
   write_report(format_from_string("json"), json{{"matrix", "m"}}, {run("eager", 1, 512, 100)}, {}, out, {});
@@ -275,11 +293,14 @@ TEST(Markdown, HeadingsPipeTablesAndStatus) {
   std::ostringstream out;
   json odd = run("eager", 1, 2048, 0, "oom");
   odd["model_name"] = "a|b";
-  write_report(format_from_string("markdown"), json::object(), {run("eager", 1, 512, 100), odd}, {}, out, {});
+  json slash = run("eager", 1, 4096, 0, "oom");
+  slash["model_name"] = "c\\|d\\";  // a backslash must not undo the pipe's escape
+  write_report(format_from_string("markdown"), json::object(), {run("eager", 1, 512, 100), odd, slash}, {}, out, {});
   const std::string md = out.str();
   EXPECT_EQ(md.rfind("### AVERAGE ITERATION TIME (ms)\n\n| model_name | Num GPUS |", 0), 0u) << md;
   EXPECT_NE(md.find("| pythia-14m | 1 | 512 | 1 | 1 | 1 | none | none | 100.00 |"), std::string::npos) << md;
   EXPECT_NE(md.find("| a\\|b | 1 | 2048 | 1 | 1 | 1 | none | none | oom |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| c\\\\\\|d\\\\ | 1 | 4096 |"), std::string::npos) << md;
   EXPECT_NE(md.find("\n### STATUS\n"), std::string::npos);
 }
 
