@@ -36,9 +36,17 @@ PendingReduceScatter start_reduce_scatter(c10d::Backend& group, at::Tensor flat,
 
 c10::intrusive_ptr<c10d::Work> start_all_gather(c10d::Backend& group, at::Tensor& full, const at::Tensor& shard,
                                                 int64_t group_rank) {
+  const int64_t n = shard.numel(), begin = group_rank * n;
   if (through_all_reduce(group)) {
-    full.zero_();
-    full.narrow(0, group_rank * shard.numel(), shard.numel()).copy_(shard);
+    if (shard.storage().is_alias_of(full.storage())) {  // in place: zero around this rank's slice
+      TORCH_CHECK(shard.storage_offset() == full.storage_offset() + begin,
+                  "start_all_gather: a shard inside the full buffer must be this rank's own slice");
+      full.narrow(0, 0, begin).zero_();
+      full.narrow(0, begin + n, full.numel() - begin - n).zero_();
+    } else {
+      full.zero_();
+      full.narrow(0, begin, n).copy_(shard);
+    }
     std::vector<at::Tensor> one{full};
     return group.allreduce(one);
   }

@@ -32,7 +32,8 @@ struct PendingReduceScatter {
 PendingReduceScatter start_reduce_scatter(c10d::Backend& group, at::Tensor flat, int64_t group_rank);
 
 // Starts gathering every rank's `shard` into `full` (slice `group_rank` of it is this rank's).
-// `shard` must not alias `full`.
+// `shard` is either storage of its own or exactly that slice of `full` (an in-place gather,
+// which NCCL supports for a send buffer at the receive buffer's rank offset).
 c10::intrusive_ptr<c10d::Work> start_all_gather(c10d::Backend& group, at::Tensor& full, const at::Tensor& shard,
                                                 int64_t group_rank);
 

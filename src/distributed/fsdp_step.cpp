@@ -169,7 +169,7 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
   int64_t resident_state_bytes() const override {
     int64_t bytes = optimizer_->state_bytes();
     for (const auto& u : units_) {
-      bytes += static_cast<int64_t>(u.shard.nbytes());
+      if (!shard_in_full(u)) bytes += static_cast<int64_t>(u.shard.nbytes());
       if (u.shard.grad().defined()) bytes += static_cast<int64_t>(u.shard.grad().nbytes());
       if (u.full.storage().nbytes() > 0) bytes += static_cast<int64_t>(u.full.storage().nbytes());
     }
@@ -181,7 +181,8 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
     train::MemoryBreakdown parts;
     for (const auto& u : units_) {
       const int64_t element = static_cast<int64_t>(u.shard.element_size());
-      parts.parameters += static_cast<int64_t>(u.shard.nbytes()) + (zero3() ? 0 : u.padded * element);
+      parts.parameters += (shard_in_full(u) ? 0 : static_cast<int64_t>(u.shard.nbytes())) +
+                          (zero3() ? 0 : u.padded * element);
       parts.gradients += static_cast<int64_t>(u.shard.nbytes());
     }
     parts.optimizer_state = optimizer_->state_bytes();
@@ -218,6 +219,7 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
 
  private:
   bool zero3() const { return options_.shard_mode == ShardMode::zero3; }
+  static bool shard_in_full(const Unit& u) { return u.shard.storage().is_alias_of(u.full.storage()); }
 
 
   // Groups parameters into units by policy, in forward order: the root's unit first. With
@@ -288,7 +290,11 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
     if (deferred) fill_from_seed(*options_.init_seed);
     for (auto& u : units_) {
       const int64_t n = u.padded / s;
-      if (u.gathered) u.shard = u.full.narrow(0, groups_.shard_rank * n, n).clone();
+      // ZeRO-2 keeps the full buffer, so its shard is that buffer's own slice (the optimizer
+      // updates it in place and the gather fills the rest around it, as DeepSpeed's ZeRO-2
+      // partitions are views of its flat buffers); ZeRO-3 frees the buffer, so it keeps a copy.
+      if (u.gathered && !zero3()) u.shard = alias_of_storage(u.full, groups_.shard_rank * n, {n});
+      else if (u.gathered) u.shard = u.full.narrow(0, groups_.shard_rank * n, n).clone();
       u.shard.requires_grad_(true);
     }
     for (std::size_t i = 0; i < units_.size(); ++i)

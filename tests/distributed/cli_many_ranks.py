@@ -183,7 +183,7 @@ def scenario_memory(scratch):
     for shard_mode in ("zero2", "zero3"):
         for world in (2, 4):
             j = measure(world, shard_mode)
-            params = P / world + (P if shard_mode == "zero2" else 0)  # ZeRO-2 keeps the whole model too
+            params = P if shard_mode == "zero2" else P / world  # ZeRO-2's shard is a slice of its whole model
             rows.append((shard_mode, world, j, params, P / world, 2 * P / world))
     previous = {}
     for shard_mode, world, j, params, grads, optimizer in rows:
