@@ -38,8 +38,8 @@ struct FsdpOptions {
   std::shared_ptr<train::LossComputation> computation;
   // For a model built with deferred parameters (GPTImpl::ParameterStorage::deferred): the
   // seed whose initial values each rank materialises, keeping only what its sharding holds
-  // (ZeRO-3: its shards; ZeRO-2: the whole flat buffers and its shards). Required for such a
-  // model, ignored otherwise.
+  // (ZeRO-3: its shards; ZeRO-2: the whole flat buffers, its shards slices of them). Required
+  // for such a model, ignored otherwise.
   std::optional<uint64_t> init_seed;
 };
 

@@ -13,7 +13,7 @@ namespace tokbench::train {
 
 struct MemoryBreakdown {
   // Parameters resident between iterations: the whole model, or this rank's shard (FSDP
-  // ZeRO-2 keeps the whole model and its shard, ZeRO-3 only the shard).
+  // ZeRO-2 keeps the whole model, its shard a slice of it; ZeRO-3 only the shard).
   int64_t parameters = 0;
   // The gradients the optimizer step reads: the whole model's, or this rank's shard's.
   int64_t gradients = 0;
