@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "cli/command.hpp"
+#include "results/read_result.hpp"
 #include "sweep/compare.hpp"
 #include "sweep/result_store.hpp"
 
@@ -24,17 +25,14 @@ struct CompareOptions {
 std::vector<nlohmann::json> load_side(const std::string& side, const std::string& store_path, const char* name) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  auto read = [](const fs::path& p) {
-    std::ifstream in(p);
-    return nlohmann::json::parse(in);
-  };
-  if (fs::is_regular_file(side, ec)) {
+  auto read = [name](const fs::path& p) {
     try {
-      return {read(side)};
-    } catch (const std::exception& e) {
-      throw std::invalid_argument(fmt::format("{} '{}' is not a run JSON: {}", name, side, e.what()));
+      return results::read_run_result(p);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(fmt::format("{}: {}", name, e.what()));
     }
-  }
+  };
+  if (fs::is_regular_file(side, ec)) return {read(side)};
   if (fs::is_directory(side, ec)) {
     const fs::path runs = fs::is_directory(fs::path(side) / "runs", ec) ? fs::path(side) / "runs" : fs::path(side);
     std::vector<fs::path> files;
@@ -49,8 +47,8 @@ std::vector<nlohmann::json> load_side(const std::string& side, const std::string
   if (!side.empty() && side.find_first_not_of("0123456789") == std::string::npos) {
     if (!fs::is_regular_file(store_path, ec))
       throw std::invalid_argument(fmt::format("{} '{}' is a sweep id but --store '{}' does not exist", name, side, store_path));
-    sweep::ResultStore store(store_path);
-    auto runs = store.runs(std::stoll(side), "");
+    const auto store = sweep::ResultStore::open_for_reading(store_path);
+    auto runs = store->runs(std::stoll(side), "");
     if (runs.empty()) throw std::invalid_argument(fmt::format("{} '{}': no stored sweep with that id", name, side));
     return runs;
   }

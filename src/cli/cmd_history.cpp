@@ -20,10 +20,9 @@ struct HistoryOptions {
 };
 
 int run_history(const HistoryOptions& o) {
-  if (!std::filesystem::is_regular_file(o.store))
-    throw std::invalid_argument(fmt::format("--store '{}' is not a result store (no such file)", o.store));
   if (o.sweep < 0) throw std::invalid_argument(fmt::format("--sweep {} is not valid; valid: a sweep id >= 1", o.sweep));
-  sweep::ResultStore store(o.store);
+  const auto opened = sweep::ResultStore::open_for_reading(o.store);  // refuses what is not a store
+  const sweep::ResultStore& store = *opened;
   if (o.sweep == 0 && o.filter.empty() && o.format.empty()) {
     std::cout << fmt::format("# {:>4}  {:<20}  {:>5}  {}\n", "id", "created", "runs", "out_dir");
     for (const auto& s : store.sweeps())

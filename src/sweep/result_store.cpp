@@ -32,6 +32,13 @@ CREATE TABLE IF NOT EXISTS iterations (
 CREATE INDEX IF NOT EXISTS iterations_by_run ON iterations(run_id);
 )sql";
 
+// A tokbench store says so in its header (PRAGMA application_id, "tkbr"), and its layout's
+// version in PRAGMA user_version.
+constexpr int64_t kApplicationId = 0x746b6272;
+constexpr int64_t kStoreVersion = 1;
+constexpr const char* kMarkAsOurs = "PRAGMA application_id = 1953194610; PRAGMA user_version = 1;";
+static_assert(kApplicationId == 1953194610);  // the number kMarkAsOurs writes
+
 std::string now_rfc3339() {
   const std::time_t t = std::time(nullptr);
   std::tm utc{};
@@ -112,18 +119,61 @@ struct ResultStore::Db {
   }
 };
 
-ResultStore::ResultStore(const std::filesystem::path& path) : db_(std::make_unique<Db>()) {
-  if (sqlite3_open(path.c_str(), &db_->handle) != SQLITE_OK) {
+ResultStore::ResultStore(const std::filesystem::path& path) : ResultStore(path, false) {}
+
+std::unique_ptr<ResultStore> ResultStore::open_for_reading(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw std::invalid_argument("'" + path.string() + "' is not a tokbench result store: no such file");
+  return std::unique_ptr<ResultStore>(new ResultStore(path, true));
+}
+
+ResultStore::ResultStore(const std::filesystem::path& path, bool read_only) : db_(std::make_unique<Db>()) {
+  std::error_code ec;
+  const bool existed = std::filesystem::exists(path, ec) && std::filesystem::file_size(path, ec) > 0;
+  const int flags = read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  if (sqlite3_open_v2(path.c_str(), &db_->handle, flags, nullptr) != SQLITE_OK) {
     const std::string why = db_->handle ? sqlite3_errmsg(db_->handle) : "out of memory";
     sqlite3_close(db_->handle);
+    db_->handle = nullptr;
     throw std::runtime_error("result store '" + path.string() + "': " + why);
   }
   sqlite3_busy_timeout(db_->handle, 10000);
+  if (existed) check_is_ours(path);  // before anything is written
+  if (read_only) return;
   db_->exec("PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON;");
   db_->exec(kSchema);
+  db_->exec(kMarkAsOurs);
 }
 
 ResultStore::~ResultStore() { sqlite3_close(db_->handle); }
+
+void ResultStore::check_is_ours(const std::filesystem::path& path) const {
+  auto refuse = [&](const std::string& what) {
+    throw std::invalid_argument("'" + path.string() + "' is not a tokbench result store: " + what);
+  };
+  int64_t application_id = 0, version = 0;
+  std::vector<std::string> tables;
+  try {
+    Statement id(db_->handle, "PRAGMA application_id");
+    if (id.step()) application_id = id.integer(0);
+    Statement user(db_->handle, "PRAGMA user_version");
+    if (user.step()) version = user.integer(0);
+    Statement names(db_->handle, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
+    while (names.step()) tables.push_back(names.text(0));
+  } catch (const std::runtime_error&) {
+    refuse("it is not an SQLite database");  // SQLite's "file is not a database"
+  }
+  if (application_id != 0 && application_id != kApplicationId)
+    refuse("it is another program's SQLite database (application_id " + std::to_string(application_id) + ")");
+  const std::vector<std::string> ours{"iterations", "runs", "sweeps"};
+  if (application_id == 0 && tables != ours)  // stores from before the mark: their tables say
+    refuse(tables.empty() ? "it is an SQLite database without tokbench's tables"
+                          : "it is an SQLite database of other tables (" + tables.front() + ", ...)");
+  if (version > kStoreVersion)
+    refuse("it was written by a newer tokbench (store version " + std::to_string(version) + "; this one reads " +
+           std::to_string(kStoreVersion) + ")");
+}
 
 int64_t ResultStore::save_sweep(const std::filesystem::path& out_dir, const nlohmann::json& context,
                                 const std::vector<nlohmann::json>& runs) {

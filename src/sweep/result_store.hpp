@@ -23,8 +23,14 @@ struct StoredSweep {
 
 class ResultStore {
  public:
-  // Opens (creating if needed) the database; throws std::runtime_error naming the file.
+  // Opens the store for writing, creating it (and marking it as tokbench's) when the file does
+  // not exist. An existing file that is not a tokbench store (not SQLite, another program's
+  // database, a newer store schema) is refused and never written to: std::invalid_argument
+  // naming the file and what it is. Other failures: std::runtime_error naming the file.
   explicit ResultStore(const std::filesystem::path& path);
+  // Opens an existing store read-only; refuses a missing file (it creates nothing) and every
+  // file the constructor refuses, the same way.
+  static std::unique_ptr<ResultStore> open_for_reading(const std::filesystem::path& path);
   ~ResultStore();
   ResultStore(const ResultStore&) = delete;
   ResultStore& operator=(const ResultStore&) = delete;
@@ -39,6 +45,8 @@ class ResultStore {
   std::vector<nlohmann::json> runs(int64_t sweep_id, const std::string& filter) const;
 
  private:
+  ResultStore(const std::filesystem::path& path, bool read_only);
+  void check_is_ours(const std::filesystem::path& path) const;  // throws std::invalid_argument
   struct Db;
   std::unique_ptr<Db> db_;
 };

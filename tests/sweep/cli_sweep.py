@@ -263,6 +263,33 @@ def scenario_compare(scratch):
                          env=env())
     if bad.returncode != 2 or len(bad.stderr.strip().splitlines()) != 1:
         fail("a missing side must be one usage line", bad)
+    # Readers refuse what is not theirs, in one line, exit 2, and write nothing.
+    foreign = os.path.join(scratch, "package.json")
+    with open(foreign, "w") as f:
+        f.write('{"name": "left-pad", "version": "1.3.0"}')
+    truncated = os.path.join(scratch, "truncated.json")
+    with open(os.path.join(fast, "runs", sorted(os.listdir(os.path.join(fast, "runs")))[0])) as f:
+        text = f.read()
+    with open(truncated, "w") as f:
+        f.write(text[: len(text) // 2])
+    notes = os.path.join(scratch, "notes.txt")
+    with open(notes, "w") as f:
+        f.write("not a database\n")
+    checks = [(["compare", foreign, fast], foreign, "another program"),
+              (["compare", fast, truncated], truncated, "truncated"),
+              (["history", "--store", notes], notes, "not an SQLite database"),
+              (["compare", "1", fast, "--store", notes], notes, "not an SQLite database"),
+              (["history", "--store", os.path.join(scratch, "nowhere", "s.sqlite")], "nowhere", "no such file")]
+    for args, named, what in checks:
+        proc = subprocess.run([TOKBENCH, *args], capture_output=True, text=True, env=env())
+        lines = proc.stderr.strip().splitlines()
+        if proc.returncode != 2 or len(lines) != 1 or named not in lines[0] or what not in lines[0]:
+            fail(f"{' '.join(args)}: exit {proc.returncode}; want 2 and one line naming {named}: {what}", proc)
+    with open(notes) as f:
+        if f.read() != "not a database\n":
+            fail("a file that is not a store was written to")
+    if os.path.exists(os.path.join(scratch, "nowhere")):
+        fail("a reader created a folder for a store that does not exist")
 
 
 with tempfile.TemporaryDirectory() as scratch:
