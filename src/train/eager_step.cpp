@@ -142,28 +142,39 @@ std::vector<at::Tensor> clone_parameters(const torch::nn::Module& module) {
   return copies;
 }
 
-int64_t module_tensor_bytes(const torch::nn::Module& module) {
-  std::unordered_set<const void*> seen;
-  int64_t bytes = 0;
-  auto add = [&](const torch::Tensor& t) {
-    if (!t.defined() || !t.has_storage()) return;
-    if (seen.insert(t.storage().unsafeGetStorageImpl()).second) bytes += static_cast<int64_t>(t.storage().nbytes());
-  };
-  for (const auto& p : module.parameters()) {
-    add(p);
-    add(p.grad());
+namespace {
+
+// Bytes of the storages behind the tensors it is shown, each storage counted once (views and
+// tied parameters share one).
+class StorageBytes {
+ public:
+  void add(const torch::Tensor& t) {
+    if (t.defined() && t.has_storage() && seen_.insert(t.storage().unsafeGetStorageImpl()).second)
+      bytes_ += static_cast<int64_t>(t.storage().nbytes());
   }
-  for (const auto& b : module.buffers()) add(b);
-  return bytes;
+  int64_t bytes() const { return bytes_; }
+
+ private:
+  std::unordered_set<const void*> seen_;
+  int64_t bytes_ = 0;
+};
+
+}  // namespace
+
+int64_t module_tensor_bytes(const torch::nn::Module& module) {
+  StorageBytes counted;
+  for (const auto& p : module.parameters()) {
+    counted.add(p);
+    counted.add(p.grad());
+  }
+  for (const auto& b : module.buffers()) counted.add(b);
+  return counted.bytes();
 }
 
 int64_t parameter_bytes(const torch::nn::Module& module) {
-  std::unordered_set<const void*> seen;
-  int64_t bytes = 0;
-  for (const auto& p : module.parameters())
-    if (p.has_storage() && seen.insert(p.storage().unsafeGetStorageImpl()).second)
-      bytes += static_cast<int64_t>(p.storage().nbytes());
-  return bytes;
+  StorageBytes counted;
+  for (const auto& p : module.parameters()) counted.add(p);
+  return counted.bytes();
 }
 
 int64_t whole_gradient_bytes(const torch::nn::Module& module) {
