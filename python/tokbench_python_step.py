@@ -425,7 +425,21 @@ def record_profile(a, torch, device, one_iteration):
             f"(not in the metrics) written to {a.profile}")
 
 
+def die_with_parent():
+    """tokbench started this step with posix_spawn, which cannot set a parent-death signal, and
+    asks for one in TOKBENCH_PARENT_PID: if tokbench is killed, the step must not train on alone."""
+    parent = os.environ.pop("TOKBENCH_PARENT_PID", "")
+    if not parent.isdigit() or not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    if os.getppid() != int(parent):  # tokbench died before the line above
+        os._exit(127)
+
+
 def main():
+    die_with_parent()
     a = parse_args()
     out = open_result_stream()
     stop = StopRequest()

@@ -1,13 +1,13 @@
 // python_executor.hpp. The child runs in its own process group so that a terminal's Ctrl-C
 // reaches tokbench only, which forwards it once (the step stops after its micro-batch and
 // reports); a second signal kills the child and tokbench reports what it had read. The
-// child dies with tokbench (PR_SET_PDEATHSIG) if tokbench itself is killed.
+// child dies with tokbench if tokbench itself is killed (the step script sets its parent-death
+// signal from TOKBENCH_PARENT_PID, process/child_process.hpp).
 #include "bench/python_executor.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,6 +28,7 @@
 #include "bench/rank_gathering.hpp"
 #include "bench/report.hpp"
 #include "bench/result_json.hpp"
+#include "process/child_process.hpp"
 
 #ifndef TOKBENCH_SOURCE_DIR
 #define TOKBENCH_SOURCE_DIR ""
@@ -93,54 +94,31 @@ struct ForwardSignals {
   ForwardSignals& operator=(const ForwardSignals&) = delete;
 };
 
-struct Child {
-  pid_t pid = -1;
-  int stdout_fd = -1;
-};
-
-// fork + exec rather than posix_spawn: the child needs its own process group and a parent-
-// death signal. Exec failures come back through a close-on-exec pipe as an errno.
-Child spawn(const std::vector<std::string>& argv, std::string& exec_error) {
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  int out[2], err[2];
+// The step in its own process group, dying with tokbench, stdin /dev/null, stdout into a pipe
+// whose read end is returned; stderr is tokbench's. Exec failures (no such interpreter) come back
+// from posix_spawn as `exec_error`.
+std::optional<process::Child> spawn_step(const std::vector<std::string>& argv, int& stdout_read, std::string& exec_error) {
+  int out[2];
   if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
-  if (::pipe2(err, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) {  // async-signal-safe calls only until exec
-    ::setpgid(0, 0);
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);
-    struct sigaction dfl {};
-    dfl.sa_handler = SIG_DFL;
-    ::sigaction(SIGINT, &dfl, nullptr);
-    ::sigaction(SIGTERM, &dfl, nullptr);
-    ::dup2(out[1], STDOUT_FILENO);
-    const int null_fd = ::open("/dev/null", O_RDONLY);
-    if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
-    ::execvp(args[0], args.data());
-    const int e = errno;
-    (void)!::write(err[1], &e, sizeof e);
-    ::_exit(127);
+  const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  process::SpawnSpec spec;
+  spec.argv = argv;
+  spec.stdin_fd = null_fd;
+  spec.stdout_fd = out[1];
+  std::optional<process::Child> child;
+  try {
+    child.emplace(spec);
+  } catch (const std::runtime_error& e) {
+    exec_error = e.what();
   }
   ::close(out[1]);
-  ::close(err[1]);
-  int e = 0;
-  ssize_t n;
-  do n = ::read(err[0], &e, sizeof e); while (n < 0 && errno == EINTR);
-  ::close(err[0]);
-  if (n == static_cast<ssize_t>(sizeof e)) {
-    exec_error = std::strerror(e);
+  if (null_fd >= 0) ::close(null_fd);
+  if (!child) {
     ::close(out[0]);
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    return {};
+    return std::nullopt;
   }
-  return Child{pid, out[0]};
+  stdout_read = out[0];
+  return child;
 }
 
 std::optional<double> number_or_null(const nlohmann::json& j, const char* key) {
@@ -247,7 +225,7 @@ struct ChildRun {
   MeasuredRun run;
   bool ready = false;
   bool finished = false;
-  int wait_status = 0;
+  process::ExitStatus status;
   std::string unavailable_error;
   std::string profile_message;  // --profile: the child's line on where its trace went
 };
@@ -256,10 +234,11 @@ ChildRun run_child(const RunPlan& plan, const PythonStepCommand& command, const 
                    Environment& env, std::ostream& report_out, std::FILE* line_stream, bool quiet) {
   ChildRun c;
   std::string exec_error;
-  const Child child = spawn(argv, exec_error);
-  if (child.pid < 0) unavailable(plan, command.python, exec_error);
-  g_child.store(child.pid);
-  if (g_signals.load() > 0) ::kill(child.pid, SIGINT);  // a stop request that came before the pid was known
+  int stdout_fd = -1;
+  std::optional<process::Child> child = spawn_step(argv, stdout_fd, exec_error);
+  if (!child) unavailable(plan, command.python, exec_error);
+  g_child.store(child->pid());
+  if (g_signals.load() > 0) ::kill(child->pid(), SIGINT);  // a stop request that came before the pid was known
 
   MeasuredRun& run = c.run;
   run.allocation_peaks_known = false;
@@ -316,7 +295,7 @@ ChildRun run_child(const RunPlan& plan, const PythonStepCommand& command, const 
     }
   };
   for (;;) {
-    const ssize_t n = ::read(child.stdout_fd, buffer, sizeof buffer);
+    const ssize_t n = ::read(stdout_fd, buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     pending.append(buffer, static_cast<std::size_t>(n));
@@ -325,9 +304,8 @@ ChildRun run_child(const RunPlan& plan, const PythonStepCommand& command, const 
       pending.erase(0, end + 1);
     }
   }
-  ::close(child.stdout_fd);
-  while (::waitpid(child.pid, &c.wait_status, 0) < 0 && errno == EINTR) {
-  }
+  ::close(stdout_fd);
+  c.status = child->wait();
   g_child.store(0);
   progress.finish();
   return c;
@@ -385,19 +363,19 @@ int run_python_benchmark(const RunPlan& plan) {
                   report_out, line_stream, quiet);
   }
   MeasuredRun& run = c.run;
-  const int status = c.wait_status;
+  const process::ExitStatus& status = c.status;
   if (!c.unavailable_error.empty()) unavailable(plan, command.python, c.unavailable_error);
   if (!c.ready && g_signals.load() == 0) {
-    const std::string how = WIFSIGNALED(status) ? fmt::format("ended by signal {}", WTERMSIG(status))
-                                                : fmt::format("exited with code {}", WEXITSTATUS(status));
+    const std::string how = status.signal != 0 ? fmt::format("ended by signal {}", status.signal)
+                                               : fmt::format("exited with code {}", status.exit_code);
     unavailable(plan, command.python, how + " before it could start (its stderr is above)");
   }
   if (!c.finished) {
     run.outcome = g_signals.load() > 0 ? Outcome::interrupted : Outcome::error;
     run.message = g_signals.load() > 1 ? "stopped by a second signal"
-                  : WIFSIGNALED(status) ? fmt::format("the Python step was ended by signal {}", WTERMSIG(status))
-                                        : fmt::format("the Python step exited with code {} without a result",
-                                                      WEXITSTATUS(status));
+                  : status.signal != 0 ? fmt::format("the Python step was ended by signal {}", status.signal)
+                                       : fmt::format("the Python step exited with code {} without a result",
+                                                     status.exit_code);
     run.measured_window_seconds = 0;
   }
 

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "cli/command.hpp"
+#include "process/child_process.hpp"
 
 namespace tokbench::cli {
 std::vector<Command>& command_registry() {
@@ -16,6 +17,9 @@ std::vector<Command>& command_registry() {
 }  // namespace tokbench::cli
 
 int main(int argc, char** argv) {
+  // A launcher or a sweep that started this process asked it to die with them (posix_spawn
+  // cannot arrange it from their side).
+  tokbench::process::honour_parent_death_request();
   // Numbers in reports and JSON always use '.' whatever the user's locale.
   std::setlocale(LC_ALL, "");
   std::setlocale(LC_NUMERIC, "C");

@@ -1,9 +1,9 @@
-// Rank launcher: fork/exec of N ranks, a poll() loop over their pipes and a self-pipe, and the
-// failure escalation (grace, SIGTERM, SIGKILL). Everything the child does between fork and exec
-// is async-signal-safe, because the parent may have other threads (a lock held by one of them at
-// fork time would never be released in the child), so the child's argv, environment and error
-// message are all built before the fork.
+// Rank launcher: N ranks started through process::spawn (posix_spawn: no code of ours runs
+// between fork and exec), a poll() loop over their pipes and a self-pipe, and the failure
+// escalation (grace, SIGTERM, SIGKILL).
 #include "distributed/launcher.hpp"
+
+#include "process/child_process.hpp"
 
 #include <fcntl.h>
 #include <netdb.h>
@@ -155,62 +155,18 @@ Fd open_dev_null() {
   return above_stdio(std::move(fd));
 }
 
-// Writes all of text with write(2) only: usable in the child between fork and exec.
-void write_all_signal_safe(int fd, const char* text, std::size_t size) {
-  while (size > 0) {
-    const ssize_t n = ::write(fd, text, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    text += n;
-    size -= static_cast<std::size_t>(n);
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Describing how a rank ended.
 
-const char* signal_name(int signal_number) {
-  switch (signal_number) {
-    case SIGHUP: return "SIGHUP";
-    case SIGINT: return "SIGINT";
-    case SIGQUIT: return "SIGQUIT";
-    case SIGILL: return "SIGILL";
-    case SIGTRAP: return "SIGTRAP";
-    case SIGABRT: return "SIGABRT";
-    case SIGBUS: return "SIGBUS";
-    case SIGFPE: return "SIGFPE";
-    case SIGKILL: return "SIGKILL";
-    case SIGUSR1: return "SIGUSR1";
-    case SIGSEGV: return "SIGSEGV";
-    case SIGUSR2: return "SIGUSR2";
-    case SIGPIPE: return "SIGPIPE";
-    case SIGALRM: return "SIGALRM";
-    case SIGTERM: return "SIGTERM";
-    case SIGCHLD: return "SIGCHLD";
-    case SIGCONT: return "SIGCONT";
-    case SIGSTOP: return "SIGSTOP";
-    case SIGTSTP: return "SIGTSTP";
-    case SIGTTIN: return "SIGTTIN";
-    case SIGTTOU: return "SIGTTOU";
-    case SIGXCPU: return "SIGXCPU";
-    case SIGXFSZ: return "SIGXFSZ";
-    case SIGSYS: return "SIGSYS";
-    default: return "unknown signal";
-  }
-}
+using process::signal_name;
 
 bool ended_badly(const RankExit& exit) { return exit.signal != 0 || exit.exit_code != 0; }
 
 // "exited with code 3" or "was killed by signal 9 (SIGKILL)".
-std::string describe_end(const RankExit& exit) {
-  if (exit.signal != 0) {
-    return "was killed by signal " + std::to_string(exit.signal) + " (" + signal_name(exit.signal) + ")";
-  }
-  return "exited with code " + std::to_string(exit.exit_code);
-}
+std::string describe_end(const RankExit& exit) { return process::ExitStatus{exit.exit_code, exit.signal}.describe(); }
 
 // Process exit status convention: a signal death reads as 128 + the signal, as in a shell.
-int exit_status_of(const RankExit& exit) { return exit.signal != 0 ? 128 + exit.signal : exit.exit_code; }
+int exit_status_of(const RankExit& exit) { return process::ExitStatus{exit.exit_code, exit.signal}.shell_status(); }
 
 // Shortest round text for a duration in seconds: "30", "1.5", "0.25".
 std::string format_seconds(double seconds) {
@@ -273,12 +229,6 @@ class SignalScope {
     return signals;
   }
 
-  // The disposition a child must have between fork and exec for each handled signal: what the
-  // process had before the launcher took over, so ranks inherit exactly what they would have
-  // inherited without it (exec keeps SIG_IGN and resets handlers to SIG_DFL anyway). Our own
-  // handler must not run in the child: it would write into the parent's self-pipe.
-  const std::array<struct sigaction, kHandledSignals.size()>& child_actions() const { return child_actions_; }
-
  private:
   void install_handlers() {
     struct sigaction action {};
@@ -295,10 +245,6 @@ class SignalScope {
         throw_errno("sigaction");
       }
       ++installed_;
-      struct sigaction& child = child_actions_[i];
-      child = {};
-      child.sa_handler = previous_[i].sa_handler == SIG_IGN ? SIG_IGN : SIG_DFL;
-      sigemptyset(&child.sa_mask);
     }
   }
 
@@ -315,25 +261,15 @@ class SignalScope {
   Fd write_;
   std::size_t installed_ = 0;
   std::array<struct sigaction, kHandledSignals.size()> previous_{};
-  std::array<struct sigaction, kHandledSignals.size()> child_actions_{};
 };
 
 // ---------------------------------------------------------------------------------------------
 // Starting one rank.
 
-// A NULL-terminated char* array over strings, as execve wants; the strings must outlive it.
-std::vector<char*> c_string_array(std::vector<std::string>& strings) {
-  std::vector<char*> pointers;
-  pointers.reserve(strings.size() + 1);
-  for (std::string& s : strings) pointers.push_back(s.data());
-  pointers.push_back(nullptr);
-  return pointers;
-}
-
 // The parent's environment with torchrun's variables set (replacing any inherited values, so a
 // launcher started from inside another launched job does not leak the outer job's RANK).
 std::vector<std::string> rank_environment(const LaunchOptions& options, int local_rank, int port,
-                                          int store_listen_fd) {
+                                          bool store_rank) {
   const int global_rank = options.node_rank * options.nproc_per_node + local_rank;
   std::vector<std::pair<std::string, std::string>> ours = {
       {"RANK", std::to_string(global_rank)},
@@ -348,7 +284,7 @@ std::vector<std::string> rank_environment(const LaunchOptions& options, int loca
       {"TOKBENCH_LAUNCHED", "1"},
       {"TOKBENCH_STORE_LISTEN_FD", ""},  // never inherited from an outer job
   };
-  if (store_listen_fd >= 0) ours.back().second = std::to_string(store_listen_fd);
+  if (store_rank) ours.back().second = std::to_string(process::kInheritedFd);
   else ours.pop_back();
   std::vector<std::string> environment;
   for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
@@ -361,86 +297,28 @@ std::vector<std::string> rank_environment(const LaunchOptions& options, int loca
   return environment;
 }
 
-// What a child needs after the fork, all allocated before it. argv/envp point into the string
-// vectors; returning the image by value moves those vectors, which keeps their buffers and so
-// the pointers valid.
-struct ExecImage {
-  std::vector<std::string> argv_strings;
-  std::vector<std::string> env_strings;
-  std::vector<char*> argv;
-  std::vector<char*> envp;
-  std::string exec_failure;  // "tokbench launcher: cannot execute PATH (errno "
-  int inherited_fd = -1;     // kept open across execve (its close-on-exec flag cleared in the child)
-};
-
-ExecImage exec_image(const LaunchOptions& options, int local_rank, int port, int store_listen_fd) {
-  ExecImage image;
-  image.argv_strings = options.argv;
-  image.env_strings = rank_environment(options, local_rank, port, store_listen_fd);
-  image.inherited_fd = store_listen_fd;
-  image.argv = c_string_array(image.argv_strings);
-  image.envp = c_string_array(image.env_strings);
-  image.exec_failure = "tokbench launcher: cannot execute " + options.argv.front() + " (errno ";
-  return image;
-}
-
-// The child side of the fork: async-signal-safe calls only, then execve or _exit(127) (the
-// shell's "cannot execute" status). _exit, not exit: the parent's stdio buffers and atexit
-// handlers were copied by fork and must not run twice.
-[[noreturn]] void become_rank(const ExecImage& image, const SignalScope& signals, const sigset_t& parent_mask,
-                              int stdin_fd, int stdout_fd, int stderr_fd) {
-  // Its own process group: a terminal's Ctrl-C reaches only the launcher, which forwards it
-  // once, and the launcher can signal a rank together with any processes the rank started.
-  ::setpgid(0, 0);
-#if defined(__linux__)
-  // A rank must not outlive a launcher that was killed (SIGKILL cannot be forwarded): it
-  // would train on, unobserved, beside the rerun that replaces it. The fork happened on the
-  // launcher's main thread, which lives as long as the launcher.
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-#endif
-  for (std::size_t i = 0; i < kHandledSignals.size(); ++i) {
-    ::sigaction(kHandledSignals[i], &signals.child_actions()[i], nullptr);
+// Starts one rank; returns its pid. Its own process group: a terminal's Ctrl-C reaches only the
+// launcher, which forwards it once, and the launcher can signal a rank together with any
+// processes the rank started. It dies with the launcher (die_with_parent): a rank must not
+// outlive a launcher that was killed (SIGKILL cannot be forwarded), or it would train on,
+// unobserved, beside the rerun that replaces it. It starts with the default disposition of every
+// signal the launcher handles and an empty signal mask.
+pid_t spawn_rank(const LaunchOptions& options, int local_rank, int port, int store_listen_fd, const Fd& dev_null,
+                 const Pipe& out, const Pipe& err) {
+  process::SpawnSpec spec;
+  spec.argv = options.argv;
+  spec.environment = rank_environment(options, local_rank, port, store_listen_fd >= 0);
+  spec.stdin_fd = dev_null.get();
+  spec.stdout_fd = out.write.get();
+  spec.stderr_fd = err.write.get();
+  spec.inherited_fd = store_listen_fd;
+  spec.default_signals = {kHandledSignals.begin(), kHandledSignals.end()};
+  spec.default_signals.push_back(SIGPIPE);
+  try {
+    return process::spawn(spec);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(std::string("tokbench launcher: ") + e.what());
   }
-  ::pthread_sigmask(SIG_SETMASK, &parent_mask, nullptr);
-  if (::dup2(stdin_fd, STDIN_FILENO) < 0 || ::dup2(stdout_fd, STDOUT_FILENO) < 0 ||
-      ::dup2(stderr_fd, STDERR_FILENO) < 0) {
-    ::_exit(127);
-  }
-  if (image.inherited_fd >= 0 && ::fcntl(image.inherited_fd, F_SETFD, 0) != 0) ::_exit(127);
-  ::execve(image.argv[0], image.argv.data(), image.envp.data());
-
-  // execve failed: say why on the rank's stderr, which the launcher relays. No strerror here
-  // (not async-signal-safe), so the errno number is formatted by hand.
-  const int error = errno;
-  char digits[16];
-  std::size_t n = 0;
-  for (int value = error; n == 0 || value > 0; value /= 10) digits[n++] = static_cast<char>('0' + value % 10);
-  write_all_signal_safe(STDERR_FILENO, image.exec_failure.data(), image.exec_failure.size());
-  while (n > 0) write_all_signal_safe(STDERR_FILENO, &digits[--n], 1);
-  write_all_signal_safe(STDERR_FILENO, ")\n", 2);
-  ::_exit(127);
-}
-
-// Forks one rank; returns its pid. All signals stay blocked in the parent across fork() so that
-// no handler can run in the child before become_rank() has reset the dispositions.
-pid_t fork_rank(const ExecImage& image, const SignalScope& signals, const Fd& dev_null, const Pipe& out,
-                const Pipe& err) {
-  sigset_t all;
-  sigset_t parent_mask;
-  sigfillset(&all);
-  ::pthread_sigmask(SIG_SETMASK, &all, &parent_mask);
-  const pid_t pid = ::fork();
-  if (pid == 0) become_rank(image, signals, parent_mask, dev_null.get(), out.write.get(), err.write.get());
-  const int fork_errno = errno;
-  ::pthread_sigmask(SIG_SETMASK, &parent_mask, nullptr);
-  if (pid < 0) {
-    errno = fork_errno;
-    throw_errno("fork");
-  }
-  // Also from the parent, so the group exists before the launcher's first kill(-pid, ...) even
-  // if the child has not run yet. EACCES (the child already exec'd) means it did it itself.
-  ::setpgid(pid, pid);
-  return pid;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -803,17 +681,16 @@ void check_executable(const std::string& path) {
   if (::access(path.c_str(), X_OK) != 0) throw_errno("cannot execute " + path);
 }
 
-// Forks local rank `local_rank` with its pipes and environment and fills in its state.
-void start_rank(const LaunchOptions& options, int local_rank, int port, int store_listen_fd,
-                const SignalScope& signals, const Fd& dev_null, RankState& rank) {
-  const ExecImage image = exec_image(options, local_rank, port, store_listen_fd);
+// Starts local rank `local_rank` with its pipes and environment and fills in its state.
+void start_rank(const LaunchOptions& options, int local_rank, int port, int store_listen_fd, const Fd& dev_null,
+                RankState& rank) {
   Pipe out = make_pipe();
   Pipe err = make_pipe();
   set_nonblocking(out.read);
   set_nonblocking(err.read);
   rank.exit.rank = options.node_rank * options.nproc_per_node + local_rank;
   rank.start = Clock::now();
-  rank.pid = fork_rank(image, signals, dev_null, out, err);
+  rank.pid = spawn_rank(options, local_rank, port, store_listen_fd, dev_null, out, err);
   // The parent's copies of the write ends close here (Pipe destructors), so EOF on a read end
   // means the rank and everything it started have closed theirs.
   const bool pass_through = !options.prefix_output || (rank.exit.rank == 0);
@@ -904,7 +781,7 @@ LaunchResult launch_ranks(const LaunchOptions& options) {
   int port = options.master_port;
   if (port == 0) std::tie(store_socket, port) = bind_free_port(options.master_addr, /*listen=*/true);
   const Fd dev_null = open_dev_null();
-  // Handlers before the first fork: a Ctrl-C while ranks start is queued in the self-pipe and
+  // Handlers before the first rank starts: a Ctrl-C while ranks start is queued in the self-pipe and
   // forwarded by the loop, instead of killing the launcher and orphaning the ranks already up.
   // Destroyed last, after every rank has been reaped.
   SignalScope signals;
@@ -912,7 +789,7 @@ LaunchResult launch_ranks(const LaunchOptions& options) {
   const ReapOnUnwind reap_on_unwind(ranks);
   for (int local_rank = 0; local_rank < options.nproc_per_node; ++local_rank) {
     const bool store_rank = options.node_rank == 0 && local_rank == 0;
-    start_rank(options, local_rank, port, store_rank ? store_socket.get() : -1, signals, dev_null,
+    start_rank(options, local_rank, port, store_rank ? store_socket.get() : -1, dev_null,
                ranks[static_cast<std::size_t>(local_rank)]);
     if (store_rank) store_socket.reset();  // rank 0 holds it now
   }

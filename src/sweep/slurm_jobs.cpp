@@ -2,11 +2,8 @@
 // and a row for every ending.
 #include "sweep/slurm_jobs.hpp"
 
+#include "process/child_process.hpp"
 #include "sweep/shell_words.hpp"
-
-#include <fcntl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -28,6 +25,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using detail::format_duration;
 using detail::last_line;
+using detail::last_line_of_file;
 using detail::read_text;
 using detail::write_atomically;
 
@@ -64,37 +62,27 @@ struct CommandOutput {
   std::string text;  // stdout and stderr together
 };
 
-// Runs a program (argv, no shell) and collects what it prints.
+// Slurm's commands answer in moments; one that hangs (a controller that is down) must not hang
+// the sweep: it ends after this long and counts as a failed call (retried at the next poll).
+constexpr std::chrono::seconds kSlurmCommandTimeout{120};
+// Their answers are a line or a page; more than this is dropped, not buffered.
+constexpr std::size_t kSlurmOutputBound = 1 << 20;
+
+// Runs a Slurm command (an argv, no shell) and captures what it printed.
 CommandOutput run_command(const std::vector<std::string>& args) {
-  int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe failed: ") + std::strerror(errno));
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
-  if (pid == 0) {
-    ::dup2(pipe_fds[1], STDOUT_FILENO);
-    ::dup2(pipe_fds[1], STDERR_FILENO);
-    ::close(pipe_fds[0]);
-    ::close(pipe_fds[1]);
-    ::execvp(argv[0], argv.data());
-    ::_exit(127);
-  }
-  ::close(pipe_fds[1]);
   CommandOutput out;
-  char buffer[4096];
-  ssize_t n = 0;
-  while ((n = ::read(pipe_fds[0], buffer, sizeof buffer)) != 0) {
-    if (n < 0 && errno == EINTR) continue;  // the sweep's SIGINT handler interrupted the read
-    if (n < 0) break;
-    out.text.append(buffer, static_cast<std::size_t>(n));
+  process::CapturedRun run;
+  try {
+    run = process::run_captured(args, kSlurmOutputBound, kSlurmCommandTimeout);
+  } catch (const std::runtime_error& e) {
+    // Not installed (sacct on a cluster without accounting): the shell's 127, and why.
+    out.exit_code = 127;
+    out.text = e.what();
+    return out;
   }
-  ::close(pipe_fds[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  out.exit_code = run.timed_out ? 124 : run.status.shell_status();  // 124: timeout(1)'s status
+  out.text = run.output;
+  if (run.timed_out) out.text += fmt::format("\n{} did not answer within {} s", args.front(), kSlurmCommandTimeout.count());
   return out;
 }
 
@@ -322,7 +310,7 @@ SweepResult run_slurm_sweep(const std::vector<Configuration>& configs, const Swe
     if (own) row = nlohmann::json::parse(read_text(path));
     const bool own_stands = own && row["status"] != "interrupted" && state.state != "TIMEOUT";
     if (!own_stands) {
-      const JobEnding ending = slurm_job_ending(state, job.job_id, last_line(read_text(log)), o.run_timeout_seconds);
+      const JobEnding ending = slurm_job_ending(state, job.job_id, last_line_of_file(log), o.run_timeout_seconds);
       if (!own) row = synthesized_row(c, ending.status, ending.message);
       row["status"] = ending.status;
       row["message"] = ending.message;

@@ -3,6 +3,7 @@
 // in slurm_jobs.cpp; the pieces both use are in namespace detail here.
 #include "sweep/sweep_runner.hpp"
 
+#include "process/child_process.hpp"
 #include "results/atomic_file.hpp"
 #include "sweep/slurm_jobs.hpp"
 
@@ -32,68 +33,57 @@ extern "C" void on_sweep_signal(int signal_number) { g_stop_signal.store(signal_
 struct sigaction g_old_int {}, g_old_term {};
 
 struct ChildEnd {
-  int exit_code = -1;   // when it exited
-  int signal = 0;       // when a signal ended it
+  process::ExitStatus status;
   bool timed_out = false;
   bool interrupted = false;
 };
 
+// After SIGTERM (timeout or interruption), how long a run gets to report what it measured and
+// write its JSON before SIGKILL.
+constexpr std::chrono::seconds kTermToKill{30};
+
 // Runs `args` with stdout and stderr into `log`, in its own process group (so a timeout can
-// end the run and every rank it started), dying with the sweep if the sweep is killed.
+// end the run and every rank it started), dying with the sweep if the sweep is killed. The wait
+// wakes when the run ends, at the timeout, or at once on the sweep's SIGINT/SIGTERM.
 ChildEnd run_child(const std::vector<std::string>& args, const std::filesystem::path& log, double timeout_seconds) {
   const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (log_fd < 0) throw std::runtime_error("cannot open " + log.string() + ": " + std::strerror(errno));
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) {
+  const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  process::SpawnSpec spec;
+  spec.argv = args;
+  spec.stdin_fd = null_fd;
+  spec.stdout_fd = log_fd;
+  spec.stderr_fd = log_fd;
+  std::optional<process::Child> started;
+  try {
+    started.emplace(spec);
+  } catch (...) {
     ::close(log_fd);
-    throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
-  }
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);  // the sweep died before prctl took effect
-    ::dup2(log_fd, STDOUT_FILENO);
-    ::dup2(log_fd, STDERR_FILENO);
-    const int null_fd = ::open("/dev/null", O_RDONLY);
-    if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
-    struct sigaction defaults {};
-    defaults.sa_handler = SIG_DFL;
-    sigaction(SIGINT, &defaults, nullptr);
-    sigaction(SIGTERM, &defaults, nullptr);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
+    if (null_fd >= 0) ::close(null_fd);
+    throw;
   }
   ::close(log_fd);
-  ::setpgid(pid, pid);
+  if (null_fd >= 0) ::close(null_fd);
+  process::Child& child = *started;
+  const auto stop_requested = [] { return g_stop_signal.load() != 0; };
+  const std::vector<int> wake{SIGINT, SIGTERM};
   ChildEnd end;
-  const auto start = Clock::now();
-  Clock::time_point term_sent{};
-  bool term = false, killed = false;
-  while (true) {
-    int status = 0;
-    const pid_t done = ::waitpid(pid, &status, WNOHANG);
-    if (done == pid) {
-      if (WIFEXITED(status)) end.exit_code = WEXITSTATUS(status);
-      if (WIFSIGNALED(status)) end.signal = WTERMSIG(status);
-      return end;
-    }
-    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-    if (!term && (elapsed > timeout_seconds || g_stop_signal.load() != 0)) {
-      end.timed_out = g_stop_signal.load() == 0;
-      end.interrupted = !end.timed_out;
-      ::kill(-pid, SIGTERM);  // the run reports what it measured and writes its JSON
-      term = true;
-      term_sent = Clock::now();
-    } else if (term && !killed && Clock::now() - term_sent > std::chrono::seconds(30)) {
-      ::kill(-pid, SIGKILL);
-      killed = true;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(std::min(timeout_seconds, 1e9)));
+  if (auto status = child.wait_until(deadline, stop_requested, wake)) {
+    end.status = *status;
+    return end;
   }
+  end.interrupted = stop_requested();
+  end.timed_out = !end.interrupted;
+  child.signal_group(SIGTERM);  // the run reports what it measured and writes its JSON
+  if (auto status = child.wait_until(Clock::now() + kTermToKill)) {
+    end.status = *status;
+    return end;
+  }
+  child.signal_group(SIGKILL);
+  end.status = child.wait();
+  return end;
 }
 
 }  // namespace
@@ -130,6 +120,19 @@ std::string read_text(const std::filesystem::path& path) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+std::string last_line_of_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  const std::streamoff start = size > kLastLineWindow ? size - kLastLineWindow : 0;
+  in.seekg(start);
+  std::string tail(static_cast<std::size_t>(size - start), '\0');
+  in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
+  tail.resize(static_cast<std::size_t>(in.gcount()));
+  return last_line(tail);
 }
 
 std::string last_line(const std::string& text) {
@@ -244,7 +247,7 @@ SweepResult run_sweep(const std::vector<Configuration>& configs, const SweepOpti
       const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
       executed_seconds += seconds;
       ++result.executed;
-      const std::string why = last_line(read_text(log));
+      const std::string why = last_line_of_file(log);
       if (end.timed_out) {
         // The run wrote `interrupted` for the SIGTERM; the sweep's reason is the timeout.
         nlohmann::json row = has_result(path) ? nlohmann::json::parse(read_text(path)) : synthesized_row(c, "", "");
@@ -254,12 +257,13 @@ SweepResult run_sweep(const std::vector<Configuration>& configs, const SweepOpti
       } else if (end.interrupted) {
         std::filesystem::remove(path);  // not finished: the next sweep runs it again
         result.interrupted = true;
-      } else if (end.exit_code == 2) {
+      } else if (end.status.signal == 0 && end.status.exit_code == 2) {
         write_atomically(path, synthesized_row(c, "invalid", why));
       } else if (!has_result(path)) {
         write_atomically(path, synthesized_row(c, "error",
-                                               end.signal ? fmt::format("killed by signal {}: {}", end.signal, why)
-                                                          : fmt::format("exit {} without a result: {}", end.exit_code, why)));
+                                               end.status.signal ? fmt::format("killed by signal {}: {}", end.status.signal, why)
+                                                                 : fmt::format("exit {} without a result: {}",
+                                                                               end.status.exit_code, why)));
       }
       outcome = result.interrupted ? "interrupted" : nlohmann::json::parse(read_text(path))["status"].get<std::string>();
       outcome += fmt::format(" in {}", format_duration(seconds));

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <ios>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -61,6 +62,10 @@ nlohmann::json synthesized_row(const Configuration& config, const std::string& s
 namespace detail {
 std::string read_text(const std::filesystem::path& path);
 std::string last_line(const std::string& text);  // the last non-empty line: why a run ended
+// The last non-empty line of a file, read from its end: at most kLastLineWindow bytes of a log
+// that may be gigabytes (a run that printed every iteration for a day) are ever read.
+inline constexpr std::streamoff kLastLineWindow = 64 * 1024;
+std::string last_line_of_file(const std::filesystem::path& path);
 void write_atomically(const std::filesystem::path& path, const nlohmann::json& j);
 std::string format_duration(double seconds);
 // Every configuration's finished row (matrix order), with sweep_config_id and sweep_options.
