@@ -13,7 +13,7 @@ namespace {
 using S = Section;
 
 std::vector<Column> make_columns() {
-  return {
+  std::vector<Column> columns{
       // The reference benchmark's keys, in its order.
       {"average_iter_time", "Average iter time", "ms", "{:.2f}", S::reference},
       {"model_flops", "Model FLOPs per micro-batch", "FLOPs", "", S::reference},
@@ -89,6 +89,24 @@ std::vector<Column> make_columns() {
       {"sweep_id", "sweep", "", "", S::sweep, false},
       {"slurm_job_id", "Slurm job", "", "", S::sweep, false},  // sweeps run with --launcher slurm
   };
+  // Every column holds numbers but these.
+  const std::vector<std::pair<std::string_view, Kind>> kinds = {
+      {"model_name", Kind::text},         {"Distributed Mode", Kind::text}, {"compiler", Kind::text},
+      {"status", Kind::text},             {"message", Kind::text},          {"executor", Kind::text},
+      {"kernels", Kind::structured},      {"mfu_peak_chip", Kind::text},    {"mfu_peak_source", Kind::text},
+      {"mfu_peak_is_estimate", Kind::flag}, {"mfu_precision", Kind::text},  {"flops_convention", Kind::text},
+      {"sharding_mode", Kind::text},      {"bucketing", Kind::text},        {"ranks", Kind::structured},
+      {"device", Kind::text},             {"device_name", Kind::text},      {"dtype", Kind::text},
+      {"tf32", Kind::flag},               {"zero_grad", Kind::text},        {"iterations", Kind::structured},
+      {"config", Kind::structured},       {"environment", Kind::structured}, {"sweep_config_id", Kind::text},
+      {"sweep_options", Kind::structured},
+  };
+  for (const auto& [key, kind] : kinds) {
+    auto it = std::find_if(columns.begin(), columns.end(), [&](const Column& c) { return c.key == key; });
+    if (it == columns.end()) throw std::logic_error("column kind for unknown key " + std::string(key));
+    it->kind = kind;
+  }
+  return columns;
 }
 
 template <typename Json>
@@ -124,6 +142,11 @@ const Column* find_column(std::string_view key) {
   const auto& columns = result_columns();
   auto it = std::find_if(columns.begin(), columns.end(), [&](const Column& c) { return c.key == key; });
   return it == columns.end() ? nullptr : &*it;
+}
+
+bool is_numeric_column(std::string_view key) {
+  const Column* column = find_column(key);
+  return column != nullptr && column->kind == Kind::number;
 }
 
 template <typename Json>

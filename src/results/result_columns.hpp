@@ -28,6 +28,16 @@ enum class Section {
   sweep,      // added by `tokbench sweep` / the history store, not by `tokbench run`
 };
 
+// What a column's values are. Reports align and type cells by it (numbers right-aligned, typed as
+// numbers in spreadsheets), whatever a particular set of runs happens to hold: a column of
+// numbers stays one when some run has null (a figure it could not give) or none at all.
+enum class Kind {
+  number,      // a number, or null
+  text,        // a string, or null
+  flag,        // true/false
+  structured,  // an object or an array
+};
+
 struct Column {
   std::string key;      // JSON key of the record
   std::string label;    // how people see it (table headers, report lines)
@@ -37,6 +47,7 @@ struct Column {
   bool in_report = true;  // printed by the run report (false for bulky per-iteration data)
   bool percent = false;   // a fraction people read as a percentage ("MFU: 22.14%")
   bool hide_null = false; // the report leaves it out when null (a figure only some runs have)
+  Kind kind = Kind::number;
 };
 
 // Every column, in JSON order.
@@ -47,6 +58,9 @@ const std::vector<Column>& result_columns();
 const std::vector<Column>& tabular_columns();
 // The column of `key`, or null when the table has none.
 const Column* find_column(std::string_view key);
+// Whether `key` is a column of numbers: the one rule every report aligns by (a key the table
+// does not know is text).
+bool is_numeric_column(std::string_view key);
 
 // A value as people read it in `column`: numbers in its format, null "N/A", strings raw,
 // booleans "yes"/"no", objects "k v, k v" with numbers formatted (in their own key order),

@@ -148,11 +148,9 @@ std::string failures(const std::vector<json>& runs, const PivotTable& full) {
 std::string pivot_table(const PivotTable& t) {
   std::string h = fmt::format(R"~(<div class="scroll"><table class="pivot" data-metric="{}"><caption>{}</caption><thead><tr>)~",
                               html_escape(t.metric_key), html_escape(t.title));
-  // A column of numbers (and "none") is right-aligned, its "none" too.
-  std::vector<bool> numeric(t.index_columns.size(), true);
-  for (size_t c = 0; c < t.index_columns.size(); ++c)
-    for (const auto& row : t.rows)
-      numeric[c] = numeric[c] && (row.index_values[c].is_number() || row.index_values[c].is_null());
+  // A column of numbers is right-aligned, its "none" too (results::is_numeric_column).
+  std::vector<bool> numeric(t.index_columns.size());
+  for (size_t c = 0; c < t.index_columns.size(); ++c) numeric[c] = results::is_numeric_column(t.index_columns[c]);
   for (size_t c = 0; c < t.index_columns.size(); ++c)
     h += fmt::format("<th{}>{}</th>", numeric[c] ? R"~( class="right")~" : "", html_escape(t.index_columns[c]));
   for (const auto& e : t.executors) h += R"~(<th class="right">)~" + html_escape(e) + "</th>";
@@ -181,11 +179,7 @@ std::string runs_table(const std::vector<json>& runs) {
   const std::vector<Column> columns = scalar_columns(runs);
   std::string h = R"~(<div class="scroll"><table class="runs"><thead><tr>)~";
   for (const auto& c : columns) {
-    bool numeric = true;
-    for (const auto& run : runs) {
-      const auto it = run.is_object() ? run.find(c.key) : run.end();
-      numeric = numeric && (!run.is_object() || it == run.end() || it->is_number() || it->is_null());
-    }
+    const bool numeric = c.kind == results::Kind::number;
     h += fmt::format(R"~(<th title="{}"{}>{}{}</th>)~", html_escape(c.key), numeric ? R"~( class="right")~" : "",
                      html_escape(c.label), c.unit.empty() ? "" : " (" + html_escape(c.unit) + ")");
   }

@@ -28,11 +28,7 @@ void table(const PivotTable& t, std::ostream& out) {
   for (const auto& c : t.index_columns) out << ' ' << escape(c) << " |";
   for (const auto& e : t.executors) out << ' ' << escape(e) << " |";
   out << "\n|";
-  for (size_t c = 0; c < t.index_columns.size(); ++c) {
-    bool numeric = true;
-    for (const auto& row : t.rows) numeric = numeric && row.index_values[c].is_number();
-    out << (numeric && !t.rows.empty() ? " ---: |" : " --- |");
-  }
+  for (const auto& c : t.index_columns) out << (results::is_numeric_column(c) ? " ---: |" : " --- |");
   for (size_t e = 0; e < t.executors.size(); ++e) out << (t.metric_key == "status" ? " --- |" : " ---: |");
   out << '\n';
   for (const auto& row : t.rows) {

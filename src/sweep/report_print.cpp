@@ -10,6 +10,9 @@
 //    than 12 characters; missing values read NaN;
 //  * a column holding any text (a failed run's status) is pandas' object column: each float
 //    formatted alone ("{: .6f}" less its own trailing zeros).
+// Which columns are "numeric" here is pandas' inference from the values (a dtype), on purpose:
+// it reproduces the reference's text byte for byte. Every other format aligns by the column
+// table's kind (results::is_numeric_column).
 // Unlike print(df) nothing is elided: no "..." for wide or long tables, no wrapping at 80 columns.
 #include <fmt/format.h>
 

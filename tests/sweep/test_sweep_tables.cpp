@@ -304,6 +304,28 @@ TEST(Markdown, HeadingsPipeTablesAndStatus) {
   EXPECT_NE(md.find("\n### STATUS\n"), std::string::npos);
 }
 
+// One rule for which columns are numbers, from the column table, in every format that aligns:
+// Sharding Size (null in every row here: "none") is a column of numbers; model_name holding a
+// number-like name stays text.
+TEST(ColumnKinds, MarkdownAndHtmlAlignByTheColumnTableNotByTheValues) {
+  EXPECT_TRUE(results::is_numeric_column("Sharding Size"));
+  EXPECT_TRUE(results::is_numeric_column("Seq Len"));
+  EXPECT_FALSE(results::is_numeric_column("model_name"));
+  EXPECT_FALSE(results::is_numeric_column("dtype"));
+  EXPECT_FALSE(results::is_numeric_column("no such key"));
+  json numbered = run("eager", 1, 512, 100);
+  numbered["model_name"] = "123";
+  std::ostringstream md;
+  write_report(format_from_string("markdown"), json::object(), {numbered}, {}, md, {});
+  // model_name, Num GPUS, Seq Len, Micro BS, Global BS, GA, Distributed Mode, Sharding Size, eager.
+  EXPECT_NE(md.str().find("\n| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |\n"), std::string::npos)
+      << md.str();
+  std::ostringstream html;
+  write_report(format_from_string("html"), json::object(), {numbered}, {}, html, {});
+  EXPECT_NE(html.str().find("<th>model_name</th><th class=\"right\">Num GPUS</th>"), std::string::npos);
+  EXPECT_NE(html.str().find("<th>Distributed Mode</th><th class=\"right\">Sharding Size</th>"), std::string::npos);
+}
+
 TEST(Html, EscapesAndNeedsNothingExternal) {
   json odd = run("eager", 1, 2048, 0, "oom");
   odd["model_name"] = "<script>alert('x')</script>";
