@@ -1,7 +1,9 @@
-// precheck.hpp: the run's own option parser and resolve_run, against an imagined node.
+// precheck.hpp: the run's own option parser and resolve_run, against this machine or an imagined node.
 #include "bench/precheck.hpp"
 
 #include <CLI/CLI.hpp>
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <stdexcept>
@@ -46,8 +48,13 @@ MachineInfo imagined_node(const BenchOptions& o, const RankLayout& layout) {
 
 }  // namespace
 
-std::string precheck_run_options(const std::vector<std::string>& run_arguments, const RankLayout& layout) {
-  CLI::App app{"tokbench run (checked before submitting)", "tokbench run"};
+namespace {
+
+// Parses the arguments as `tokbench run` does and resolves them against `machine` (built from
+// the parsed options); the one line the run would print, or empty.
+template <typename MachineOf>
+std::string check(const std::vector<std::string>& run_arguments, MachineOf machine_of) {
+  CLI::App app{"tokbench run (checked before it runs)", "tokbench run"};
   BenchOptions options;
   add_bench_options(app, options);
   std::vector<std::string> args{"tokbench"};
@@ -61,11 +68,30 @@ std::string precheck_run_options(const std::vector<std::string>& run_arguments, 
     return std::string("tokbench: ") + e.what() + " (see --help)";
   }
   try {
-    (void)resolve_run(options, imagined_node(options, layout));
+    (void)resolve_run(options, machine_of(options));
   } catch (const std::invalid_argument& e) {
     return std::string("tokbench: ") + e.what();
   }
   return "";
+}
+
+}  // namespace
+
+std::string precheck_run_options(const std::vector<std::string>& run_arguments, const RankLayout& layout) {
+  return check(run_arguments, [&](const BenchOptions& o) { return imagined_node(o, layout); });
+}
+
+void require_run_option(const std::string& option, const std::string& where) {
+  CLI::App app{"tokbench run", "tokbench run"};
+  BenchOptions options;
+  add_bench_options(app, options);
+  if (app.get_option_no_throw("--" + option) != nullptr) return;
+  throw std::invalid_argument(fmt::format("{}: '{}' is not a `tokbench run` option; valid: the options of "
+                                          "`tokbench run --help`, without their dashes", where, option));
+}
+
+std::string precheck_run_here(const std::vector<std::string>& run_arguments, const MachineInfo& here) {
+  return check(run_arguments, [&](const BenchOptions&) { return here; });
 }
 
 }  // namespace tokbench::bench

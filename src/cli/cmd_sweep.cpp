@@ -12,11 +12,14 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 
 #include "bench/launch_benchmark.hpp"
+#include "bench/machine_info.hpp"
 #include "bench/precheck.hpp"
 #include "cli/command.hpp"
+#include "sweep/folder_lock.hpp"
 #include "sweep/matrix.hpp"
 #include "sweep/result_store.hpp"
 #include "sweep/slurm_jobs.hpp"
@@ -69,6 +72,22 @@ bool on_path(const std::string& program) {
   return false;
 }
 
+// A run longer than this is no benchmark (and a larger value would overflow the clocks that
+// wait for it): 30 days, beyond any Slurm partition's usual time limit.
+constexpr double kMaxTimeoutSeconds = 30.0 * 24 * 3600;
+constexpr int kMaxSlurmJobs = 10000;
+
+// The sweep's own options, held to the range checks `tokbench run` applies to its own.
+void check_sweep_options(const SweepCommandOptions& o) {
+  if (!(o.timeout_s > 0) || !(o.timeout_s <= kMaxTimeoutSeconds))
+    throw std::invalid_argument(fmt::format("--timeout {} is not valid; valid: seconds, more than 0 and at most {:.0f} "
+                                            "(30 days)", o.timeout_s, kMaxTimeoutSeconds));
+  if (o.out_dir.empty()) throw std::invalid_argument("--out '' is not valid; valid: a folder for the sweep's runs");
+  if (o.slurm_max_jobs > kMaxSlurmJobs)
+    throw std::invalid_argument(fmt::format("--slurm-max-jobs {} is not valid; valid: 1..{} jobs at once",
+                                            o.slurm_max_jobs, kMaxSlurmJobs));
+}
+
 sweep::Launcher chosen_launcher(const SweepCommandOptions& o, bool slurm_options_given) {
   if (o.launcher != "local" && o.launcher != "slurm")
     throw std::invalid_argument(fmt::format("--launcher '{}' is not valid; valid: local, slurm", o.launcher));
@@ -88,18 +107,34 @@ sweep::Launcher chosen_launcher(const SweepCommandOptions& o, bool slurm_options
   return sweep::Launcher::slurm;
 }
 
+// Who holds a sweep folder, for the line a second sweep into it is refused with.
+std::string lock_description(const std::vector<std::string>& command) {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  const std::time_t now = std::time(nullptr);
+  char started[32] = {};
+  std::strftime(started, sizeof started, "%Y-%m-%d %H:%M:%S UTC", std::gmtime(&now));
+  std::string words;
+  for (const auto& w : command) words += (words.empty() ? "" : " ") + w;
+  if (words.size() > 300) words = words.substr(0, 300) + "...";
+  for (char& c : words)
+    if (static_cast<unsigned char>(c) < 0x20) c = ' ';  // one line
+  return fmt::format("pid {} on {}, started {}: {}", ::getpid(), host, started, words);
+}
+
 int run_sweep_command(const SweepCommandOptions& o, const std::vector<std::string>& run_options,
                       bool slurm_options_given) {
   const sweep::Launcher launcher = chosen_launcher(o, slurm_options_given);
   const sweep::ReporterPlugin& format = chosen_format(o);
   if (format.file != sweep::FileUse::never && o.output.empty())
     throw std::invalid_argument("--format xlsx and html write a file: name it with --output FILE");
-  if (!(o.timeout_s > 0)) throw std::invalid_argument(fmt::format("--timeout {} must be a positive number of seconds", o.timeout_s));
+  check_sweep_options(o);
   std::vector<sweep::Matrix> matrices{sweep::Matrix{}};
   if (!o.matrix_file.empty()) matrices = sweep::matrices_from_toml(o.matrix_file);
   const sweep::Matrix from_arguments = sweep::matrix_from_arguments(run_options);
   for (auto& matrix : matrices) {
     matrix = sweep::merge(matrix, from_arguments);
+    for (const auto& axis : matrix.axes) bench::require_run_option(axis.option, "sweep");
     for (const auto& axis : matrix.axes)
       for (const char* owned : {"json-path", "return-metrics-as-json", "quiet"})
         if (axis.option == owned)
@@ -116,25 +151,47 @@ int run_sweep_command(const SweepCommandOptions& o, const std::vector<std::strin
             "--launcher slurm needs the device named, and configuration '{}' has --device auto (its job would ask "
             "Slurm for no GPU and could train on a node's CPU); valid: --device cuda | cpu",
             c.describe()));
+  // Every configuration checked as `tokbench run` checks its options, before anything runs:
+  // locally against this machine, under Slurm against a node as srun will lay the ranks out.
+  std::map<std::string, std::string> refusals;  // configuration id -> the run's one-line refusal
+  {
+    const bench::MachineInfo here = launcher == sweep::Launcher::local ? bench::probe_machine() : bench::MachineInfo{};
+    for (const auto& c : configs) {
+      const std::string refusal =
+          launcher == sweep::Launcher::local
+              ? bench::precheck_run_here(c.run_arguments(), here)
+              : bench::precheck_run_options(sweep::slurm_run_arguments(c),
+                                            {sweep::slurm_nodes(c), sweep::slurm_tasks_per_node(c)});
+      if (!refusal.empty()) refusals[c.id] = refusal;
+    }
+  }
   if (o.dry_run) {
-    for (std::size_t i = 0; i < configs.size(); ++i)
-      std::cout << fmt::format("{:>4}  {}  {}\n", i + 1, configs[i].id, configs[i].describe());
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+      const auto refused = refusals.find(configs[i].id);
+      std::cout << fmt::format("{:>4}  {}  {:<8} {}{}\n", i + 1, configs[i].id,
+                               refused == refusals.end() ? "runnable" : "invalid", configs[i].describe(),
+                               refused == refusals.end() ? "" : "\n        " + refused->second);
+    }
+    std::cout << fmt::format("# {} configuration(s): {} runnable, {} invalid (each would be a row with status invalid)\n",
+                             configs.size(), configs.size() - refusals.size(), refusals.size());
     return kExitOk;
   }
-  sweep::SweepOptions options;
   const auto own = bench::own_command_line();
+  // One sweep per --out, held until this command ends (sweep/folder_lock.hpp).
+  const sweep::SweepFolderLock folder_lock(o.out_dir, lock_description(own));
+  sweep::SweepOptions options;
   options.tokbench = own.empty() ? "tokbench" : own.front();
   options.out_dir = o.out_dir;
   options.run_timeout_seconds = o.timeout_s;
   options.launcher = launcher;
   options.slurm.sbatch_arguments = o.slurm_args;
   options.slurm.max_jobs = o.slurm_max_jobs;
-  options.slurm.precheck = [](const sweep::Configuration& c) {
-    return bench::precheck_run_options(sweep::slurm_run_arguments(c),
-                                       {sweep::slurm_nodes(c), sweep::slurm_tasks_per_node(c)});
+  options.precheck = [&refusals](const sweep::Configuration& c) {
+    const auto refused = refusals.find(c.id);
+    return refused == refusals.end() ? std::string() : refused->second;
   };
-  std::cerr << fmt::format("tokbench sweep: {} configurations into {}/ (per-run timeout {} s{})\n", configs.size(),
-                           o.out_dir, o.timeout_s,
+  std::cerr << fmt::format("tokbench sweep: {} configurations ({} invalid, rows without a run) into {}/ (per-run "
+                           "timeout {} s{})\n", configs.size(), refusals.size(), o.out_dir, o.timeout_s,
                            launcher == sweep::Launcher::slurm
                                ? fmt::format(", as Slurm jobs, at most {} at once", o.slurm_max_jobs)
                                : "");

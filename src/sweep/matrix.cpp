@@ -4,6 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
+#include <optional>
+#include <unordered_set>
 #include <stdexcept>
 
 #if defined(TOKBENCH_HAVE_TOMLPLUSPLUS)
@@ -189,17 +192,36 @@ Matrix merge(const Matrix& base, const Matrix& overrides) {
   return m;
 }
 
-std::vector<Configuration> expand(const Matrix& matrix, std::size_t limit) {
+std::optional<std::size_t> configuration_count(const Matrix& matrix) {
   std::size_t total = 1;
   for (const auto& axis : matrix.axes) {
-    if (axis.values.empty()) continue;
-    if (total > limit / axis.values.size() + 1)
-      throw std::invalid_argument(fmt::format("sweep: the matrix has more than {} configurations; valid: at most {}",
-                                              limit, limit));
-    total *= axis.values.size();
+    const std::size_t n = std::max<std::size_t>(axis.values.size(), 1);
+    if (total > std::numeric_limits<std::size_t>::max() / n) return std::nullopt;
+    total *= n;
   }
-  if (total > limit)
-    throw std::invalid_argument(fmt::format("sweep: the matrix has {} configurations; valid: at most {}", total, limit));
+  return total;
+}
+
+namespace {
+
+// The product of the axes' lengths, as people read it: "3 x 40 x 100 = 12000".
+std::string count_text(const Matrix& matrix) {
+  std::string factors;
+  for (const auto& axis : matrix.axes)
+    if (axis.values.size() > 1) factors += fmt::format("{}{} {}", factors.empty() ? "" : " x ", axis.values.size(), axis.option);
+  const auto total = configuration_count(matrix);
+  return fmt::format("{} = {}", factors, total ? std::to_string(*total) : std::string("more than 2^64"));
+}
+
+}  // namespace
+
+std::vector<Configuration> expand(const Matrix& matrix, std::size_t limit) {
+  // Counted from the axes before a single configuration is built.
+  const auto counted = configuration_count(matrix);
+  if (!counted || *counted > limit)
+    throw std::invalid_argument(fmt::format("sweep: the matrix has {} configurations; valid: at most {} (split it into "
+                                            "several sweeps)", count_text(matrix), limit));
+  const std::size_t total = *counted;
   std::vector<Configuration> configs;
   configs.reserve(total);
   std::vector<std::size_t> position(matrix.axes.size(), 0);
@@ -218,8 +240,20 @@ std::vector<Configuration> expand(const Matrix& matrix, std::size_t limit) {
 }
 
 std::vector<Configuration> expand_all(const std::vector<Matrix>& matrices, std::size_t limit) {
+  // All matrices together, counted before any is expanded (duplicates between them count too:
+  // the bound is on what the user wrote).
+  std::size_t total = 0;
+  for (const auto& matrix : matrices) {
+    const auto counted = configuration_count(matrix);
+    if (!counted || *counted > limit || total + *counted > limit)
+      throw std::invalid_argument(fmt::format("sweep: the matrices have more than {} configurations ({}{}); valid: at "
+                                              "most {} in one sweep (split it into several sweeps)", limit,
+                                              matrices.size() > 1 ? "one of them: " : "", count_text(matrix), limit));
+    total += *counted;
+  }
   std::vector<Configuration> out;
-  std::vector<std::string> seen;
+  out.reserve(total);
+  std::unordered_set<std::string> seen;
   for (const auto& matrix : matrices) {
     for (Configuration c : expand(matrix, limit)) {
       int64_t ranks = 1;
@@ -235,11 +269,8 @@ std::vector<Configuration> expand_all(const std::vector<Matrix>& matrices, std::
         });
         c.id = stable_id(c.options);
       }
-      if (std::find(seen.begin(), seen.end(), c.id) != seen.end()) continue;
-      seen.push_back(c.id);
+      if (!seen.insert(c.id).second) continue;
       out.push_back(std::move(c));
-      if (out.size() > limit)
-        throw std::invalid_argument(fmt::format("sweep: the matrices have more than {} configurations", limit));
     }
   }
   return out;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,13 +50,20 @@ std::vector<Matrix> matrices_from_toml(const std::filesystem::path& file);
 // `overrides` replaces keys of `base` (keeping base's order), and appends new ones.
 Matrix merge(const Matrix& base, const Matrix& overrides);
 
-// Every configuration, in the stable order; refuses more than `limit` (one line naming the
-// count) so a typo cannot start a million runs.
-std::vector<Configuration> expand(const Matrix& matrix, std::size_t limit = 10000);
+// The bound on one sweep's configurations (docs/sweep.md): a typo must not start a million runs,
+// and a sweep of more is better split into several anyway.
+inline constexpr std::size_t kMaxConfigurations = 10000;
+
+// The product of the axes' lengths, or nullopt when it does not fit a size_t.
+std::optional<std::size_t> configuration_count(const Matrix& matrix);
+
+// Every configuration, in the stable order; refuses more than `limit`, counted from the axes
+// before any is built (one line naming the axes and the count).
+std::vector<Configuration> expand(const Matrix& matrix, std::size_t limit = kMaxConfigurations);
 
 // The configurations of several matrices, one after another, each once (by id). A point with
 // one rank runs without a distributed mode, as the reference's matrix runs its one-GPU rows:
 // `distributed-mode`, `shard-mode`, `bucketing-mode` and `sharding-size` are dropped there.
-std::vector<Configuration> expand_all(const std::vector<Matrix>& matrices, std::size_t limit = 10000);
+std::vector<Configuration> expand_all(const std::vector<Matrix>& matrices, std::size_t limit = kMaxConfigurations);
 
 }  // namespace tokbench::sweep

@@ -393,7 +393,7 @@ SweepResult run_slurm_sweep(const std::vector<Configuration>& configs, const Swe
       const std::size_t index = waiting[next++];
       const Configuration& c = configs[index];
       // Refused on the node too, so refused here without a job.
-      const std::string refusal = o.slurm.precheck ? o.slurm.precheck(c) : "";
+      const std::string refusal = o.precheck ? o.precheck(c) : "";
       if (!refusal.empty()) {
         write_atomically(result_path(out_dir, c), synthesized_row(c, "invalid", refusal));
         ++result.executed;

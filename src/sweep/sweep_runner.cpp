@@ -237,6 +237,11 @@ SweepResult run_sweep(const std::vector<Configuration>& configs, const SweepOpti
     } else if (g_stop_signal.load() != 0) {
       result.interrupted = true;
       break;
+    } else if (const std::string refusal = o.precheck ? o.precheck(c) : ""; !refusal.empty()) {
+      // `tokbench run` would refuse it before any work: a row now, without starting it.
+      write_atomically(path, synthesized_row(c, "invalid", refusal));
+      ++result.executed;
+      outcome = "invalid (not run): " + refusal;
     } else {
       const auto log = o.out_dir / "logs" / (c.id + ".log");
       std::vector<std::string> args{o.tokbench.string(), "run"};

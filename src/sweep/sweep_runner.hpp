@@ -27,9 +27,6 @@ struct SlurmSettings {
   std::string sbatch_arguments;  // --slurm-args: added to every sbatch call, split as a shell would
   int max_jobs = 1;              // jobs queued or running at once
   double poll_seconds = 1;       // how often the jobs' states are asked for
-  // The line `tokbench run` would refuse a configuration with, or empty: invalid ones become
-  // rows without a job. Given by the CLI, which knows the run's options (bench/precheck.hpp).
-  std::function<std::string(const Configuration&)> precheck;
 };
 
 struct SweepOptions {
@@ -39,6 +36,10 @@ struct SweepOptions {
   std::FILE* progress = stderr;        // progress lines; null: none
   Launcher launcher = Launcher::local;
   SlurmSettings slurm;                 // with Launcher::slurm
+  // The line `tokbench run` would refuse a configuration with, or empty: invalid ones become
+  // rows without a run or a job. Given by the CLI, which knows the run's options
+  // (bench/precheck.hpp); the same check `--dry-run` shows.
+  std::function<std::string(const Configuration&)> precheck;
 };
 
 struct SweepResult {

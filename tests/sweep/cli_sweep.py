@@ -8,6 +8,13 @@ Scenarios:
            ones with their status; running it again reruns nothing; the store holds it
   resume   a sweep killed with SIGKILL mid-run and started again: every configuration appears
            exactly once, and the finished ones were not rerun
+  validation  every configuration checked by `tokbench run`'s own validation before anything runs:
+           --dry-run marks each runnable or invalid with the very line `tokbench run` prints for
+           it; keys that are no run option, absurd sweep options and a matrix past the expansion
+           bound are refused in one line, exit 2, at once; an invalid configuration becomes a row
+           without being started
+  lock     a second sweep into a folder a sweep is using exits 2 naming the holder; after the
+           first ends, the folder is free again
   compare  `tokbench compare` flags a configuration made slower on purpose (24 layers
            against one behind the same configuration key; one thread against two is not reliably slower on a
            shared 2-core machine, where two threads can lose to one) with exit 1, and passes the
@@ -227,6 +234,92 @@ def scenario_resume(scratch):
         fail(f"resume reported {again.stderr.count('done earlier')} done earlier, want {len(finished)}", again)
 
 
+def expect_refused(args, named, what, within_s=10):
+    start = time.monotonic()
+    proc = sweep(args)
+    lines = proc.stderr.strip().splitlines()
+    if proc.returncode != 2 or len(lines) != 1 or named not in lines[0] or what not in lines[0]:
+        fail(f"{' '.join(args)}: exit {proc.returncode}; want 2 and one line naming {named}: {what}", proc)
+    if time.monotonic() - start > within_s:
+        fail(f"{' '.join(args)}: refused only after {time.monotonic() - start:.1f} s")
+
+
+def scenario_validation(scratch):
+    # A matrix with one runnable point and three that `tokbench run` refuses, each for its own reason.
+    matrix = os.path.join(scratch, "matrix.toml")
+    with open(matrix, "w") as f:
+        f.write('model-name = "pythia-14m"\nn-layers = 1\nmax-iters = 3\nwarmup-iters = 1\nnum-threads = 1\n'
+                'device = "cpu"\n[[matrix]]\nseq-len = [32, 0]\n[[matrix]]\nseq-len = "thirty-two"\n'
+                '[[matrix]]\nseq-len = 32\nmodel-name = "no-such-model"\n')
+    out = os.path.join(scratch, "sweep")
+    dry = sweep(["--matrix", matrix, "--out", out, "--dry-run"])
+    if dry.returncode != 0:
+        fail("dry run", dry)
+    lines = dry.stdout.splitlines()
+    points = [(i, line) for i, line in enumerate(lines) if line[:4].strip().isdigit()]
+    if [line.split()[2] for _, line in points] != ["runnable", "invalid", "invalid", "invalid"]:
+        fail("dry run: want 1 runnable then 3 invalid", dry)
+    for (i, line), option_value in zip(points[1:], [["--seq-len", "0"], ["--seq-len", "thirty-two"],
+                                                    ["--model-name", "no-such-model", "--seq-len", "32"]]):
+        words = line.split()[3:]
+        run_args = []
+        for word in words:
+            key, _, value = word.partition("=")
+            run_args += ["--" + key, value]
+        direct = subprocess.run([TOKBENCH, "run", *run_args], capture_output=True, text=True, env=env(), timeout=300)
+        reason = lines[i + 1].strip()
+        if direct.returncode != 2 or direct.stderr.strip() != reason:
+            fail(f"dry run says {reason!r} for {words}; `tokbench run` says {direct.stderr.strip()!r} "
+                 f"(exit {direct.returncode})", dry)
+    if "4 configuration(s): 1 runnable, 3 invalid" not in dry.stdout:
+        fail("dry run summary", dry)
+    if os.path.exists(os.path.join(out, "runs")):
+        fail("a dry run wrote runs")
+
+    expect_refused([*BASE, "--bogus-key", "3", "--dry-run"], "'bogus-key'", "not a `tokbench run` option")
+    expect_refused([*BASE, "--timeout", "1e300", "--dry-run"], "--timeout", "at most 2592000")
+    expect_refused([*BASE, "--timeout", "nan", "--dry-run"], "--timeout", "valid:")
+    expect_refused([*BASE, "--timeout", "0", "--dry-run"], "--timeout", "more than 0")
+    many = ",".join(str(n) for n in range(1, 1001))
+    expect_refused([*BASE, "--seq-len", many, "--micro-batch-size", many, "--lr", many, "--dry-run"],
+                   "1000 seq-len x 1000 micro-batch-size x 1000 lr = 1000000000", "at most 10000", within_s=5)
+
+    # The real sweep: the invalid points are rows with the run's own reason, and none was started.
+    proc = sweep(["--matrix", matrix, "--out", out, "--format", "json", "--store", "none"])
+    if proc.returncode != 0:
+        fail("sweep with invalid points", proc)
+    runs = json.loads(proc.stdout)["runs"]
+    statuses = sorted(r["status"] for r in runs)
+    if statuses != ["invalid", "invalid", "invalid", "ok"]:
+        fail(f"statuses {statuses}", proc)
+    logs = os.listdir(os.path.join(out, "logs"))
+    if len(logs) != 1:
+        fail(f"{len(logs)} runs were started; only the runnable one should have been: {logs}", proc)
+    for r in runs:
+        if r["status"] == "invalid" and not r["message"].startswith("tokbench: "):
+            fail(f"invalid row without the run's reason: {r['message']!r}")
+
+
+def scenario_lock(scratch):
+    out = os.path.join(scratch, "sweep")
+    args = [*BASE, "--seq-len", "32", "--max-iters", "400", "--out", out, "--store", "none"]
+    first = subprocess.Popen([TOKBENCH, "sweep", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                             env=env())
+    lock = os.path.join(out, ".tokbench-sweep.lock")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (os.path.exists(lock) and os.path.getsize(lock) > 0):
+        time.sleep(0.05)
+    second = sweep([*BASE, "--seq-len", "64", "--out", out, "--store", "none"])
+    lines = second.stderr.strip().splitlines()
+    if second.returncode != 2 or len(lines) != 1 or f"pid {first.pid}" not in lines[0] or "in use" not in lines[0]:
+        fail(f"second sweep into a busy folder: exit {second.returncode}; want 2 naming pid {first.pid}", second)
+    first.send_signal(signal.SIGINT)
+    first.wait(timeout=120)
+    third = sweep([*BASE, "--seq-len", "32", "--out", out, "--store", "none", "--format", "json"])
+    if third.returncode != 0:
+        fail("the folder should be free once the first sweep ended", third)
+
+
 def scenario_compare(scratch):
     def one(name, layers):
         out = os.path.join(scratch, name)
@@ -293,5 +386,6 @@ def scenario_compare(scratch):
 
 
 with tempfile.TemporaryDirectory() as scratch:
-    {"formats": scenario_formats, "resume": scenario_resume, "compare": scenario_compare}[SCENARIO](scratch)
+    {"formats": scenario_formats, "resume": scenario_resume, "compare": scenario_compare,
+     "validation": scenario_validation, "lock": scenario_lock}[SCENARIO](scratch)
 print("PASS", SCENARIO)
