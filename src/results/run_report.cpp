@@ -91,6 +91,9 @@ void write_run_report(const json& record, std::ostream& out) {
       continue;
     }
     write_line(out, column, *it);
+    if (column.key == "mfu" && it->is_number() && lookup(record, "mfu_peak_is_estimate") == json(true))
+      fmt::print(out, "  (MFU is of an estimated peak, which this machine may exceed; `tokbench env --calibrate` "
+                      "measures it in a few seconds, and later runs use the measurement)\n");
   }
 }
 

@@ -184,6 +184,16 @@ TEST(ResultJson, ARunsFiguresEqualTheirIndependentValues) {
   EXPECT_NE(text.find(fmt::format("\nMeasured iterations: {}\n", j["measured_iters"].get<int64_t>())),
             std::string::npos);
   EXPECT_NE(text.find(fmt::format("\nMFU: {:.2f}%\n", j["mfu"].get<double>() * 100)), std::string::npos) << text;
+  // An MFU of an estimated peak says so on the next line, with how to measure the peak instead.
+  for (const bool estimate : {true, false}) {
+    auto marked = j;
+    marked["mfu_peak_is_estimate"] = estimate;
+    std::ostringstream marked_report;
+    results::write_run_report(marked, marked_report);
+    const std::string note = fmt::format("\nMFU: {:.2f}%\n  (MFU is of an estimated peak", j["mfu"].get<double>() * 100);
+    EXPECT_EQ(marked_report.str().find(note) != std::string::npos, estimate) << marked_report.str();
+    EXPECT_EQ(marked_report.str().find("`tokbench env --calibrate` measures it") != std::string::npos, estimate);
+  }
   EXPECT_NE(text.find("\nIter time (ms): mean "), std::string::npos) << text;  // the record's own key order
   EXPECT_NE(text.find(fmt::format("\nTokens/s per device: {:.1f} tokens/s\n", j["tokens_per_sec_per_device"].get<double>())),
             std::string::npos);
