@@ -91,6 +91,8 @@ def parse_args():
     p.add_argument("--tf32", action="store_true", help="allow TF32 matmuls (CUDA, fp32)")
     p.add_argument("--compile", default="eager", choices=["eager", "inductor", "thunder"])
     p.add_argument("--dynamic", action="store_true", help="torch.compile(dynamic=True) (the reference's switch)")
+    p.add_argument("--checkpoint-activations", action="store_true",
+                   help="torch.utils.checkpoint per litgpt Block (non-reentrant, as the reference's checkpoint_wrapper)")
     p.add_argument("--seed", type=int, default=1337)
     p.add_argument("--lr", type=float, default=5e-4)
     p.add_argument("--weight-decay", type=float, default=0.1)
@@ -285,6 +287,17 @@ def train(a, torch, GPT, Config, Block, out, stop, probe):
     if a.dtype == "bf16-true":
         model = model.to(torch.bfloat16)
     model.train()
+    if a.checkpoint_activations:
+        # The reference's --checkpoint_activations: each Block under checkpoint_wrapper with
+        # CheckpointImpl.NO_REENTRANT (torch.utils.checkpoint, use_reentrant=False), applied
+        # before the parallel wrapping, so FSDP's units are the wrapped blocks and a recomputed
+        # forward gathers its unit again.
+        from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import (
+            CheckpointImpl, apply_activation_checkpointing, checkpoint_wrapper)
+        import functools
+        apply_activation_checkpointing(
+            model, checkpoint_wrapper_fn=functools.partial(checkpoint_wrapper, checkpoint_impl=CheckpointImpl.NO_REENTRANT),
+            check_fn=lambda m: isinstance(m, Block))
     dist = None
     if a.world_size > 1:
         dist = init_distributed(a, torch, device)

@@ -2,7 +2,8 @@
 """Golden figures for tokbench's GPT module, produced by running the real litgpt (0.5.13).
 
 Two outputs, both committed under tests/fixtures/model/:
-  flops_reference.json      FlopCounterMode FLOPs (forward; forward+loss+backward) of litgpt's GPT for
+  flops_reference.json      FlopCounterMode FLOPs (forward; forward+loss+backward; the same with every block
+                            under torch.utils.checkpoint) of litgpt's GPT for
                             catalog configs at small n_layer / T / B, measured exactly as thunder's
                             benchmark_litgpt.py measures them (meta device; MoE on the CPU with real
                             values and the math SDPA backend forced, because routing needs values).
@@ -26,6 +27,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.utils.checkpoint import checkpoint
 from torch.utils.flop_counter import FlopCounterMode
 
 import litgpt
@@ -73,6 +75,24 @@ def measure(model: torch.nn.Module, x: torch.Tensor, backward: bool) -> int:
     return counter.get_total_flops()
 
 
+class CheckpointedBlock(torch.nn.Module):
+    """A litgpt Block under torch.utils.checkpoint, as the reference's --checkpoint_activations
+    wraps each block (checkpoint_wrapper, CheckpointImpl.NO_REENTRANT): non-reentrant, so the
+    recomputation stops after the last value backward reads."""
+
+    def __init__(self, block: torch.nn.Module) -> None:
+        super().__init__()
+        self.block = block
+
+    def forward(self, *args, **kwargs):
+        return checkpoint(self.block, *args, use_reentrant=False, preserve_rng_state=False, **kwargs)
+
+
+def checkpoint_blocks(model: GPT) -> None:
+    for i, block in enumerate(model.transformer.h):
+        model.transformer.h[i] = CheckpointedBlock(block)
+
+
 def moe_model_on_cpu(config: Config) -> GPT:
     """MoE routing is data dependent: build on meta, materialise on the CPU in bf16 (halves the
     memory of a one-layer Mixtral; FLOP counts do not depend on dtype) and fill with values."""
@@ -101,6 +121,8 @@ def flops_reference() -> None:
                 with sdpa_kernel(SDPBackend.MATH):
                     fwd = measure(model, x, backward=False)
                     total = measure(model, x, backward=True)
+                    checkpoint_blocks(model)
+                    checkpointed = measure(model, x, backward=True)
                 del model
             else:
                 with torch.device("meta"):
@@ -108,9 +130,14 @@ def flops_reference() -> None:
                     x = torch.randint(0, 1, (micro_batch, seq_len))
                 fwd = measure(model, x, backward=False)
                 total = measure(model, x, backward=True)
+                checkpoint_blocks(model)
+                checkpointed = measure(model, x, backward=True)
+            # flops_total_checkpointed: forward + backward with every block under
+            # torch.utils.checkpoint, the recomputed forward included (hardware FLOPs).
             rows.append(dict(name=name, n_layer=n_layer, seq_len=seq_len, micro_batch=micro_batch,
                              device="cpu-bf16-math-sdpa" if moe else "meta",
-                             flops_forward=int(fwd), flops_total=int(total)))
+                             flops_forward=int(fwd), flops_total=int(total),
+                             flops_total_checkpointed=int(checkpointed)))
             print(f"{name:32s} L={n_layer} T={seq_len:3d} B={micro_batch} fwd={fwd:.6e} total={total:.6e}",
                   flush=True)
     out = FIXTURES / "flops_reference.json"

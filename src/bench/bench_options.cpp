@@ -113,6 +113,9 @@ void add_bench_options(CLI::App& app, BenchOptions& o) {
                  "torch.compile or thunder.jit, on many ranks through torch.distributed's DDP/FSDP/fully_shard or "
                  "thunder's ddp/fsdp; needs torch, litgpt and lightning-thunder importable)")
       ->group("Device");
+  app.add_flag("--checkpoint-activations,--checkpoint_activations", o.checkpoint_activations,
+               "recompute each block's forward in backward instead of keeping its activations (less memory, "
+               "more FLOPs: HFU counts them, MFU does not)");
   app.add_option("--num-threads,--num_threads", o.num_threads,
                  "CPU threads for LibTorch (0: LibTorch's default)")
       ->transform(whole_number<int>(fmt::format("a whole number 0..{} (0: LibTorch's default)", kMaxThreads)))

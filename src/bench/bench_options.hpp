@@ -28,6 +28,9 @@ struct BenchOptions {
   std::string dtype = "auto";   // auto | fp32 | bf16-true | bf16-mixed
   bool tf32 = true;             // the reference sets allow_tf32=True
   std::string compile = "eager";
+  // Recompute each transformer block's forward in backward instead of keeping its activations
+  // (model/gpt_checkpoint.hpp; the reference's --checkpoint_activations).
+  bool checkpoint_activations = false;
   int num_threads = 0;          // 0: LibTorch's default
   // CPU tensor memory: caching (blocks kept across iterations in a jemalloc arena,
   // train/caching_cpu_allocator.hpp) | system (LibTorch's own CPU allocator, freed at once).

@@ -72,8 +72,8 @@ int launch_benchmark(const RunPlan& plan, const std::vector<std::string>& rank_a
   MeasuredRun run;
   run.outcome = result.interrupted ? Outcome::interrupted : Outcome::rank_failed;
   run.message = result.failure;
-  const MetricInputs inputs{plan.world_size, plan.micro_batch, plan.grad_accum, plan.seq_len, plan.warmup_iters,
-                            plan.flops_per_microbatch, std::nullopt};
+  MetricInputs inputs = metric_inputs(plan);
+  inputs.peak_flops_per_s.reset();
   const BenchMetrics metrics = compute_metrics(inputs, run);
   if (o.node_rank == 0 && !plan.json_path.empty()) {
     try {

@@ -89,6 +89,13 @@ BenchMetrics compute_metrics(const MetricInputs& in, const MeasuredRun& run) {
   else if (m.flops_per_s_per_device)
     m.flops_per_s_total = *m.flops_per_s_per_device * static_cast<double>(in.world_size);
   if (m.flops_per_s_per_device) m.mfu = tokbench::mfu(*m.flops_per_s_per_device, in.peak_flops_per_s);
+  // Executed FLOPs over the same window as the model's: per device, GA micro-batches per
+  // iteration, M iterations.
+  const int64_t hardware_micro = in.hardware_flops_per_microbatch > 0 ? in.hardware_flops_per_microbatch
+                                                                      : in.flops_per_microbatch;
+  m.hardware_flops_per_s_per_device = static_cast<double>(hardware_micro) * static_cast<double>(in.grad_accum) * M /
+                                      m.window_seconds;
+  m.hfu = tokbench::mfu(*m.hardware_flops_per_s_per_device, in.peak_flops_per_s);
   if (run.overhead_known && (run.overhead_seconds > 0 || finished))
     m.harness_overhead_percent = 100.0 * run.overhead_seconds / m.window_seconds;
   return m;

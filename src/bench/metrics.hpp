@@ -74,6 +74,9 @@ struct MetricInputs {
   int64_t warmup_iters = 0;
   int64_t flops_per_microbatch = 0;  // forward + backward, one device
   std::optional<double> peak_flops_per_s;  // per device
+  // The FLOPs the device executes per micro-batch (with activation checkpointing, more than the
+  // model's); 0: the model's.
+  int64_t hardware_flops_per_microbatch = 0;
 };
 
 struct BenchMetrics {
@@ -88,6 +91,8 @@ struct BenchMetrics {
   std::optional<double> flops_per_s_total;
   std::optional<double> flops_per_s_per_device;
   std::optional<double> mfu;                   // fraction, per device
+  std::optional<double> hardware_flops_per_s_per_device;  // executed FLOPs (recomputation included)
+  std::optional<double> hfu;                   // hardware_flops_per_s_per_device / peak
   std::optional<double> loss_first, loss_last; // measured iterations
   double memory_allocated_peak_GB = 0;         // 10^9 bytes
   double memory_reserved_peak_GB = 0;

@@ -198,6 +198,7 @@ std::vector<std::string> python_step_argv(const RunPlan& plan, const PythonStepC
   if (plan.tf32) argv.push_back("--tf32");
   if (!command.memory_probe.empty()) argv.insert(argv.end(), {"--memory-probe", command.memory_probe.string()});
   if (o.dynamic) argv.push_back("--dynamic");
+  if (plan.checkpoint_activations) argv.push_back("--checkpoint-activations");
   if (!plan.profile_path.empty()) {
     argv.insert(argv.end(), {"--profile", plan.profile_path.string(), "--profile-iters",
                              std::to_string(plan.profile_iters)});
@@ -330,9 +331,7 @@ int run_python_benchmark(const RunPlan& plan) {
   const bool quiet = plan.options.quiet || !lead;
   Environment env = capture_environment();
   env.python_executable = command.python;
-  const MetricInputs inputs{plan.world_size,    plan.micro_batch,  plan.grad_accum,
-                            plan.seq_len,       plan.warmup_iters, plan.flops_per_microbatch,
-                            plan.peak ? std::optional<double>(plan.peak->flops_per_s) : std::nullopt};
+  const MetricInputs inputs = metric_inputs(plan);
 
   ForwardSignals signals;
   // Many ranks: this process joins the job's store as tokbench's own steps do; the child's

@@ -309,6 +309,9 @@ void resolve_python_executor(const BenchOptions& o, const RunPlan& plan) {
     if (plan.dist.mode == dist::DistMode::fsdp2)
       refuse("--distributed-mode fsdp2 (thunder's own transforms are ddp and fsdp)", "ddp, fsdp");
     if (plan.dist.hybrid()) refuse("hybrid sharding (thunder's fsdp shards over the whole world)", "zero2, zero3");
+    if (o.checkpoint_activations)
+      refuse("--checkpoint-activations (thunder.jit over torch.utils.checkpoint is not measured here)",
+             "no checkpointing");
   }
   if (!o.model_config.empty()) refuse(fmt::format("--model-config '{}'", o.model_config), "--model-name");
   if (o.data != "random") refuse(fmt::format("--data '{}'", o.data), "--data random");
@@ -318,6 +321,7 @@ void resolve_python_executor(const BenchOptions& o, const RunPlan& plan) {
 }
 
 void resolve_training(const BenchOptions& o, RunPlan& plan) {
+  plan.checkpoint_activations = o.checkpoint_activations;
   // The reference's torch.compile backends (inductor, thunder, ...) are other executors, not
   // spellings of these: they are rejected, never mapped.
   require_choice("--executor/--compile", o.compile, {"eager", "fused", kPythonEager, kPythonInductor, kPythonThunder});
@@ -431,6 +435,12 @@ void resolve_counts_and_peak(const BenchOptions& o, const MachineInfo& m, RunPla
   try {
     plan.flops_per_microbatch =
         model::count_flops(plan.config, plan.micro_batch, plan.seq_len, plan.convention).total();
+    plan.hardware_flops_per_microbatch = plan.flops_per_microbatch;
+    if (plan.checkpoint_activations &&
+        __builtin_add_overflow(plan.flops_per_microbatch,
+                               model::count_recompute_flops(plan.config, plan.micro_batch, plan.seq_len, plan.convention),
+                               &plan.hardware_flops_per_microbatch))
+      throw std::overflow_error("hardware FLOPs overflow int64");
   } catch (const std::overflow_error& e) {
     usage(fmt::format("--micro-batch-size {} x --seq-len {}: the FLOP count overflows ({}); valid: a smaller "
                       "--micro-batch-size or --seq-len", plan.micro_batch, plan.seq_len, e.what()));
@@ -509,7 +519,9 @@ void resolve_memory_fit(const MachineInfo& m, RunPlan& plan) {
   const char* remedies = "valid: a smaller model, --n-layers, --micro-batch-size or --seq-len";
   try {
     plan.memory_estimate_bytes =
-        model::estimate_training_memory(plan.config, plan.micro_batch, plan.seq_len, plan.dtype).total_bytes();
+        model::estimate_training_memory(plan.config, plan.micro_batch, plan.seq_len, plan.dtype,
+                                        plan.checkpoint_activations)
+            .total_bytes();
   } catch (const std::overflow_error& e) {
     usage(fmt::format("{}: the training-memory estimate overflows ({}); {}", what, e.what(), remedies));
   }
@@ -574,6 +586,19 @@ RunPlan resolve_run(const BenchOptions& options, const MachineInfo& machine) {
   resolve_derived_counts(plan);
   resolve_memory_fit(machine, plan);
   return plan;
+}
+
+MetricInputs metric_inputs(const RunPlan& plan) {
+  MetricInputs in;
+  in.world_size = plan.world_size;
+  in.micro_batch = plan.micro_batch;
+  in.grad_accum = plan.grad_accum;
+  in.seq_len = plan.seq_len;
+  in.warmup_iters = plan.warmup_iters;
+  in.flops_per_microbatch = plan.flops_per_microbatch;
+  in.hardware_flops_per_microbatch = plan.hardware_flops_per_microbatch;
+  if (plan.peak) in.peak_flops_per_s = plan.peak->flops_per_s;
+  return in;
 }
 
 }  // namespace tokbench::bench

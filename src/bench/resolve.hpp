@@ -13,6 +13,7 @@
 
 #include "bench/bench_options.hpp"
 #include "bench/machine_info.hpp"
+#include "bench/metrics.hpp"
 #include "distributed/dist_settings.hpp"
 #include "model/config.hpp"
 #include "model/counting.hpp"
@@ -56,7 +57,11 @@ struct RunPlan {
   bool tf32 = false;          // effective: CUDA and fp32 only
   Precision precision = Precision::fp32;
   model::FlopConvention convention = model::FlopConvention::matmul;
-  int64_t flops_per_microbatch = 0;  // forward + backward, one device
+  int64_t flops_per_microbatch = 0;  // forward + backward, one device: model FLOPs (MFU's)
+  // What the device executes: the model FLOPs plus, with activation checkpointing, every
+  // block's forward again (model::count_recompute_flops): HFU's.
+  int64_t hardware_flops_per_microbatch = 0;
+  bool checkpoint_activations = false;
   int64_t param_count = 0;           // whole model
   std::optional<PeakChoice> peak;    // nullopt: MFU is N/A
   std::filesystem::path token_file;  // empty: random tokens
@@ -72,6 +77,9 @@ struct RunPlan {
 };
 
 RunPlan resolve_run(const BenchOptions& options, const MachineInfo& machine);
+
+// What the metrics need of a plan (sizes, model and hardware FLOPs, the peak).
+MetricInputs metric_inputs(const RunPlan& plan);
 
 // Layers below bench name their config fields in messages (`seq_len`, `token_file`, ...);
 // this rewrites a message's leading field into the command-line option a user typed

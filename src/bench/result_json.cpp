@@ -68,6 +68,10 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
   j["model_TFLOP_per_s_per_device"] = opt(m.flops_per_s_per_device, 1e-12);
   j["model_TFLOP_per_s_total"] = opt(m.flops_per_s_total, 1e-12);
   j["mfu"] = opt(m.mfu);  // fraction of the per-device peak
+  j["checkpoint_activations"] = plan.checkpoint_activations;
+  j["hardware_flops"] = plan.hardware_flops_per_microbatch;  // model_flops + the recomputed forward
+  j["hardware_TFLOP_per_s_per_device"] = opt(m.hardware_flops_per_s_per_device, 1e-12);
+  j["hfu"] = opt(m.hfu);
   j["mfu_peak_TFLOP_per_s"] = plan.peak ? json(plan.peak->flops_per_s / 1e12) : json(nullptr);
   j["mfu_peak_chip"] = plan.peak ? json(plan.peak->chip) : json(nullptr);
   j["mfu_peak_source"] = plan.peak ? json(plan.peak->source) : json(nullptr);

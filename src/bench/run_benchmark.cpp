@@ -238,9 +238,7 @@ int run_benchmark(const RunPlan& plan) {
   const Environment env = capture_environment();
   const bool multi_rank = plan.dist.multi_rank();
   const bool lead = plan.dist.env.rank == 0;  // only rank 0 reports and writes the JSON
-  const MetricInputs inputs{plan.world_size,    plan.micro_batch,  plan.grad_accum,
-                            plan.seq_len,       plan.warmup_iters, plan.flops_per_microbatch,
-                            plan.peak ? std::optional<double>(plan.peak->flops_per_s) : std::nullopt};
+  const MetricInputs inputs = metric_inputs(plan);
 
   // What a second stop signal leaves behind (see on_stop_signal), formatted now. Its
   // strings live until the guard is gone.
@@ -310,6 +308,9 @@ int run_benchmark(const RunPlan& plan) {
                      shard_from_seed ? model::GPTImpl::ParameterStorage::deferred
                                      : model::GPTImpl::ParameterStorage::allocated);
       if (!shard_from_seed) gpt->reset_parameters(plan.options.seed);
+      // Per block, in every executor and step: the steps' hooks see the recomputation's
+      // gradients as any others (ZeRO-3 gathers a unit again before its block recomputes).
+      gpt->set_activation_checkpointing(plan.checkpoint_activations);
       torch::AutoGradMode grad_mode(true);
       auto step = make_step(plan, gpt, device, groups);
       run.kernel_note = step->kernel_note();

@@ -33,6 +33,7 @@ struct InfoOptions {
   int64_t micro_batch_size = 1;
   std::optional<int64_t> n_layers;      // default: the config's n_layer
   std::string model_config;             // a TOML/JSON file instead of a catalog name
+  bool checkpoint_activations = false;  // hardware FLOPs and memory with per-block recomputation
   bool json = false;
 };
 
@@ -68,16 +69,24 @@ double gb(int64_t bytes) { return static_cast<double>(bytes) / 1e9; }
 struct InfoCounts {
   model::ParamCounts params;
   std::vector<model::FlopCounts> flops;          // per kConventions
+  std::vector<int64_t> recompute;                // per kConventions: checkpointing's extra FLOPs (0 without)
   std::vector<model::MemoryEstimate> memory;     // per model::kTrainPrecisions
 };
 
-InfoCounts count_all(const model::Config& config, int64_t B, int64_t T) {
+InfoCounts count_all(const model::Config& config, int64_t B, int64_t T, bool checkpoint_activations) {
   InfoCounts out;
   try {
     out.params = model::count_params(config);
-    for (auto convention : kConventions) out.flops.push_back(model::count_flops(config, B, T, convention));
+    for (auto convention : kConventions) {
+      out.flops.push_back(model::count_flops(config, B, T, convention));
+      const int64_t recompute = checkpoint_activations ? model::count_recompute_flops(config, B, T, convention) : 0;
+      int64_t hardware = 0;
+      if (__builtin_add_overflow(out.flops.back().total(), recompute, &hardware))
+        throw std::overflow_error("hardware FLOPs overflow int64");
+      out.recompute.push_back(recompute);
+    }
     for (auto precision : model::kTrainPrecisions)
-      out.memory.push_back(model::estimate_training_memory(config, B, T, precision));
+      out.memory.push_back(model::estimate_training_memory(config, B, T, precision, checkpoint_activations));
   } catch (const std::overflow_error& e) {
     throw std::invalid_argument(fmt::format("--micro-batch-size {} x --seq-len {} x --n-layers {}: {}; valid: smaller "
                                             "values", B, T, config.n_layer, e.what()));
@@ -88,7 +97,7 @@ InfoCounts count_all(const model::Config& config, int64_t B, int64_t T) {
 int run_info(const InfoOptions& options) {
   const model::Config config = resolve_model(options);
   const int64_t B = options.micro_batch_size, T = config.block_size;
-  const InfoCounts counts = count_all(config, B, T);
+  const InfoCounts counts = count_all(config, B, T, options.checkpoint_activations);
   const model::ParamCounts& params = counts.params;
 
   if (options.json) {
@@ -102,12 +111,17 @@ int run_info(const InfoOptions& options) {
                           {"params_lm_head", params.lm_head},
                           {"params_final_norm", params.final_norm},
                           {"params_per_block", params.per_block.front()},
+                          {"checkpoint_activations", options.checkpoint_activations},
                           {"flops_default_convention", "matmul"}};
     for (std::size_t i = 0; i < std::size(kConventions); ++i) {
       const auto convention = kConventions[i];
       const model::FlopCounts& flops = counts.flops[i];
+      // model_flops: what MFU divides; hardware_flops: what the device executes (with
+      // --checkpoint-activations the recomputed forward too), what HFU divides.
       out["flops"][std::string(model::to_string(convention))] = {
-          {"flops_forward", flops.forward}, {"flops_backward", flops.backward}, {"flops_total", flops.total()}};
+          {"flops_forward", flops.forward},  {"flops_backward", flops.backward},
+          {"flops_total", flops.total()},    {"model_flops", flops.total()},
+          {"flops_recompute", counts.recompute[i]}, {"hardware_flops", flops.total() + counts.recompute[i]}};
     }
     for (const model::MemoryEstimate& m : counts.memory) {
       const auto precision = m.precision;
@@ -136,16 +150,24 @@ int run_info(const InfoOptions& options) {
   std::cout << param_line("per block", params.per_block.front(), fmt::format("  (x {} layers)", config.n_layer));
   std::cout << "#\n# FLOPs per micro-batch (matmul: PyTorch FlopCounterMode over litgpt, the default;\n"
                "# causal: attention halved; palm: 6N + 12·L·H·Q·T per token, N = non-embedding params)\n";
-  std::cout << fmt::format("# {:<10} {:>22} {:>22} {:>22}\n", "convention", "forward", "backward", "total");
+  const bool ac = options.checkpoint_activations;
+  if (ac)
+    std::cout << "# with --checkpoint-activations: recompute = the blocks' forward run again in backward; hardware =\n"
+                 "# total + recompute (what HFU divides); total stays the model FLOPs (what MFU divides)\n";
+  std::cout << fmt::format("# {:<10} {:>22} {:>22} {:>22}{}\n", "convention", "forward", "backward", "total",
+                           ac ? fmt::format(" {:>22} {:>22}", "recompute", "hardware") : "");
   for (std::size_t i = 0; i < std::size(kConventions); ++i) {
     const auto convention = kConventions[i];
     const model::FlopCounts& flops = counts.flops[i];
-    std::cout << fmt::format("  {:<10} {:>22} {:>22} {:>22}\n", model::to_string(convention), flops.forward,
-                             flops.backward, flops.total());
+    std::cout << fmt::format("  {:<10} {:>22} {:>22} {:>22}{}\n", model::to_string(convention), flops.forward,
+                             flops.backward, flops.total(),
+                             ac ? fmt::format(" {:>22} {:>22}", counts.recompute[i], flops.total() + counts.recompute[i])
+                                : "");
   }
 
-  std::cout << "#\n# training memory estimate, GB (10^9 bytes); AdamW; activations saved for backward\n"
-               "# with fused attention, no checkpointing (see src/model/memory_estimate.cpp for omissions)\n";
+  std::cout << fmt::format("#\n# training memory estimate, GB (10^9 bytes); AdamW; activations saved for backward\n"
+               "# with fused attention, {} (see src/model/memory_estimate.cpp for omissions)\n",
+                           ac ? "each block's input kept and one block recomputed at a time" : "no checkpointing");
   std::cout << fmt::format("# {:<10} {:>10} {:>10} {:>10} {:>12} {:>10}\n", "precision", "weights", "gradients",
                            "optimizer", "activations", "total");
   for (const model::MemoryEstimate& m : counts.memory) {
@@ -171,6 +193,8 @@ const RegisterCommand kInfo{
        sub.add_option("--n-layers", options->n_layers, "Override n_layer (per-layer patterns are repeated)")
            ->transform(bench::whole_number<int64_t>(fmt::format("a whole number 1..{}", bench::limits::kMaxLayers)));
        sub.add_option("--model-config", options->model_config, "A TOML or JSON file of litgpt Config fields");
+       sub.add_flag("--checkpoint-activations,--checkpoint_activations", options->checkpoint_activations,
+                    "Count the recomputed forward of activation checkpointing (hardware FLOPs) and its memory");
        sub.add_flag("--json", options->json, "Print one JSON object instead of tables");
        return [options] { return run_info(*options); };
      }}};

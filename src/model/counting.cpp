@@ -165,4 +165,24 @@ FlopCounts count_flops(const Config& config, int64_t micro_batch, int64_t seq_le
   return flops;
 }
 
+bool recompute_skips_mlp_projection(const Config& config) { return !config.post_mlp_norm && !is_moe(config); }
+
+int64_t count_recompute_flops(const Config& config, int64_t micro_batch, int64_t seq_len, FlopConvention convention) {
+  const FlopCounts flops = count_flops(config, micro_batch, seq_len, convention);  // checks the arguments
+  const Checked k(config);
+  const int64_t tokens = k.mul(micro_batch, seq_len);
+  const ParamCounts params = count_params(config);
+  // The forward outside the blocks: the head's GEMM (matmul, causal), or under palm every
+  // parameter outside the blocks but the embedding (a lookup): head and final norm.
+  const int64_t outside = convention == FlopConvention::palm ? k.add(params.lm_head, params.final_norm)
+                                                             : k.mul(config.n_embd, config.vocab());
+  int64_t recompute = k.sub(flops.forward, k.mul(2, tokens, outside));
+  if (recompute_skips_mlp_projection(config)) {
+    int64_t projection = k.mul(config.mlp_hidden(), config.n_embd);
+    if (convention == FlopConvention::palm && config.bias) projection = k.add(projection, config.n_embd);
+    recompute = k.sub(recompute, k.mul(2, tokens, config.n_layer, projection));
+  }
+  return recompute;
+}
+
 }  // namespace tokbench::model

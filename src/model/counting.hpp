@@ -37,4 +37,18 @@ struct FlopCounts {
 FlopCounts count_flops(const Config& config, int64_t micro_batch, int64_t seq_len,
                        FlopConvention convention = FlopConvention::matmul);
 
+// Activation checkpointing (model/gpt_checkpoint.hpp) runs each block's forward again in
+// backward, and stops where PyTorch's non-reentrant checkpoint stops: after the last value a
+// backward formula reads. In a block whose output is `mlp.proj(h) + x` (no post-MLP norm, not
+// an MoE) nothing reads the projection's output, so its GEMM is not recomputed.
+bool recompute_skips_mlp_projection(const Config& config);
+
+// The FLOPs checkpointing adds to one micro-batch (every block's forward less the projection
+// above where skipped), in `convention`: model FLOPs (what MFU divides) stay count_flops's;
+// hardware FLOPs (HFU's) are count_flops(...).total() plus these. Under `matmul` they equal
+// what PyTorch's FlopCounterMode counts for litgpt with torch.utils.checkpoint per block
+// beyond the run without it.
+int64_t count_recompute_flops(const Config& config, int64_t micro_batch, int64_t seq_len,
+                              FlopConvention convention = FlopConvention::matmul);
+
 }  // namespace tokbench::model

@@ -15,6 +15,8 @@
 #include <set>
 #include <string_view>
 
+#include "model/counting.hpp"
+#include "model/gpt_checkpoint.hpp"
 #include "model/gpt_rope.hpp"
 
 namespace tokbench::model {
@@ -45,17 +47,24 @@ class Linear : public torch::nn::Module {
     weight_ = register_parameter("weight", new_parameter({out, in}, options));
     if (with_bias) bias_ = register_parameter("bias", new_parameter({out}, options));
   }
-  // x: (..., in) -> (..., out)
-  torch::Tensor forward(const torch::Tensor& x) {
+  // x: (..., in) -> (..., out). value_needed false: only the output's graph is used
+  // (gpt_checkpoint.hpp), so the GEMM is skipped where the linear function has a graph-only form.
+  torch::Tensor forward(const torch::Tensor& x, bool value_needed = true) {
+    if (!value_needed && !function_) return linear_graph_only(x, weight_, bias_);
+    if (!value_needed && graph_only_) return graph_only_(x, weight_, bias_);
     if (function_) return function_(x, weight_, bias_);
     return at::linear(x, weight_, bias_.defined() ? std::optional<torch::Tensor>(bias_) : std::nullopt);
   }
 
-  void set_function(GPTImpl::LinearFunction function) { function_ = std::move(function); }
+  void set_function(GPTImpl::LinearFunction function, GPTImpl::LinearFunction graph_only) {
+    function_ = std::move(function);
+    graph_only_ = std::move(graph_only);
+  }
 
  private:
   torch::Tensor weight_, bias_;
-  GPTImpl::LinearFunction function_;  // empty: at::linear
+  GPTImpl::LinearFunction function_;    // empty: at::linear
+  GPTImpl::LinearFunction graph_only_;  // function_'s graph-only form; empty: run function_
 };
 
 // nn.Embedding: weight (V, C).
@@ -246,13 +255,13 @@ class MLP : public torch::nn::Module {
     proj_ = register_module("proj", std::make_shared<Linear>(hidden, C, c.bias, options));
   }
 
-  // x: (..., C) -> (..., C)
-  torch::Tensor forward(const torch::Tensor& x) {
-    if (neox_) return proj_->forward(torch::gelu(fc_->forward(x), approximate_));
+  // x: (..., C) -> (..., C); output_value_needed false: the output projection's graph only.
+  torch::Tensor forward(const torch::Tensor& x, bool output_value_needed = true) {
+    if (neox_) return proj_->forward(torch::gelu(fc_->forward(x), approximate_), output_value_needed);
     auto gate = fc_->forward(x);
     auto up = up_->forward(x);
     auto hidden = gemma_ ? torch::gelu(gate, approximate_) : torch::silu(gate);
-    return proj_->forward(hidden * up);
+    return proj_->forward(hidden * up, output_value_needed);
   }
 
  private:
@@ -317,7 +326,9 @@ class MoE : public torch::nn::Module {
 class Block : public torch::nn::Module {
  public:
   Block(const Config& c, int64_t layer, const torch::TensorOptions& options)
-      : parallel_(c.parallel_residual), shared_norm_(c.shared_attention_norm) {
+      : parallel_(c.parallel_residual),
+        shared_norm_(c.shared_attention_norm),
+        skippable_tail_(recompute_skips_mlp_projection(c)) {
     TORCH_CHECK(c.parallel_residual || !c.shared_attention_norm,
                 "shared_attention_norm requires parallel_residual (as in litgpt)");
     norm_1_ = register_module("norm_1", std::make_shared<Norm>(c, c.n_embd, options, c.norm_1));
@@ -339,9 +350,11 @@ class Block : public torch::nn::Module {
         register_module("post_mlp_norm", std::make_shared<Norm>(c, c.n_embd, options, c.post_mlp_norm));
   }
 
-  // x: (B, T, C) -> (B, T, C)
+  // x: (B, T, C) -> (B, T, C). tail_value_needed false (a checkpoint's recomputation): the
+  // output's value is not read, so a block ending `mlp.proj(h) + x` builds the projection's
+  // graph without its GEMM; a post-MLP norm or an MoE's weighting reads it, so there it runs.
   torch::Tensor forward(torch::Tensor x, const torch::Tensor& cos, const torch::Tensor& sin,
-                        const AttentionMasks& masks) {
+                        const AttentionMasks& masks, bool tail_value_needed = true) {
     auto x_normed = norm_1_->forward(x);
     auto a = post_attention_norm_->forward(attn_->forward(x_normed, cos, sin, masks));
     if (parallel_) {
@@ -351,12 +364,13 @@ class Block : public torch::nn::Module {
       x = a + x;
       x_normed = norm_2_->forward(x);
     }
-    auto m = moe_ ? moe_->forward(x_normed) : mlp_->forward(x_normed);
+    auto m = moe_ ? moe_->forward(x_normed) : mlp_->forward(x_normed, tail_value_needed || !skippable_tail_);
     return post_mlp_norm_->forward(m) + x;
   }
 
  private:
   bool parallel_, shared_norm_;
+  bool skippable_tail_;  // nothing after the MLP's projection reads its output
   std::shared_ptr<Norm> norm_1_, post_attention_norm_, norm_2_, post_mlp_norm_;
   std::shared_ptr<Attention> attn_;
   std::shared_ptr<MLP> mlp_;
@@ -378,6 +392,7 @@ struct GPTImpl::State {
   torch::Tensor cos, sin;  // (block_size, rope_n_elem[, 2]) buffers, model dtype
   std::shared_ptr<GPTImpl::ForwardHooks> hooks;  // null: forward runs straight through
   bool deferred = false;  // built with ParameterStorage::deferred
+  bool checkpoint_blocks = false;  // activation checkpointing per block
 };
 
 GPTImpl::GPTImpl(const Config& config, const torch::TensorOptions& options, ParameterStorage storage)
@@ -443,12 +458,14 @@ torch::Tensor GPTImpl::forward_hidden(const torch::Tensor& idx) {
     x = x * torch::scalar_tensor(std::sqrt(static_cast<double>(c.n_embd)), x.options());
   for (int64_t layer = 0; layer < c.n_layer; ++layer) {
     if (hooks) hooks->before_block(layer);
-    if (!c.rope_indices.empty()) {  // Gemma-3: per-layer global (0) or local (1) rope base
-      const int64_t which = c.rope_indices[layer];
-      x = s.blocks[layer]->forward(x, cos.select(-1, which), sin.select(-1, which), masks);
-    } else {
-      x = s.blocks[layer]->forward(x, cos, sin, masks);
-    }
+    // Gemma-3: per-layer global (0) or local (1) rope base.
+    const int64_t which = c.rope_indices.empty() ? -1 : c.rope_indices[layer];
+    BlockForward run = [block = s.blocks[layer], cos = which < 0 ? cos : cos.select(-1, which),
+                        sin = which < 0 ? sin : sin.select(-1, which),
+                        masks](const torch::Tensor& input, bool tail_value_needed) {
+      return block->forward(input, cos, sin, masks, tail_value_needed);
+    };
+    x = s.checkpoint_blocks ? checkpoint_block(x, std::move(run)) : run(x, /*tail_value_needed=*/true);
     if (hooks) x = hooks->after_block(layer, std::move(x));
   }
   return s.ln_f->forward(x);  // (B, T, C)
@@ -507,10 +524,13 @@ std::vector<std::shared_ptr<torch::nn::Module>> GPTImpl::root_modules() const {
   return {state_->wte, state_->ln_f, state_->lm_head};
 }
 
-void GPTImpl::set_linear_function(LinearFunction function) {
+void GPTImpl::set_linear_function(LinearFunction function, LinearFunction graph_only) {
   for (const auto& module : modules(/*include_self=*/false))
-    if (auto* linear = dynamic_cast<Linear*>(module.get())) linear->set_function(function);
+    if (auto* linear = dynamic_cast<Linear*>(module.get())) linear->set_function(function, graph_only);
 }
+
+void GPTImpl::set_activation_checkpointing(bool on) { state_->checkpoint_blocks = on; }
+bool GPTImpl::activation_checkpointing() const { return state_->checkpoint_blocks; }
 
 void GPTImpl::set_norm_function(NormFunction function) {
   for (const auto& module : modules(/*include_self=*/false))

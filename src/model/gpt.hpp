@@ -46,9 +46,17 @@ class GPTImpl : public torch::nn::Module {
   // How every linear layer (attention, MLP, MoE router and experts, lm_head) computes
   // x·Wᵀ + b, for an executor with its own GEMM kernels; bias is undefined where the layer
   // has none. Empty (the default): at::linear, exactly the eager computation.
+  // `graph_only`, when given, is the function's form whose output has its autograd graph but
+  // no values (the GEMM skipped), for the output projection a checkpoint's recomputation does
+  // not need the value of (gpt_checkpoint.hpp); without it that projection runs `function`.
   using LinearFunction =
       std::function<torch::Tensor(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias)>;
-  void set_linear_function(LinearFunction function);
+  void set_linear_function(LinearFunction function, LinearFunction graph_only = {});
+
+  // Activation checkpointing per transformer block (gpt_checkpoint.hpp): forward keeps only each
+  // block's input, backward recomputes the block. Off by default.
+  void set_activation_checkpointing(bool on);
+  bool activation_checkpointing() const;
 
   // How every RMSNorm (not LayerNorm) computes x_f32 · rsqrt(mean(x_f32²) + eps) · w_f32 cast
   // back to x's dtype, w = 1 + weight under unit_offset (Gemma); x: (..., C), weight: (C).

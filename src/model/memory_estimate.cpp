@@ -6,7 +6,8 @@
 //   bf16-mixed                         4          4        8
 //
 // Activations: the tensors eager autograd saves for backward, counted per token (B·T tokens),
-// all alive at the end of the forward pass (no activation checkpointing), attention on a fused
+// all alive at the end of the forward pass (with activation checkpointing: each block's input,
+// plus one block's activations while backward recomputes it), attention on a fused
 // SDPA kernel (flash / memory-efficient: no T×T matrices). Per block, in elements per token
 // (C = n_embd, H = n_head, G = n_query_groups, Q = head_size, I = MLP width, E/k = experts):
 //   norm_1 input and output                                         2·C    (if norm_1)
@@ -78,7 +79,7 @@ int64_t block_activation_elements_per_token(const Config& c) {
 }
 
 MemoryEstimate estimate_training_memory(const Config& config, int64_t micro_batch, int64_t seq_len,
-                                        TrainPrecision precision) {
+                                        TrainPrecision precision, bool checkpoint_activations) {
   if (micro_batch <= 0)
     throw std::invalid_argument(fmt::format("micro_batch {} must be a positive integer", micro_batch));
   if (seq_len <= 0) throw std::invalid_argument(fmt::format("seq_len {} must be a positive integer", seq_len));
@@ -92,7 +93,9 @@ MemoryEstimate estimate_training_memory(const Config& config, int64_t micro_batc
   m.optimizer_bytes = k.mul(params, bytes.optimizer);
 
   const int64_t tokens = k.mul(micro_batch, seq_len);
-  const int64_t blocks = k.mul(config.n_layer, block_activation_elements_per_token(config));
+  const int64_t blocks = checkpoint_activations
+                             ? k.add(k.mul(config.n_layer, config.n_embd), block_activation_elements_per_token(config))
+                             : k.mul(config.n_layer, block_activation_elements_per_token(config));
   const int64_t head = k.add(k.mul(2, config.n_embd), config.vocab());  // ln_f in/out, logits
   const int64_t per_token_bytes =
       k.add(k.mul(k.add(blocks, head), bytes.activation),

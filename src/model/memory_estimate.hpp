@@ -23,7 +23,10 @@ struct MemoryEstimate {
 int64_t block_activation_elements_per_token(const Config& config);
 
 // Throws std::invalid_argument for non-positive sizes, std::overflow_error past int64.
+// checkpoint_activations: each block keeps only its input (C per token) to the end of forward,
+// and one block's activations exist again while backward recomputes it, so the blocks count
+// n_layer·C + one block's elements per token instead of n_layer blocks'.
 MemoryEstimate estimate_training_memory(const Config& config, int64_t micro_batch, int64_t seq_len,
-                                        TrainPrecision precision);
+                                        TrainPrecision precision, bool checkpoint_activations = false);
 
 }  // namespace tokbench::model

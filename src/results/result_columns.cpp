@@ -42,6 +42,12 @@ std::vector<Column> make_columns() {
       {"model_TFLOP_per_s_per_device", "TFLOP/s per device", "TFLOP/s", "{:.4g}", S::tokbench},
       {"model_TFLOP_per_s_total", "TFLOP/s total", "TFLOP/s", "{:.4g}", S::tokbench},
       {"mfu", "MFU", "fraction of peak", "{:.4f}", S::tokbench, true, true},
+      // With activation checkpointing the device also runs every block's forward again: the
+      // FLOPs executed (hardware FLOPs) exceed the model's, and HFU divides those.
+      {"checkpoint_activations", "Activation checkpointing", "", "", S::tokbench},
+      {"hardware_flops", "Hardware FLOPs per micro-batch", "FLOPs", "", S::tokbench},
+      {"hardware_TFLOP_per_s_per_device", "Hardware TFLOP/s per device", "TFLOP/s", "{:.4g}", S::tokbench},
+      {"hfu", "HFU", "fraction of peak", "{:.4f}", S::tokbench, true, true},
       {"mfu_peak_TFLOP_per_s", "MFU peak", "TFLOP/s", "{:.4g}", S::tokbench},
       {"mfu_peak_chip", "MFU peak chip", "", "", S::tokbench},
       {"mfu_peak_source", "MFU peak source", "", "", S::tokbench},
@@ -97,7 +103,7 @@ std::vector<Column> make_columns() {
       {"mfu_peak_is_estimate", Kind::flag}, {"mfu_precision", Kind::text},  {"flops_convention", Kind::text},
       {"sharding_mode", Kind::text},      {"bucketing", Kind::text},        {"ranks", Kind::structured},
       {"device", Kind::text},             {"device_name", Kind::text},      {"dtype", Kind::text},
-      {"tf32", Kind::flag},               {"zero_grad", Kind::text},        {"iterations", Kind::structured},
+      {"tf32", Kind::flag},               {"checkpoint_activations", Kind::flag},               {"zero_grad", Kind::text},        {"iterations", Kind::structured},
       {"config", Kind::structured},       {"environment", Kind::structured}, {"sweep_config_id", Kind::text},
       {"sweep_options", Kind::structured},
   };

@@ -77,6 +77,9 @@ class FusedComputation final : public LossComputation {
     model_->set_linear_function(
         [choices = choices_](const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
           return fused_linear(x, weight, bias, *choices);
+        },
+        [choices = choices_](const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
+          return fused_linear_graph_only(x, weight, bias, *choices);
         });
     // RMSNorm by its row kernel; LLaMAMLP's gate stays on ATen (a SwiGLU kernel was slower than
     // silu + mul in the profile of tiny-llama-1.1b, docs/PERFORMANCE.md).

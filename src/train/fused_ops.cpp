@@ -32,17 +32,19 @@ int64_t pack_choices(const GemmChoices& choices, const GemmShape& shape) {
 class FusedLinearFunction : public torch::autograd::Function<FusedLinearFunction> {
  public:
   // bias travels as an optional: an undefined tensor cannot be a graph input.
+  // compute_output false: the graph only (model/gpt_checkpoint.hpp), no forward GEMM.
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
-                            const std::optional<at::Tensor>& maybe_bias, int64_t kernels) {
+                            const std::optional<at::Tensor>& maybe_bias, int64_t kernels, bool compute_output) {
     const at::Tensor bias = maybe_bias.value_or(at::Tensor());
     const auto x2 = x.reshape({-1, x.size(-1)});  // (M, K)
     ctx->save_for_backward({x2, weight});
     ctx->saved_data["kernels"] = kernels;
     ctx->saved_data["has_bias"] = bias.defined();
     ctx->saved_data["x_sizes"] = x.sizes().vec();
-    auto y = linear_forward(unpack(kernels, GemmRole::forward), x2, weight, bias);  // (M, N)
     auto sizes = x.sizes().vec();
     sizes.back() = weight.size(0);
+    if (!compute_output) return at::empty(sizes, x.options());
+    auto y = linear_forward(unpack(kernels, GemmRole::forward), x2, weight, bias);  // (M, N)
     return y.view(sizes);
   }
 
@@ -58,7 +60,7 @@ class FusedLinearFunction : public torch::autograd::Function<FusedLinearFunction
                    .view(ctx->saved_data["x_sizes"].toIntVector());
     if (ctx->needs_input_grad(1)) grad_w = linear_grad_weight(unpack(kernels, GemmRole::grad_weight), dy, x2);
     if (ctx->saved_data["has_bias"].toBool() && ctx->needs_input_grad(2)) grad_b = dy.sum(0);
-    return {grad_x, grad_w, grad_b, at::Tensor()};
+    return {grad_x, grad_w, grad_b, at::Tensor(), at::Tensor()};
   }
 };
 
@@ -155,7 +157,13 @@ std::optional<at::Tensor> optional_tensor(const at::Tensor& t) {
 at::Tensor fused_linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
                         const GemmChoices& choices) {
   const GemmShape shape{x.numel() / std::max<int64_t>(1, x.size(-1)), weight.size(1), weight.size(0)};
-  return FusedLinearFunction::apply(x, weight, optional_tensor(bias), pack_choices(choices, shape));
+  return FusedLinearFunction::apply(x, weight, optional_tensor(bias), pack_choices(choices, shape), true);
+}
+
+at::Tensor fused_linear_graph_only(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                                   const GemmChoices& choices) {
+  const GemmShape shape{x.numel() / std::max<int64_t>(1, x.size(-1)), weight.size(1), weight.size(0)};
+  return FusedLinearFunction::apply(x, weight, optional_tensor(bias), pack_choices(choices, shape), false);
 }
 
 int64_t default_chunk_rows(int64_t vocab) {

@@ -22,6 +22,11 @@ namespace tokbench::train {
 // x: (..., K), weight: (N, K), bias: (N) or undefined -> (..., N). Differentiable in all three.
 at::Tensor fused_linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
                         const GemmChoices& choices);
+// fused_linear's graph without its forward GEMM: the output has no defined values, its backward
+// is fused_linear's (for the projection a checkpoint's recomputation does not read,
+// model/gpt_checkpoint.hpp).
+at::Tensor fused_linear_graph_only(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                                   const GemmChoices& choices);
 
 struct ChunkedCrossEntropyOptions {
   int64_t chunk_rows = 1024;           // positions per chunk

@@ -79,6 +79,25 @@ TEST(Metrics, MfuNeedsAPeak) {
   EXPECT_NEAR(*m.mfu, *m.flops_per_s_per_device / 1e11, 1e-15);
 }
 
+// HFU divides the FLOPs executed (with activation checkpointing, the model's plus the
+// recomputed forward) by the same peak as MFU: HFU·peak = hardware FLOP/s, hardware FLOP/s ×
+// average iteration time = hardware FLOPs per iteration (GA included), and HFU/MFU is the ratio
+// of hardware to model FLOPs. Without checkpointing the two coincide.
+TEST(Metrics, HfuIsHardwareFlopsOverThePeak) {
+  auto in = inputs(2, 3, 16, 1);
+  in.peak_flops_per_s = 2e11;
+  const auto plain = compute_metrics(in, synthetic_run(1, 4));
+  ASSERT_TRUE(plain.hfu && plain.mfu);
+  EXPECT_NEAR(*plain.hfu / *plain.mfu, 1.0, 1e-12);
+  in.hardware_flops_per_microbatch = 1'250'000'000;  // 1.25 x the model's
+  const auto m = compute_metrics(in, synthetic_run(1, 4));
+  ASSERT_TRUE(m.hfu && m.mfu && m.hardware_flops_per_s_per_device && m.average_iter_time_ms);
+  EXPECT_NEAR(*m.hfu * 2e11 / *m.hardware_flops_per_s_per_device, 1.0, 1e-12);
+  EXPECT_NEAR(*m.hardware_flops_per_s_per_device * *m.average_iter_time_ms / 1e3 / (3 * 1'250'000'000.0), 1.0, 1e-9);
+  EXPECT_NEAR(*m.hfu / *m.mfu, 1.25, 1e-9);
+  EXPECT_DOUBLE_EQ(*m.mfu, *plain.mfu);  // MFU does not move
+}
+
 TEST(Metrics, MemoryIsInDecimalGigabytes) {
   const auto m = compute_metrics(inputs(1, 1, 16, 1), synthetic_run(1, 3));
   EXPECT_DOUBLE_EQ(m.memory_allocated_peak_GB, 2.5);

@@ -51,12 +51,26 @@ check(info["seq_len"] == 2048 and info["micro_batch_size"] == 1, "info echoes si
 W, T = 2_647_654_400, 2048
 forward = 2 * T * W + 4 * T * T * 32 * 32 * 80
 matmul = info["flops"]["matmul"]
-check(matmul == {"flops_forward": forward, "flops_backward": 2 * forward, "flops_total": 3 * forward},
+check(matmul == {"flops_forward": forward, "flops_backward": 2 * forward, "flops_total": 3 * forward,
+                 "model_flops": 3 * forward, "flops_recompute": 0, "hardware_flops": 3 * forward},
       f"matmul flops {matmul}")
 check(info["flops"]["causal"]["flops_total"] == 3 * (forward - 2 * T * T * 32 * 32 * 80), "causal flops")
 check(set(info["flops"]) == {"matmul", "causal", "palm"}, "three conventions")
 check(set(info["memory_bytes"]) == {"fp32", "bf16-true", "bf16-mixed"}, "three precisions")
 check(info["memory_bytes"]["fp32"]["weights"] == 4 * 2_779_683_840, "fp32 weights")
+
+# --checkpoint-activations: model FLOPs unchanged; hardware FLOPs add every block's forward but
+# the head's GEMM (2·T·C·V) and each block's MLP output projection (2·T·L·I·C), which nothing
+# reads in phi-2's blocks (docs/run.md, "Activation checkpointing"). Activations shrink.
+out = run("info", "phi-2", "--seq-len", "2048", "--json", "--checkpoint-activations")
+ac = json.loads(out.stdout)
+recompute = forward - 2 * T * 2560 * 51200 - 2 * T * 32 * 10240 * 2560
+check(ac["checkpoint_activations"] is True and ac["flops"]["matmul"]["model_flops"] == 3 * forward,
+      f"checkpointing keeps the model FLOPs: {ac['flops']['matmul']}")
+check(ac["flops"]["matmul"]["flops_recompute"] == recompute and
+      ac["flops"]["matmul"]["hardware_flops"] == 3 * forward + recompute, f"hardware FLOPs {ac['flops']['matmul']}")
+check(ac["memory_bytes"]["fp32"]["activations"] < info["memory_bytes"]["fp32"]["activations"] / 4,
+      "checkpointing shrinks the activation estimate")
 
 # --n-layers and --micro-batch-size change the figures as they should.
 out = run("info", "microsoft/phi-2", "--seq-len", "2048", "--n-layers", "2", "--micro-batch-size", "3", "--json")

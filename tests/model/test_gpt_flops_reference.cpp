@@ -1,6 +1,8 @@
 // count_flops (matmul convention) equals what PyTorch's FlopCounterMode measured over litgpt's
 // own GPT (tests/fixtures/model/flops_reference.json, from scripts/reference/litgpt_reference.py
-// --flops): forward and forward+backward, exactly, for every committed config and shape.
+// --flops): forward and forward+backward, exactly, for every committed config and shape; and
+// with every block under torch.utils.checkpoint, the hardware FLOPs (count_flops's total plus
+// count_recompute_flops) equal what FlopCounterMode counted, the recomputed forward included.
 #include <gtest/gtest.h>
 
 #include "model/catalog.hpp"
@@ -23,6 +25,8 @@ TEST(GptFlopsReference, CountFlopsEqualsFlopCounterModeOverLitgpt) {
                  " B=" + std::to_string(micro_batch));
     EXPECT_EQ(counted.forward, row.at("flops_forward").get<int64_t>());
     EXPECT_EQ(counted.total(), row.at("flops_total").get<int64_t>());
+    EXPECT_EQ(counted.total() + count_recompute_flops(config, micro_batch, seq_len, FlopConvention::matmul),
+              row.at("flops_total_checkpointed").get<int64_t>());
   }
 }
 

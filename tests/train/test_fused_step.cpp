@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../model/test_gpt_support.hpp"
+#include "step_equivalence.hpp"
 #include "model/catalog.hpp"
 #include "model/config_json.hpp"
 #include "train/fused_ops.hpp"
@@ -24,26 +25,6 @@
 
 namespace tokbench::train {
 namespace {
-
-const torch::Device kCpu(torch::kCPU);
-constexpr double kTolerance = 1e-5;
-
-double relative_error(const torch::Tensor& got, const torch::Tensor& want) {
-  return ((got.to(torch::kDouble) - want.to(torch::kDouble)).norm() /
-          want.to(torch::kDouble).norm().clamp_min(1e-30))
-      .item<double>();
-}
-
-::testing::AssertionResult close(const torch::Tensor& got, const torch::Tensor& want, double tolerance = kTolerance) {
-  if (!got.defined() || !want.defined())
-    return ::testing::AssertionFailure() << "undefined tensor (got " << got.defined() << ", want " << want.defined()
-                                         << ")";
-  if (got.sizes() != want.sizes())
-    return ::testing::AssertionFailure() << "shape " << got.sizes() << " vs " << want.sizes();
-  const double error = relative_error(got, want);
-  if (error <= tolerance) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "relative error " << error << " > " << tolerance;
-}
 
 // ---- chunked lm_head + cross-entropy ----------------------------------------------------
 
@@ -177,60 +158,6 @@ TEST(GemmCalibration, MeasuresOnceThenReadsTheCache) {
 
 // ---- the fused step against the eager step, every fixture family ------------------------
 
-struct Fixture {
-  model::Config config;
-  std::map<std::string, torch::Tensor> params;
-  torch::Tensor input, targets;
-};
-
-Fixture load_fixture(const std::string& family) {
-  Fixture f;
-  const auto dir = model::testing::fixtures_dir() / "model" / "equivalence";
-  const auto doc = model::testing::read_json(dir / (family + ".json"));
-  const auto tensors = model::testing::read_blob(doc.at("tensors"), dir / (family + ".bin"));
-  std::vector<std::string> problems;
-  model::config_from_json(doc.at("config"), f.config, problems);
-  for (const auto& p : problems) ADD_FAILURE() << family << ": " << p;
-  f.config.finalize();
-  for (const auto& [name, t] : tensors)
-    if (name.rfind("param/", 0) == 0) f.params.emplace(name.substr(6), t);
-  f.input = tensors.at("input");
-  f.targets = tensors.at("targets");
-  return f;
-}
-
-model::GPT model_of(const Fixture& f) {
-  model::GPT gpt(f.config, torch::TensorOptions().dtype(torch::kFloat));
-  gpt->load_state(f.params);
-  return gpt;
-}
-
-// GA micro-batches: the fixture's batch, then the same rolled by one position with a few
-// targets ignored, so accumulation and ignore_index both count.
-std::vector<TokenBatch> micro_batches(const Fixture& f, int64_t grad_accum) {
-  std::vector<TokenBatch> batches{{f.input, f.targets}};
-  if (grad_accum > 1) {
-    auto y = f.targets.roll(1, 1).clone();
-    y.select(1, 0).fill_(-1);
-    batches.push_back({f.input.roll(1, 1).contiguous(), y});
-  }
-  return batches;
-}
-
-struct StepOutcome {
-  std::vector<double> losses;
-  std::map<std::string, torch::Tensor> grads;
-};
-
-StepOutcome run_micro_batches(TrainStep& step, model::GPT& gpt, const std::vector<TokenBatch>& batches) {
-  StepOutcome o;
-  for (size_t i = 0; i < batches.size(); ++i)
-    o.losses.push_back(step.forward_backward(batches[i], static_cast<int64_t>(i), batches.size()).item<double>());
-  for (const auto& item : gpt->named_parameters())
-    o.grads[item.key()] = item.value().grad().defined() ? item.value().grad().clone() : torch::zeros_like(item.value());
-  return o;
-}
-
 StepOutcome eager_outcome(const Fixture& f, int64_t grad_accum) {
   auto gpt = model_of(f);
   auto step = make_eager_step(gpt, kCpu, EagerStepOptions{});
@@ -244,20 +171,6 @@ StepOutcome fused_outcome(const Fixture& f, int64_t grad_accum, GemmKernel kerne
   options.chunk_rows = 5;  // several chunks, the last one short
   auto step = make_fused_step(gpt, kCpu, options);
   return run_micro_batches(*step, gpt, micro_batches(f, grad_accum));
-}
-
-void expect_same(const StepOutcome& got, const StepOutcome& want) {
-  ASSERT_EQ(got.losses.size(), want.losses.size());
-  for (size_t i = 0; i < got.losses.size(); ++i)
-    EXPECT_NEAR(got.losses[i], want.losses[i], kTolerance * std::abs(want.losses[i])) << "loss of micro-batch " << i;
-  ASSERT_EQ(got.grads.size(), want.grads.size());
-  for (const auto& [name, grad] : want.grads) {
-    if (grad.abs().max().item<double>() == 0) {  // e.g. an MoE expert that got no token
-      EXPECT_EQ(got.grads.at(name).abs().max().item<double>(), 0.0) << "grad of " << name;
-      continue;
-    }
-    EXPECT_TRUE(close(got.grads.at(name), grad)) << "grad of " << name;
-  }
 }
 
 struct FamilyCase {
