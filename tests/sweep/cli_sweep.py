@@ -15,6 +15,9 @@ Scenarios:
            without being started
   lock     a second sweep into a folder a sweep is using exits 2 naming the holder; after the
            first ends, the folder is free again
+  checkpointing  a configuration whose activations do not fit under the CPU memory cap is an
+           `oom` row, and the same configuration with --checkpoint-activations runs (`ok`), its
+           hardware FLOPs above its model FLOPs and its peak below the cap
   compare  `tokbench compare` flags a configuration made slower on purpose (24 layers
            against one behind the same configuration key; one thread against two is not reliably slower on a
            shared 2-core machine, where two threads can lose to one) with exit 1, and passes the
@@ -320,6 +323,31 @@ def scenario_lock(scratch):
         fail("the folder should be free once the first sweep ended", third)
 
 
+def scenario_checkpointing(scratch):
+    # Activations dwarf the weights: 8 narrow blocks, a 128-token vocabulary, 8 x 512 tokens. Without
+    # checkpointing a micro-batch needs ~160 MB, with it ~40 MB (docs/run.md).
+    config = os.path.join(scratch, "activation-heavy.json")
+    with open(config, "w") as f:
+        json.dump({"name": "activation-heavy", "block_size": 512, "n_layer": 8, "n_embd": 64, "n_head": 4,
+                   "vocab_size": 128, "padding_multiple": 128, "parallel_residual": True, "bias": True,
+                   "rotary_percentage": 0.25}, f)
+    out = os.path.join(scratch, "sweep")
+    proc = sweep(["--model-config", config, "--micro-batch-size", "8", "--seq-len", "512", "--max-iters", "2",
+                  "--warmup-iters", "1", "--num-threads", "1", "--device", "cpu", "--cpu-memory-cap-mb", "100",
+                  "--checkpoint-activations", "false,true", "--out", out, "--format", "json", "--store", "none"])
+    if proc.returncode != 0:
+        fail("checkpointing sweep", proc)
+    runs = {r["checkpoint_activations"]: r for r in json.loads(proc.stdout)["runs"] if "checkpoint_activations" in r}
+    without = [r for r in json.loads(proc.stdout)["runs"] if r["status"] == "oom"]
+    if len(without) != 1 or True not in runs or runs[True]["status"] != "ok":
+        fail(f"want one oom row without checkpointing and an ok row with it: "
+             f"{[(r.get('checkpoint_activations'), r['status']) for r in json.loads(proc.stdout)['runs']]}", proc)
+    ok = runs[True]
+    if not (ok["hardware_flops"] > ok["model_flops"] and ok["memory_used_GB"] < 0.1):
+        fail(f"checkpointed row: hardware {ok['hardware_flops']} model {ok['model_flops']} "
+             f"memory {ok['memory_used_GB']} GB", proc)
+
+
 def scenario_compare(scratch):
     def one(name, layers):
         out = os.path.join(scratch, name)
@@ -387,5 +415,6 @@ def scenario_compare(scratch):
 
 with tempfile.TemporaryDirectory() as scratch:
     {"formats": scenario_formats, "resume": scenario_resume, "compare": scenario_compare,
-     "validation": scenario_validation, "lock": scenario_lock}[SCENARIO](scratch)
+     "validation": scenario_validation, "lock": scenario_lock,
+     "checkpointing": scenario_checkpointing}[SCENARIO](scratch)
 print("PASS", SCENARIO)
