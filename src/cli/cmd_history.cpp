@@ -1,4 +1,5 @@
-// `tokbench history`: the result store's sweeps, or their runs as tables in any format.
+// `tokbench history`: the result store's sweeps, or their runs as tables in any format. The
+// store is opened read-only; what is not a readable store is refused in one line (exit 2).
 #include <fmt/format.h>
 
 #include <iostream>
@@ -24,9 +25,12 @@ int run_history(const HistoryOptions& o) {
   const auto opened = sweep::ResultStore::open_for_reading(o.store);  // refuses what is not a store
   const sweep::ResultStore& store = *opened;
   if (o.sweep == 0 && o.filter.empty() && o.format.empty()) {
+    // Row by row as SQLite steps: a store of many sweeps is listed without holding them, and no
+    // run's result document is read (the counts come from the index).
     std::cout << fmt::format("# {:>4}  {:<20}  {:>5}  {}\n", "id", "created", "runs", "out_dir");
-    for (const auto& s : store.sweeps())
+    store.for_each_sweep([](const sweep::StoredSweep& s) {
       std::cout << fmt::format("  {:>4}  {:<20}  {:>5}  {}\n", s.id, s.created, s.runs, s.out_dir);
+    });
     return kExitOk;
   }
   const auto runs = store.runs(o.sweep, o.filter);

@@ -170,8 +170,30 @@ std::vector<Matrix> matrices_from_toml(const std::filesystem::path& file) {
   if (!list->is_array_of_tables())
     throw std::invalid_argument(fmt::format("--matrix '{}': 'matrix' must be an array of tables ([[matrix]])",
                                             file.string()));
+  // Each [[matrix]] table is a copy of the top-level axes with its own keys over them, so a
+  // file of many tables over a long top-level axis would be copied into memory without bound
+  // (20000 tables over an axis of 10001 values ran out of 3 GiB) before expand_all counted it.
+  // Every table is at least one configuration whatever the command line sets, so more tables
+  // than kMaxConfigurations are refused at once; and the copies' values are bounded far above
+  // what any sweep within kMaxConfigurations holds.
+  const auto& tables = *list->as_array();
+  if (tables.size() > kMaxConfigurations)
+    throw std::invalid_argument(fmt::format("--matrix '{}': {} [[matrix]] tables, each at least one configuration; "
+                                            "valid: at most {} configurations in one sweep (split it into several "
+                                            "sweeps)", file.string(), tables.size(), kMaxConfigurations));
+  constexpr std::size_t kMaxValues = 100 * kMaxConfigurations;
+  std::size_t values = 0;
   std::vector<Matrix> out;
-  for (const auto& element : *list->as_array()) out.push_back(merge(base, matrix_from_table(*element.as_table(), file)));
+  for (std::size_t t = 0; t < tables.size(); ++t) {
+    Matrix merged = merge(base, matrix_from_table(*tables[t].as_table(), file));
+    for (const auto& axis : merged.axes) values += axis.values.size();
+    if (values > kMaxValues)
+      throw std::invalid_argument(fmt::format("--matrix '{}': its [[matrix]] tables, each over the top-level keys, hold "
+                                              "more than {} values by table {}; valid: at most {} configurations in "
+                                              "one sweep (split it into several sweeps)", file.string(), kMaxValues,
+                                              t + 1, kMaxConfigurations));
+    out.push_back(std::move(merged));
+  }
   return out;
 #else
   throw std::invalid_argument(fmt::format("--matrix '{}': this tokbench was built without toml++; pass the matrix "

@@ -1,11 +1,25 @@
 // SQLite behind ResultStore (result_store.hpp). Statements are prepared per call: the store
 // is written once per sweep, so clarity beats caching them.
+//
+// Why a rollback journal and not WAL: a WAL database cannot be read, even read-only, without
+// its -wal and -shm files, which a reader creates beside the store and leaves there; `history`
+// and `compare` must create nothing. Rollback-journal readers take a shared lock and write
+// nothing. Concurrent writers are serialised by SQLite's locks: each save is one BEGIN
+// IMMEDIATE transaction (it takes the write lock before reading, so two writers cannot
+// deadlock upgrading), and the busy timeout makes the second wait for the first.
 #include "sweep/result_store.hpp"
 
+#include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <array>
+#include <cctype>
 #include <ctime>
+#include <fstream>
 #include <stdexcept>
+
+#include "results/read_result.hpp"
 
 namespace tokbench::sweep {
 namespace {
@@ -48,18 +62,95 @@ std::string now_rfc3339() {
   return text;
 }
 
+nlohmann::json at(const nlohmann::json& j, const char* key) {
+  return j.is_object() && j.contains(key) ? j.at(key) : nlohmann::json(nullptr);
+}
+
+nlohmann::json environment_field(const nlohmann::json& run, const char* key) {
+  const auto environment = at(run, "environment");
+  return environment.is_object() ? at(environment, key) : nullptr;
+}
+
+// SQLite's file header (the first 100 bytes) says WAL in its read/write version bytes (2).
+bool header_says_wal(const std::filesystem::path& path) {
+  std::array<char, 100> header{};
+  std::ifstream in(path, std::ios::binary);
+  if (!in.read(header.data(), header.size())) return false;
+  static constexpr char kMagic[] = "SQLite format 3";  // with its NUL: 16 bytes
+  return std::equal(kMagic, kMagic + 16, header.begin()) && (header[18] == 2 || header[19] == 2);
+}
+
+// A file: URI naming `path`, for the query parameters only a URI can give.
+std::string file_uri(const std::filesystem::path& path, const char* query) {
+  std::string uri = "file:";
+  for (const unsigned char c : std::filesystem::absolute(path).string()) {
+    if (std::isalnum(c) || c == '/' || c == '.' || c == '-' || c == '_' || c == '~') {
+      uri += static_cast<char>(c);
+    } else {
+      uri += fmt::format("%{:02X}", c);
+    }
+  }
+  return uri + "?" + query;
+}
+
+// Text from the file (SQLite quotes a damaged schema's bytes in its reasons; a table's name is
+// anything) made fit for a one-line refusal: control and non-ASCII bytes become '?', and a long
+// text is cut.
+std::string printable(const std::string& text) {
+  std::string out;
+  for (const char c : text.substr(0, 200)) out += c >= 0x20 && c < 0x7f ? c : '?';
+  return text.size() > 200 ? out + "..." : out;
+}
+
+// The open database and what its failures mean (ResultStore::Db is one).
+struct Connection {
+  sqlite3* handle = nullptr;
+  std::filesystem::path path;
+  bool read_only = false;
+
+  // What a failure of SQLite means here. The machine's troubles (another process holding the
+  // store past the busy timeout, memory, the disk) are std::runtime_error. The file's (not a
+  // database, damaged pages, a schema or rows that are not tokbench's) are a usage error, the
+  // file named: a reader says the store is not readable; a writer says so too when the file
+  // itself is damaged, and is std::runtime_error otherwise (its own statements failing).
+  [[noreturn]] void fail(int rc) const {
+    const std::string reason = printable(handle != nullptr ? sqlite3_errmsg(handle) : sqlite3_errstr(rc));
+    const int primary = rc & 0xff;
+    const std::string file = "'" + path.string() + "'";
+    if (primary == SQLITE_NOTADB)
+      throw std::invalid_argument(file + " is not a tokbench result store: it is not an SQLite database (" + reason + ")");
+    if (rc == SQLITE_READONLY_ROLLBACK)
+      throw std::invalid_argument(file + " is not a readable tokbench result store now: a writer stopped in the middle "
+                                         "of a save and left its -journal beside it; the next sweep that writes this "
+                                         "store rolls that save back");
+    const bool machine = primary == SQLITE_BUSY || primary == SQLITE_LOCKED || primary == SQLITE_NOMEM ||
+                         primary == SQLITE_INTERRUPT || primary == SQLITE_IOERR || primary == SQLITE_FULL;
+    const bool damaged = primary == SQLITE_CORRUPT || primary == SQLITE_FORMAT || primary == SQLITE_SCHEMA;
+    if (!machine && (read_only || damaged))
+      throw std::invalid_argument(file + " is not a readable tokbench result store: " + reason);
+    throw std::runtime_error("result store " + file + ": " + reason);
+  }
+  [[noreturn]] void refuse(const std::string& what) const {
+    throw std::invalid_argument("'" + path.string() + "' is not a readable tokbench result store: " + what);
+  }
+  void exec(const char* sql) const {
+    const int rc = sqlite3_exec(handle, sql, nullptr, nullptr, nullptr);
+    if (rc != SQLITE_OK) fail(rc);
+  }
+};
+
 class Statement {
  public:
-  Statement(sqlite3* db, const char* sql) : db_(db) {
-    if (sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) != SQLITE_OK)
-      throw std::runtime_error(std::string("result store: ") + sqlite3_errmsg(db));
+  Statement(const Connection& db, const char* sql) : db_(db) {
+    const int rc = sqlite3_prepare_v2(db.handle, sql, -1, &stmt_, nullptr);
+    if (rc != SQLITE_OK) db.fail(rc);
   }
   ~Statement() { sqlite3_finalize(stmt_); }
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
 
   Statement& bind(int i, const std::string& v) {
-    sqlite3_bind_text(stmt_, i, v.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(stmt_, i, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
     return *this;
   }
   Statement& bind(int i, int64_t v) {
@@ -83,41 +174,25 @@ class Statement {
     const int rc = sqlite3_step(stmt_);
     if (rc == SQLITE_ROW) return true;
     if (rc == SQLITE_DONE) return false;
-    throw std::runtime_error(std::string("result store: ") + sqlite3_errmsg(db_));
+    db_.fail(rc);
   }
   int64_t integer(int column) const { return sqlite3_column_int64(stmt_, column); }
+  int type(int column) const { return sqlite3_column_type(stmt_, column); }
+  // The whole value as text, NUL bytes included (a damaged row may hold them).
   std::string text(int column) const {
     const auto* p = sqlite3_column_text(stmt_, column);
-    return p ? reinterpret_cast<const char*>(p) : "";
+    return p ? std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column)))
+             : std::string();
   }
 
  private:
-  sqlite3* db_;
+  const Connection& db_;
   sqlite3_stmt* stmt_ = nullptr;
 };
 
-nlohmann::json at(const nlohmann::json& j, const char* key) {
-  return j.contains(key) ? j.at(key) : nlohmann::json(nullptr);
-}
-
-nlohmann::json environment_field(const nlohmann::json& run, const char* key) {
-  if (!run.contains("environment") || !run["environment"].is_object()) return nullptr;
-  return at(run["environment"], key);
-}
-
 }  // namespace
 
-struct ResultStore::Db {
-  sqlite3* handle = nullptr;
-  void exec(const char* sql) const {
-    char* error = nullptr;
-    if (sqlite3_exec(handle, sql, nullptr, nullptr, &error) != SQLITE_OK) {
-      const std::string what = error ? error : "unknown error";
-      sqlite3_free(error);
-      throw std::runtime_error("result store: " + what);
-    }
-  }
-};
+struct ResultStore::Db : Connection {};
 
 ResultStore::ResultStore(const std::filesystem::path& path) : ResultStore(path, false) {}
 
@@ -129,69 +204,114 @@ std::unique_ptr<ResultStore> ResultStore::open_for_reading(const std::filesystem
 }
 
 ResultStore::ResultStore(const std::filesystem::path& path, bool read_only) : db_(std::make_unique<Db>()) {
+  db_->path = path;
+  db_->read_only = read_only;
   std::error_code ec;
-  const bool existed = std::filesystem::exists(path, ec) && std::filesystem::file_size(path, ec) > 0;
-  const int flags = read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-  if (sqlite3_open_v2(path.c_str(), &db_->handle, flags, nullptr) != SQLITE_OK) {
-    const std::string why = db_->handle ? sqlite3_errmsg(db_->handle) : "out of memory";
+  const auto size = std::filesystem::file_size(path, ec);
+  const bool existed = !ec && size > 0;
+  if (read_only && !existed)
+    throw std::invalid_argument("'" + path.string() + "' is not a tokbench result store: it is empty");
+  std::string name = path.string();
+  int flags = read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  if (read_only && header_says_wal(path)) {
+    // A store an older tokbench wrote in WAL mode. Without a -wal file all of it is in the main
+    // file: read it as immutable, which needs no -shm (a normal open would create -wal and -shm
+    // and leave them). With a -wal (its writer running, or stopped before it checkpointed) the
+    // data is there too: read it normally when its -shm is there as well, so nothing is created.
+    const bool wal = std::filesystem::exists(path.string() + "-wal", ec);
+    const bool shm = std::filesystem::exists(path.string() + "-shm", ec);
+    if (!wal) {
+      name = file_uri(path, "immutable=1");
+      flags |= SQLITE_OPEN_URI;
+    } else if (!shm) {
+      throw std::invalid_argument("'" + path.string() + "' is not a readable tokbench result store now: it is in WAL "
+                                  "mode with a -wal file and no -shm beside it, and reading it would create one; a "
+                                  "sweep writing it once returns it to a rollback journal");
+    }
+  }
+  const int rc = sqlite3_open_v2(name.c_str(), &db_->handle, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    const std::string why = printable(db_->handle ? sqlite3_errmsg(db_->handle) : "out of memory");
     sqlite3_close(db_->handle);
     db_->handle = nullptr;
+    if (read_only)
+      throw std::invalid_argument("'" + path.string() + "' is not a readable tokbench result store: " + why);
     throw std::runtime_error("result store '" + path.string() + "': " + why);
   }
-  sqlite3_busy_timeout(db_->handle, 10000);
-  if (existed) check_is_ours(path);  // before anything is written
+  sqlite3_extended_result_codes(db_->handle, 1);
+  sqlite3_busy_timeout(db_->handle, kBusyTimeoutMs);
+  if (existed) check_is_ours();  // before anything is written
   if (read_only) return;
-  db_->exec("PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON;");
-  db_->exec(kSchema);
-  db_->exec(kMarkAsOurs);
+  // Back to the rollback journal from the WAL an older tokbench chose (see the file's top). It
+  // needs the store to itself; while another connection holds it in WAL, the next writer tries.
+  bool wal = false;
+  {
+    Statement mode(*db_, "PRAGMA journal_mode");  // finalized before the change: it reads the store
+    wal = mode.step() && mode.text(0) == "wal";
+  }
+  if (wal) sqlite3_exec(db_->handle, "PRAGMA journal_mode=DELETE", nullptr, nullptr, nullptr);
+  db_->exec("PRAGMA foreign_keys=ON");
+  // The layout and the mark in one write transaction: two sweeps creating one store at once
+  // each wait for the other instead of failing with "database is locked".
+  db_->exec("BEGIN IMMEDIATE");
+  try {
+    db_->exec(kSchema);
+    db_->exec(kMarkAsOurs);
+    db_->exec("COMMIT");
+  } catch (...) {
+    sqlite3_exec(db_->handle, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
 }
 
 ResultStore::~ResultStore() { sqlite3_close(db_->handle); }
 
-void ResultStore::check_is_ours(const std::filesystem::path& path) const {
+void ResultStore::check_is_ours() const {
   auto refuse = [&](const std::string& what) {
-    throw std::invalid_argument("'" + path.string() + "' is not a tokbench result store: " + what);
+    throw std::invalid_argument("'" + db_->path.string() + "' is not a tokbench result store: " + what);
   };
   int64_t application_id = 0, version = 0;
   std::vector<std::string> tables;
-  try {
-    Statement id(db_->handle, "PRAGMA application_id");
-    if (id.step()) application_id = id.integer(0);
-    Statement user(db_->handle, "PRAGMA user_version");
-    if (user.step()) version = user.integer(0);
-    Statement names(db_->handle, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
-    while (names.step()) tables.push_back(names.text(0));
-  } catch (const std::runtime_error&) {
-    refuse("it is not an SQLite database");  // SQLite's "file is not a database"
-  }
+  Statement id(*db_, "PRAGMA application_id");
+  if (id.step()) application_id = id.integer(0);
+  Statement user(*db_, "PRAGMA user_version");
+  if (user.step()) version = user.integer(0);
+  Statement names(*db_, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
+  while (names.step()) tables.push_back(names.text(0));
   if (application_id != 0 && application_id != kApplicationId)
     refuse("it is another program's SQLite database (application_id " + std::to_string(application_id) + ")");
-  const std::vector<std::string> ours{"iterations", "runs", "sweeps"};
-  if (application_id == 0 && tables != ours)  // stores from before the mark: their tables say
-    refuse(tables.empty() ? "it is an SQLite database without tokbench's tables"
-                          : "it is an SQLite database of other tables (" + tables.front() + ", ...)");
   if (version > kStoreVersion)
     refuse("it was written by a newer tokbench (store version " + std::to_string(version) + "; this one reads " +
            std::to_string(kStoreVersion) + ")");
+  const std::vector<std::string> ours{"iterations", "runs", "sweeps"};
+  if (application_id == 0 && tables != ours)  // stores from before the mark: their tables say
+    refuse(tables.empty() ? "it is an SQLite database without tokbench's tables"
+                          : "it is an SQLite database of other tables (" + printable(tables.front()) + ", ...)");
+  for (const auto& table : ours)
+    if (!std::binary_search(tables.begin(), tables.end(), table))
+      db_->refuse("it is marked as a tokbench store but has no '" + table + "' table (damaged?)");
 }
 
 int64_t ResultStore::save_sweep(const std::filesystem::path& out_dir, const nlohmann::json& context,
                                 const std::vector<nlohmann::json>& runs) {
   const std::string dir = std::filesystem::weakly_canonical(out_dir).string();
-  db_->exec("BEGIN IMMEDIATE");
+  db_->exec("BEGIN IMMEDIATE");  // waits (busy timeout) while another writer saves
   try {
-    Statement upsert(db_->handle,
+    Statement upsert(*db_,
                      "INSERT INTO sweeps(out_dir, created, context) VALUES (?1, ?2, ?3) "
                      "ON CONFLICT(out_dir) DO UPDATE SET context = excluded.context");
-    upsert.bind(1, dir).bind(2, now_rfc3339()).bind(3, context.dump()).step();
-    Statement find(db_->handle, "SELECT id FROM sweeps WHERE out_dir = ?1");
+    // Text that is not UTF-8 (a log's last line in a message) is stored with U+FFFD, not refused.
+    const auto replace = nlohmann::json::error_handler_t::replace;
+    upsert.bind(1, dir).bind(2, now_rfc3339()).bind(3, context.dump(-1, ' ', false, replace)).step();
+    Statement find(*db_, "SELECT id FROM sweeps WHERE out_dir = ?1");
     find.bind(1, dir).step();
     const int64_t sweep_id = find.integer(0);
     for (const auto& run : runs) {
-      const std::string config_id = run.value("sweep_config_id", std::string("single"));
-      Statement remove(db_->handle, "DELETE FROM runs WHERE sweep_id = ?1 AND config_id = ?2");
+      const auto id = at(run, "sweep_config_id");
+      const std::string config_id = id.is_string() ? id.get<std::string>() : "single";
+      Statement remove(*db_, "DELETE FROM runs WHERE sweep_id = ?1 AND config_id = ?2");
       remove.bind(1, sweep_id).bind(2, config_id).step();
-      Statement insert(db_->handle,
+      Statement insert(*db_,
                        "INSERT INTO runs(sweep_id, config_id, status, model_name, compiler, distributed_mode, "
                        "num_gpus, seq_len, micro_bs, global_bs, average_iter_time_ms, tokens_per_sec, "
                        "memory_used_gb, tokbench_version, git_revision, libtorch_version, device_name, host, time, "
@@ -207,12 +327,13 @@ int64_t ResultStore::save_sweep(const std::filesystem::path& out_dir, const nloh
       insert.bind_json(15, environment_field(run, "git_revision"));
       insert.bind_json(16, environment_field(run, "libtorch_version"));
       insert.bind_json(17, at(run, "device_name")).bind_json(18, environment_field(run, "host"));
-      insert.bind_json(19, environment_field(run, "time")).bind(20, run.dump());
+      insert.bind_json(19, environment_field(run, "time")).bind(20, run.dump(-1, ' ', false, replace));
       insert.step();
       const int64_t run_id = sqlite3_last_insert_rowid(db_->handle);
-      if (run.contains("iterations") && run["iterations"].is_array()) {
-        for (const auto& it : run["iterations"]) {
-          Statement iteration(db_->handle,
+      const auto iterations = at(run, "iterations");
+      if (iterations.is_array()) {
+        for (const auto& it : iterations) {
+          Statement iteration(*db_,
                               "INSERT INTO iterations(run_id, idx, warmup, time_ms, loss) VALUES (?1, ?2, ?3, ?4, ?5)");
           iteration.bind(1, run_id).bind_json(2, at(it, "index")).bind(3, int64_t{at(it, "warmup") == true});
           iteration.bind_json(4, at(it, "time_ms")).bind_json(5, at(it, "loss")).step();
@@ -222,33 +343,52 @@ int64_t ResultStore::save_sweep(const std::filesystem::path& out_dir, const nloh
     db_->exec("COMMIT");
     return sweep_id;
   } catch (...) {
-    db_->exec("ROLLBACK");
+    sqlite3_exec(db_->handle, "ROLLBACK", nullptr, nullptr, nullptr);  // keeps the first error
     throw;
   }
 }
 
+void ResultStore::for_each_sweep(const std::function<void(const StoredSweep&)>& visit) const {
+  // The count per sweep from runs' (sweep_id, config_id) index, row by row: no run's result
+  // document is read, and nothing is gathered before the first line can be printed.
+  Statement list(*db_,
+                 "SELECT s.id, s.created, s.out_dir, (SELECT COUNT(*) FROM runs r WHERE r.sweep_id = s.id) "
+                 "FROM sweeps s ORDER BY s.id DESC");
+  while (list.step()) visit({list.integer(0), list.text(1), list.text(2), list.integer(3)});
+}
+
 std::vector<StoredSweep> ResultStore::sweeps() const {
-  Statement list(db_->handle,
-                 "SELECT s.id, s.created, s.out_dir, COUNT(r.id) FROM sweeps s LEFT JOIN runs r ON r.sweep_id = s.id "
-                 "GROUP BY s.id ORDER BY s.id DESC");
   std::vector<StoredSweep> out;
-  while (list.step()) out.push_back({list.integer(0), list.text(1), list.text(2), list.integer(3)});
+  for_each_sweep([&](const StoredSweep& s) { out.push_back(s); });
   return out;
 }
 
-std::vector<nlohmann::json> ResultStore::runs(int64_t sweep_id, const std::string& filter) const {
-  Statement query(db_->handle,
-                  "SELECT sweep_id, result FROM runs WHERE (?1 = 0 OR sweep_id = ?1) AND (?2 = '' OR "
+void ResultStore::for_each_run(int64_t sweep_id, const std::string& filter,
+                               const std::function<void(nlohmann::json&&)>& visit) const {
+  Statement query(*db_,
+                  "SELECT id, sweep_id, result FROM runs WHERE (?1 = 0 OR sweep_id = ?1) AND (?2 = '' OR "
                   "instr(coalesce(model_name,'') || ' ' || coalesce(compiler,'') || ' ' || "
                   "coalesce(distributed_mode,'') || ' ' || coalesce(status,'') || ' ' || coalesce(device_name,''), ?2) > 0) "
                   "ORDER BY sweep_id DESC, id");
   query.bind(1, sweep_id).bind(2, filter);
-  std::vector<nlohmann::json> out;
   while (query.step()) {
-    nlohmann::json run = nlohmann::json::parse(query.text(1));
-    run["sweep_id"] = query.integer(0);
-    out.push_back(std::move(run));
+    const int64_t id = query.integer(0), sweep = query.integer(1);
+    const std::string row = fmt::format("run {} (sweep {})", id, sweep);
+    if (query.type(2) != SQLITE_TEXT) db_->refuse(row + ": its result is not text");
+    nlohmann::json run;
+    try {
+      run = results::parse_run_record(query.text(2));
+    } catch (const std::invalid_argument& e) {
+      db_->refuse(row + ": " + e.what());
+    }
+    run["sweep_id"] = sweep;
+    visit(std::move(run));
   }
+}
+
+std::vector<nlohmann::json> ResultStore::runs(int64_t sweep_id, const std::string& filter) const {
+  std::vector<nlohmann::json> out;
+  for_each_run(sweep_id, filter, [&](nlohmann::json&& run) { out.push_back(std::move(run)); });
   return out;
 }
 
