@@ -129,17 +129,8 @@ int run_sweep_command(const SweepCommandOptions& o, const std::vector<std::strin
   if (format.file != sweep::FileUse::never && o.output.empty())
     throw std::invalid_argument("--format xlsx and html write a file: name it with --output FILE");
   check_sweep_options(o);
-  std::vector<sweep::Matrix> matrices{sweep::Matrix{}};
-  if (!o.matrix_file.empty()) matrices = sweep::matrices_from_toml(o.matrix_file);
-  const sweep::Matrix from_arguments = sweep::matrix_from_arguments(run_options);
-  for (auto& matrix : matrices) {
-    matrix = sweep::merge(matrix, from_arguments);
-    for (const auto& axis : matrix.axes) bench::require_run_option(axis.option, "sweep");
-    for (const auto& axis : matrix.axes)
-      for (const char* owned : {"json-path", "return-metrics-as-json", "quiet"})
-        if (axis.option == owned)
-          throw std::invalid_argument(fmt::format("--{} is set by the sweep for each run; remove it", owned));
-  }
+  const std::vector<sweep::Matrix> matrices = sweep::sweep_matrices(
+      o.matrix_file, run_options, [](const std::string& option) { bench::require_run_option(option, "sweep"); });
   const auto configs = sweep::expand_all(matrices);
   if (configs.empty()) throw std::invalid_argument("sweep: the matrix is empty");
   // A Slurm job asks for GPUs only when its device says cuda: with auto it would get none and

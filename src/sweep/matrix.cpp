@@ -237,6 +237,27 @@ std::string count_text(const Matrix& matrix) {
 
 }  // namespace
 
+std::vector<Matrix> sweep_matrices(const std::filesystem::path& matrix_file, const std::vector<std::string>& run_options,
+                                   const std::function<void(const std::string& option)>& check_option) {
+  const auto refuse_owned = [&](const Matrix& m, const std::string& where) {
+    for (const auto& axis : m.axes) {
+      for (const char* owned : {"json-path", "return-metrics-as-json", "quiet"})
+        if (axis.option == owned)
+          throw std::invalid_argument(fmt::format("{}--{} is set by the sweep for each run; remove it", where, owned));
+      if (check_option) check_option(axis.option);
+    }
+  };
+  std::vector<Matrix> matrices{Matrix{}};
+  if (!matrix_file.empty()) {
+    matrices = matrices_from_toml(matrix_file);
+    for (const auto& m : matrices) refuse_owned(m, fmt::format("--matrix '{}': ", matrix_file.string()));
+  }
+  const Matrix from_arguments = matrix_from_arguments(run_options);
+  refuse_owned(from_arguments, "");
+  for (auto& matrix : matrices) matrix = merge(matrix, from_arguments);
+  return matrices;
+}
+
 std::vector<Configuration> expand(const Matrix& matrix, std::size_t limit) {
   // Counted from the axes before a single configuration is built.
   const auto counted = configuration_count(matrix);

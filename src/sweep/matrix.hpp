@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -49,6 +50,14 @@ std::vector<Matrix> matrices_from_toml(const std::filesystem::path& file);
 
 // `overrides` replaces keys of `base` (keeping base's order), and appends new ones.
 Matrix merge(const Matrix& base, const Matrix& overrides);
+
+// The matrices of a sweep as `tokbench sweep` assembles them: the TOML file's (none given: one
+// empty matrix), each with the command line's axes merged over it. Refuses, naming where the key
+// came from (the file or the command line), the options the sweep sets for each run
+// (json-path, return-metrics-as-json, quiet), and hands every option name to `check_option`
+// (the run's own option table, which this torch-free layer does not hold; empty: no check).
+std::vector<Matrix> sweep_matrices(const std::filesystem::path& matrix_file, const std::vector<std::string>& run_options,
+                                   const std::function<void(const std::string& option)>& check_option = {});
 
 // The bound on one sweep's configurations (docs/sweep.md): a typo must not start a million runs,
 // and a sweep of more is better split into several anyway.

@@ -89,19 +89,11 @@ TEST(ReaderFuzz, RunJson) {
 void read_like_sweep(const fs::path& file) {
   std::vector<sweep::Matrix> matrices;
   try {
-    matrices = sweep::matrices_from_toml(file);
+    matrices = sweep::sweep_matrices(file, {"--max-iters", "3"});  // the command's own assembly
   } catch (const std::invalid_argument& e) {
     if (std::string(e.what()).find(file.string()) == std::string::npos)
       throw std::logic_error(std::string("the matrix reader refused without naming the file: ") + e.what());
     throw;
-  }
-  const sweep::Matrix from_arguments = sweep::matrix_from_arguments({"--max-iters", "3"});
-  for (auto& matrix : matrices) {
-    matrix = sweep::merge(matrix, from_arguments);
-    for (const auto& axis : matrix.axes)
-      for (const char* owned : {"json-path", "return-metrics-as-json", "quiet"})
-        if (axis.option == owned)
-          throw std::invalid_argument(fmt::format("--{} is set by the sweep for each run; remove it", owned));
   }
   const auto configs = sweep::expand_all(matrices);
   if (configs.empty()) throw std::invalid_argument("sweep: the matrix is empty");
