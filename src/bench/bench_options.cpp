@@ -211,6 +211,10 @@ void add_bench_options(CLI::App& app, BenchOptions& o) {
       ->group("Output");
   app.add_option("--profile-iters,--profile_iters", o.profile_iters, "iterations in the --profile trace (default 3)")
       ->transform(whole_number<int64_t>(up_to(kMaxProfileIters)))->group("Output");
+  app.add_option("--unit-timing-iters,--unit_timing_iters", o.unit_timing_iters,
+                 "iterations after the measured window that time each unit (embedding, blocks, head) for the "
+                 "JSON's unit_timings; 0: none (default 2; 0 with the Python executors)")
+      ->transform(whole_number<int64_t>(fmt::format("a whole number 0..{}", kMaxUnitTimingIters)))->group("Output");
   app.add_option("--cpu-memory-cap-mb,--cpu_memory_cap_mb", o.cpu_memory_cap_mb,
                  "testing aid: cap CPU tensor memory (MB) to exercise the out-of-memory path")
       ->transform(whole_number<int64_t>(

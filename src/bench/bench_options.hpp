@@ -75,6 +75,9 @@ struct BenchOptions {
   // Chrome trace of profile_iters iterations run after the measured window (train/profile_trace.hpp).
   std::string profile_path;
   std::optional<int64_t> profile_iters;  // unset: 3 with --profile
+  // Iterations of the per-unit timing pass after the measured window (train/unit_timing_pass.hpp):
+  // the record's unit_timings. Unset: 2 for tokbench's executors, 0 (none) for the Python ones.
+  std::optional<int64_t> unit_timing_iters;
   // Testing aid: cap the CPU counting allocator (MB, 10^6 bytes) to drive the OOM path.
   std::optional<int64_t> cpu_memory_cap_mb;
   std::optional<int64_t> cpu_memory_cap_rank;  // the cap applies to this rank only (multi-rank tests)
@@ -101,6 +104,8 @@ inline constexpr int64_t kMaxRanksPerNode = 4096;  // --nproc-per-node
 inline constexpr int64_t kMaxNodes = 4096;         // --nnodes
 // --profile-iters: a trace of every operator grows by megabytes per iteration.
 inline constexpr int64_t kMaxProfileIters = 100;
+// --unit-timing-iters: each is a full iteration run after the window, on top of the run's.
+inline constexpr int64_t kMaxUnitTimingIters = 100;
 }  // namespace limits
 
 // Parse-time checks of numeric values. CLI11 alone would turn "1e30" into INT64_MAX (strtoll

@@ -3,6 +3,7 @@
 #include "bench/environment.hpp"
 #include "git_revision.hpp"
 
+#include <sched.h>
 #include <torch/version.h>
 #include <unistd.h>
 
@@ -43,7 +44,19 @@ Environment capture_environment() {
   char host[256] = {0};
   if (gethostname(host, sizeof host - 1) == 0) env.host = host;
   env.time_rfc3339 = rfc3339_now();
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  env.cpu_cores = sched_getaffinity(0, sizeof allowed, &allowed) == 0
+                      ? CPU_COUNT(&allowed)
+                      : static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
   return env;
+}
+
+nlohmann::ordered_json environment_record(const Environment& env, const std::vector<std::string>& devices) {
+  return {{"tokbench_version", env.tokbench_version}, {"git_revision", env.git_revision},
+          {"libtorch_version", env.libtorch_version}, {"build_type", env.build_type},
+          {"host", env.host},                         {"time", env.time_rfc3339},
+          {"cpu_cores", env.cpu_cores},               {"devices", devices}};
 }
 
 }  // namespace tokbench::bench

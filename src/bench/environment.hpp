@@ -3,7 +3,10 @@
 // RFC 3339 time. Device names come from the RunPlan.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <string>
+#include <vector>
 
 namespace tokbench::bench {
 
@@ -14,6 +17,9 @@ struct Environment {
   std::string build_type;  // "release" or "debug (assertions on)"
   std::string host;
   std::string time_rfc3339;
+  // Logical CPUs this process may run on (its affinity mask): what ranks sharing the machine
+  // divide among themselves, which `tokbench predict` needs to scale CPU compute.
+  int cpu_cores = 0;
   // --executor python-*: the child's interpreter and versions (empty otherwise).
   std::string python_executable;
   std::string python_version;
@@ -23,6 +29,10 @@ struct Environment {
 };
 
 Environment capture_environment();
+// The `environment` object of a result, as `tokbench run`'s JSON writes it (its device names
+// given: the CPU model, or the GPU), for other results that describe themselves the same way
+// (`tokbench comm`'s). The Python executors' keys are left to the run's record.
+nlohmann::ordered_json environment_record(const Environment& env, const std::vector<std::string>& devices);
 bool is_debug_build();
 std::string rfc3339_now();
 

@@ -12,6 +12,7 @@
 #include "bench/iter_stats.hpp"
 #include "train/memory_breakdown.hpp"
 #include "train/run_status.hpp"
+#include "train/unit_timings.hpp"
 
 namespace tokbench::bench {
 
@@ -67,6 +68,9 @@ struct MeasuredRun {
   // This process's (train/memory_breakdown.hpp); after the ranks are merged, that of the rank
   // with the largest allocated peak. None where the executor cannot see it (Python).
   std::optional<train::MemoryBreakdown> memory_breakdown;
+  // This process's per-unit timings (rank 0's in a multi-rank record): the pass after the
+  // window (train/unit_timings.hpp). None when not run, not ok, or an executor without it.
+  std::optional<train::UnitTimings> unit_timings;
 };
 
 struct MetricInputs {

@@ -430,6 +430,20 @@ void resolve_profile(const BenchOptions& o, RunPlan& plan) {
   plan.profile_path = writable_file_path("--profile", o.profile_path);
 }
 
+// --unit-timing-iters N: the per-unit timing pass after the window (2 by default); tokbench's
+// own steps only, since the Python executors' steps are litgpt's, without tokbench's hooks.
+void resolve_unit_timing(const BenchOptions& o, RunPlan& plan) {
+  const bool python = is_python_executor(o.compile);
+  plan.unit_timing_iters = o.unit_timing_iters.value_or(python ? 0 : 2);
+  if (plan.unit_timing_iters < 0 || plan.unit_timing_iters > kMaxUnitTimingIters)
+    usage(fmt::format("--unit-timing-iters {} is not valid; valid: 0..{} (0: no per-unit timings)",
+                      plan.unit_timing_iters, kMaxUnitTimingIters));
+  if (python && plan.unit_timing_iters > 0)
+    usage(fmt::format("--executor {} does not support --unit-timing-iters {} (per-unit timings hook into "
+                      "tokbench's own steps); valid with it: --unit-timing-iters 0 (or --executor eager)",
+                      o.compile, plan.unit_timing_iters));
+}
+
 void resolve_counts_and_peak(const BenchOptions& o, const MachineInfo& m, RunPlan& plan) {
   plan.param_count = model::count_params(plan.config).total;
   try {
@@ -582,6 +596,7 @@ RunPlan resolve_run(const BenchOptions& options, const MachineInfo& machine) {
   resolve_training(options, plan);
   resolve_output(options, plan);
   resolve_profile(options, plan);
+  resolve_unit_timing(options, plan);
   resolve_counts_and_peak(options, machine, plan);
   resolve_derived_counts(plan);
   resolve_memory_fit(machine, plan);

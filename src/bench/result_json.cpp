@@ -18,6 +18,28 @@ nlohmann::ordered_json opt(const std::optional<double>& value, double scale = 1.
 }
 
 
+// The per-unit timings (docs/run.md, "Per-unit timings"); null when the run has none.
+nlohmann::ordered_json unit_timings_json(const std::optional<train::UnitTimings>& timings) {
+  using json = nlohmann::ordered_json;
+  if (!timings) return nullptr;
+  const train::UnitTimings& t = *timings;
+  json units = json::array();
+  for (const auto& u : t.units)
+    units.push_back({{"name", u.name},
+                     {"kind", u.kind},
+                     {"parameters", u.parameters},
+                     {"forward_seconds", u.forward_seconds},
+                     {"backward_seconds", u.backward_seconds},
+                     {"optimizer_seconds", u.optimizer_seconds}});
+  return {{"iterations", t.iterations},
+          {"clock", t.clock},
+          {"micro_batches_per_iteration", t.micro_batches_per_iteration},
+          {"iteration_seconds", t.iteration_seconds},
+          {"exposed_comm_seconds", t.exposed_comm_seconds},
+          {"optimizer_seconds", t.optimizer_seconds},
+          {"units", units}};
+}
+
 }  // namespace
 
 // The memory breakdown's keys (result_columns.cpp), in GB, onto `j`; null where unknown.
@@ -137,6 +159,7 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
   j["dtype"] = std::string(to_string(plan.dtype));
   j["tf32"] = plan.tf32;
   j["zero_grad"] = train::to_string(plan.zero_grad);  // none: gradients freed after each step
+  j["unit_timings"] = run.outcome == Outcome::ok ? unit_timings_json(run.unit_timings) : nullptr;
   j["config"] = {{"model_config", o.model_config},
                  {"data", o.data},
                  {"data_dtype", o.data_dtype},
@@ -167,10 +190,7 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
                  {"num_threads", o.num_threads},
                  {"cpu_allocator", plan.cpu_allocator},
                  {"cpu_memory_cap_mb", o.cpu_memory_cap_mb ? json(*o.cpu_memory_cap_mb) : json(nullptr)}};
-  j["environment"] = {{"tokbench_version", env.tokbench_version}, {"git_revision", env.git_revision},
-                      {"libtorch_version", env.libtorch_version}, {"build_type", env.build_type},
-                      {"host", env.host},                         {"time", env.time_rfc3339},
-                      {"devices", json::array({plan.device_name})}};
+  j["environment"] = environment_record(env, {plan.device_name});
   // The Python executors' interpreter and packages: their torch may differ from the LibTorch
   // tokbench is built against, and a table comparing the two should say so.
   if (!env.python_torch_version.empty()) {

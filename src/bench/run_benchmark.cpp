@@ -286,6 +286,7 @@ int run_benchmark(const RunPlan& plan) {
 
   MeasuredRun run;
   std::string profile_message;  // --profile: the trace's path, or why none was written
+  std::string unit_timing_message;  // why an ok run has no unit_timings ("" when it has them)
   ProgressPrinter progress(ProgressOptions{plan.max_iters, plan.warmup_iters, plan.options.log_every, quiet || !lead,
                                            static_cast<bool>(::isatty(STDERR_FILENO))},
                            stderr, line_stream);
@@ -325,6 +326,7 @@ int run_benchmark(const RunPlan& plan) {
       train::LoopOptions loop{plan.grad_accum, plan.max_iters, plan.warmup_iters, plan.cpu_memory_cap_bytes};
       loop.profile_path = plan.profile_path;
       loop.profile_iters = plan.profile_iters;
+      loop.unit_timing_iters = plan.unit_timing_iters;
       const train::TrainResult result = train::run_timed_loop(
           *step, data, device, loop,
           [&progress](const train::IterationRecord& record) { progress.on_iteration(sample_of(record)); },
@@ -342,6 +344,8 @@ int run_benchmark(const RunPlan& plan) {
       run.memory_breakdown = result.memory_breakdown;
       run.overhead_seconds = result.overhead_seconds;
       profile_message = result.profile_message;
+      run.unit_timings = result.unit_timings;
+      unit_timing_message = result.unit_timing_message;
     } catch (const c10::OutOfMemoryError& e) {
       run.outcome = Outcome::oom;
       run.message = first_line(e.what());
@@ -367,6 +371,7 @@ int run_benchmark(const RunPlan& plan) {
   const int code = publish_result(plan, run, json, report_out);
   // After the report: where the trace went (it is not a figure of the run, so not in the record).
   if (!profile_message.empty()) report_out << profile_message << "\n" << std::flush;
+  if (!unit_timing_message.empty()) report_out << unit_timing_message << "\n" << std::flush;
   g_result_written.store(true);
   return code;
 }

@@ -85,6 +85,7 @@ class DdpStep final : public train::TrainStep {
   void set_forward_end_callback(std::function<void()> callback) override {
     computation_->set_forward_end_callback(std::move(callback));
   }
+  model::GPT model() const override { return model_; }
 
  private:
 

@@ -192,6 +192,7 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
   void set_forward_end_callback(std::function<void()> callback) override {
     computation_->set_forward_end_callback(std::move(callback));
   }
+  model::GPT model() const override { return model_; }
   int64_t optimizer_state_step() const override { return optimizer_->state_step(); }
   int64_t optimizer_steps_taken() const override { return optimizer_->steps_taken(); }
   bool fused_adamw() const override { return optimizer_->fused(); }

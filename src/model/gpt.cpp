@@ -456,6 +456,7 @@ torch::Tensor GPTImpl::forward_hidden(const torch::Tensor& idx) {
   auto x = s.wte->forward(idx);  // (B, T, C)
   if (c.scale_embeddings)        // the scalar is rounded to the activation dtype first
     x = x * torch::scalar_tensor(std::sqrt(static_cast<double>(c.n_embd)), x.options());
+  if (hooks) x = hooks->after_embedding(std::move(x));
   for (int64_t layer = 0; layer < c.n_layer; ++layer) {
     if (hooks) hooks->before_block(layer);
     // Gemma-3: per-layer global (0) or local (1) rope base.
@@ -538,6 +539,7 @@ void GPTImpl::set_norm_function(NormFunction function) {
 }
 
 void GPTImpl::set_forward_hooks(std::shared_ptr<ForwardHooks> hooks) { state_->hooks = std::move(hooks); }
+std::shared_ptr<GPTImpl::ForwardHooks> GPTImpl::forward_hooks() const { return state_->hooks; }
 
 void GPTImpl::load_state(const std::map<std::string, torch::Tensor>& tensors) {
   torch::NoGradGuard no_grad;

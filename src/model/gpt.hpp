@@ -87,17 +87,24 @@ class GPTImpl : public torch::nn::Module {
 
   // Called by forward around the root and around each block, so a wrapper can gather a
   // unit's sharded parameters just before use and free them after (FSDP's pre/post-forward
-  // hooks; LibTorch modules have none of their own). Null (the default): no calls.
+  // hooks; LibTorch modules have none of their own). Null (the default): no calls. One set is
+  // installed at a time; a second client wraps the installed one and forwards every call to it
+  // (the per-unit timing pass, train/unit_timing_hooks.hpp, wraps FSDP's).
   class ForwardHooks {
    public:
     virtual ~ForwardHooks() = default;
     virtual void before_root() {}
+    // The embedding's output (scaled where the config scales it), the first block's input.
+    // May return a different tensor (e.g. one with a backward hook registered on it).
+    virtual torch::Tensor after_embedding(torch::Tensor x) { return x; }
     virtual void before_block(int64_t layer) {}
     // May return a different tensor (e.g. one with a backward hook registered on it).
     virtual torch::Tensor after_block(int64_t layer, torch::Tensor output) { return output; }
     virtual torch::Tensor after_root(torch::Tensor logits) { return logits; }
   };
   void set_forward_hooks(std::shared_ptr<ForwardHooks> hooks);
+  // The installed hooks (null when none), for a client that wraps them.
+  std::shared_ptr<ForwardHooks> forward_hooks() const;
 
   // Copies tensors into the parameters by litgpt state-dict name (e.g. weights saved from
   // litgpt). Every parameter must be present with its exact shape; extra names are errors.

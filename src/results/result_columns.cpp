@@ -89,6 +89,12 @@ std::vector<Column> make_columns() {
       {"iterations", "Iterations (each)", "", "", S::context, false},
       {"config", "Config", "", "", S::context, false},
       {"environment", "Environment", "", "", S::context, false},
+      // Forward, backward and optimizer seconds per unit (embedding, each block, head), from
+      // a pass after the window (train/unit_timings.hpp); null when none was run.
+      {"unit_timings", "Unit timings", "", "", S::context, false},
+      // `tokbench predict`'s records only: the cluster, the assumptions, the time breakdown and
+      // the measured run the prediction started from (docs/predict.md).
+      {"prediction", "Prediction", "", "", S::context, false},
       // Added by sweeps and the history store.
       {"sweep_config_id", "config", "", "", S::sweep, false},
       {"sweep_options", "sweep options", "", "", S::sweep, false},
@@ -105,7 +111,8 @@ std::vector<Column> make_columns() {
       {"device", Kind::text},             {"device_name", Kind::text},      {"dtype", Kind::text},
       {"tf32", Kind::flag},               {"checkpoint_activations", Kind::flag},               {"zero_grad", Kind::text},        {"iterations", Kind::structured},
       {"config", Kind::structured},       {"environment", Kind::structured}, {"sweep_config_id", Kind::text},
-      {"sweep_options", Kind::structured},
+      {"sweep_options", Kind::structured}, {"unit_timings", Kind::structured},
+      {"prediction", Kind::structured},
   };
   for (const auto& [key, kind] : kinds) {
     auto it = std::find_if(columns.begin(), columns.end(), [&](const Column& c) { return c.key == key; });

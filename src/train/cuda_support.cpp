@@ -80,4 +80,29 @@ double DeviceIntervals::take_seconds() {
   return seconds;
 }
 
+struct DeviceTimestamps::Impl {
+  at::cuda::CUDAStream stream;
+  std::vector<at::cuda::CUDAEvent> events;  // timing events, reused after forget()
+  std::size_t recorded = 0;                 // events[0, recorded) hold this round's points
+};
+
+DeviceTimestamps::DeviceTimestamps(int device_index)
+    : impl_(std::make_unique<Impl>(Impl{at::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(device_index)),
+                                        {}, 0})) {}
+
+DeviceTimestamps::~DeviceTimestamps() = default;
+
+int64_t DeviceTimestamps::record() {
+  if (impl_->recorded == impl_->events.size()) impl_->events.emplace_back(cudaEventDefault);
+  impl_->events[impl_->recorded].record(impl_->stream);
+  return static_cast<int64_t>(impl_->recorded++);
+}
+
+double DeviceTimestamps::seconds_between(int64_t from, int64_t to) const {
+  return impl_->events.at(static_cast<std::size_t>(from)).elapsed_time(impl_->events.at(static_cast<std::size_t>(to))) /
+         1e3;  // ms
+}
+
+void DeviceTimestamps::forget() { impl_->recorded = 0; }
+
 }  // namespace tokbench::train::cuda_support

@@ -49,4 +49,27 @@ class DeviceIntervals {
   std::unique_ptr<Impl> impl_;
 };
 
+// Points in time on one stream of one device, for the time between any two of them. The
+// stream is the device's current stream when the object is made (the stream the caller's
+// compute runs on), held and used for every record() whichever thread calls it: autograd runs
+// a CUDA backward on a thread of its own, whose current stream need not be the caller's. An
+// interval is read with seconds_between() after the device has been synchronised; forget()
+// drops the recorded points and keeps their events for the next ones. Not thread-safe: one
+// caller at a time. Without CUDA compiled the constructor throws std::runtime_error.
+class DeviceTimestamps {
+ public:
+  explicit DeviceTimestamps(int device_index);
+  ~DeviceTimestamps();
+  DeviceTimestamps(const DeviceTimestamps&) = delete;
+  DeviceTimestamps& operator=(const DeviceTimestamps&) = delete;
+  // Records a point on the stream; returns its index (0, 1, ... since the last forget()).
+  int64_t record();
+  double seconds_between(int64_t from, int64_t to) const;
+  void forget();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 }  // namespace tokbench::train::cuda_support

@@ -27,4 +27,13 @@ void DeviceIntervals::begin() {}
 void DeviceIntervals::end() {}
 double DeviceIntervals::take_seconds() { return 0; }
 
+struct DeviceTimestamps::Impl {};
+DeviceTimestamps::DeviceTimestamps(int) {
+  throw std::runtime_error("device timestamps need CUDA, and this tokbench was built without CUDA support");
+}
+DeviceTimestamps::~DeviceTimestamps() = default;
+int64_t DeviceTimestamps::record() { return 0; }
+double DeviceTimestamps::seconds_between(int64_t, int64_t) const { return 0; }
+void DeviceTimestamps::forget() {}
+
 }  // namespace tokbench::train::cuda_support

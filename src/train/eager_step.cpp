@@ -92,6 +92,7 @@ class EagerStep final : public TrainStep {
   void set_forward_end_callback(std::function<void()> callback) override {
     computation_->set_forward_end_callback(std::move(callback));
   }
+  model::GPT model() const override { return model_; }
 
  private:
   model::GPT model_;

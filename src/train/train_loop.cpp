@@ -15,6 +15,7 @@
 #include "train/cuda_support.hpp"
 #include "train/profile_trace.hpp"
 #include "train/token_data.hpp"
+#include "train/unit_timing_pass.hpp"
 
 namespace tokbench::train {
 
@@ -59,6 +60,25 @@ std::string record_profile(TrainStep& step, TokenBatcher& data, const torch::Dev
   }
   return "profile: Chrome trace of " + std::to_string(iterations) +
          " iterations after the measured window (not in the metrics) written to " + path.string();
+}
+
+// The per-unit timing pass after the window (unit_timing_pass.hpp). Its failure is not the
+// run's: the run's figures are already measured, so the record only lacks the timings.
+void record_unit_timings(TrainStep& step, TokenBatcher& data, const torch::Device& device, int64_t grad_accum,
+                         int64_t iterations, const std::function<bool()>& stop, TrainResult& result) {
+  try {
+    result.unit_timings = measure_unit_timings(step, data, device, grad_accum, iterations, stop);
+    if (!result.unit_timings) result.unit_timing_message = "no per-unit timings: stopped on request during their pass";
+    return;
+  } catch (const c10::OutOfMemoryError& e) {
+    result.unit_timing_message = "no per-unit timings: " + std::string(e.what_without_backtrace()).substr(0, 300);
+    step.release_after_failure();
+    if (device.is_cuda()) cuda_support::empty_cache();
+  } catch (const c10::Error& e) {
+    result.unit_timing_message = "no per-unit timings: " + std::string(e.what_without_backtrace()).substr(0, 300);
+  } catch (const std::exception& e) {
+    result.unit_timing_message = std::string("no per-unit timings: ") + e.what();
+  }
 }
 
 }  // namespace
@@ -250,6 +270,10 @@ TrainResult run_timed_loop(TrainStep& step, TokenBatcher& data, const torch::Dev
   result.memory_breakdown.activations = activation_bytes;
   result.memory_breakdown.allocator_reserve =
       std::max<int64_t>(0, result.memory.reserved_bytes - result.memory.allocated_bytes);
+  // Every rank of an ok run runs the pass (its collectives keep them in step); a stop request
+  // during it is decided as in the loop, at iteration starts.
+  if (options.unit_timing_iters > 0 && result.status == RunStatus::ok)
+    record_unit_timings(step, data, device, options.grad_accum, options.unit_timing_iters, stop_requested, result);
   if (!options.profile_path.empty()) {
     result.profile_message =
         result.status == RunStatus::ok

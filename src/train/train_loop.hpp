@@ -21,6 +21,7 @@
 #include "train/optimizer.hpp"
 #include "train/token_data.hpp"
 #include "train/train_step.hpp"
+#include "train/unit_timings.hpp"
 
 namespace tokbench::train {
 
@@ -84,6 +85,10 @@ struct TrainResult {
   int64_t optimizer_steps = 0;  // the optimizer's own step count at the end (= iterations run)
   // --profile: what became of the trace ("wrote ..." or why not); empty without --profile.
   std::string profile_message;
+  // The per-unit timing pass's figures (LoopOptions::unit_timing_iters); none when not asked
+  // for, when the run was not ok, or when the pass failed or was stopped (the message says why).
+  std::optional<UnitTimings> unit_timings;
+  std::string unit_timing_message;
   bool fused_adamw = false;     // which AdamW implementation ran (optimizer.hpp)
 };
 
@@ -100,6 +105,10 @@ struct LoopOptions {
   // They are neither recorded nor timed: the reported metrics stay the profiler-free ones.
   std::filesystem::path profile_path;
   int64_t profile_iters = 3;
+  // After the measured window (of an ok run), this many more iterations in which each unit's
+  // forward, backward and optimizer time is marked (unit_timing_pass.hpp); neither recorded
+  // nor timed, after the memory peaks are read. 0: none.
+  int64_t unit_timing_iters = 0;
 };
 
 // Decides, at every iteration start, whether the run stops. A single process stops when its

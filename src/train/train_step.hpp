@@ -74,6 +74,10 @@ class TrainStep {
 
   // Hands the loop's forward-end callback to the step's computation (LossComputation).
   virtual void set_forward_end_callback(std::function<void()> callback) = 0;
+
+  // The model the step trains (the per-unit timing pass hooks into its forward,
+  // unit_timing_pass.hpp). Where the step shards it, its parameters keep their full shapes.
+  virtual model::GPT model() const = 0;
 };
 
 struct EagerStepOptions {

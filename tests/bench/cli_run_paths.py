@@ -100,6 +100,26 @@ with tempfile.TemporaryDirectory() as scratch:
             fail(f"reference report lines missing or out of order: {positions}", proc)
         if proc.stdout.count("iter ") < 6:
             fail("expected one plain progress line per iteration when not on a terminal", proc)
+        # The per-unit timing pass (on by default, 2 iterations after the window): the embedding,
+        # the one block and the head, in order, with the record's keys; none with 0 iterations.
+        units = j["unit_timings"]
+        if units is None:
+            fail("unit_timings missing from an ok run", proc)
+        if units["iterations"] != 2 or units["clock"] != "host" or units["micro_batches_per_iteration"] != 2:
+            fail(f"unit_timings header {units}")
+        if [u["name"] for u in units["units"]] != ["embedding", "block.0", "head"]:
+            fail(f"unit_timings units {[u['name'] for u in units['units']]}, want embedding, block.0, head")
+        if sum(u["parameters"] for u in units["units"]) != j["parameters"]:
+            fail(f"unit parameters add up to {sum(u['parameters'] for u in units['units'])}, not {j['parameters']}")
+        for u in units["units"]:
+            if not all(u[k] > 0 for k in ("forward_seconds", "backward_seconds", "optimizer_seconds")):
+                fail(f"unit {u['name']} has a non-positive time: {u}")
+        if "Unit timings" in proc.stdout:
+            fail("unit_timings is context, not a report line", proc)
+        off = os.path.join(scratch, "no_units.json")
+        proc = run(SMALL + ["--json-path", off, "--unit-timing-iters", "0"])
+        if proc.returncode != 0 or load(off, proc)["unit_timings"] is not None:
+            fail("--unit-timing-iters 0 must leave unit_timings null", proc)
     elif SCENARIO == "oom":
         proc = run(SMALL + ["--cpu-memory-cap-mb", "1", "--json-path", out])
         if proc.returncode != 3:

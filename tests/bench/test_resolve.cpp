@@ -145,6 +145,28 @@ TEST(Resolve, PythonExecutorsRefuseWhatTheStepLacks) {
   EXPECT_EQ(resolve_run(o, cpu_machine()).cpu_allocator, "caching");  // tokbench's executors' default
 }
 
+// --unit-timing-iters: 2 by default, 0 turns the pass off, bounded like --profile-iters; the
+// Python executors have no per-unit hooks, so they default to 0 and refuse an explicit N > 0.
+TEST(Resolve, UnitTimingIterations) {
+  BenchOptions o = small();
+  EXPECT_EQ(resolve_run(o, cpu_machine()).unit_timing_iters, 2);
+  o.unit_timing_iters = 0;
+  EXPECT_EQ(resolve_run(o, cpu_machine()).unit_timing_iters, 0);
+  o.unit_timing_iters = limits::kMaxUnitTimingIters;
+  EXPECT_EQ(resolve_run(o, cpu_machine()).unit_timing_iters, limits::kMaxUnitTimingIters);
+  o.unit_timing_iters = limits::kMaxUnitTimingIters + 1;
+  expect_usage(o, {"--unit-timing-iters", std::to_string(limits::kMaxUnitTimingIters + 1), "0.." + std::to_string(limits::kMaxUnitTimingIters)});
+  o.unit_timing_iters = -1;
+  expect_usage(o, {"--unit-timing-iters -1", "valid: 0.."});
+  o = small();
+  o.compile = "python-eager";
+  EXPECT_EQ(resolve_run(o, cpu_machine()).unit_timing_iters, 0);
+  o.unit_timing_iters = 0;
+  EXPECT_EQ(resolve_run(o, cpu_machine()).unit_timing_iters, 0);
+  o.unit_timing_iters = 2;
+  expect_usage(o, {"--executor python-eager", "--unit-timing-iters 2", "--unit-timing-iters 0"});
+}
+
 // fsdp2 (PyTorch's fully_shard) is the Python executors' but thunder's; thunder shards over the
 // whole world only; tokbench's FSDP refuses an explicit --skip-data-sync and runs without it.
 TEST(Resolve, ShardingChoicesFollowTheExecutor) {

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -218,6 +219,57 @@ TEST(ResultJson, KeysFollowTheColumnTable) {
   nlohmann::ordered_json extra = j;
   extra["undocumented_figure"] = 1;
   EXPECT_THROW(results::in_column_order(extra), std::logic_error);
+}
+
+// unit_timings: the pass's figures under the record's keys, in their order; null when the run
+// has none, and null for a run that did not end ok whatever it holds.
+TEST(ResultJson, UnitTimingsKeepTheirKeysAndAreNullWithoutThem) {
+  const RunPlan plan = plan_for_test();
+  EXPECT_EQ(plan.unit_timing_iters, 2);  // on by default for tokbench's executors
+  MeasuredRun run;
+  EXPECT_TRUE(build_result_json(plan, run, BenchMetrics{}, capture_environment())["unit_timings"].is_null());
+  train::UnitTimings t;
+  t.iterations = 2;
+  t.clock = "host";
+  t.micro_batches_per_iteration = 2;
+  t.iteration_seconds = 0.5;
+  t.exposed_comm_seconds = 0.0;
+  t.optimizer_seconds = 0.1;
+  t.units = {{"embedding", "embedding", 10, 0.01, 0.02, 0.025},
+             {"block.0", "block", 20, 0.03, 0.06, 0.05},
+             {"head", "head", 10, 0.04, 0.08, 0.025}};
+  run.unit_timings = t;
+  const auto j = build_result_json(plan, run, BenchMetrics{}, capture_environment());
+  const auto& u = j["unit_timings"];
+  ASSERT_TRUE(u.is_object());
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : u.items()) keys.push_back(key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"iterations", "clock", "micro_batches_per_iteration", "iteration_seconds",
+                                            "exposed_comm_seconds", "optimizer_seconds", "units"}));
+  EXPECT_EQ(u["iterations"], 2);
+  EXPECT_EQ(u["clock"], "host");
+  EXPECT_EQ(u["micro_batches_per_iteration"], 2);
+  EXPECT_DOUBLE_EQ(u["iteration_seconds"].get<double>(), 0.5);
+  ASSERT_EQ(u["units"].size(), 3u);
+  std::vector<std::string> unit_keys;
+  for (const auto& [key, value] : u["units"][1].items()) unit_keys.push_back(key);
+  EXPECT_EQ(unit_keys, (std::vector<std::string>{"name", "kind", "parameters", "forward_seconds", "backward_seconds",
+                                                 "optimizer_seconds"}));
+  EXPECT_EQ(u["units"][1]["name"], "block.0");
+  EXPECT_EQ(u["units"][1]["kind"], "block");
+  EXPECT_EQ(u["units"][1]["parameters"], 20);
+  EXPECT_DOUBLE_EQ(u["units"][2]["backward_seconds"].get<double>(), 0.08);
+  // Context, not a report line.
+  const results::Column* column = results::find_column("unit_timings");
+  ASSERT_NE(column, nullptr);
+  EXPECT_EQ(column->kind, results::Kind::structured);
+  EXPECT_EQ(column->section, results::Section::context);
+  EXPECT_FALSE(column->in_report);
+  std::ostringstream report;
+  results::write_run_report(j, report);
+  EXPECT_EQ(report.str().find("Unit timings"), std::string::npos) << report.str();
+  run.outcome = Outcome::interrupted;
+  EXPECT_TRUE(build_result_json(plan, run, BenchMetrics{}, capture_environment())["unit_timings"].is_null());
 }
 
 // Warm-up iterations ten times slower than the measured ones: an average over all iterations,

@@ -36,6 +36,8 @@
 #include "model/config_json.hpp"
 #include "../model/test_gpt_support.hpp"
 #include "train/loss_computation.hpp"
+#include "train/unit_timing_pass.hpp"
+#include "../train/unit_timing_checks.hpp"
 
 namespace tokbench::dist {
 namespace {
@@ -679,6 +681,44 @@ TEST(ParallelMemory, ShardsAreOneOverWorld) {
     EXPECT_NEAR(zero2[r].optimizer_bytes, ideal_optimizer, 0.10 * ideal_optimizer) << "ZeRO-2 rank " << r;
     // ZeRO-2 keeps whole parameters: well above 1/W of the single process's state.
     EXPECT_GT(zero2[r].resident_bytes, 1.2 * ideal_resident) << "ZeRO-2 rank " << r;
+  }
+}
+
+// The per-unit timing pass over the parallel steps: it wraps FSDP's forward hooks (ZeRO-3's
+// gathers and frees still happen, or forward would read freed buffers) and every rank times the
+// same units, the embedding, each block and the head, whose parameters are the whole model's
+// whatever the sharding. Each rank runs the pass; the collectives keep them in step.
+TEST(ParallelUnitTimings, EveryStepTimesEveryUnitOnEveryRank) {
+  const int64_t grad_accum = 2, iterations = 2;
+  const std::vector<Case> cases = {
+      {"ddp W=2", 2, std::nullopt, ddp(true, true)},
+      {"zero2 block W=2", 2, std::nullopt, fsdp(ShardMode::zero2, UnitPolicy::per_block)},
+      {"zero3 block W=2", 2, std::nullopt, fsdp(ShardMode::zero3, UnitPolicy::per_block)},
+      {"zero3 block fused, checkpointed W=2", 2, std::nullopt,
+       with_checkpointing(fsdp(ShardMode::zero3, UnitPolicy::per_block, Computation::fused))},
+      {"hybrid zero3 2x2", 4, 2, fsdp(ShardMode::zero3, UnitPolicy::per_block)},
+  };
+  int64_t parameters = 0;
+  for (const auto& p : build_model()->parameters()) parameters += p.numel();
+  const int64_t n_layer = tiny_config().n_layer;
+  for (const auto& c : cases) {
+    std::vector<std::optional<train::UnitTimings>> timings(c.world);
+    on_ranks(c.world, c.shard_group, [&](int64_t r, const ProcessGroups& groups) {
+      auto step = c.make(build_model(), groups);
+      train::TokenBatchOptions b;
+      b.micro_batch = kMicroBatch;
+      b.seq_len = kSeqLen;
+      b.seed = 7 + static_cast<uint64_t>(r);
+      b.host_buffers = grad_accum;
+      train::TokenBatcher data(b, test_device());
+      timings[r] = train::measure_unit_timings(*step, data, test_device(), grad_accum, iterations, {});
+    });
+    for (int64_t r = 0; r < c.world; ++r) {
+      ASSERT_TRUE(timings[r].has_value()) << c.name << " rank " << r;
+      train::testing::expect_unit_structure(*timings[r], n_layer, grad_accum, iterations, parameters,
+                                            c.name + " rank " + std::to_string(r),
+                                            test_device().is_cuda() ? "cuda_events" : "host");
+    }
   }
 }
 

@@ -21,7 +21,9 @@
 #include "train/fused_ops.hpp"
 #include "train/gemm_kernels.hpp"
 #include "train/memory_tracking.hpp"
+#include "train/train_loop.hpp"
 #include "train/train_step.hpp"
+#include "unit_timing_checks.hpp"
 
 namespace tokbench::train {
 namespace {
@@ -244,6 +246,44 @@ TEST(FusedStepMemory, PeakBelowEagerWhenLogitsDominate) {
   const int64_t logits_bytes = int64_t{4} * 128 * 50304 * 4;
   EXPECT_GT(eager, logits_bytes);
   EXPECT_LT(fused, eager - logits_bytes) << "fused " << fused << " B, eager " << eager << " B";
+}
+
+// ---- per-unit timings: the fused computation goes through the model's block entry points ----
+
+// forward_hidden runs the blocks through the same hooks as the eager forward, and the chunked
+// head + loss ends the root's forward with after_head and the forward-end callback, so the
+// pass marks the same units, with and without activation checkpointing.
+TEST(FusedStepUnitTimings, EveryUnitIsTimedInOrder) {
+  const int64_t layers = 3;
+  for (const bool checkpointing : {false, true}) {
+    const std::string what = checkpointing ? "fused, checkpointed" : "fused";
+    auto config = model::with_overrides(model::config_by_name("pythia-14m"), {.n_layer = layers, .seq_len = 32});
+    model::GPT gpt(config, torch::TensorOptions().dtype(torch::kFloat));
+    gpt->reset_parameters(5);
+    gpt->set_activation_checkpointing(checkpointing);
+    FusedStepOptions options;
+    options.only_kernel = GemmKernel::aten;
+    options.chunk_rows = 24;  // B·T = 64 rows: three chunks, the last one short
+    auto step = make_fused_step(gpt, kCpu, options);
+    TokenBatchOptions batches;
+    batches.micro_batch = 2;
+    batches.seq_len = 32;
+    batches.vocab_size = config.vocab();
+    batches.host_buffers = 2;  // GA, as the loop's batcher
+    TokenBatcher data(batches, kCpu);
+    LoopOptions loop;
+    loop.grad_accum = 2;
+    loop.max_iters = 3;
+    loop.warmup_iters = 1;
+    loop.unit_timing_iters = 2;
+    const TrainResult result = run_timed_loop(*step, data, kCpu, loop, nullptr, nullptr);
+    ASSERT_EQ(result.status, RunStatus::ok) << result.message;
+    ASSERT_TRUE(result.unit_timings.has_value()) << result.unit_timing_message;
+    int64_t parameters = 0;
+    for (const auto& p : gpt->parameters()) parameters += p.numel();
+    testing::expect_unit_structure(*result.unit_timings, layers, 2, 2, parameters, what);
+    testing::expect_units_account_for_the_iteration(*result.unit_timings, what);
+  }
 }
 
 }  // namespace

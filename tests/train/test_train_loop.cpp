@@ -9,10 +9,13 @@
 #include <fstream>
 #include <numeric>
 #include <stdexcept>
+#include <thread>
 #include <unistd.h>
 
 #include "model/catalog.hpp"
 #include "train/train_loop.hpp"
+#include "train/unit_timing_pass.hpp"
+#include "unit_timing_checks.hpp"
 
 namespace tokbench::train {
 namespace {
@@ -260,6 +263,143 @@ TEST(RunTraining, TrainsOnATokenFile) {
   const TrainResult result = run_training(gpt, kCpu, options, nullptr, nullptr);
   EXPECT_EQ(result.status, RunStatus::ok) << result.message;
   std::filesystem::remove(path);
+}
+
+// ---- per-unit timings (unit_timing_pass.hpp) ----------------------------------------------
+
+// Three blocks of pythia-14m, B = 2, T = 32, GA 2: 2 iterations in the window, then the pass.
+constexpr int64_t kUnitLayers = 3;
+
+model::GPT unit_timing_model(bool checkpoint_activations = false) {
+  model::GPT gpt(model::with_overrides(model::config_by_name("pythia-14m"), {.n_layer = kUnitLayers, .seq_len = 32}),
+                 torch::TensorOptions().dtype(torch::kFloat).device(kCpu));
+  gpt->reset_parameters(1337);
+  gpt->set_activation_checkpointing(checkpoint_activations);
+  return gpt;
+}
+
+int64_t parameter_count(const model::GPT& gpt) {
+  int64_t n = 0;
+  for (const auto& p : gpt->parameters()) n += p.numel();
+  return n;
+}
+
+TrainResult run_with_unit_timing(model::GPT gpt, int64_t unit_timing_iters) {
+  TrainOptions options = tiny_options();
+  options.grad_accum = 2;
+  TokenBatcher data(batch_options_for(options, gpt->config().vocab()), kCpu);
+  auto step = make_eager_step(gpt, kCpu, EagerStepOptions{});
+  LoopOptions loop;
+  loop.grad_accum = options.grad_accum;
+  loop.max_iters = options.max_iters;
+  loop.warmup_iters = options.warmup_iters;
+  loop.unit_timing_iters = unit_timing_iters;
+  return run_timed_loop(*step, data, kCpu, loop, nullptr, nullptr);
+}
+
+TEST(UnitTimings, EagerStepTimesEveryUnitInOrder) {
+  for (const bool checkpointing : {false, true}) {
+    const std::string what = checkpointing ? "eager, checkpointed" : "eager";
+    model::GPT gpt = unit_timing_model(checkpointing);
+    const TrainResult result = run_with_unit_timing(gpt, 2);
+    ASSERT_EQ(result.status, RunStatus::ok) << result.message;
+    ASSERT_TRUE(result.unit_timings.has_value()) << result.unit_timing_message;
+    EXPECT_EQ(result.unit_timing_message, "");
+    const UnitTimings& t = *result.unit_timings;
+    testing::expect_unit_structure(t, kUnitLayers, 2, 2, parameter_count(gpt), what);
+    testing::expect_units_account_for_the_iteration(t, what);
+    EXPECT_EQ(t.exposed_comm_seconds, 0) << what;  // one process
+    // The embedding is wte alone; the head is the final norm and lm_head (litgpt ties nothing).
+    const auto& c = gpt->config();
+    EXPECT_EQ(t.units.front().parameters, c.vocab() * c.n_embd) << what;
+    EXPECT_EQ(t.units.back().parameters, c.vocab() * c.n_embd + 2 * c.n_embd) << what;
+    // The pass trained (two more optimizer steps) but is not in the run's own records.
+    EXPECT_EQ(result.iterations.size(), 4u) << what;
+    EXPECT_EQ(result.optimizer_steps, 4) << what;
+  }
+}
+
+TEST(UnitTimings, ZeroIterationsMeansNone) {
+  const TrainResult result = run_with_unit_timing(unit_timing_model(), 0);
+  ASSERT_EQ(result.status, RunStatus::ok) << result.message;
+  EXPECT_FALSE(result.unit_timings.has_value());
+  EXPECT_EQ(result.unit_timing_message, "");
+}
+
+// The pass runs after the window and after the loop has read its peaks: a run from the same
+// seed reports the same losses, memory peaks and breakdown with and without it.
+TEST(UnitTimings, PassLeavesTheRunsFiguresUnchanged) {
+  const TrainResult without = run_with_unit_timing(unit_timing_model(), 0);
+  const TrainResult with = run_with_unit_timing(unit_timing_model(), 2);
+  ASSERT_EQ(without.status, RunStatus::ok) << without.message;
+  ASSERT_EQ(with.status, RunStatus::ok) << with.message;
+  ASSERT_TRUE(with.unit_timings.has_value()) << with.unit_timing_message;
+  EXPECT_EQ(with.memory.allocated_bytes, without.memory.allocated_bytes);
+  EXPECT_EQ(with.memory.reserved_bytes, without.memory.reserved_bytes);
+  EXPECT_EQ(with.memory_breakdown.activations, without.memory_breakdown.activations);
+  EXPECT_EQ(with.memory_breakdown.gradients, without.memory_breakdown.gradients);
+  EXPECT_EQ(with.memory_breakdown.optimizer_state, without.memory_breakdown.optimizer_state);
+  EXPECT_EQ(with.measured_iters, without.measured_iters);
+  EXPECT_EQ(with.optimizer_steps, without.optimizer_steps);
+  ASSERT_EQ(with.iterations.size(), without.iterations.size());
+  for (std::size_t i = 0; i < with.iterations.size(); ++i)
+    EXPECT_DOUBLE_EQ(with.iterations[i].loss, without.iterations[i].loss) << "iteration " << i;
+}
+
+// The pass wraps the hooks a step installed (FSDP's gathers) instead of replacing them: they
+// see every call while it runs, and are the model's hooks again afterwards.
+TEST(UnitTimings, PassWrapsTheStepsForwardHooks) {
+  struct Counting final : model::GPTImpl::ForwardHooks {
+    int roots = 0, embeddings = 0, block_starts = 0, block_ends = 0, root_ends = 0;
+    void before_root() override { ++roots; }
+    torch::Tensor after_embedding(torch::Tensor x) override {
+      ++embeddings;
+      return x;
+    }
+    void before_block(int64_t) override { ++block_starts; }
+    torch::Tensor after_block(int64_t, torch::Tensor out) override {
+      ++block_ends;
+      return out;
+    }
+    torch::Tensor after_root(torch::Tensor logits) override {
+      ++root_ends;
+      return logits;
+    }
+  };
+  model::GPT gpt = unit_timing_model();
+  auto counting = std::make_shared<Counting>();
+  gpt->set_forward_hooks(counting);
+  TrainOptions options = tiny_options();
+  TokenBatcher data(batch_options_for(options, gpt->config().vocab()), kCpu);
+  auto step = make_eager_step(gpt, kCpu, EagerStepOptions{});
+  const auto timings = measure_unit_timings(*step, data, kCpu, /*grad_accum=*/2, /*iterations=*/3, {});
+  ASSERT_TRUE(timings.has_value());
+  testing::expect_unit_structure(*timings, kUnitLayers, 2, 3, parameter_count(gpt), "wrapped hooks");
+  const int micro_batches = 2 * 3;
+  EXPECT_EQ(counting->roots, micro_batches);
+  EXPECT_EQ(counting->embeddings, micro_batches);
+  EXPECT_EQ(counting->block_starts, kUnitLayers * micro_batches);
+  EXPECT_EQ(counting->block_ends, kUnitLayers * micro_batches);
+  EXPECT_EQ(counting->root_ends, micro_batches);
+  EXPECT_EQ(gpt->forward_hooks(), counting);
+  // A stop request at an iteration start ends the pass without timings.
+  EXPECT_FALSE(measure_unit_timings(*step, data, kCpu, 1, 2, [] { return true; }).has_value());
+  EXPECT_EQ(gpt->forward_hooks(), counting);
+}
+
+// The host clock is exact on the CPU because autograd runs a CPU graph's backward, and the
+// tensor hooks the pass registers, on the thread that called backward: a mark taken in a hook
+// falls between the kernels before and after it.
+TEST(UnitTimings, CpuBackwardRunsTensorHooksOnTheCallingThread) {
+  auto x = torch::randn({8, 8}).requires_grad_(true);
+  auto y = torch::tanh(x.mm(x));
+  std::thread::id hook_thread;
+  y.register_hook([&](const torch::Tensor& grad) {
+    hook_thread = std::this_thread::get_id();
+    return grad;
+  });
+  y.sum().backward();
+  EXPECT_EQ(hook_thread, std::this_thread::get_id());
 }
 
 TEST(ValidateOptions, NamesTheOptionAndTheValidRange) {
