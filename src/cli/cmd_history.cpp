@@ -1,9 +1,11 @@
-// `tokbench history`: the result store's sweeps, or their runs as tables in any format. The
-// store is opened read-only; what is not a readable store is refused in one line (exit 2).
+// `tokbench history`: the result store's sweeps (and stored `tokbench comm` benchmarks, one line
+// each), or the sweeps' runs as tables in any format. The store is opened read-only; what is
+// not a readable store is refused in one line (exit 2).
 #include <fmt/format.h>
 
 #include <iostream>
 #include <memory>
+#include <utility>
 
 #include "cli/command.hpp"
 #include "sweep/result_store.hpp"
@@ -30,6 +32,16 @@ int run_history(const HistoryOptions& o) {
     std::cout << fmt::format("# {:>4}  {:<20}  {:>5}  {}\n", "id", "created", "runs", "out_dir");
     store.for_each_sweep([](const sweep::StoredSweep& s) {
       std::cout << fmt::format("  {:>4}  {:<20}  {:>5}  {}\n", s.id, s.created, s.runs, s.out_dir);
+    });
+    // Benchmarks of collectives (`tokbench comm --store`), after the sweeps, only when there are
+    // any: one line each; their rows are in the store's comm_results table (docs/comm.md).
+    bool first = true;
+    store.for_each_comm_run([&first](const sweep::StoredCommRun& c) {
+      if (std::exchange(first, false))
+        std::cout << fmt::format("# comm {:>4}  {:<20}  {:>5}  {:<7} {:<6} {:>5}  {:<8} {}\n", "id", "created", "rows",
+                                 "backend", "device", "ranks", "dtype", "host");
+      std::cout << fmt::format("       {:>4}  {:<20}  {:>5}  {:<7} {:<6} {:>5}  {:<8} {}\n", c.id, c.created, c.results,
+                               c.backend, c.device, c.world_size, c.dtype, c.host);
     });
     return kExitOk;
   }

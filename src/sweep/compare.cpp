@@ -10,6 +10,8 @@
 #include <map>
 #include <stdexcept>
 
+#include "results/record_status.hpp"
+
 namespace tokbench::sweep {
 namespace {
 
@@ -110,6 +112,13 @@ Comparison compare_pair(const std::string& key, const nlohmann::json* base, cons
   c.new_tokens_per_s = number(*next, "tokens_per_sec");
   const std::string base_status = base->value("status", std::string("?"));
   const std::string new_status = next->value("status", std::string("?"));
+  // A prediction has no measured iterations, so no interval can be formed: say so rather than
+  // calling it a failed run.
+  if (base_status == results::kStatusPredicted || new_status == results::kStatusPredicted) {
+    c.verdict = Verdict::failed;
+    c.note = "a prediction has no measured iterations to compare (BASE " + base_status + ", NEW " + new_status + ")";
+    return c;
+  }
   if (base_status != "ok" || new_status != "ok") {
     c.verdict = Verdict::failed;
     c.note = "BASE " + base_status + ", NEW " + new_status;

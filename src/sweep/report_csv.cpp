@@ -36,10 +36,30 @@ void write_csv(const std::vector<nlohmann::json>& runs, std::ostream& out) {
     });
 }
 
+// A flat table: its columns' keys as the header, each row's values round-trip exact (numbers
+// unformatted, as in the runs' CSV), a value it has not an empty field.
+void write_flat_csv(const FlatTable& table, std::ostream& out) {
+  for (size_t i = 0; i < table.columns.size(); ++i) out << (i ? "," : "") << field(table.columns[i].key);
+  out << "\r\n";
+  for (const auto& row : table.rows()) {
+    for (size_t i = 0; i < table.columns.size(); ++i) {
+      const nlohmann::ordered_json* value = table.value(row, table.columns[i].key);
+      std::string text;
+      if (value != nullptr) {
+        text = value->is_string() ? value->get<std::string>() : value->is_null() ? "" : value->dump();
+        if (value->is_string() && looks_like_formula(text)) text = "'" + text;
+      }
+      out << (i ? "," : "") << field(text);
+    }
+    out << "\r\n";
+  }
+}
+
 class CsvReporter final : public Reporter {
  public:
   explicit CsvReporter(const ReportTarget& target) : out_(target.out) {}
   void report_runs(const std::vector<nlohmann::json>& runs) override { write_csv(runs, out_); }
+  void report_flat_table(const FlatTable& table) override { write_flat_csv(table, out_); }
 
  private:
   std::ostream& out_;

@@ -1,13 +1,15 @@
 // The `html` format: one self-contained page (inline CSS and SVG; no script, font or style
 // sheet to fetch, so it opens offline and from an archive): the sweep's context, a summary of
 // statuses, the two charts (html_charts.cpp), the failed runs with their messages, every table,
-// and the per-run columns. Every text from the runs is escaped.
+// and the per-run columns. Every text from the runs is escaped. A flat table is a page of its own
+// (write_flat_html): its context and the one table.
 #include <fmt/format.h>
 
 #include <map>
 #include <set>
 
 #include "sweep/html_charts.hpp"
+#include "results/record_status.hpp"
 #include "sweep/reporters.hpp"
 
 namespace tokbench::sweep::detail {
@@ -73,7 +75,7 @@ std::string group_thousands(const std::string& number) {
 }
 
 std::string status_span(const std::string& status) {
-  return fmt::format(R"~(<span class="{}">{}</span>)~", status == "ok" ? "status-ok" : "status-fail",
+  return fmt::format(R"~(<span class="{}">{}</span>)~", results::holds_figures(status) ? "status-ok" : "status-fail",
                      html_escape(status));
 }
 
@@ -106,7 +108,7 @@ std::string header(const json& context, const std::vector<json>& runs, const Piv
                    runs.size() == 1 ? "" : "s", full.rows.size(), full.rows.size() == 1 ? "" : "s",
                    full.executors.size(), full.executors.size() == 1 ? "" : "s");
   for (const auto& s : order)
-    h += fmt::format(R"~(<span class="badge{}">{} {}</span>)~", s == "ok" ? "" : " fail", statuses[s], html_escape(s));
+    h += fmt::format(R"~(<span class="badge{}">{} {}</span>)~", results::holds_figures(s) ? "" : " fail", statuses[s], html_escape(s));
   h += "</div>";
   if (nested)
     h += "<details><summary>sweep context</summary><pre>" +
@@ -227,10 +229,49 @@ void write_html(const json& context, const std::vector<json>& runs, const TableO
          "</main>\n</body>\n</html>\n";
 }
 
+// A flat table's page: its title, the document's scalar values on one line and its nested ones
+// folded below (as a sweep's context), then the table, numbers right-aligned by column kind.
+void write_flat_html(const FlatTable& t, std::ostream& out) {
+  const nlohmann::ordered_json context = t.context();
+  std::vector<std::string> items;
+  nlohmann::ordered_json nested = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : context.items()) {
+    if (value.is_structured())
+      nested[key] = value;
+    else
+      items.push_back(fmt::format("{} <b>{}</b>", html_escape(key), html_escape(scalar_text(json(value)))));
+  }
+  out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>"
+      << html_escape(t.title) << "</title>\n<style>" << kStyle << "</style>\n</head>\n<body>\n<main>\n";
+  out << "<header><h1>" << html_escape(t.title) << "</h1>";
+  if (!items.empty()) out << R"~(<div class="meta">)~" << fmt::format("{}", fmt::join(items, " &middot; ")) << "</div>";
+  if (!nested.empty())
+    out << "<details><summary>context</summary><pre>"
+        << html_escape(nested.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace))
+        << "</pre></details>";
+  out << "</header>\n";
+  out << R"~(<section class="card" id="table"><div class="scroll"><table class="flat"><thead><tr>)~";
+  for (const auto& c : t.columns)
+    out << fmt::format(R"~(<th title="{}"{}>{}</th>)~", html_escape(c.key),
+                       c.kind == results::Kind::number ? R"~( class="right")~" : "", html_escape(flat_header(c)));
+  out << "</tr></thead><tbody>";
+  for (const auto& row : t.rows()) {
+    out << "<tr>";
+    for (const auto& c : t.columns)
+      out << (c.kind == results::Kind::number ? R"~(<td class="num">)~" : "<td>")
+          << html_escape(flat_cell_text(t, c, row)) << "</td>";
+    out << "</tr>";
+  }
+  out << "</tbody></table></div></section>\n";
+  out << "<footer>tokbench &middot; " << html_escape(t.title) << "</footer>\n</main>\n</body>\n</html>\n";
+}
+
 class HtmlReporter final : public Reporter {
  public:
   explicit HtmlReporter(const ReportTarget& target) : out_(target.out), options_(target.tables) {}
   void report_runs(const std::vector<json>& runs) override { write_html(context_, runs, options_, out_); }
+  void report_flat_table(const FlatTable& table) override { write_flat_html(table, out_); }
 
  private:
   std::ostream& out_;

@@ -1,4 +1,5 @@
-// The `json` format: one document, {"context": ..., "runs": [...]}, every run as it came.
+// The `json` format: one document, {"context": ..., "runs": [...]}, every run as it came; for a
+// flat table, its document.
 #include "sweep/reporters.hpp"
 
 namespace tokbench::sweep::detail {
@@ -13,6 +14,10 @@ class JsonReporter final : public Reporter {
     doc["runs"] = runs;
     // Invalid UTF-8 in a message (a crashed process's output) is replaced, not fatal.
     out_ << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  }
+  // A flat table's document as it is, rows and all, in its own key order.
+  void report_flat_table(const FlatTable& table) override {
+    out_ << table.document.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
   }
 
  private:

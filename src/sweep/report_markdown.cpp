@@ -1,5 +1,6 @@
 // The `markdown` format: each table as a GitHub pipe table under a "### TITLE" heading;
-// number columns right-aligned, a failed run's status in its cell, no run an empty cell.
+// number columns right-aligned, a failed run's status in its cell, no run an empty cell. A flat
+// table is one such table under its title.
 #include "sweep/reporters.hpp"
 
 namespace tokbench::sweep::detail {
@@ -47,12 +48,28 @@ void write_markdown(const std::vector<PivotTable>& tables, std::ostream& out) {
   }
 }
 
+// A flat table: the same heading and pipe table, one row per record, number columns
+// right-aligned by the column's kind.
+void write_flat_markdown(const FlatTable& t, std::ostream& out) {
+  out << "### " << escape(t.title) << "\n\n|";
+  for (const auto& c : t.columns) out << ' ' << escape(flat_header(c)) << " |";
+  out << "\n|";
+  for (const auto& c : t.columns) out << (c.kind == results::Kind::number ? " ---: |" : " --- |");
+  out << '\n';
+  for (const auto& row : t.rows()) {
+    out << '|';
+    for (const auto& c : t.columns) out << ' ' << escape(flat_cell_text(t, c, row)) << " |";
+    out << '\n';
+  }
+}
+
 class MarkdownReporter final : public Reporter {
  public:
   explicit MarkdownReporter(const ReportTarget& target) : out_(target.out), options_(target.tables) {}
   void report_runs(const std::vector<nlohmann::json>& runs) override {
     write_markdown(build_tables(runs, options_), out_);
   }
+  void report_flat_table(const FlatTable& table) override { write_flat_markdown(table, out_); }
 
  private:
   std::ostream& out_;

@@ -14,6 +14,7 @@
 // it reproduces the reference's text byte for byte. Every other format aligns by the column
 // table's kind (results::is_numeric_column).
 // Unlike print(df) nothing is elided: no "..." for wide or long tables, no wrapping at 80 columns.
+// A flat table (print_flat_table) is plain aligned columns under its title.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -134,6 +135,31 @@ TextColumn column_of(const std::string& name, const std::vector<json>& values, c
   return col;
 }
 
+// The header line, then one line per row: each column padded to its widest text, on the right
+// for a left-aligned column, on the left otherwise; trailing blanks trimmed.
+void write_columns(const std::vector<TextColumn>& columns, const char* separator, std::ostream& out) {
+  std::vector<size_t> widths;
+  for (const auto& c : columns) {
+    size_t w = width(c.header);
+    for (const auto& v : c.values) w = std::max(w, width(v));
+    widths.push_back(w);
+  }
+  auto line = [&](auto&& text_of) {
+    std::string s;
+    for (size_t c = 0; c < columns.size(); ++c) {
+      if (c) s += separator;
+      s += pad(text_of(columns[c]), widths[c], columns[c].left);
+    }
+    // A left-aligned last column pads on the right (the row numbers with no column after them,
+    // a flat table's text): trim it.
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    out << s << '\n';
+  };
+  line([](const TextColumn& c) { return c.header; });
+  const size_t rows = columns.empty() ? 0 : columns.front().values.size();
+  for (size_t r = 0; r < rows; ++r) line([r](const TextColumn& c) { return c.values[r]; });
+}
+
 void print_table(const PivotTable& t, std::ostream& out) {
   out << t.title << '\n';
   if (t.rows.empty()) {
@@ -167,24 +193,20 @@ void print_table(const PivotTable& t, std::ostream& out) {
     }
     columns.push_back(column_of(t.executors[e], values, missing));
   }
-  std::vector<size_t> widths;
-  for (const auto& c : columns) {
-    size_t w = width(c.header);
-    for (const auto& v : c.values) w = std::max(w, width(v));
-    widths.push_back(w);
+  write_columns(columns, " ", out);
+}
+
+// A flat table: its title, then its columns under their headers, numbers in the column's format
+// and right-aligned, text left-aligned, two spaces apart (no pandas layout to reproduce here).
+void print_flat_table(const FlatTable& t, std::ostream& out) {
+  out << t.title << '\n';
+  std::vector<TextColumn> columns;
+  for (const auto& c : t.columns) {
+    TextColumn column{flat_header(c), {}, c.kind != results::Kind::number};
+    for (const auto& row : t.rows()) column.values.push_back(flat_cell_text(t, c, row));
+    columns.push_back(std::move(column));
   }
-  auto line = [&](auto&& text_of) {
-    std::string s;
-    for (size_t c = 0; c < columns.size(); ++c) {
-      if (c) s += ' ';
-      s += pad(text_of(columns[c]), widths[c], columns[c].left);
-    }
-    // The row-number column pads on the right; with nothing after it (no columns) trim it.
-    while (!s.empty() && s.back() == ' ') s.pop_back();
-    out << s << '\n';
-  };
-  line([](const TextColumn& c) { return c.header; });
-  for (size_t r = 0; r < t.rows.size(); ++r) line([r](const TextColumn& c) { return c.values[r]; });
+  write_columns(columns, "  ", out);
 }
 
 
@@ -199,6 +221,7 @@ class PrintReporter final : public Reporter {
  public:
   explicit PrintReporter(const ReportTarget& target) : out_(target.out), options_(target.tables) {}
   void report_runs(const std::vector<nlohmann::json>& runs) override { write_print(build_tables(runs, options_), out_); }
+  void report_flat_table(const FlatTable& table) override { print_flat_table(table, out_); }
 
  private:
   std::ostream& out_;

@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "sweep/reporters.hpp"
+#include "results/record_status.hpp"
 
 namespace tokbench::sweep::detail {
 namespace {
@@ -205,7 +206,7 @@ void write_runs(Workbook& book, const std::vector<json>& runs) {
         widths.see(c, "FALSE");
       } else {
         const std::string text = scalar_text(*it);
-        const bool failed = columns[c].key == "status" && text != "ok";
+        const bool failed = columns[c].key == "status" && !results::holds_figures(text);
         check(worksheet_write_string(s, r, c, cell_string(text).c_str(), failed ? book.failed_ : nullptr), "a value");
         widths.see(c, text);
       }
@@ -217,6 +218,58 @@ void write_runs(Workbook& book, const std::vector<json>& runs) {
   if (!columns.empty()) worksheet_autofilter(s, 0, 0, runs.size(), columns.size() - 1);
 }
 
+// A flat table: its rows on a sheet named after the rows' key, the header (the columns' keys, as
+// in CSV) frozen and filtered, numbers as number cells in the column's format, flags as
+// booleans; then a "context" sheet with the document's scalar values, one per row.
+void write_flat_table(Workbook& book, const FlatTable& t) {
+  std::string name;
+  for (char c : t.rows_key) name += std::string_view("[]:*?/\\").find(c) == std::string_view::npos ? c : '_';
+  if (name.empty() || name == "context") name = "rows";
+  name.resize(std::min<size_t>(name.size(), 31));
+  lxw_worksheet* s = book.sheet(name);
+  Widths widths;
+  for (size_t c = 0; c < t.columns.size(); ++c) {
+    check(worksheet_write_string(s, 0, c, cell_string(t.columns[c].key).c_str(), book.header_), "a header");
+    widths.see(c, t.columns[c].key);
+  }
+  lxw_row_t r = 1;
+  for (const auto& row : t.rows()) {
+    for (size_t c = 0; c < t.columns.size(); ++c) {
+      const nlohmann::ordered_json* it = t.value(row, t.columns[c].key);
+      if (it == nullptr || it->is_null()) continue;
+      if (it->is_number())
+        check(worksheet_write_number(s, r, c, it->get<double>(), book.number_format(t.columns[c].format)), "a number");
+      else if (it->is_boolean())
+        check(worksheet_write_boolean(s, r, c, it->get<bool>(), nullptr), "a boolean");
+      else
+        check(worksheet_write_string(s, r, c, cell_string(flat_cell_text(t, t.columns[c], row)).c_str(), nullptr),
+              "a value");
+      widths.see(c, flat_cell_text(t, t.columns[c], row));
+    }
+    ++r;
+  }
+  widths.apply(s);
+  worksheet_freeze_panes(s, 1, 0);
+  if (!t.columns.empty()) worksheet_autofilter(s, 0, 0, t.rows().size(), t.columns.size() - 1);
+
+  lxw_worksheet* context = book.sheet("context");
+  Widths context_widths;
+  r = 0;
+  const nlohmann::ordered_json described = t.context();  // iterated below: a named object, not a temporary
+  for (const auto& [key, value] : described.items()) {
+    if (value.is_structured()) continue;
+    check(worksheet_write_string(context, r, 0, cell_string(key).c_str(), book.header_), "a key");
+    if (value.is_number())
+      check(worksheet_write_number(context, r, 1, value.get<double>(), nullptr), "a number");
+    else
+      check(worksheet_write_string(context, r, 1, cell_string(scalar_text(json(value))).c_str(), nullptr), "a value");
+    context_widths.see(0, key);
+    context_widths.see(1, scalar_text(json(value)));
+    ++r;
+  }
+  context_widths.apply(context);
+}
+
 // One sheet per table, then the runs sheet, into ReportTarget::path.
 class XlsxReporter final : public Reporter {
  public:
@@ -226,6 +279,11 @@ class XlsxReporter final : public Reporter {
     std::set<std::string> used = {"runs"};
     for (const auto& t : build_tables(runs, options_)) write_table(book, t, sheet_name(t, used));
     write_runs(book, runs);
+    book.close();
+  }
+  void report_flat_table(const FlatTable& table) override {
+    Workbook book(path_);
+    write_flat_table(book, table);
     book.close();
   }
 

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <set>
 #include <sstream>
@@ -16,6 +17,7 @@
 #include <string_view>
 
 #include "results/atomic_file.hpp"
+#include "results/record_status.hpp"
 
 namespace tokbench::sweep {
 namespace detail {
@@ -33,7 +35,8 @@ std::string cell_text(const PivotTable& table, const Cell& cell) {
   return cell->dump();
 }
 
-bool is_failure(const Cell& cell) { return cell && cell->is_string() && cell->get<std::string>() != "ok"; }
+// A prediction's status is not a failure: its figures are modelled, not missing.
+bool is_failure(const Cell& cell) { return cell && cell->is_string() && !results::holds_figures(cell->get<std::string>()); }
 
 std::string scalar_text(const nlohmann::json& value) {
   if (value.is_null()) return "";
@@ -76,6 +79,15 @@ std::vector<Column> scalar_columns(const std::vector<nlohmann::json>& runs) {
     if (present && scalar) columns.push_back(column);
   }
   return columns;
+}
+
+std::string flat_header(const Column& column) {
+  return column.unit.empty() ? column.label : column.label + " (" + column.unit + ")";
+}
+
+std::string flat_cell_text(const FlatTable& table, const Column& column, const nlohmann::ordered_json& row) {
+  const nlohmann::ordered_json* value = table.value(row, column.key);
+  return value == nullptr ? std::string() : results::column_text(column, *value);
 }
 
 }  // namespace detail
@@ -124,13 +136,16 @@ const ReporterPlugin& format_from_string(const std::string& name) {
   throw std::invalid_argument(fmt::format("unknown output format '{}'; valid: {}", name, valid));
 }
 
-void write_report(const ReporterPlugin& format, const nlohmann::json& context, const std::vector<nlohmann::json>& runs,
-                  const TableOptions& options, std::ostream& out, const std::filesystem::path& path) {
+namespace {
+
+// Where a format's report goes: text formats to `out` (html too without a path), a file format
+// to a temporary file it writes itself, renamed over `path`; html with a path through memory,
+// then written atomically. `report` runs the reporter against the target it is given.
+void write_to_target(const ReporterPlugin& format, const TableOptions& options, std::ostream& out,
+                     const std::filesystem::path& path, const std::function<void(Reporter&)>& report) {
   auto run_reporter = [&](std::ostream& text_out, const std::filesystem::path& file) {
     std::unique_ptr<Reporter> reporter = format.make(ReportTarget{text_out, file, options});
-    reporter->report_context(context);
-    reporter->report_runs(runs);
-    reporter->finalize();
+    report(*reporter);
   };
   if (format.file == FileUse::never || (format.file == FileUse::optional && path.empty())) {
     run_reporter(out, {});
@@ -151,6 +166,49 @@ void write_report(const ReporterPlugin& format, const nlohmann::json& context, c
     run_reporter(text, {});
     results::write_file_atomically(path, text.str());
   }
+}
+
+}  // namespace
+
+void write_report(const ReporterPlugin& format, const nlohmann::json& context, const std::vector<nlohmann::json>& runs,
+                  const TableOptions& options, std::ostream& out, const std::filesystem::path& path) {
+  write_to_target(format, options, out, path, [&](Reporter& reporter) {
+    reporter.report_context(context);
+    reporter.report_runs(runs);
+    reporter.finalize();
+  });
+}
+
+void write_flat_report(const ReporterPlugin& format, const FlatTable& table, std::ostream& out,
+                       const std::filesystem::path& path) {
+  const auto report = [&](Reporter& reporter) { reporter.report_flat_table(table); };
+  if (format.file == FileUse::never && !path.empty()) {  // a text format into a file: whole or not at all
+    std::ostringstream text;
+    write_to_target(format, {}, text, {}, report);
+    results::write_file_atomically(path, text.str());
+    return;
+  }
+  write_to_target(format, {}, out, path, report);
+}
+
+const nlohmann::ordered_json& FlatTable::rows() const {
+  static const nlohmann::ordered_json kNone = nlohmann::ordered_json::array();
+  const auto it = document.is_object() ? document.find(rows_key) : document.end();
+  return it != document.end() && it->is_array() ? *it : kNone;
+}
+
+const nlohmann::ordered_json* FlatTable::value(const nlohmann::ordered_json& row, const std::string& key) const {
+  if (row.is_object())
+    if (const auto it = row.find(key); it != row.end()) return &*it;
+  if (key != rows_key && document.is_object())
+    if (const auto it = document.find(key); it != document.end() && !it->is_structured()) return &*it;
+  return nullptr;
+}
+
+nlohmann::ordered_json FlatTable::context() const {
+  nlohmann::ordered_json context = document.is_object() ? document : nlohmann::ordered_json::object();
+  context.erase(rows_key);
+  return context;
 }
 
 }  // namespace tokbench::sweep

@@ -38,6 +38,12 @@ std::vector<std::string> present_keys(const std::vector<nlohmann::json>& runs);
 // the per-run sheet of xlsx and HTML (nested values such as iterations stay in CSV and JSON).
 std::vector<Column> scalar_columns(const std::vector<nlohmann::json>& runs);
 
+// A flat table's header cell: its label, with its unit in parentheses when it has one.
+std::string flat_header(const Column& column);
+// A flat table's cell for people: the row's value (FlatTable::value) in the column's format
+// (results::column_text), "" when there is none.
+std::string flat_cell_text(const FlatTable& table, const Column& column, const nlohmann::ordered_json& row);
+
 // The plug-ins' factories, one per report_<format>.cpp (reporter_plugins() lists them).
 std::unique_ptr<Reporter> make_print_reporter(const ReportTarget& target);
 std::unique_ptr<Reporter> make_csv_reporter(const ReportTarget& target);

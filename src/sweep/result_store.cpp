@@ -44,7 +44,21 @@ CREATE TABLE IF NOT EXISTS iterations (
   run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
   idx INTEGER NOT NULL, warmup INTEGER NOT NULL, time_ms REAL, loss REAL);
 CREATE INDEX IF NOT EXISTS iterations_by_run ON iterations(run_id);
+CREATE TABLE IF NOT EXISTS comm_runs (
+  id INTEGER PRIMARY KEY,
+  created TEXT NOT NULL,
+  backend TEXT, device TEXT, world_size INTEGER, nnodes INTEGER, nproc_per_node INTEGER, dtype TEXT,
+  tokbench_version TEXT, git_revision TEXT, libtorch_version TEXT, host TEXT, time TEXT,
+  document TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS comm_results (
+  comm_run_id INTEGER NOT NULL REFERENCES comm_runs(id) ON DELETE CASCADE,
+  collective TEXT NOT NULL, size_bytes INTEGER NOT NULL, count INTEGER NOT NULL,
+  time_us REAL, min_time_us REAL, max_time_us REAL, algbw_GBps REAL, busbw_GBps REAL, correct INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS comm_results_by_run ON comm_results(comm_run_id);
 )sql";
+// The comm tables were added to layout version 1 rather than making a version 2: they are new
+// tables beside the old ones, which an older tokbench reads and writes as before (it checks for
+// its three tables, not for the absence of others), so its stores stay usable both ways.
 
 // A tokbench store says so in its header (PRAGMA application_id, "tkbr"), and its layout's
 // version in PRAGMA user_version.
@@ -284,7 +298,9 @@ void ResultStore::check_is_ours() const {
     refuse("it was written by a newer tokbench (store version " + std::to_string(version) + "; this one reads " +
            std::to_string(kStoreVersion) + ")");
   const std::vector<std::string> ours{"iterations", "runs", "sweeps"};
-  if (application_id == 0 && tables != ours)  // stores from before the mark: their tables say
+  // The same with the comm benchmarks' tables (sorted by name), which every writer now creates.
+  const std::vector<std::string> ours_with_comm{"comm_results", "comm_runs", "iterations", "runs", "sweeps"};
+  if (application_id == 0 && tables != ours && tables != ours_with_comm)  // from before the mark: the tables say
     refuse(tables.empty() ? "it is an SQLite database without tokbench's tables"
                           : "it is an SQLite database of other tables (" + printable(tables.front()) + ", ...)");
   for (const auto& table : ours)
@@ -346,6 +362,56 @@ int64_t ResultStore::save_sweep(const std::filesystem::path& out_dir, const nloh
     sqlite3_exec(db_->handle, "ROLLBACK", nullptr, nullptr, nullptr);  // keeps the first error
     throw;
   }
+}
+
+int64_t ResultStore::save_comm_run(const nlohmann::json& document) {
+  db_->exec("BEGIN IMMEDIATE");  // waits (busy timeout) while another writer saves
+  try {
+    const auto replace = nlohmann::json::error_handler_t::replace;
+    Statement insert(*db_,
+                     "INSERT INTO comm_runs(created, backend, device, world_size, nnodes, nproc_per_node, dtype, "
+                     "tokbench_version, git_revision, libtorch_version, host, time, document) VALUES (?1, ?2, ?3, ?4, "
+                     "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
+    insert.bind(1, now_rfc3339()).bind_json(2, at(document, "backend")).bind_json(3, at(document, "device"));
+    insert.bind_json(4, at(document, "world_size")).bind_json(5, at(document, "nnodes"));
+    insert.bind_json(6, at(document, "nproc_per_node")).bind_json(7, at(document, "dtype"));
+    insert.bind_json(8, environment_field(document, "tokbench_version"));
+    insert.bind_json(9, environment_field(document, "git_revision"));
+    insert.bind_json(10, environment_field(document, "libtorch_version"));
+    insert.bind_json(11, environment_field(document, "host")).bind_json(12, environment_field(document, "time"));
+    insert.bind(13, document.dump(-1, ' ', false, replace)).step();
+    const int64_t id = sqlite3_last_insert_rowid(db_->handle);
+    const auto results = at(document, "results");
+    if (results.is_array()) {
+      for (const auto& r : results) {
+        Statement row(*db_,
+                      "INSERT INTO comm_results(comm_run_id, collective, size_bytes, count, time_us, min_time_us, "
+                      "max_time_us, algbw_GBps, busbw_GBps, correct) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+        row.bind(1, id).bind_json(2, at(r, "collective")).bind_json(3, at(r, "size_bytes")).bind_json(4, at(r, "count"));
+        row.bind_json(5, at(r, "time_us")).bind_json(6, at(r, "min_time_us")).bind_json(7, at(r, "max_time_us"));
+        row.bind_json(8, at(r, "algbw_GBps")).bind_json(9, at(r, "busbw_GBps"));
+        row.bind(10, int64_t{at(r, "correct") == true}).step();
+      }
+    }
+    db_->exec("COMMIT");
+    return id;
+  } catch (...) {
+    sqlite3_exec(db_->handle, "ROLLBACK", nullptr, nullptr, nullptr);  // keeps the first error
+    throw;
+  }
+}
+
+void ResultStore::for_each_comm_run(const std::function<void(const StoredCommRun&)>& visit) const {
+  {
+    Statement exists(*db_, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'comm_runs'");
+    if (!exists.step()) return;  // a store from before comm benchmarks were stored
+  }
+  Statement list(*db_,
+                 "SELECT c.id, c.created, c.backend, c.device, c.world_size, c.dtype, c.host, "
+                 "(SELECT COUNT(*) FROM comm_results r WHERE r.comm_run_id = c.id) FROM comm_runs c ORDER BY c.id DESC");
+  while (list.step())
+    visit({list.integer(0), list.text(1), list.text(2), list.text(3), list.text(5), list.text(6), list.integer(4),
+           list.integer(7)});
 }
 
 void ResultStore::for_each_sweep(const std::function<void(const StoredSweep&)>& visit) const {

@@ -1,6 +1,7 @@
 // The history of results: a SQLite database holding every sweep and every run — its result
 // document, the columns people filter on, its environment (tokbench version and revision,
-// LibTorch version, device, host, time) and its per-iteration times. A sweep resumed into the
+// LibTorch version, device, host, time) and its per-iteration times — and every stored
+// benchmark of collectives (`tokbench comm`: its document and one row per collective and size). A sweep resumed into the
 // same output folder updates its rows instead of adding more. Several sweeps may write one store
 // at once: each save is one transaction that waits its turn (rollback journal, busy timeout),
 // and a reader opens it read-only and leaves nothing beside it.
@@ -22,6 +23,15 @@ struct StoredSweep {
   std::string created;   // RFC 3339
   std::string out_dir;
   int64_t runs = 0;
+};
+
+// A stored `tokbench comm` benchmark, as `tokbench history` lists it.
+struct StoredCommRun {
+  int64_t id = 0;
+  std::string created;  // RFC 3339
+  std::string backend, device, dtype, host;
+  int64_t world_size = 0;
+  int64_t results = 0;  // rows (collective x size)
 };
 
 class ResultStore {
@@ -51,6 +61,15 @@ class ResultStore {
   // sweeps on one store each keep every row.
   int64_t save_sweep(const std::filesystem::path& out_dir, const nlohmann::json& context,
                      const std::vector<nlohmann::json>& runs);
+
+  // Records one `tokbench comm` document (docs/comm.md: schema "tokbench-comm") and a row per
+  // result, in one transaction as save_sweep; returns its id. Each save adds a benchmark: a
+  // measurement is not a configuration to resume.
+  int64_t save_comm_run(const nlohmann::json& document);
+
+  // Visits every stored comm benchmark, newest first, one row at a time (none in a store written
+  // before comm benchmarks were stored, which has no table for them).
+  void for_each_comm_run(const std::function<void(const StoredCommRun&)>& visit) const;
 
   // Visits every sweep, newest first, one row at a time: a listing holds one sweep's line in
   // memory, never the runs (their count comes from the index).

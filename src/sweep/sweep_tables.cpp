@@ -8,6 +8,8 @@
 #include <map>
 #include <stdexcept>
 
+#include "results/record_status.hpp"
+
 namespace tokbench::sweep {
 namespace {
 
@@ -170,7 +172,7 @@ std::vector<PivotTable> build_tables(const std::vector<json>& runs, const TableO
       for (const json* run : row_runs[r]) {
         if (!run) {
           row.cells.emplace_back(std::nullopt);
-        } else if (const std::string status = status_of(*run); status != "ok" || t.metric_key == "status") {
+        } else if (const std::string status = status_of(*run); !results::holds_figures(status) || t.metric_key == "status") {
           row.cells.emplace_back(json(status));  // a failed run shows why, never a number
         } else {
           row.cells.emplace_back(metric_of(*run, def));

@@ -56,9 +56,31 @@ bool xlsx_available();
 // the reference's pivot_table(aggfunc="first").
 std::vector<PivotTable> build_tables(const std::vector<nlohmann::json>& runs, const TableOptions& options);
 
+// A table that is flat already: one row per record, nothing to pivot (`tokbench comm`: one row
+// per collective and size). The result is one JSON document that holds the rows, objects keyed
+// by the columns' keys, under `rows_key`, and beside them whatever describes them (backend,
+// world size, environment). The json format writes the document as it is; the other formats
+// tabulate the rows by `columns` (their labels, units, number formats and kinds) and show the
+// document's other values where the format has room for them.
+struct FlatTable {
+  std::string title;
+  std::vector<Column> columns;
+  nlohmann::ordered_json document;
+  std::string rows_key;
+  // The rows (an empty array when the document has none under rows_key).
+  const nlohmann::ordered_json& rows() const;
+  // The document without its rows: what the formats show as the table's context.
+  nlohmann::ordered_json context() const;
+  // A row's value of `key`: the row's own, else the document's when it is a scalar (a value
+  // every row shares is kept once, beside the rows: a benchmark's dtype); null when neither.
+  const nlohmann::ordered_json* value(const nlohmann::ordered_json& row, const std::string& key) const;
+};
+
 // Reporters are plug-ins over the runs' records, in Google Benchmark's reporter shape: a
 // reporter is told the context once, then the runs, then finalizes. A format is a
 // ReporterPlugin in reporter_plugins(); adding one is a report_<format>.cpp and a row there.
+// Every plug-in also writes a flat table (report_flat_table), the same format's look for a
+// table that needs no pivot.
 struct ReportTarget {
   std::ostream& out;           // text formats, and HTML without a file
   std::filesystem::path path;  // the file of a file format (xlsx; HTML when given one)
@@ -75,6 +97,8 @@ class Reporter {
   virtual void report_runs(const std::vector<nlohmann::json>& runs) = 0;
   // After the runs: whatever the format writes last.
   virtual void finalize() {}
+  // Instead of the three calls above, for a report of one flat table.
+  virtual void report_flat_table(const FlatTable& table) = 0;
 
  protected:
   nlohmann::json context_ = nlohmann::json::object();
@@ -105,5 +129,10 @@ const ReporterPlugin& format_from_string(const std::string& name);
 // so a reader never sees half a report; a file format needs `path`.
 void write_report(const ReporterPlugin& format, const nlohmann::json& context, const std::vector<nlohmann::json>& runs,
                   const TableOptions& options, std::ostream& out, const std::filesystem::path& path);
+
+// The same for a flat table, with the same rules for files; a text format given a path writes
+// that file instead of `out` (atomically too).
+void write_flat_report(const ReporterPlugin& format, const FlatTable& table, std::ostream& out,
+                       const std::filesystem::path& path);
 
 }  // namespace tokbench::sweep

@@ -1,0 +1,48 @@
+// The options of `tokbench comm`, one struct whose member initialisers are the defaults --help
+// prints. Values here are raw user input; comm_plan.hpp turns them into a validated CommPlan.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace tokbench::comm {
+
+struct CommOptions {
+  // Launcher (as `tokbench run`'s): when nproc_per_node is set, this process starts the node's ranks.
+  std::optional<int64_t> nproc_per_node;
+  int64_t nnodes = 1;
+  int64_t node_rank = 0;
+  std::string master_addr = "127.0.0.1";
+  int64_t master_port = 0;
+  // What is measured.
+  std::string device = "cpu";   // cpu | cuda (each rank the GPU of its local rank)
+  std::string backend = "auto";  // auto: gloo on cpu, nccl on cuda
+  std::string collectives = "all_reduce,all_gather,reduce_scatter,broadcast";
+  std::string min_bytes = "1K";
+  std::string max_bytes;  // empty: 64M on cpu (quick on a small machine), 1G on cuda
+  int64_t step_factor = 2;
+  std::string dtype = "float32";
+  int64_t iters = 20;
+  int64_t warmup_iters = 5;
+  double dist_timeout_s = 1800;  // torch.distributed's default, as `tokbench run`
+  int num_threads = 0;           // intra-op threads per rank (0: LibTorch's default), as `tokbench run`
+  // Output.
+  std::string format = "print";
+  std::string output;
+  std::string store;  // empty: not stored
+};
+
+// Upper bounds past which a benchmark would not end in useful time or memory.
+namespace comm_limits {
+inline constexpr int64_t kMaxIters = 100'000;       // --iters, --warmup-iters
+inline constexpr int64_t kMaxStepFactor = 1 << 20;  // --step-factor
+inline constexpr int64_t kMaxBytes = int64_t{1} << 40;  // --max-bytes: 1T
+}  // namespace comm_limits
+
+// Registers every option on `app`, bound to `options`.
+void add_comm_options(CLI::App& app, CommOptions& options);
+
+}  // namespace tokbench::comm

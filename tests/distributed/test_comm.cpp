@@ -1,0 +1,224 @@
+// `tokbench comm`'s arithmetic (nccl-tests' sizes, counts and bus-bandwidth factors), the
+// resolution of its options against a pretend machine, and the result document and its table.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "comm/comm_figures.hpp"
+#include "comm/comm_plan.hpp"
+#include "comm/comm_result.hpp"
+
+namespace tokbench::comm {
+namespace {
+
+TEST(CommFigures, BusBandwidthFactorsAreNcclTests) {
+  EXPECT_DOUBLE_EQ(bus_bandwidth_factor(Collective::all_reduce, 1), 0.0);
+  EXPECT_DOUBLE_EQ(bus_bandwidth_factor(Collective::all_reduce, 2), 1.0);
+  EXPECT_DOUBLE_EQ(bus_bandwidth_factor(Collective::all_reduce, 8), 1.75);
+  EXPECT_DOUBLE_EQ(bus_bandwidth_factor(Collective::all_gather, 2), 0.5);
+  EXPECT_DOUBLE_EQ(bus_bandwidth_factor(Collective::all_gather, 4), 0.75);
+  EXPECT_DOUBLE_EQ(bus_bandwidth_factor(Collective::reduce_scatter, 3), 2.0 / 3.0);
+  EXPECT_DOUBLE_EQ(bus_bandwidth_factor(Collective::broadcast, 2), 1.0);
+  EXPECT_DOUBLE_EQ(bus_bandwidth_factor(Collective::broadcast, 64), 1.0);
+}
+
+TEST(CommFigures, SizeIsTheWholeArrayRoundedToWholeElementsPerRank) {
+  // all_reduce and broadcast: whole elements of the buffer.
+  EXPECT_EQ(size_point(Collective::all_reduce, 1024, 4, 3).size_bytes, 1024);
+  EXPECT_EQ(size_point(Collective::all_reduce, 1024, 4, 3).count, 256);
+  EXPECT_EQ(size_point(Collective::broadcast, 1023, 2, 2).size_bytes, 1022);
+  EXPECT_EQ(size_point(Collective::broadcast, 1023, 2, 2).count, 511);
+  // all_gather and reduce_scatter: the whole array, a whole number of elements per rank.
+  EXPECT_EQ(size_point(Collective::all_gather, 1024, 4, 3).size_bytes, 1020);
+  EXPECT_EQ(size_point(Collective::all_gather, 1024, 4, 3).count, 255);
+  EXPECT_EQ(size_point(Collective::reduce_scatter, 1000, 2, 3).size_bytes, 996);
+  EXPECT_EQ(size_point(Collective::reduce_scatter, 1000, 2, 4).size_bytes, 1000);
+  // Too small for an element per rank: no point.
+  EXPECT_EQ(size_point(Collective::all_gather, 8, 4, 3).count, 0);
+  EXPECT_EQ(size_point(Collective::all_reduce, 8, 4, 3).count, 2);
+}
+
+TEST(CommFigures, BufferCountsPerRank) {
+  EXPECT_EQ(buffer_counts(Collective::all_reduce, 256, 4).input, 256);
+  EXPECT_EQ(buffer_counts(Collective::all_reduce, 256, 4).output, 256);
+  EXPECT_EQ(buffer_counts(Collective::all_gather, 256, 4).input, 64);
+  EXPECT_EQ(buffer_counts(Collective::all_gather, 256, 4).output, 256);
+  EXPECT_EQ(buffer_counts(Collective::reduce_scatter, 256, 4).input, 256);
+  EXPECT_EQ(buffer_counts(Collective::reduce_scatter, 256, 4).output, 64);
+  EXPECT_EQ(buffer_counts(Collective::broadcast, 256, 4).input, 256);
+}
+
+TEST(CommFigures, SizeSweep) {
+  const auto sizes = size_sweep(1024, 64 << 20, 2);
+  ASSERT_EQ(sizes.size(), 17u);
+  EXPECT_EQ(sizes.front(), 1024);
+  EXPECT_EQ(sizes.back(), 64 << 20);
+  EXPECT_EQ(size_sweep(1000, 5000, 2), (std::vector<int64_t>{1000, 2000, 4000}));
+  EXPECT_EQ(size_sweep(1000, 1000, 4), (std::vector<int64_t>{1000}));
+  // No overflow past the largest sizes.
+  EXPECT_EQ(size_sweep(int64_t{1} << 61, int64_t{1} << 62, 4), (std::vector<int64_t>{int64_t{1} << 61}));
+}
+
+TEST(CommFigures, ByteSizes) {
+  EXPECT_EQ(parse_byte_size("4096"), 4096);
+  EXPECT_EQ(parse_byte_size("1K"), 1024);
+  EXPECT_EQ(parse_byte_size("1k"), 1024);
+  EXPECT_EQ(parse_byte_size("64M"), 64 << 20);
+  EXPECT_EQ(parse_byte_size("1G"), int64_t{1} << 30);
+  EXPECT_EQ(parse_byte_size("2KiB"), 2048);
+  EXPECT_EQ(parse_byte_size("3KB"), 3072);
+  for (const char* bad : {"", "K", "0", "0K", "-1", "1.5K", "1T", " 1K", "1K ", "16G0", "99999999999G", "0x10"})
+    EXPECT_FALSE(parse_byte_size(bad).has_value()) << bad;
+  EXPECT_EQ(byte_size_text(1024), "1K");
+  EXPECT_EQ(byte_size_text(1536), "1536");
+  EXPECT_EQ(byte_size_text(64 << 20), "64M");
+  EXPECT_EQ(byte_size_text(int64_t{3} << 30), "3G");
+}
+
+TEST(CommFigures, BandwidthAndSummary) {
+  EXPECT_DOUBLE_EQ(algorithm_bandwidth_GBps(1'000'000'000, 1.0), 1.0);
+  EXPECT_DOUBLE_EQ(algorithm_bandwidth_GBps(1024, 1e-6), 1.024);
+  EXPECT_DOUBLE_EQ(algorithm_bandwidth_GBps(1024, 0.0), 0.0);
+  const IterationSummary s = summarize({3e-6, 1e-6, 2e-6});
+  EXPECT_DOUBLE_EQ(s.mean_seconds, 2e-6);
+  EXPECT_DOUBLE_EQ(s.min_seconds, 1e-6);
+  EXPECT_DOUBLE_EQ(s.max_seconds, 3e-6);
+  EXPECT_DOUBLE_EQ(summarize({}).mean_seconds, 0.0);
+}
+
+bench::MachineInfo cpu_machine() {
+  bench::MachineInfo m;
+  m.cpu_model = "Test CPU";
+  m.cuda_status = "no CUDA driver";
+  m.mem_total_bytes = m.mem_available_bytes = int64_t{16} << 30;
+  return m;
+}
+
+CommOptions two_ranks() {
+  CommOptions o;
+  o.nproc_per_node = 2;
+  return o;
+}
+
+std::string refusal(const CommOptions& o, const bench::MachineInfo& m = cpu_machine()) {
+  try {
+    resolve_comm(o, m);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(CommPlan, Defaults) {
+  const CommPlan plan = resolve_comm(two_ranks(), cpu_machine());
+  EXPECT_EQ(plan.world_size, 2);
+  EXPECT_EQ(plan.nnodes, 1);
+  EXPECT_EQ(plan.nproc_per_node, 2);
+  EXPECT_FALSE(plan.cuda);
+  EXPECT_EQ(plan.backend, dist::CommBackend::gloo);
+  EXPECT_EQ(plan.collectives.size(), 4u);
+  EXPECT_EQ(plan.sizes.front(), 1024);
+  EXPECT_EQ(plan.sizes.back(), 64 << 20);  // the CPU's default
+  EXPECT_EQ(plan.format->name, "print");
+}
+
+TEST(CommPlan, RefusesInOneLine) {
+  auto with = [](auto change) {
+    CommOptions o = two_ranks();
+    change(o);
+    return refusal(o);
+  };
+  EXPECT_NE(with([](CommOptions& o) { o.min_bytes = "64K", o.max_bytes = "1K"; }).find("--min-bytes 64K is larger"),
+            std::string::npos);
+  EXPECT_NE(with([](CommOptions& o) { o.collectives = "all_reduce,alltoall"; }).find("'alltoall' is not a collective"),
+            std::string::npos);
+  EXPECT_NE(with([](CommOptions& o) { o.device = "cuda"; }).find("no usable CUDA device"), std::string::npos);
+  EXPECT_NE(with([](CommOptions& o) { o.backend = "nccl"; }).find("--backend nccl needs --device cuda"),
+            std::string::npos);
+  // 2G of float32: buffers 4G and the check's temporaries 8G per rank, two ranks past 16 GB.
+  EXPECT_NE(with([](CommOptions& o) { o.max_bytes = "2G"; }).find("GB is available"), std::string::npos);
+  EXPECT_EQ(with([](CommOptions& o) { o.max_bytes = "256M"; }), "");
+  EXPECT_NE(with([](CommOptions& o) { o.nproc_per_node = 4096, o.max_bytes = "16", o.min_bytes = "16"; })
+                .find("all_gather over 4096 ranks"),
+            std::string::npos);
+  for (const std::string& message : {with([](CommOptions& o) { o.dtype = "fp8"; }),
+                                     with([](CommOptions& o) { o.format = "pdf"; })})
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+}
+
+TEST(CommPlan, CudaTakesTheLocalRanksGpu) {
+  bench::MachineInfo m = cpu_machine();
+  m.cuda_devices.resize(2);
+  m.cuda_devices[0].name = "GPU zero";
+  m.cuda_devices[1].name = "GPU one";
+  m.cuda_devices[1].total_memory_bytes = m.cuda_devices[0].total_memory_bytes = int64_t{80} << 30;
+  m.cuda_status = "ok";
+  m.dist_env.source = "torchrun";
+  m.dist_env.world_size = 4;
+  m.dist_env.rank = 3;
+  m.dist_env.local_rank = 1;
+  m.dist_env.local_world_size = 2;
+  CommOptions o;
+  o.device = "cuda";
+  const CommPlan plan = resolve_comm(o, m);
+  EXPECT_TRUE(plan.cuda);
+  EXPECT_EQ(plan.device_index, 1);
+  EXPECT_EQ(plan.device_name, "GPU one");
+  EXPECT_EQ(plan.backend, dist::CommBackend::nccl);
+  EXPECT_EQ(plan.nnodes, 2);
+  EXPECT_EQ(plan.nproc_per_node, 2);
+  EXPECT_EQ(plan.sizes.back(), int64_t{1} << 30);  // the GPU's default
+  m.dist_env.local_world_size = 4;  // more ranks on the node than GPUs
+  EXPECT_NE(refusal(o, m).find("needs a GPU for each"), std::string::npos);
+}
+
+TEST(CommResult, DocumentSortedWithNcclTestsFigures) {
+  CommPlan plan = resolve_comm(two_ranks(), cpu_machine());
+  plan.world_size = 4;
+  std::vector<MeasuredPoint> points;
+  auto point = [&](Collective c, int64_t bytes, std::vector<double> seconds) {
+    MeasuredPoint p;
+    p.collective = c;
+    p.size = size_point(c, bytes, 4, 4);
+    p.seconds = std::move(seconds);
+    points.push_back(p);
+  };
+  point(Collective::reduce_scatter, 2048, {2e-6, 2e-6});
+  point(Collective::all_reduce, 2048, {1e-6, 3e-6});
+  point(Collective::all_reduce, 1024, {1e-6, 1e-6});
+  point(Collective::broadcast, 1024, {4e-6, 4e-6});
+  points.back().correct = false;
+  const auto doc = comm_document(plan, points, 3, {{"host", "h"}});
+  EXPECT_EQ(doc.at("schema"), "tokbench-comm");
+  EXPECT_EQ(doc.at("schema_version"), 1);
+  EXPECT_EQ(doc.at("world_size"), 4);
+  EXPECT_EQ(doc.at("threads_per_rank"), 3);
+  EXPECT_EQ(doc.at("environment").at("host"), "h");
+  const auto& r = doc.at("results");
+  ASSERT_EQ(r.size(), 4u);
+  EXPECT_EQ(r[0].at("collective"), "all_reduce");
+  EXPECT_EQ(r[0].at("size_bytes"), 1024);
+  EXPECT_EQ(r[1].at("size_bytes"), 2048);
+  EXPECT_EQ(r[2].at("collective"), "broadcast");
+  EXPECT_EQ(r[3].at("collective"), "reduce_scatter");
+  EXPECT_DOUBLE_EQ(r[1].at("time_us").get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(r[1].at("min_time_us").get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(r[1].at("max_time_us").get<double>(), 3.0);
+  EXPECT_DOUBLE_EQ(r[1].at("algbw_GBps").get<double>(), 2048 / 2e-6 / 1e9);
+  EXPECT_DOUBLE_EQ(r[1].at("busbw_GBps").get<double>(), 1.5 * 2048 / 2e-6 / 1e9);  // 2(n-1)/n at n = 4
+  EXPECT_DOUBLE_EQ(r[3].at("busbw_GBps").get<double>(), 0.75 * 2048 / 2e-6 / 1e9);
+  EXPECT_EQ(r[3].at("count"), 512);
+  EXPECT_FALSE(r[2].at("correct").get<bool>());
+
+  const sweep::FlatTable table = comm_table(doc);
+  EXPECT_EQ(table.rows().size(), 4u);
+  ASSERT_NE(table.value(table.rows()[0], "dtype"), nullptr);  // the document's, shared by every row
+  EXPECT_EQ(*table.value(table.rows()[0], "dtype"), "float32");
+  EXPECT_EQ(table.value(table.rows()[0], "environment"), nullptr);  // not a scalar: no cell
+  EXPECT_FALSE(table.context().contains("results"));
+}
+
+}  // namespace
+}  // namespace tokbench::comm
