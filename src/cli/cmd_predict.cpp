@@ -1,0 +1,168 @@
+// `tokbench predict --from RUN.json --cluster PRESET|FILE.toml|measured [run options]`: a
+// measured run's per-unit timings scaled to another cluster, rank count or strategy by
+// simulating tokbench's own DDP/FSDP schedule (src/predict, docs/predict.md). The prediction is
+// a run record (status "predicted"), written in the sweep's formats.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/command.hpp"
+#include "predict/cluster.hpp"
+#include "predict/comm_measurements.hpp"
+#include "predict/measured_run.hpp"
+#include "predict/prediction.hpp"
+#include "results/atomic_file.hpp"
+#include "results/read_result.hpp"
+#include "results/record_status.hpp"
+#include "sweep/result_store.hpp"
+#include "sweep/sweep_tables.hpp"
+
+namespace tokbench::cli {
+namespace {
+
+struct PredictOptions {
+  std::string from, cluster, comm, format = "print", output;
+  predict::TargetOptions target;
+};
+
+// A store row reference: "STORE.sqlite:ID" (the sweep's id).
+std::optional<std::pair<std::string, int64_t>> store_reference(const std::string& from) {
+  const std::size_t colon = from.rfind(':');
+  if (colon == std::string::npos || colon + 1 == from.size()) return std::nullopt;
+  const std::string path = from.substr(0, colon), id = from.substr(colon + 1);
+  if (id.find_first_not_of("0123456789") != std::string::npos || path.size() < 7 ||
+      path.substr(path.size() - 7) != ".sqlite")
+    return std::nullopt;
+  return std::make_pair(path, std::stoll(id));
+}
+
+// The measured runs --from names: one record, every record of a sweep's JSON, or every run of a
+// stored sweep. In a list, runs that did not finish are skipped (said on stderr); a lone record
+// that did not finish is refused by read_measured_run.
+std::vector<predict::MeasuredRun> measured_runs(const std::string& from) {
+  std::vector<std::pair<nlohmann::json, std::string>> records;
+  bool from_list = true;  // a store's sweep or a sweep's JSON: skip what did not finish
+  if (const auto ref = store_reference(from)) {
+    const auto store = sweep::ResultStore::open_for_reading(ref->first);
+    int64_t row = 0;
+    store->for_each_run(ref->second, "", [&](nlohmann::json&& run) {
+      const auto id = run.find("sweep_config_id");
+      const std::string name = id != run.end() && id->is_string() ? id->get<std::string>() : std::to_string(row);
+      records.emplace_back(std::move(run), fmt::format("{} config {}", from, name));
+      ++row;
+    });
+    if (records.empty())
+      throw std::invalid_argument(fmt::format("--from '{}': the store has no sweep {} (tokbench history lists them)",
+                                              from, ref->second));
+  } else {
+    std::ifstream in(from, std::ios::binary);
+    if (!in)
+      throw std::invalid_argument(fmt::format("--from '{}' is not valid; valid: a run's JSON (tokbench run --json-path), a "
+                                              "sweep's JSON, or STORE.sqlite:SWEEP_ID",
+                                              from));
+    std::ostringstream text;
+    text << in.rdbuf();
+    nlohmann::json doc;
+    try {
+      doc = nlohmann::json::parse(text.str());
+    } catch (const nlohmann::json::exception&) {
+      throw std::invalid_argument(fmt::format("--from '{}': not JSON (truncated, or another program's?)", from));
+    }
+    if (doc.is_object() && doc.contains("schema_version")) doc = results::read_run_result(from);  // a record's checks
+    from_list = doc.is_array() || (doc.is_object() && doc.contains("runs") && !doc.contains("schema_version"));
+    records = predict::records_of_document(doc, from);
+  }
+  std::vector<predict::MeasuredRun> runs;
+  for (auto& [record, source] : records) {
+    const std::string status = record.is_object() ? record.value("status", std::string()) : std::string();
+    if (from_list && status != results::kStatusOk) {
+      std::cerr << fmt::format("tokbench predict: skipping {} (status '{}')\n", source, status);
+      continue;
+    }
+    runs.push_back(predict::read_measured_run(record, source));
+  }
+  if (runs.empty()) throw std::invalid_argument(fmt::format("--from '{}' holds no finished run (status ok) to predict from", from));
+  return runs;
+}
+
+predict::ClusterInput cluster_input(const PredictOptions& o) {
+  if (o.cluster == "measured") {
+    if (o.comm.empty())
+      throw std::invalid_argument("--cluster measured reads collective times from --comm COMM.json (written by tokbench comm)");
+    return predict::measured_cluster(predict::read_comm_document(o.comm));
+  }
+  if (!o.comm.empty())
+    throw std::invalid_argument(fmt::format("--comm applies to --cluster measured only (cluster is '{}')", o.cluster));
+  return predict::ClusterInput{predict::load_cluster(o.cluster), std::nullopt};
+}
+
+int run_predict(const PredictOptions& o) {
+  // Everything is checked before anything is written.
+  const sweep::ReporterPlugin& format = sweep::format_from_string(o.format);
+  if (format.file == sweep::FileUse::required && o.output.empty())
+    throw std::invalid_argument(fmt::format("--format {} writes a file: name it with --output FILE", format.name));
+  const predict::ClusterInput cluster = cluster_input(o);
+  std::vector<nlohmann::json> predictions;
+  for (const auto& run : measured_runs(o.from))
+    predictions.push_back(nlohmann::json::parse(predict::predict(run, cluster, o.target).dump()));
+  const nlohmann::json context{{"command", "tokbench predict"},
+                               {"from", o.from},
+                               {"cluster", cluster.cluster.name},
+                               {"runs", predictions.size()}};
+  if (o.output.empty() || format.file != sweep::FileUse::never) {
+    sweep::write_report(format, context, predictions, {}, std::cout, o.output);
+  } else {
+    std::ostringstream text;
+    sweep::write_report(format, context, predictions, {}, text, {});
+    results::write_file_atomically(o.output, text.str());
+  }
+  return kExitOk;
+}
+
+const RegisterCommand kPredict{
+    {"predict", "Predict a run's iteration time, throughput and memory on another cluster, rank count or strategy",
+     [](CLI::App& sub) -> std::function<int()> {
+       auto o = std::make_shared<PredictOptions>();
+       auto& t = o->target;
+       sub.add_option("--from", o->from,
+                      "the measured run: its JSON (tokbench run --json-path), a sweep's JSON (every finished run), or "
+                      "STORE.sqlite:SWEEP_ID")
+           ->required();
+       sub.add_option("--cluster", o->cluster,
+                      fmt::format("the cluster: a preset ({}), a FILE.toml, or measured (collective times from --comm)",
+                                  fmt::join(predict::cluster_preset_names(), ", ")))
+           ->required();
+       sub.add_option("--comm", o->comm, "with --cluster measured: the JSON tokbench comm wrote");
+       sub.add_option("--nproc-per-node", t.nproc_per_node,
+                      "ranks per node (default: the measured run's ranks on one machine, at most the cluster's devices)");
+       sub.add_option("--nnodes", t.nnodes, "nodes (default 1)");
+       sub.add_option("--distributed-mode", t.distributed_mode, "none, ddp or fsdp (default: the measured run's)");
+       sub.add_option("--shard-mode", t.shard_mode, "fsdp: zero2, zero3, hybrid_zero2, hybrid_zero3");
+       sub.add_option("--sharding-size", t.sharding_size, "fsdp: ranks per shard group (hybrid sharding)");
+       sub.add_option("--bucketing-mode", t.bucketing_mode, "fsdp units: none (the whole model) or block");
+       sub.add_option("--global-batch-size", t.global_batch_size,
+                      "sequences per iteration, all ranks (default: the measured GA kept: micro x GA x ranks)");
+       sub.add_option("--micro-batch-size", t.micro_batch_size,
+                      "only the measured run's (compute per micro-batch is measured, not modelled)");
+       sub.add_option("--ddp-bucket-size", t.ddp_bucket_size_mb, "ddp: bucket size in MB (default: the measured run's)");
+       sub.add_option("--num-threads", t.num_threads, "CPU: intra-op threads per rank (0: every core)");
+       sub.add_option("--measured-cores", t.measured_cores,
+                      "CPU: cores of the machine the run was measured on (default: the record's, else the cluster's)");
+       sub.add_option("--cores-per-node", t.cores_per_node, "CPU: cores of a cluster node (overrides the cluster's)");
+       sub.add_option("--format", o->format,
+                      "output format: print, csv, json, markdown, html, xlsx (the sweep's reporters)")
+           ->capture_default_str();
+       sub.add_option("--output", o->output, "write the report to FILE (html and xlsx need it)");
+       sub.footer("Exit codes: 0 predicted, 2 usage (one line naming the problem). docs/predict.md says how.");
+       return [o] { return run_predict(*o); };
+     }}};
+
+}  // namespace
+}  // namespace tokbench::cli

@@ -1,0 +1,95 @@
+// Collective times (collective_cost.hpp).
+#include "predict/collective_cost.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace tokbench::predict {
+
+GroupShape group_shape(CommGroup group, const Placement& p) {
+  const int64_t l = std::max<int64_t>(1, p.ranks_per_node);
+  switch (group) {
+    case CommGroup::world:
+      return {p.world_size, p.nnodes, std::min(l, p.world_size)};
+    case CommGroup::shard:  // S consecutive ranks: inside one node when S <= L
+      if (p.shard_size <= l) return {p.shard_size, 1, p.shard_size};
+      return {p.shard_size, p.shard_size / l, l};
+    case CommGroup::replica: {  // ranks r, r+S, r+2S, ...: one per node once S >= L
+      const int64_t replicas = p.world_size / p.shard_size;
+      if (p.shard_size >= l) return {replicas, replicas, 1};
+      return {replicas, p.nnodes, l / p.shard_size};
+    }
+  }
+  return {};
+}
+
+namespace {
+
+// (n-1)/n of the bytes cross each member's link once per pass; an all-reduce is two passes.
+double passes(CollectiveCall call) { return call == CollectiveCall::all_reduce ? 2.0 : 1.0; }
+
+double flat_ring_seconds(double passes_count, int64_t n, double bytes, double bytes_per_s, double latency_s) {
+  if (n <= 1) return 0;
+  const double steps = static_cast<double>(n - 1);
+  return passes_count * (steps / static_cast<double>(n) * bytes / bytes_per_s + steps * latency_s);
+}
+
+const Link& inter_link(const Cluster& cluster, const GroupShape& shape) {
+  if (!cluster.inter_node)
+    throw std::invalid_argument(fmt::format("cluster '{}' has no [inter_node] link, but a process group spans {} nodes; "
+                                            "describe the network in its TOML or use one node",
+                                            cluster.name, shape.nodes));
+  return *cluster.inter_node;
+}
+
+}  // namespace
+
+double ring_collective_seconds(const Cluster& cluster, CollectiveCall call, const GroupShape& shape, double bytes) {
+  const double p = passes(call);
+  if (shape.size <= 1 || bytes <= 0) return 0;
+  const Link& intra = cluster.intra_node;
+  if (shape.nodes <= 1) return flat_ring_seconds(p, shape.size, bytes, intra.bytes_per_second(), intra.latency_seconds());
+  const Link& inter = inter_link(cluster, shape);
+  if (cluster.algorithm == RingAlgorithm::ring) {
+    const double bw = std::min(intra.bytes_per_second(), inter.bytes_per_second());
+    const double latency = std::max(intra.latency_seconds(), inter.latency_seconds());
+    return flat_ring_seconds(p, shape.size, bytes, bw, latency);
+  }
+  // Hierarchical: within the node on the whole buffer (an all-reduce reduce-scatters there first
+  // and all-gathers there last: p passes in all), across nodes on the node-local slice.
+  const int64_t k = shape.members_per_node;
+  const double inside = flat_ring_seconds(p, k, bytes, intra.bytes_per_second(), intra.latency_seconds());
+  const double across = flat_ring_seconds(p, shape.nodes, bytes / static_cast<double>(k), inter.bytes_per_second(),
+                                          inter.latency_seconds());
+  return inside + across;
+}
+
+double ring_broadcast_seconds(const Cluster& cluster, const GroupShape& shape, double bytes) {
+  if (shape.size <= 1 || bytes <= 0) return 0;
+  const Link& intra = cluster.intra_node;
+  if (shape.nodes <= 1) return bytes / intra.bytes_per_second() + intra.latency_seconds();
+  const Link& inter = inter_link(cluster, shape);
+  const double bw = std::min(intra.bytes_per_second(), inter.bytes_per_second());
+  return bytes / bw + std::max(intra.latency_seconds(), inter.latency_seconds());
+}
+
+double CollectiveTimer::seconds(const PlannedCollective& c) const {
+  const GroupShape shape = group_shape(c.group, placement_);
+  if (!measured_) return ring_collective_seconds(cluster_, c.call, shape, static_cast<double>(c.bytes));
+  if (shape.size <= 1) return 0;
+  if (shape.size != measured_->world_size)
+    throw std::invalid_argument(fmt::format("comm document '{}' was measured over {} ranks; the {} group's collectives run "
+                                            "over {} (hybrid sharding); measure that group size, or use a cluster TOML",
+                                            measured_->source, measured_->world_size, to_string(c.group), shape.size));
+  return interpolated_seconds(*measured_, to_string(c.call), static_cast<double>(c.bytes));
+}
+
+std::string CollectiveTimer::method() const {
+  if (measured_) return fmt::format("measured by tokbench comm ({}), interpolated log-log by size", measured_->source);
+  return fmt::format("{} algorithm over the cluster's links (achievable bandwidth = peak x efficiency)",
+                     to_string(cluster_.algorithm));
+}
+
+}  // namespace tokbench::predict

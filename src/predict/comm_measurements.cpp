@@ -1,0 +1,130 @@
+// Measured collective times and their interpolation (comm_measurements.hpp).
+#include "predict/comm_measurements.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace tokbench::predict {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kSchema = "tokbench-comm";
+constexpr int64_t kSchemaVersion = 1;
+
+}  // namespace
+
+CommMeasurements parse_comm_document(std::string_view text, const std::string& source) {
+  auto refuse = [&](const std::string& what) {
+    throw std::invalid_argument(fmt::format("comm document '{}': {}", source, what));
+  };
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::exception&) {
+    refuse("not JSON (written by `tokbench comm --output FILE`?)");
+  }
+  if (!doc.is_object() || doc.value("schema", json()) != kSchema)
+    refuse(fmt::format("not a tokbench comm document (its \"schema\" is not \"{}\")", kSchema));
+  const json version = doc.value("schema_version", json());
+  if (!version.is_number_integer() || version.get<int64_t>() < 1)
+    refuse(fmt::format("\"schema_version\" must be 1 to {}", kSchemaVersion));
+  if (version.get<int64_t>() > kSchemaVersion)
+    refuse(fmt::format("written by a newer tokbench (schema version {}); this one reads 1 to {}",
+                       version.get<int64_t>(), kSchemaVersion));
+  auto whole = [&](const char* key, bool required) -> int64_t {
+    const json v = doc.value(key, json());
+    if (v.is_null() && !required) return 0;
+    if (!v.is_number_integer() || v.get<int64_t>() < 1) refuse(fmt::format("\"{}\" must be a whole number >= 1", key));
+    return v.get<int64_t>();
+  };
+  CommMeasurements m;
+  m.source = source;
+  m.backend = doc.value("backend", std::string());
+  m.device = doc.value("device", std::string());
+  m.dtype = doc.value("dtype", std::string());
+  if (m.device != "cpu" && m.device != "cuda") refuse("\"device\" must be \"cpu\" or \"cuda\"");
+  m.world_size = whole("world_size", true);
+  m.nnodes = std::max<int64_t>(1, whole("nnodes", false));
+  m.nproc_per_node = whole("nproc_per_node", false);
+  if (m.nproc_per_node == 0) m.nproc_per_node = m.world_size / m.nnodes;
+  m.threads_per_rank = whole("threads_per_rank", false);
+  if (const json env = doc.value("environment", json()); env.is_object())
+    for (const char* key : {"cpu_cores", "cores"})
+      if (env.contains(key) && env[key].is_number_integer() && env[key].get<int64_t>() > 0) {
+        m.cpu_cores = env[key].get<int64_t>();
+        break;
+      }
+  if (const json sharing = doc.value("compute_sharing", json()); !sharing.is_null()) {
+    const json ranks = sharing.is_object() ? sharing.value("ranks_per_node", json()) : json();
+    const json threads = sharing.is_object() ? sharing.value("threads_per_rank", json()) : json();
+    const json slowdown = sharing.is_object() ? sharing.value("slowdown", json()) : json();
+    if (!ranks.is_number_integer() || ranks.get<int64_t>() < 1 || !threads.is_number_integer() ||
+        threads.get<int64_t>() < 1 || !slowdown.is_number() || !std::isfinite(slowdown.get<double>()) ||
+        !(slowdown.get<double>() > 0))
+      refuse("\"compute_sharing\" needs whole \"ranks_per_node\" and \"threads_per_rank\" >= 1 and a \"slowdown\" > 0");
+    m.compute_sharing = CommMeasurements::ComputeSharing{ranks.get<int64_t>(), threads.get<int64_t>(),
+                                                         slowdown.get<double>()};
+  }
+  const json results = doc.value("results", json());
+  if (!results.is_array() || results.empty()) refuse("\"results\" must be a non-empty list of measurements");
+  std::map<std::string, std::map<double, std::vector<double>>> times;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const json& r = results[i];
+    const json name = r.is_object() ? r.value("collective", json()) : json();
+    const json size = r.is_object() ? r.value("size_bytes", json()) : json();
+    const json time = r.is_object() ? r.value("time_us", json()) : json();
+    if (!name.is_string() || !size.is_number() || !time.is_number() || !(size.get<double>() > 0) ||
+        !(time.get<double>() > 0) || !std::isfinite(time.get<double>()))
+      refuse(fmt::format("results[{}] needs a \"collective\", a \"size_bytes\" > 0 and a \"time_us\" > 0", i));
+    if (r.value("correct", json(true)) == json(false))
+      refuse(fmt::format("results[{}] ({} of {} bytes) was marked incorrect: its collective returned wrong values; "
+                         "measure again", i, name.get<std::string>(), size.get<double>()));
+    times[name.get<std::string>()][size.get<double>()].push_back(time.get<double>() * 1e-6);
+  }
+  // A size measured more than once (documents appended together) takes the mean of its times.
+  for (const auto& [name, by_size] : times)
+    for (const auto& [size, list] : by_size) {
+      double sum = 0;
+      for (double t : list) sum += t;
+      m.by_collective[name].push_back({size, sum / static_cast<double>(list.size())});
+    }
+  return m;
+}
+
+CommMeasurements read_comm_document(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::invalid_argument(fmt::format("--comm '{}': cannot read it", path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_comm_document(text.str(), path);
+}
+
+double interpolated_seconds(const CommMeasurements& m, std::string_view collective, double bytes) {
+  const auto it = m.by_collective.find(std::string(collective));
+  if (it == m.by_collective.end()) {
+    std::string measured;
+    for (const auto& [name, points] : m.by_collective) measured += (measured.empty() ? "" : ", ") + name;
+    throw std::invalid_argument(fmt::format("comm document '{}' has no {} measurements (it has: {}); measure it with "
+                                            "tokbench comm",
+                                            m.source, collective, measured));
+  }
+  const auto& points = it->second;
+  if (bytes <= 0) return 0;
+  if (bytes <= points.front().size_bytes) return points.front().seconds;
+  if (bytes >= points.back().size_bytes) return points.back().seconds * bytes / points.back().size_bytes;
+  const auto upper = std::upper_bound(points.begin(), points.end(), bytes,
+                                      [](double b, const CommPoint& p) { return b < p.size_bytes; });
+  const CommPoint& hi = *upper;
+  const CommPoint& lo = *(upper - 1);
+  const double t = (std::log(bytes) - std::log(lo.size_bytes)) / (std::log(hi.size_bytes) - std::log(lo.size_bytes));
+  return std::exp(std::log(lo.seconds) + t * (std::log(hi.seconds) - std::log(lo.seconds)));
+}
+
+}  // namespace tokbench::predict

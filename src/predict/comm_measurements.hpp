@@ -1,0 +1,47 @@
+// A `tokbench comm` document (schema "tokbench-comm", version 1): collective times measured on
+// one machine or job at one world size, by collective and message size. The prediction's
+// `--cluster measured` reads collective times from it instead of a link model. Torch-free.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tokbench::predict {
+
+struct CommPoint {
+  double size_bytes = 0;
+  double seconds = 0;  // the mean time of one call
+};
+
+struct CommMeasurements {
+  std::string source;  // the file
+  std::string backend, device, dtype;
+  int64_t world_size = 0, nnodes = 1, nproc_per_node = 0, threads_per_rank = 0;
+  std::optional<int64_t> cpu_cores;  // environment.cpu_cores, when the document records it
+  // compute_sharing (CPU documents): how much `ranks_per_node` ranks of `threads_per_rank`
+  // threads computing at once slow each one down against one computing alone.
+  struct ComputeSharing {
+    int64_t ranks_per_node = 0, threads_per_rank = 0;
+    double slowdown = 1;
+  };
+  std::optional<ComputeSharing> compute_sharing;
+  std::map<std::string, std::vector<CommPoint>> by_collective;  // sizes ascending, one point per size
+};
+
+// The document in `text`; throws std::invalid_argument "comm document 'SOURCE': <what>" when it
+// is not JSON, another schema or a newer version, lacks a field, or holds a result that is not a
+// positive size and time or was marked incorrect.
+CommMeasurements parse_comm_document(std::string_view text, const std::string& source);
+CommMeasurements read_comm_document(const std::string& path);
+
+// The time of one `collective` call on `bytes`: log-log interpolation between the two measured
+// sizes around it; below the smallest, the smallest's time (latency-bound); beyond the largest,
+// the largest's bus bandwidth held (time linear in size). Throws std::invalid_argument naming
+// the collectives measured when `collective` was not.
+double interpolated_seconds(const CommMeasurements& m, std::string_view collective, double bytes);
+
+}  // namespace tokbench::predict

@@ -1,0 +1,177 @@
+// Reading the measured run (measured_run.hpp).
+#include "predict/measured_run.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "results/record_status.hpp"
+
+namespace tokbench::predict {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void refuse(const std::string& source, const std::string& what) {
+  throw std::invalid_argument(fmt::format("--from '{}': {}", source, what));
+}
+
+std::optional<double> number_at(const json& j, const char* key) {
+  const auto it = j.find(key);
+  if (it == j.end() || !it->is_number() || !std::isfinite(it->get<double>())) return std::nullopt;
+  return it->get<double>();
+}
+
+int64_t whole_at(const json& j, const char* key, const std::string& source, int64_t fallback, bool required) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) {
+    if (required) refuse(source, fmt::format("the record has no '{}' (a whole number)", key));
+    return fallback;
+  }
+  if (!it->is_number_integer() || it->get<int64_t>() < 0)
+    refuse(source, fmt::format("its '{}' is {}, not a whole number", key, it->dump()));
+  return it->get<int64_t>();
+}
+
+std::string text_at(const json& j, const char* key, const std::string& fallback) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
+UnitKind kind_of(const std::string& kind, const std::string& source, std::size_t index) {
+  if (kind == "embedding") return UnitKind::embedding;
+  if (kind == "block") return UnitKind::block;
+  if (kind == "head") return UnitKind::head;
+  refuse(source, fmt::format("unit_timings.units[{}].kind '{}' is not valid; valid: embedding, block, head", index, kind));
+}
+
+void read_unit_timings(const json& t, const std::string& source, MeasuredRun& run) {
+  if (!t.is_object()) refuse(source, "its unit_timings is not an object");
+  run.clock = text_at(t, "clock", "host");
+  const int64_t micro = whole_at(t, "micro_batches_per_iteration", source, run.grad_accum, false);
+  if (micro != run.grad_accum)
+    refuse(source, fmt::format("unit_timings.micro_batches_per_iteration {} disagrees with its GA {}", micro, run.grad_accum));
+  run.iteration_seconds = number_at(t, "iteration_seconds").value_or(0.0);
+  run.exposed_comm_seconds = number_at(t, "exposed_comm_seconds").value_or(0.0);
+  const json units = t.value("units", json());
+  if (!units.is_array() || units.size() < 3)
+    refuse(source, "unit_timings.units must list the embedding, at least one block and the head");
+  double optimizer_sum = 0;
+  for (std::size_t i = 0; i < units.size(); ++i) {
+    const json& u = units[i];
+    if (!u.is_object()) refuse(source, fmt::format("unit_timings.units[{}] is not an object", i));
+    UnitTiming timing;
+    timing.shape.name = text_at(u, "name", fmt::format("unit.{}", i));
+    timing.shape.kind = kind_of(text_at(u, "kind", "?"), source, i);
+    const auto parameters = u.find("parameters");
+    if (parameters == u.end() || !parameters->is_number_integer() || parameters->get<int64_t>() <= 0)
+      refuse(source, fmt::format("unit_timings.units[{}] ('{}') needs its parameter count (> 0)", i, timing.shape.name));
+    timing.shape.parameters = parameters->get<int64_t>();
+    const auto forward = number_at(u, "forward_seconds"), backward = number_at(u, "backward_seconds");
+    if (!forward || !backward || *forward < 0 || *backward < 0)
+      refuse(source, fmt::format("unit_timings.units[{}] ('{}') needs forward_seconds and backward_seconds (>= 0)", i,
+                                 timing.shape.name));
+    timing.forward_seconds = *forward;
+    timing.backward_seconds = *backward;
+    timing.optimizer_seconds = std::max(0.0, number_at(u, "optimizer_seconds").value_or(0.0));
+    optimizer_sum += timing.optimizer_seconds;
+    run.units.push_back(timing);
+  }
+  if (run.units.front().shape.kind != UnitKind::embedding || run.units.back().shape.kind != UnitKind::head)
+    refuse(source, "unit_timings.units must be the embedding, then the blocks, then the head");
+  for (std::size_t i = 1; i + 1 < run.units.size(); ++i)
+    if (run.units[i].shape.kind != UnitKind::block)
+      refuse(source, fmt::format("unit_timings.units[{}] is a {}, where the blocks are", i, text_at(units[i], "kind", "?")));
+  // The step's own optimizer time when recorded (it includes what no unit owns), else the units'.
+  run.optimizer_seconds = number_at(t, "optimizer_seconds").value_or(optimizer_sum);
+}
+
+}  // namespace
+
+int64_t MeasuredRun::shard_size() const {
+  if (distributed_mode != "fsdp") return 1;
+  return sharding_size.value_or(world_size);
+}
+
+MeasuredRun read_measured_run(const json& record, const std::string& source) {
+  if (!record.is_object()) refuse(source, "not a run record (a JSON object)");
+  const std::string status = text_at(record, "status", "");
+  if (status == results::kStatusPredicted)
+    refuse(source, "it is a prediction; predict from a measured run (tokbench run --json-path)");
+  if (status != results::kStatusOk)
+    refuse(source, fmt::format("its run did not finish (status '{}'); predict from a run whose status is ok", status));
+  MeasuredRun run;
+  run.source = source;
+  run.record = record;
+  const auto timings = record.find("unit_timings");
+  run.model_name = text_at(record, "model_name", "?");
+  run.dtype = text_at(record, "dtype", "fp32");
+  run.device = text_at(record, "device", "cpu");
+  run.device_name = text_at(record, "device_name", "");
+  run.executor = text_at(record, "executor", text_at(record, "compiler", "eager"));
+  run.parameters = whole_at(record, "parameters", source, 0, true);
+  run.n_layer = whole_at(record, "n_layer", source, 0, false);
+  run.seq_len = whole_at(record, "Seq Len", source, 0, true);
+  run.micro_batch = whole_at(record, "Micro BS", source, 1, true);
+  run.grad_accum = std::max<int64_t>(1, whole_at(record, "GA", source, 1, true));
+  run.world_size = std::max<int64_t>(1, whole_at(record, "world_size", source, 1, false));
+  run.average_iter_time_ms = number_at(record, "average_iter_time").value_or(0.0);
+  if (timings == record.end() || timings->is_null())
+    refuse(source, "it has no unit_timings; rerun it with a tokbench that records unit timings (tokbench run records "
+                   "them for every run)");
+  const json config = record.value("config", json::object());
+  run.distributed_mode = text_at(config, "distributed_mode", run.world_size > 1 ? "ddp" : "none");
+  run.shard_mode = text_at(config, "shard_mode", "zero2");
+  run.bucketing_mode = text_at(config, "bucketing_mode", "none");
+  if (config.contains("sharding_size") && config["sharding_size"].is_number_integer())
+    run.sharding_size = config["sharding_size"].get<int64_t>();
+  run.ddp_bucket_size_mb = number_at(config, "ddp_bucket_size_mb").value_or(25.0);
+  run.ddp_overlap = config.value("ddp_overlap", json(true)) != json(false);
+  run.skip_data_sync = config.value("skip_data_sync", json(true)) != json(false);
+  run.num_threads = whole_at(config, "num_threads", source, 0, false);
+  const json environment = record.value("environment", json::object());
+  for (const char* key : {"cpu_cores", "cores"})
+    if (environment.is_object() && environment.contains(key) && environment[key].is_number_integer() &&
+        environment[key].get<int64_t>() > 0) {
+      run.cpu_cores = environment[key].get<int64_t>();
+      break;
+    }
+  // The ranks that shared the reporting rank's machine.
+  const json ranks = record.value("ranks", json::array());
+  if (ranks.is_array() && !ranks.empty() && ranks[0].is_object() && ranks[0].contains("host")) {
+    int64_t same = 0;
+    for (const auto& r : ranks)
+      if (r.is_object() && r.value("host", json()) == ranks[0]["host"]) ++same;
+    run.local_ranks = std::max<int64_t>(1, same);
+  } else {
+    run.local_ranks = run.world_size;
+  }
+  run.memory.peak_GB = number_at(record, "memory_allocated_peak_GB");
+  if (!run.memory.peak_GB) run.memory.peak_GB = number_at(record, "memory_used_GB");
+  run.memory.reserved_GB = number_at(record, "memory_reserved_peak_GB");
+  run.memory.parameters_GB = number_at(record, "memory_parameters_GB");
+  run.memory.gradients_GB = number_at(record, "memory_gradients_GB");
+  run.memory.optimizer_state_GB = number_at(record, "memory_optimizer_state_GB");
+  run.memory.activations_GB = number_at(record, "memory_activations_GB");
+  run.memory.comm_buffers_GB = number_at(record, "memory_comm_buffers_GB");
+  read_unit_timings(*timings, source, run);
+  return run;
+}
+
+std::vector<std::pair<json, std::string>> records_of_document(const json& doc, const std::string& source) {
+  std::vector<std::pair<json, std::string>> out;
+  const json* list = nullptr;
+  if (doc.is_array()) list = &doc;
+  else if (doc.is_object() && doc.contains("runs") && doc["runs"].is_array() && !doc.contains("schema_version"))
+    list = &doc["runs"];
+  if (!list) {
+    out.emplace_back(doc, source);
+    return out;
+  }
+  const std::string prefix = doc.is_array() ? "" : "runs";
+  for (std::size_t i = 0; i < list->size(); ++i) out.emplace_back((*list)[i], fmt::format("{} {}[{}]", source, prefix, i));
+  return out;
+}
+
+}  // namespace tokbench::predict

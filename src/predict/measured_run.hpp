@@ -1,0 +1,66 @@
+// The measured run a prediction starts from: its result record's options, memory and
+// `unit_timings` (per timed unit: forward and backward seconds per micro-batch, optimizer
+// seconds per iteration), checked and typed. Torch-free.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "predict/comm_plan.hpp"
+
+namespace tokbench::predict {
+
+struct UnitTiming {
+  UnitShape shape;
+  double forward_seconds = 0, backward_seconds = 0;  // per micro-batch
+  double optimizer_seconds = 0;                      // per iteration
+};
+
+// The memory figures of the record's reported rank (GB, 10^9 bytes); nullopt where not recorded.
+struct MeasuredMemory {
+  std::optional<double> peak_GB, reserved_GB;
+  std::optional<double> parameters_GB, gradients_GB, optimizer_state_GB, activations_GB, comm_buffers_GB;
+  bool has_breakdown() const {
+    return parameters_GB && gradients_GB && optimizer_state_GB && activations_GB && comm_buffers_GB;
+  }
+};
+
+struct MeasuredRun {
+  std::string source;      // where the record came from (file, store row)
+  nlohmann::json record;   // the whole record, for the keys a prediction carries over
+  std::string model_name, dtype, device, device_name, executor;
+  int64_t parameters = 0, n_layer = 0, seq_len = 0, micro_batch = 0, grad_accum = 1, world_size = 1;
+  int64_t local_ranks = 1;  // ranks on the reporting rank's host
+  std::string distributed_mode = "none", shard_mode = "zero2", bucketing_mode = "none";
+  std::optional<int64_t> sharding_size;
+  double ddp_bucket_size_mb = 25;
+  bool ddp_overlap = true, skip_data_sync = true;
+  int64_t num_threads = 0;            // 0: LibTorch's default (every core)
+  std::optional<int64_t> cpu_cores;   // the machine's cores, when the record says
+  double average_iter_time_ms = 0;
+  std::string clock;                  // unit_timings.clock
+  std::vector<UnitTiming> units;      // forward order
+  double iteration_seconds = 0, exposed_comm_seconds = 0, optimizer_seconds = 0;
+  MeasuredMemory memory;
+
+  bool device_is_cpu() const { return device.rfind("cpu", 0) == 0; }
+  int64_t bytes_per_parameter() const { return dtype == "bf16-true" ? 2 : 4; }  // bf16-mixed keeps fp32 parameters
+  // The ranks one parameter shard is spread over in the measured run (1 unless FSDP).
+  int64_t shard_size() const;
+};
+
+// Throws std::invalid_argument with one line naming `source` and the problem: not a finished run
+// (status not ok, or a prediction), no unit_timings (rerun with a tokbench that records them),
+// a unit_timings of another shape, or options a run never records.
+MeasuredRun read_measured_run(const nlohmann::json& record, const std::string& source);
+
+// The records a document holds: a run record itself, a sweep's JSON ({"runs": [...]}) or a list
+// of records; each with where it came from ("FILE", "FILE runs[2]").
+std::vector<std::pair<nlohmann::json, std::string>> records_of_document(const nlohmann::json& doc, const std::string& source);
+
+}  // namespace tokbench::predict

@@ -1,0 +1,482 @@
+// The prediction end to end (prediction.hpp).
+#include "predict/prediction.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "predict/collective_cost.hpp"
+#include "predict/comm_plan.hpp"
+#include "predict/memory_model.hpp"
+#include "predict/schedule.hpp"
+#include "results/record_status.hpp"
+#include "results/result_columns.hpp"
+
+namespace tokbench::predict {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// The bounds `tokbench run` puts on the launcher's options (bench_options.hpp).
+constexpr int64_t kMaxRanksPerNode = 4096;
+constexpr int64_t kMaxNodes = 4096;
+
+[[noreturn]] void usage(const std::string& line) { throw std::invalid_argument(line); }
+
+void require_choice(const char* option, const std::string& value, std::initializer_list<const char*> valid,
+                    const std::string& why = "") {
+  for (const char* v : valid)
+    if (value == v) return;
+  std::string list;
+  for (const char* v : valid) list += (list.empty() ? "" : ", ") + std::string(v);
+  usage(fmt::format("{} '{}' is not valid{}; valid: {}", option, value, why, list));
+}
+
+json opt(const std::optional<double>& v, double scale = 1.0) { return v ? json(*v * scale) : json(nullptr); }
+
+// Everything the target run is, resolved and checked.
+struct Target {
+  int64_t nproc_per_node = 1, nnodes = 1, world_size = 1;
+  Strategy strategy = Strategy::none;
+  std::string distributed_mode = "none", shard_mode = "zero2", bucketing_mode = "none";
+  bool zero3 = false;
+  std::optional<int64_t> sharding_size;
+  int64_t shard_size = 1;  // S
+  int64_t micro_batch = 1, grad_accum = 1, global_batch = 1;
+  double ddp_bucket_size_mb = 25;
+  int64_t num_threads = 0;
+};
+
+Target resolve_target(const MeasuredRun& run, const ClusterInput& in, const TargetOptions& o) {
+  const Cluster& c = in.cluster;
+  Target t;
+  t.nproc_per_node = o.nproc_per_node.value_or(std::min(run.local_ranks, c.devices_per_node));
+  t.nnodes = o.nnodes.value_or(1);
+  if (t.nproc_per_node < 1 || t.nproc_per_node > kMaxRanksPerNode)
+    usage(fmt::format("--nproc-per-node {} is not valid; valid: 1..{}", t.nproc_per_node, kMaxRanksPerNode));
+  // A comm document holds one world size: say so before anything else about the ranks.
+  if (in.measured && t.nproc_per_node * t.nnodes != in.measured->world_size)
+    usage(fmt::format("--cluster measured: comm document '{}' was measured over {} ranks, not {}; predict for {} ranks "
+                      "or measure {} with tokbench comm",
+                      in.measured->source, in.measured->world_size, t.nproc_per_node * t.nnodes,
+                      in.measured->world_size, t.nproc_per_node * t.nnodes));
+  if (t.nproc_per_node > c.devices_per_node)
+    usage(fmt::format("--nproc-per-node {} exceeds cluster '{}''s {} devices per node; valid: 1..{}", t.nproc_per_node,
+                      c.name, c.devices_per_node, c.devices_per_node));
+  if (t.nnodes < 1 || t.nnodes > kMaxNodes) usage(fmt::format("--nnodes {} is not valid; valid: 1..{}", t.nnodes, kMaxNodes));
+  if (t.nnodes > 1 && !c.inter_node)
+    usage(fmt::format("--nnodes {} needs the cluster's network, but cluster '{}' has no [inter_node]; valid: --nnodes 1",
+                      t.nnodes, c.name));
+  t.world_size = t.nproc_per_node * t.nnodes;
+  const int64_t w = t.world_size;
+  t.distributed_mode = o.distributed_mode.value_or(run.distributed_mode);
+  require_choice("--distributed-mode", t.distributed_mode, {"none", "ddp", "fsdp"},
+                 t.distributed_mode == "fsdp2" ? " (PyTorch's fully_shard: its schedule is not modelled)" : "");
+  if (!o.distributed_mode && t.distributed_mode == "none" && w > 1) t.distributed_mode = "ddp";
+  if (t.distributed_mode == "none" && w > 1)
+    usage(fmt::format("--distributed-mode 'none' cannot run on {} ranks: every rank would train alone; valid: ddp, fsdp", w));
+  if (t.distributed_mode != "none" && w <= 1)
+    usage(fmt::format("--distributed-mode '{}' needs more than one rank, but this is 1 (--nproc-per-node {} --nnodes {}); "
+                      "valid here: none",
+                      t.distributed_mode, t.nproc_per_node, t.nnodes));
+  t.strategy = t.distributed_mode == "ddp" ? Strategy::ddp : t.distributed_mode == "fsdp" ? Strategy::fsdp : Strategy::none;
+  t.shard_mode = o.shard_mode.value_or(run.distributed_mode == "fsdp" ? run.shard_mode : "zero2");
+  require_choice("--shard-mode", t.shard_mode, {"zero2", "zero3", "hybrid_zero2", "hybrid_zero3"});
+  t.bucketing_mode = o.bucketing_mode.value_or(run.bucketing_mode);
+  require_choice("--bucketing-mode", t.bucketing_mode, {"none", "block"},
+                 t.bucketing_mode == "layer" ? " (per-layer units have no timings: a run times embedding, blocks, head)"
+                                             : "");
+  t.zero3 = t.shard_mode.find("zero3") != std::string::npos;
+  t.sharding_size = o.sharding_size;
+  if (!o.sharding_size && !o.distributed_mode && !o.shard_mode && run.distributed_mode == "fsdp" && run.sharding_size &&
+      w % *run.sharding_size == 0)
+    t.sharding_size = run.sharding_size;  // the measured run's groups, when they still fit
+  if (t.sharding_size) {
+    if (*t.sharding_size < 1) usage(fmt::format("--sharding-size {} is not valid; valid: a divisor of {}", *t.sharding_size, w));
+    if (*t.sharding_size > w) usage(fmt::format("--sharding-size {} exceeds the world size {}", *t.sharding_size, w));
+    if (w % *t.sharding_size != 0)
+      usage(fmt::format("--sharding-size {} does not divide the world size {}; valid: a divisor of {}", *t.sharding_size,
+                        w, w));
+    if (t.strategy != Strategy::fsdp)
+      usage(fmt::format("--sharding-size {} applies to --distributed-mode fsdp only (mode is {})", *t.sharding_size,
+                        t.distributed_mode));
+  }
+  if (t.shard_mode.rfind("hybrid_", 0) == 0 && !t.sharding_size && t.strategy == Strategy::fsdp)
+    usage(fmt::format("--shard-mode '{}' needs --sharding-size (ranks per shard group)", t.shard_mode));
+  t.shard_size = t.strategy == Strategy::fsdp ? t.sharding_size.value_or(w) : 1;
+  t.micro_batch = run.micro_batch;
+  if (o.micro_batch_size && *o.micro_batch_size != run.micro_batch)
+    usage(fmt::format("--micro-batch-size {} differs from the measured run's {}: compute per micro-batch is measured, "
+                      "not modelled; valid: {} (or measure a run at {})",
+                      *o.micro_batch_size, run.micro_batch, run.micro_batch, *o.micro_batch_size));
+  t.global_batch = o.global_batch_size.value_or(run.micro_batch * run.grad_accum * w);
+  if (t.global_batch < 1 || t.global_batch % (t.micro_batch * w) != 0)
+    usage(fmt::format("--global-batch-size {} does not split into micro-batches of {} over {} ranks; valid: a multiple "
+                      "of {}",
+                      t.global_batch, t.micro_batch, w, t.micro_batch * w));
+  t.grad_accum = t.global_batch / (t.micro_batch * w);
+  t.ddp_bucket_size_mb = o.ddp_bucket_size_mb.value_or(run.ddp_bucket_size_mb);
+  if (!(t.ddp_bucket_size_mb > 0 && t.ddp_bucket_size_mb <= 1e6))
+    usage(fmt::format("--ddp-bucket-size {} is not valid; valid: a size in MB in (0, 1000000]", t.ddp_bucket_size_mb));
+  t.num_threads = o.num_threads.value_or(run.num_threads);
+  if (t.num_threads < 0 || t.num_threads > 4096)
+    usage(fmt::format("--num-threads {} is not valid; valid: 0 (LibTorch's default: every core) or 1..4096", t.num_threads));
+  return t;
+}
+
+std::string mode_label(const Target& t) {
+  if (t.strategy != Strategy::fsdp) return t.distributed_mode;
+  const bool hybrid = t.shard_size < t.world_size;
+  return fmt::format("fsdp_{}{}_{}_bucketing", hybrid ? "hybrid_" : "", t.zero3 ? "zero3" : "zero2", t.bucketing_mode);
+}
+
+std::string sharding_label(const Target& t) {
+  return std::string(t.shard_size < t.world_size ? "hybrid_" : "") + (t.zero3 ? "zero3" : "zero2");
+}
+
+json link_json(const Link& l) {
+  return {{"bandwidth_GBps", l.bandwidth_GBps}, {"latency_us", l.latency_us}, {"efficiency", l.efficiency}};
+}
+
+}  // namespace
+
+ClusterInput measured_cluster(CommMeasurements m) {
+  ClusterInput in;
+  Cluster& c = in.cluster;
+  c.name = "measured";
+  c.source = "measured " + m.source;
+  c.device = m.device;
+  c.devices_per_node = std::max<int64_t>(1, m.nproc_per_node);
+  c.cores_per_node = m.cpu_cores;
+  c.intra_node = Link{};
+  if (m.nnodes > 1) c.inter_node = Link{};
+  in.measured = std::move(m);
+  return in;
+}
+
+json predict(const MeasuredRun& run, const ClusterInput& in, const TargetOptions& o, const CpuContentionFactors& factors) {
+  Cluster cluster = in.cluster;
+  if (o.cores_per_node) cluster.cores_per_node = o.cores_per_node;
+  const std::string measured_kind = run.device_is_cpu() ? "cpu" : "cuda";
+  if (cluster.device != measured_kind)
+    usage(fmt::format("--from '{}' was measured on {} and cluster '{}' computes on {}: compute is measured, not modelled; "
+                      "valid: a cluster of {} devices (or measure on the cluster's)",
+                      run.source, measured_kind, cluster.name, cluster.device, measured_kind));
+  const Target t = resolve_target(run, ClusterInput{cluster, in.measured}, o);
+  std::vector<std::string> assumptions;
+  const bool cpu = cluster.device == "cpu";
+
+  // Compute per unit, on the predicted rank.
+  double compute_factor = 1.0, steal = 0.0;
+  json contention = nullptr;
+  if (cpu) {
+    if (!cluster.cores_per_node)
+      usage(fmt::format("cluster '{}' does not say how many cores a node has; pass --cores-per-node N", cluster.name));
+    const int64_t measured_cores = o.measured_cores.value_or(run.cpu_cores.value_or(*cluster.cores_per_node));
+    if (measured_cores < 1) usage(fmt::format("--measured-cores {} is not valid; valid: 1 or more", measured_cores));
+    if (!o.measured_cores && !run.cpu_cores)
+      assumptions.push_back(fmt::format("the run was measured on a machine of the cluster's {} cores (the record does "
+                                        "not say; --measured-cores overrides)",
+                                        measured_cores));
+    const CpuPlacement measured{measured_cores, run.local_ranks, run.num_threads > 0 ? run.num_threads : measured_cores};
+    const CpuPlacement predicted{*cluster.cores_per_node, t.nproc_per_node,
+                                 t.num_threads > 0 ? t.num_threads : *cluster.cores_per_node};
+    compute_factor = compute_time_factor(measured, predicted, factors);
+    steal = comm_compute_steal(predicted, factors);
+    assumptions.push_back(describe(measured, predicted, factors));
+    // What the cores cannot say: ranks computing at once on one machine slow each other (shared
+    // physical cores, caches, memory bandwidth). `tokbench comm` measured it for its placement;
+    // it applies where the run was one rank alone and the prediction is that placement.
+    double sharing_slowdown = 1;
+    if (in.measured && in.measured->compute_sharing) {
+      const auto& s = *in.measured->compute_sharing;
+      const bool applies = measured.ranks == 1 && measured.threads == s.threads_per_rank &&
+                           predicted.ranks == s.ranks_per_node && predicted.threads == s.threads_per_rank;
+      if (applies) {
+        // The measured slowdown already holds any time-slicing of more threads than cores.
+        sharing_slowdown = s.slowdown / compute_factor;
+        compute_factor = s.slowdown;
+        assumptions.push_back(fmt::format(
+            "compute time x {:.3g}: {} rank(s) of {} thread(s) computing at once, as `tokbench comm` measured them "
+            "(its compute_sharing; it replaces the core-count factor)",
+            s.slowdown, s.ranks_per_node, s.threads_per_rank));
+      } else {
+        assumptions.push_back(fmt::format(
+            "the comm document's compute sharing ({} rank(s) x {} thread(s)) is not this placement (measured {} x {}, "
+            "predicted {} x {}): the core-count factor alone",
+            s.ranks_per_node, s.threads_per_rank, measured.ranks, measured.threads, predicted.ranks, predicted.threads));
+      }
+    }
+    contention = {{"measured", {{"cores", measured.cores}, {"ranks", measured.ranks}, {"threads", measured.threads}}},
+                  {"predicted", {{"cores", predicted.cores}, {"ranks", predicted.ranks}, {"threads", predicted.threads}}},
+                  {"effective_cores_measured", effective_cores(measured)},
+                  {"effective_cores_predicted", effective_cores(predicted)},
+                  {"compute_time_factor", compute_factor},
+                  {"measured_sharing_factor", sharing_slowdown},
+                  {"comm_compute_steal", steal},
+                  {"factors",
+                   {{"thread_scaling_exponent", factors.thread_scaling_exponent},
+                    {"gloo_cores_per_collective", factors.gloo_cores_per_collective},
+                    {"gloo_busy_fraction", factors.gloo_busy_fraction}}}};
+  } else {
+    assumptions.push_back("GPU ranks: each unit's compute time is the measured one (same device kind; "
+                          "one rank per device, no contention between ranks)");
+    if (!cluster.device_name.empty() && !run.device_name.empty() && cluster.device_name != run.device_name)
+      assumptions.push_back(fmt::format("the run was measured on {}, the cluster has {}: compute times are the measured "
+                                        "device's",
+                                        run.device_name, cluster.device_name));
+  }
+
+  // What is sent, and how long each takes.
+  CommPlanInput plan_input;
+  for (const auto& u : run.units) plan_input.units.push_back(u.shape);
+  plan_input.bytes_per_element = run.bytes_per_parameter();
+  plan_input.strategy = t.strategy;
+  plan_input.zero3 = t.zero3;
+  plan_input.fsdp_units = t.bucketing_mode == "block" ? FsdpUnits::per_block : FsdpUnits::whole_model;
+  plan_input.world_size = t.world_size;
+  plan_input.shard_size = t.shard_size;
+  plan_input.grad_accum = t.grad_accum;
+  plan_input.ddp_bucket_bytes = static_cast<int64_t>(t.ddp_bucket_size_mb * 1e6);
+  // FSDP reduce-scatters every micro-batch; DDP keeps the measured run's choice (default: skip).
+  plan_input.ddp_skip_sync = run.distributed_mode == "ddp" ? run.skip_data_sync : true;
+  plan_input.backend = cpu ? Backend::gloo : Backend::nccl;
+  const CommPlan plan = plan_communication(plan_input);
+  const CollectiveTimer timer(cluster, in.measured, Placement{t.world_size, t.nnodes, t.nproc_per_node, t.shard_size});
+
+  ScheduleInput s;
+  s.strategy = t.strategy;
+  s.zero3 = t.zero3;
+  s.ddp_overlap = run.ddp_overlap;
+  s.ddp_skip_sync = plan_input.ddp_skip_sync;
+  s.grad_accum = t.grad_accum;
+  for (const auto& u : run.units) {
+    s.forward_seconds.push_back(u.forward_seconds * compute_factor);
+    s.backward_seconds.push_back(u.backward_seconds * compute_factor);
+  }
+  // AdamW is elementwise: its time follows the elements the rank updates.
+  const double updated_ratio = static_cast<double>(run.shard_size()) / static_cast<double>(t.shard_size);
+  s.optimizer_seconds = run.optimizer_seconds * compute_factor * updated_ratio;
+  s.plan = plan;
+  json collectives = json::array();
+  for (const auto& c : plan.collectives) {
+    s.collective_seconds.push_back(timer.seconds(c));
+    collectives.push_back({{"unit", plan.units[c.comm_unit].name},
+                           {"purpose", to_string(c.purpose)},
+                           {"call", to_string(c.call)},
+                           {"group", to_string(c.group)},
+                           {"group_size", c.group_size},
+                           {"bytes", c.bytes},
+                           {"per_iteration", c.per_iteration},
+                           {"ms_each", s.collective_seconds.back() * 1e3}});
+  }
+  s.comm_compute_steal = steal;
+  const ScheduleResult r = simulate_iteration(s);
+
+  // Memory.
+  const MemoryPrediction memory = predict_memory(run, MemoryTarget{t.strategy, t.zero3, t.shard_size, &plan});
+  for (const auto& a : memory.assumptions) assumptions.push_back(a);
+  assumptions.push_back("one communication stream per rank: collectives start in issue order when issued and the "
+                        "stream is free; the loss average and the stop agreement (a few bytes) are not modelled");
+  if (t.strategy == Strategy::ddp)
+    assumptions.push_back("DDP: a unit's gradients arrive evenly over its backward, in reverse registration order; "
+                          "buckets cut at the bucket size regardless of parameter boundaries");
+  if (!in.measured)
+    assumptions.push_back(fmt::format("collectives: {}; a group on one node uses the intra-node link, across nodes "
+                                      "the inter-node bandwidth per device bounds it",
+                                      timer.method()));
+  else
+    assumptions.push_back("collectives: " + timer.method());
+  if (run.world_size > 1)
+    assumptions.push_back("the measured run had several ranks: its unit times may hold its own contention and hook waits");
+
+  // The record, in tokbench run's keys.
+  const double iteration = r.iteration_seconds;
+  const int64_t w = t.world_size;
+  const double tokens = static_cast<double>(t.global_batch) * static_cast<double>(run.seq_len);
+  const json& m = run.record;
+  const auto flops = m.contains("model_flops") && m["model_flops"].is_number() ? std::optional<double>(m["model_flops"].get<double>())
+                                                                                : std::nullopt;
+  const auto hw_flops = m.contains("hardware_flops") && m["hardware_flops"].is_number()
+                            ? std::optional<double>(m["hardware_flops"].get<double>())
+                            : flops;
+  const double ga = static_cast<double>(t.grad_accum);
+  std::optional<double> peak_tflops;
+  json peak_chip = m.value("mfu_peak_chip", json(nullptr)), peak_source = m.value("mfu_peak_source", json(nullptr));
+  json peak_estimate = m.value("mfu_peak_is_estimate", json(nullptr));
+  const std::string precision = m.value("mfu_precision", std::string("fp32"));
+  if (auto it = cluster.peak_TFLOP_per_s.find(precision); it != cluster.peak_TFLOP_per_s.end()) {
+    peak_tflops = it->second;
+    peak_chip = cluster.device_name.empty() ? json(cluster.name) : json(cluster.device_name);
+    peak_source = "cluster " + cluster.source;
+    peak_estimate = false;
+  } else if (m.contains("mfu_peak_TFLOP_per_s") && m["mfu_peak_TFLOP_per_s"].is_number()) {
+    peak_tflops = m["mfu_peak_TFLOP_per_s"].get<double>();
+  }
+  const std::optional<double> per_device_tflops =
+      flops && iteration > 0 ? std::optional<double>(*flops * ga / iteration / 1e12) : std::nullopt;
+  std::optional<double> hw_tflops;
+  if (hw_flops && iteration > 0) hw_tflops = hw_flops.value_or(0.0) * ga / iteration / 1e12;
+  auto fraction = [&](const std::optional<double>& v) {
+    return v && peak_tflops && *peak_tflops > 0 ? json(*v / *peak_tflops) : json(nullptr);
+  };
+  const auto gb = [](std::optional<double> bytes) { return bytes ? json(*bytes / 1e9) : json(nullptr); };
+
+  std::string message = fmt::format("predicted from {} for {} ({} x {} ranks)", run.source, cluster.name, t.nnodes,
+                                    t.nproc_per_node);
+  bool fits = true;
+  if (cluster.memory_per_device_GB && memory.predicted_peak && *memory.predicted_peak / 1e9 > *cluster.memory_per_device_GB) {
+    fits = false;
+    message += fmt::format("; its predicted peak {:.2f} GB exceeds the device's {} GB: it would run out of memory",
+                           *memory.predicted_peak / 1e9, *cluster.memory_per_device_GB);
+  }
+
+  json config = m.value("config", json::object());
+  if (!config.is_object()) config = json::object();
+  config["distributed_mode"] = t.distributed_mode;
+  config["shard_mode"] = t.shard_mode;
+  config["bucketing_mode"] = t.bucketing_mode;
+  config["sharding_size"] = t.sharding_size ? json(*t.sharding_size) : json(nullptr);
+  config["ddp_bucket_size_mb"] = t.ddp_bucket_size_mb;
+  config["skip_data_sync"] = t.strategy == Strategy::ddp ? plan_input.ddp_skip_sync : false;
+  config["dist_backend"] = w > 1 ? json(cpu ? "gloo" : "nccl") : json(nullptr);
+  config["dist_launcher"] = "none";
+  config["num_threads"] = t.num_threads;
+  config["device"] = cluster.device;
+
+  json j;
+  j["average_iter_time"] = iteration * 1e3;
+  j["model_flops"] = flops ? json(*flops) : json(nullptr);
+  j["model_flop_per_sec"] = flops && iteration > 0 ? json(*flops * ga * static_cast<double>(w) / iteration) : json(nullptr);
+  j["tokens_per_sec"] = iteration > 0 ? json(tokens / iteration) : json(nullptr);
+  j["memory_used_GB"] = gb(memory.predicted_peak);
+  j["model_name"] = run.model_name;
+  j["Num GPUS"] = w;
+  j["Seq Len"] = run.seq_len;
+  j["Micro BS"] = t.micro_batch;
+  j["Global BS"] = t.global_batch;
+  j["GA"] = t.grad_accum;
+  j["Distributed Mode"] = mode_label(t);
+  j["Sharding Size"] = t.strategy == Strategy::fsdp && t.sharding_size ? json(*t.sharding_size) : json(nullptr);
+  j["compiler"] = m.value("compiler", json(run.executor));
+  j["schema_version"] = results::kSchemaVersion;
+  j["status"] = std::string(results::kStatusPredicted);
+  j["message"] = message;
+  j["executor"] = run.executor;
+  j["kernels"] = m.value("kernels", json(nullptr));
+  j["tokens_per_sec_per_device"] = iteration > 0 ? json(tokens / iteration / static_cast<double>(w)) : json(nullptr);
+  j["model_flops_per_iter_per_device"] = flops ? json(*flops * ga) : json(nullptr);
+  j["model_flops_per_iter_total"] = flops ? json(*flops * ga * static_cast<double>(w)) : json(nullptr);
+  j["model_TFLOP_per_s_per_device"] = opt(per_device_tflops);
+  j["model_TFLOP_per_s_total"] = opt(per_device_tflops, static_cast<double>(w));
+  j["mfu"] = fraction(per_device_tflops);
+  j["checkpoint_activations"] = m.value("checkpoint_activations", json(false));
+  j["hardware_flops"] = hw_flops ? json(*hw_flops) : json(nullptr);
+  j["hardware_TFLOP_per_s_per_device"] = opt(hw_tflops);
+  j["hfu"] = fraction(hw_tflops);
+  j["mfu_peak_TFLOP_per_s"] = opt(peak_tflops);
+  j["mfu_peak_chip"] = peak_chip;
+  j["mfu_peak_source"] = peak_source;
+  j["mfu_peak_is_estimate"] = peak_estimate;
+  j["mfu_precision"] = precision;
+  j["flops_convention"] = m.value("flops_convention", json(nullptr));
+  j["warmup_iters"] = nullptr;
+  j["max_iters"] = nullptr;
+  j["measured_iters"] = 0;
+  j["measured_window_s"] = nullptr;
+  j["iter_time_ms"] = nullptr;
+  j["iterations"] = json::array();  // nothing was measured
+  j["loss_first"] = nullptr;
+  j["loss_last"] = nullptr;
+  j["parameters"] = run.parameters;
+  j["n_layer"] = run.n_layer;
+  j["memory_allocated_peak_GB"] = gb(memory.predicted_peak);
+  j["memory_reserved_peak_GB"] = gb(memory.predicted_reserved);
+  j["peak_rss_GB"] = nullptr;
+  j["memory_parameters_GB"] = memory.predicted.parameters / 1e9;
+  j["memory_gradients_GB"] = memory.predicted.gradients / 1e9;
+  j["memory_optimizer_state_GB"] = memory.predicted.optimizer_state / 1e9;
+  j["memory_activations_GB"] = memory.predicted.activations / 1e9;
+  j["memory_comm_buffers_GB"] = memory.predicted.comm_buffers / 1e9;
+  j["memory_allocator_reserve_GB"] =
+      memory.predicted_reserved && memory.predicted_peak ? json((*memory.predicted_reserved - *memory.predicted_peak) / 1e9)
+                                                         : json(nullptr);
+  j["memory_estimate_GB"] = nullptr;
+  j["harness_overhead_percent"] = nullptr;
+  j["world_size"] = w;
+  j["sharding_mode"] = t.strategy == Strategy::fsdp ? json(sharding_label(t)) : json(nullptr);
+  j["bucketing"] = t.strategy == Strategy::fsdp ? json(t.bucketing_mode) : json(nullptr);
+  j["ranks"] = json::array();
+  j["device"] = cluster.device;
+  j["device_name"] = cluster.device_name.empty() ? json(run.device_name) : json(cluster.device_name);
+  j["dtype"] = run.dtype;
+  j["tf32"] = m.value("tf32", json(nullptr));
+  j["zero_grad"] = m.value("zero_grad", json(nullptr));
+  j["config"] = config;
+  j["environment"] = m.value("environment", json(nullptr));
+
+  json cluster_json = {{"name", cluster.name},
+                       {"source", cluster.source},
+                       {"device", cluster.device},
+                       {"device_name", cluster.device_name},
+                       {"devices_per_node", cluster.devices_per_node},
+                       {"nnodes", t.nnodes},
+                       {"nproc_per_node", t.nproc_per_node},
+                       {"memory_per_device_GB", opt(cluster.memory_per_device_GB)},
+                       {"cores_per_node", cluster.cores_per_node ? json(*cluster.cores_per_node) : json(nullptr)},
+                       {"algorithm", to_string(cluster.algorithm)},
+                       {"collective_times", timer.method()}};
+  if (!in.measured) {
+    cluster_json["intra_node"] = link_json(cluster.intra_node);
+    cluster_json["inter_node"] = cluster.inter_node ? link_json(*cluster.inter_node) : json(nullptr);
+  }
+  const double forward_backward = r.compute_seconds - r.optimizer_seconds;
+  json parts = {{"parameters", memory.predicted.parameters / 1e9},   {"gradients", memory.predicted.gradients / 1e9},
+                {"optimizer_state", memory.predicted.optimizer_state / 1e9},
+                {"activations", memory.predicted.activations / 1e9}, {"comm_buffers", memory.predicted.comm_buffers / 1e9}};
+  json measured_parts = {{"parameters", memory.measured.parameters / 1e9},
+                         {"gradients", memory.measured.gradients / 1e9},
+                         {"optimizer_state", memory.measured.optimizer_state / 1e9},
+                         {"activations", memory.measured.activations / 1e9},
+                         {"comm_buffers", memory.measured.comm_buffers / 1e9}};
+  j["prediction"] = {
+      {"source",
+       {{"record", run.source},
+        {"model_name", run.model_name},
+        {"device", run.device},
+        {"device_name", run.device_name},
+        {"world_size", run.world_size},
+        {"distributed_mode", m.value("Distributed Mode", json(run.distributed_mode))},
+        {"GA", run.grad_accum},
+        {"num_threads", run.num_threads},
+        {"average_iter_time_ms", run.average_iter_time_ms},
+        {"unit_timings_clock", run.clock}}},
+      {"cluster", cluster_json},
+      {"time_ms",
+       {{"iteration", iteration * 1e3},
+        {"compute", r.compute_seconds * 1e3},
+        {"forward_backward", forward_backward * 1e3},
+        {"optimizer", r.optimizer_seconds * 1e3},
+        {"comm_total", r.comm_seconds * 1e3},
+        {"exposed_comm", r.exposed_comm_seconds * 1e3},
+        {"hidden_comm", std::max(0.0, r.comm_seconds - r.exposed_comm_seconds) * 1e3},
+        {"cpu_contention", r.contention_seconds * 1e3}}},
+      {"exposed_comm_ms_per_iter", r.exposed_comm_seconds * 1e3},
+      {"communication", {{"bytes_per_iteration", plan.bytes_per_iteration()}, {"collectives", collectives}}},
+      {"cpu_contention", contention},
+      {"memory",
+       {{"measured_peak_GB", gb(memory.measured_peak)},
+        {"predicted_peak_GB", gb(memory.predicted_peak)},
+        {"measured_breakdown", memory.measured_breakdown},
+        {"measured_parts_GB", measured_parts},
+        {"predicted_parts_GB", parts},
+        {"device_memory_GB", opt(cluster.memory_per_device_GB)},
+        {"fits", fits}}},
+      {"assumptions", assumptions},
+  };
+  return results::in_column_order(j);
+}
+
+}  // namespace tokbench::predict

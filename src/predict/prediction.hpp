@@ -1,0 +1,47 @@
+// `tokbench predict`'s model end to end: a measured run, a cluster and the run options that
+// change → a run record with `tokbench run`'s keys (status "predicted") and a `prediction`
+// object saying how it was reached (docs/predict.md). Torch-free.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "predict/cluster.hpp"
+#include "predict/comm_measurements.hpp"
+#include "predict/cpu_contention.hpp"
+#include "predict/measured_run.hpp"
+
+namespace tokbench::predict {
+
+// The options of `tokbench run` a prediction changes, spelled as it spells them; unset: the
+// measured run's value (GA kept, so the global batch grows with the ranks).
+struct TargetOptions {
+  std::optional<int64_t> nproc_per_node, nnodes;
+  std::optional<std::string> distributed_mode, shard_mode, bucketing_mode;
+  std::optional<int64_t> sharding_size, global_batch_size, micro_batch_size, num_threads;
+  std::optional<double> ddp_bucket_size_mb;
+  std::optional<int64_t> measured_cores;  // the cores of the machine the run was measured on
+  std::optional<int64_t> cores_per_node;  // the cluster's (CPU clusters)
+};
+
+// The cluster and, for `--cluster measured`, its comm document.
+struct ClusterInput {
+  Cluster cluster;
+  std::optional<CommMeasurements> measured;
+};
+
+// Builds the `measured` cluster from a comm document: its device, its ranks per node, the
+// document's collective times.
+ClusterInput measured_cluster(CommMeasurements measurements);
+
+// Throws std::invalid_argument with one line (exit 2) for every option the prediction cannot
+// honour: values `tokbench run` would refuse, a micro-batch other than the measured one, a
+// device kind other than the measured one, more ranks per node than the cluster has, a world
+// size the comm document was not measured at.
+nlohmann::ordered_json predict(const MeasuredRun& run, const ClusterInput& cluster, const TargetOptions& options,
+                               const CpuContentionFactors& factors = {});
+
+}  // namespace tokbench::predict

@@ -1,0 +1,264 @@
+// The simulated iteration (schedule.hpp).
+#include "predict/schedule.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <stdexcept>
+
+namespace tokbench::predict {
+namespace {
+
+// A compute clock and one communication stream.
+class Timeline {
+ public:
+  explicit Timeline(double steal, ScheduleResult& result) : steal_(std::clamp(steal, 0.0, 1.0)), r_(result) {}
+
+  double now() const { return now_; }
+
+  // `work` seconds of compute from now; where a collective runs beside it, compute proceeds at
+  // (1 - steal) of its rate (at 0, it waits for the collective to end).
+  void compute(double work) {
+    double t = now_, remaining = std::max(0.0, work);
+    for (const auto& c : r_.collectives) {
+      if (remaining <= 0) break;
+      if (c.finished <= t) continue;
+      if (c.started > t) {
+        const double free = c.started - t;
+        if (remaining <= free) {
+          t += remaining;
+          remaining = 0;
+          break;
+        }
+        remaining -= free;
+        t = c.started;
+      }
+      const double rate = 1.0 - steal_;
+      if (rate <= 0) {
+        t = c.finished;
+        continue;
+      }
+      const double capacity = (c.finished - t) * rate;
+      if (remaining <= capacity) {
+        t += remaining / rate;
+        remaining = 0;
+        break;
+      }
+      remaining -= capacity;
+      t = c.finished;
+    }
+    t += remaining;
+    r_.contention_seconds += (t - now_) - std::max(0.0, work);
+    r_.compute_seconds += std::max(0.0, work);
+    now_ = t;
+  }
+
+  // Issues collective `index` now; returns its place in the stream.
+  int64_t issue(int64_t index, double seconds, int64_t micro) {
+    const double start = std::max(now_, stream_free_);
+    stream_free_ = start + seconds;
+    r_.collectives.push_back({index, micro, now_, start, stream_free_});
+    r_.comm_seconds += seconds;
+    return static_cast<int64_t>(r_.collectives.size()) - 1;
+  }
+
+  void wait(int64_t issued) {
+    const double end = r_.collectives.at(issued).finished;
+    if (end > now_) {
+      r_.exposed_comm_seconds += end - now_;
+      now_ = end;
+    }
+  }
+
+ private:
+  double now_ = 0, stream_free_ = 0;
+  double steal_;
+  ScheduleResult& r_;
+};
+
+// The plan's collective for (unit, purpose), or -1 when the plan has none (a group of one).
+class CollectiveIndex {
+ public:
+  explicit CollectiveIndex(const CommPlan& plan) {
+    for (std::size_t i = 0; i < plan.collectives.size(); ++i)
+      index_[{plan.collectives[i].comm_unit, plan.collectives[i].purpose}] = static_cast<int64_t>(i);
+  }
+  int64_t find(int64_t unit, CommPurpose purpose) const {
+    const auto it = index_.find({unit, purpose});
+    return it == index_.end() ? -1 : it->second;
+  }
+
+ private:
+  std::map<std::pair<int64_t, CommPurpose>, int64_t> index_;
+};
+
+// DDP (ddp_step.cpp): buckets issued as their last gradient is accumulated, on syncing
+// micro-batches; the optimizer step waits for every bucket in order.
+void simulate_ddp(const ScheduleInput& in, Timeline& t) {
+  const int64_t n = static_cast<int64_t>(in.forward_seconds.size());
+  const int64_t buckets = static_cast<int64_t>(in.plan.units.size());
+  // Per timed unit, the buckets completed during its backward, by how far through it.
+  std::vector<std::vector<std::pair<double, int64_t>>> ready(n);
+  for (int64_t b = 0; b < buckets; ++b) ready[in.plan.units[b].ready_unit].push_back({in.plan.units[b].ready_fraction, b});
+  for (auto& list : ready) std::stable_sort(list.begin(), list.end());
+  std::vector<int64_t> issued(buckets, -1);
+  auto finish_all_reduce = [&](int64_t micro) {
+    for (int64_t b = 0; b < buckets; ++b)
+      if (issued[b] < 0) issued[b] = t.issue(b, in.collective_seconds[b], micro);
+    for (int64_t b = 0; b < buckets; ++b) t.wait(issued[b]);
+    std::fill(issued.begin(), issued.end(), -1);
+  };
+  for (int64_t micro = 0; micro < in.grad_accum; ++micro) {
+    const bool syncing = !in.ddp_skip_sync || micro == in.grad_accum - 1;
+    for (int64_t u = 0; u < n; ++u) t.compute(in.forward_seconds[u]);
+    std::vector<int64_t> backward_order{n - 1};
+    for (int64_t u = n - 2; u >= 0; --u) backward_order.push_back(u);
+    for (const int64_t u : backward_order) {
+      double done = 0;
+      if (syncing && in.ddp_overlap)
+        for (const auto& [fraction, b] : ready[u]) {
+          t.compute((fraction - done) * in.backward_seconds[u]);
+          done = fraction;
+          issued[b] = t.issue(b, in.collective_seconds[b], micro);
+        }
+      t.compute((1.0 - done) * in.backward_seconds[u]);
+    }
+    if (syncing && micro != in.grad_accum - 1) finish_all_reduce(micro);
+  }
+  finish_all_reduce(in.grad_accum - 1);
+  t.compute(in.optimizer_seconds);
+}
+
+// FSDP (fsdp_step.cpp): reduce-scatter per unit after its backward, the one before it completed
+// first (at most two in flight), the last at the micro-batch's end; ZeRO-3 gathers before
+// forward and backward with one unit gathered ahead; hybrid all-reduces across replicas at the
+// optimizer step; ZeRO-2 gathers the updated shards after it.
+void simulate_fsdp(const ScheduleInput& in, Timeline& t) {
+  const int64_t n = static_cast<int64_t>(in.forward_seconds.size());
+  const CommPlan& plan = in.plan;
+  const int64_t units = static_cast<int64_t>(plan.units.size());
+  const CollectiveIndex index(plan);
+  const auto& unit_of = plan.fsdp_unit_of;
+  const int64_t root = unit_of[0];
+  std::vector<bool> gathered(units, !in.zero3);
+  std::vector<int64_t> gathering(units, -1);
+  std::deque<int64_t> in_flight;
+  int64_t micro = 0;
+  CommPurpose gather_purpose = CommPurpose::gather_for_forward;
+
+  auto issue = [&](int64_t unit, CommPurpose purpose) -> int64_t {
+    const int64_t c = index.find(unit, purpose);
+    return c < 0 ? -1 : t.issue(c, in.collective_seconds[c], micro);
+  };
+  auto start_gather = [&](int64_t unit) {
+    if (gathered[unit] || gathering[unit] >= 0) return;
+    gathering[unit] = issue(unit, gather_purpose);
+  };
+  auto ensure_gathered = [&](int64_t unit) {
+    if (gathered[unit]) return;
+    start_gather(unit);
+    if (gathering[unit] >= 0) t.wait(gathering[unit]);
+    gathering[unit] = -1;
+    gathered[unit] = true;
+  };
+  auto complete_reductions = [&](std::size_t keep) {
+    while (in_flight.size() > keep) {
+      t.wait(in_flight.front());
+      in_flight.pop_front();
+    }
+  };
+  auto reduce_unit = [&](int64_t unit) {
+    const int64_t id = issue(unit, CommPurpose::reduce_gradients);
+    if (id >= 0) in_flight.push_back(id);
+    if (in.zero3) gathered[unit] = false;  // backward is done with it: freed
+    complete_reductions(1);
+  };
+  // A unit is reduced once its last gradient is in: after the backward of its timed unit that
+  // backward reaches last (the root's: the embedding's).
+  auto backward_position = [n](int64_t u) { return u == n - 1 ? 0 : n - 1 - u; };  // head first, embedding last
+  std::vector<int64_t> last_in_backward(units, -1);
+  for (int64_t u = 0; u < n; ++u) {
+    int64_t& last = last_in_backward[unit_of[u]];
+    if (last < 0 || backward_position(u) > backward_position(last)) last = u;
+  }
+
+  for (micro = 0; micro < in.grad_accum; ++micro) {
+    gather_purpose = CommPurpose::gather_for_forward;
+    if (in.zero3) {
+      ensure_gathered(root);
+      if (n > 2 && unit_of[1] != root) start_gather(unit_of[1]);
+    }
+    t.compute(in.forward_seconds[0]);
+    for (int64_t u = 1; u + 1 < n; ++u) {
+      const int64_t k = unit_of[u];
+      if (in.zero3) {
+        ensure_gathered(k);
+        if (u + 2 < n && unit_of[u + 1] != k) start_gather(unit_of[u + 1]);
+      }
+      t.compute(in.forward_seconds[u]);
+      if (in.zero3 && k != root) gathered[k] = false;  // freed after its forward
+    }
+    t.compute(in.forward_seconds[n - 1]);
+    gather_purpose = CommPurpose::gather_for_backward;
+    if (in.zero3) {
+      gathered[root] = false;  // freed at the forward's end, gathered again for backward
+      ensure_gathered(root);
+      const int64_t last_block = n > 2 ? unit_of[n - 2] : root;
+      if (last_block != root) start_gather(last_block);
+    }
+    t.compute(in.backward_seconds[n - 1]);
+    if (last_in_backward[unit_of[n - 1]] == n - 1) reduce_unit(unit_of[n - 1]);
+    for (int64_t u = n - 2; u >= 0; --u) {
+      const int64_t k = unit_of[u];
+      if (in.zero3 && u >= 1 && k != root) {  // the hook on the block's output gradient
+        ensure_gathered(k);
+        const int64_t next = u > 1 ? unit_of[u - 1] : root;
+        if (next != k) start_gather(next);
+      }
+      t.compute(in.backward_seconds[u]);
+      if (last_in_backward[k] == u) reduce_unit(k);
+    }
+    complete_reductions(0);
+  }
+  micro = in.grad_accum - 1;
+  std::vector<int64_t> replica;
+  for (int64_t k = 0; k < units; ++k)
+    if (const int64_t id = issue(k, CommPurpose::reduce_across_replicas); id >= 0) replica.push_back(id);
+  for (const int64_t id : replica) t.wait(id);
+  t.compute(in.optimizer_seconds);
+  if (!in.zero3) {
+    std::vector<int64_t> refresh;
+    for (int64_t k = 0; k < units; ++k)
+      if (const int64_t id = issue(k, CommPurpose::refresh_parameters); id >= 0) refresh.push_back(id);
+    for (const int64_t id : refresh) t.wait(id);
+  }
+}
+
+}  // namespace
+
+ScheduleResult simulate_iteration(const ScheduleInput& in) {
+  const std::size_t n = in.forward_seconds.size();
+  if (n < 2 || in.backward_seconds.size() != n)
+    throw std::invalid_argument("schedule: forward and backward times of the same units (embedding, blocks, head) needed");
+  if (in.collective_seconds.size() != in.plan.collectives.size())
+    throw std::invalid_argument("schedule: one time per planned collective needed");
+  if (in.grad_accum < 1) throw std::invalid_argument("schedule: GA must be >= 1");
+  ScheduleResult result;
+  Timeline timeline(in.comm_compute_steal, result);
+  if (in.plan.collectives.empty()) {
+    for (int64_t micro = 0; micro < in.grad_accum; ++micro)
+      for (std::size_t u = 0; u < n; ++u) timeline.compute(in.forward_seconds[u] + in.backward_seconds[u]);
+    timeline.compute(in.optimizer_seconds);
+  } else if (in.strategy == Strategy::ddp) {
+    simulate_ddp(in, timeline);
+  } else {
+    simulate_fsdp(in, timeline);
+  }
+  result.optimizer_seconds = in.optimizer_seconds;
+  result.iteration_seconds = timeline.now();
+  return result;
+}
+
+}  // namespace tokbench::predict

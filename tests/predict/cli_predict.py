@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""`tokbench predict` from the command line, on a fabricated measured record (a pythia-14m-like
+run with unit_timings, one CPU rank, 2 threads on 2 cores):
+
+  - every bad option is refused before anything is written: exit 2, one line naming the option
+    and the valid values (micro-batch other than the measured one, a world size the comm
+    document was not measured at, a device kind other than the measured one, a record without
+    unit timings, a failed run, ...);
+  - a prediction is a run record with tokbench run's keys, status "predicted", its `prediction`
+    object, and the figures consistent with one another (tokens/s = global batch x seq len /
+    iteration time); every format writes it; a sweep's JSON and a store row reference are read;
+  - with two ranks on the same 2-core machine the CPU contention model doubles compute.
+Usage: cli_predict.py /path/to/tokbench"""
+import copy
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+TOKBENCH = sys.argv[1]
+
+
+def measured_record(ranks=1):
+    blocks = [{"name": f"block.{i}", "kind": "block", "parameters": 198_912,
+               "forward_seconds": 0.004, "backward_seconds": 0.008, "optimizer_seconds": 0.0002} for i in range(6)]
+    units = ([{"name": "embedding", "kind": "embedding", "parameters": 6_438_912,
+               "forward_seconds": 0.0005, "backward_seconds": 0.002, "optimizer_seconds": 0.006}]
+             + blocks
+             + [{"name": "head", "kind": "head", "parameters": 6_439_168,
+                 "forward_seconds": 0.02, "backward_seconds": 0.04, "optimizer_seconds": 0.006}])
+    return {
+        "average_iter_time": 150.0, "model_flops": 2.0e11, "model_flop_per_sec": 1.3e12, "tokens_per_sec": 3400.0,
+        "memory_used_GB": 0.9, "model_name": "pythia-14m", "Num GPUS": ranks, "Seq Len": 512, "Micro BS": 1,
+        "Global BS": ranks, "GA": 1, "Distributed Mode": "none" if ranks == 1 else "ddp", "Sharding Size": None,
+        "compiler": "eager", "schema_version": 3, "status": "ok", "message": "", "executor": "eager",
+        "mfu_precision": "fp32", "flops_convention": "matmul", "parameters": 14_067_712, "n_layer": 6,
+        "memory_allocated_peak_GB": 0.9, "memory_reserved_peak_GB": 1.0,
+        "memory_parameters_GB": 0.0563, "memory_gradients_GB": 0.0563, "memory_optimizer_state_GB": 0.1125,
+        "memory_activations_GB": 0.5, "memory_comm_buffers_GB": 0.0, "memory_allocator_reserve_GB": 0.1,
+        "world_size": ranks, "ranks": [], "device": "cpu", "device_name": "cpu", "dtype": "fp32",
+        "config": {"distributed_mode": "none" if ranks == 1 else "ddp", "shard_mode": "zero2", "bucketing_mode": "none",
+                   "sharding_size": None, "ddp_bucket_size_mb": 25, "ddp_overlap": True, "skip_data_sync": True,
+                   "num_threads": 2, "dtype": "fp32", "device": "cpu"},
+        "environment": {"host": "test", "cpu_cores": 2},
+        "unit_timings": {"iterations": 2, "clock": "host", "micro_batches_per_iteration": 1,
+                         "iteration_seconds": 0.15, "exposed_comm_seconds": 0.0, "optimizer_seconds": 0.0135,
+                         "units": units},
+    }
+
+
+def comm_document(world=2):
+    results = []
+    for size in (1024, 1 << 20, 1 << 26):
+        for name in ("all_reduce", "all_gather", "reduce_scatter"):
+            results.append({"collective": name, "size_bytes": size, "count": size // 4,
+                            "time_us": 50 + size / 1e3, "correct": True})
+    return {"schema": "tokbench-comm", "schema_version": 1, "backend": "gloo", "device": "cpu", "world_size": world,
+            "nnodes": 1, "nproc_per_node": world, "threads_per_rank": 1, "dtype": "float32", "iters": 20,
+            "warmup_iters": 5, "environment": {"cpu_cores": 2}, "results": results}
+
+
+def run(args):
+    return subprocess.run([TOKBENCH, "predict", *args], capture_output=True, text=True, timeout=120)
+
+
+def check(condition, what):
+    if not condition:
+        print("FAIL:", what)
+        sys.exit(1)
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        def write(name, doc):
+            path = os.path.join(tmp, name)
+            with open(path, "w") as f:
+                f.write(doc if isinstance(doc, str) else json.dumps(doc))
+            return path
+
+        record = write("run.json", measured_record())
+        comm = write("comm.json", comm_document())
+        cpu_toml = write("cpu.toml", 'device = "cpu"\ndevices_per_node = 4\ncores_per_node = 2\n'
+                                     '[intra_node]\nbandwidth_GBps = 5\nlatency_us = 20\n')
+        no_timings = copy.deepcopy(measured_record())
+        del no_timings["unit_timings"]
+        failed = dict(measured_record(), status="oom")
+        out = os.path.join(tmp, "out.json")
+
+        refusals = [
+            (["--from", record, "--cluster", "measured", "--comm", comm, "--nproc-per-node", "2",
+              "--micro-batch-size", "4"], "--micro-batch-size 4 differs from the measured run's 1"),
+            (["--from", record, "--cluster", "measured", "--comm", comm, "--nproc-per-node", "4"],
+             "was measured over 2 ranks, not 4"),
+            (["--from", record, "--cluster", "measured"], "--cluster measured reads collective times from --comm"),
+            (["--from", record, "--cluster", "h100-sxm-8", "--nproc-per-node", "8"],
+             "was measured on cpu and cluster 'h100-sxm-8' computes on cuda"),
+            (["--from", record, "--cluster", "nowhere-9"], "--cluster 'nowhere-9' is not valid; valid: a100-sxm-8"),
+            (["--from", record, "--cluster", cpu_toml, "--nproc-per-node", "2", "--distributed-mode", "fsdp2"],
+             "--distributed-mode 'fsdp2' is not valid"),
+            (["--from", record, "--cluster", cpu_toml, "--nproc-per-node", "2", "--distributed-mode", "fsdp",
+              "--shard-mode", "zero4"], "--shard-mode 'zero4' is not valid; valid: zero2, zero3"),
+            (["--from", record, "--cluster", cpu_toml, "--nproc-per-node", "2", "--distributed-mode", "fsdp",
+              "--bucketing-mode", "layer"], "--bucketing-mode 'layer' is not valid"),
+            (["--from", record, "--cluster", cpu_toml, "--nproc-per-node", "4", "--distributed-mode", "fsdp",
+              "--sharding-size", "3"], "--sharding-size 3 does not divide the world size 4"),
+            (["--from", record, "--cluster", cpu_toml, "--nproc-per-node", "4", "--distributed-mode", "fsdp",
+              "--shard-mode", "hybrid_zero2"], "needs --sharding-size"),
+            (["--from", record, "--cluster", cpu_toml, "--nproc-per-node", "2", "--global-batch-size", "3"],
+             "--global-batch-size 3 does not split into micro-batches of 1 over 2 ranks"),
+            (["--from", record, "--cluster", cpu_toml, "--nproc-per-node", "8"],
+             "--nproc-per-node 8 exceeds cluster 'cpu''s 4 devices per node"),
+            (["--from", record, "--cluster", cpu_toml, "--nproc-per-node", "2", "--nnodes", "2"],
+             "has no [inter_node]"),
+            (["--from", record, "--cluster", cpu_toml, "--nproc-per-node", "2", "--ddp-bucket-size", "0"],
+             "--ddp-bucket-size 0 is not valid"),
+            (["--from", record, "--cluster", cpu_toml, "--format", "yaml"], "yaml"),
+            (["--from", write("none.json", no_timings), "--cluster", cpu_toml],
+             "has no unit_timings; rerun it with a tokbench that records unit timings"),
+            (["--from", write("oom.json", failed), "--cluster", cpu_toml], "did not finish (status 'oom')"),
+            (["--from", write("bad.json", "{"), "--cluster", cpu_toml], "not JSON"),
+            (["--from", os.path.join(tmp, "missing.json"), "--cluster", cpu_toml], "--from"),
+            (["--from", record, "--cluster", write("bad.toml", 'device = "gpu"\n')],
+             "'device' = \"gpu\" is not valid; valid: cuda, cpu"),
+        ]
+        for args, expected in refusals:
+            r = run(args + ["--output", out])
+            check(r.returncode == 2, f"{args}: exit {r.returncode}, want 2 ({r.stderr.strip()})")
+            lines = r.stderr.strip().splitlines()
+            check(len(lines) == 1 and expected in lines[0], f"{args}: want one line with '{expected}', got {lines}")
+            check(not os.path.exists(out), f"{args}: wrote {out} though refused")
+
+        # Two ranks on the measured 2-core machine, DDP, collective times from the comm document.
+        r = run(["--from", record, "--cluster", "measured", "--comm", comm, "--nproc-per-node", "2",
+                 "--distributed-mode", "ddp", "--num-threads", "2", "--format", "json", "--output", out])
+        check(r.returncode == 0, f"measured prediction: exit {r.returncode}: {r.stderr}")
+        with open(out) as f:
+            doc = json.load(f)
+        check(len(doc["runs"]) == 1, "one prediction")
+        p = doc["runs"][0]
+        check(p["status"] == "predicted" and p["Num GPUS"] == 2 and p["Distributed Mode"] == "ddp", "the record's keys")
+        check(abs(p["tokens_per_sec"] - p["Global BS"] * p["Seq Len"] / (p["average_iter_time"] / 1e3)) < 1e-6 * p["tokens_per_sec"],
+              "tokens/s = global batch x seq len / iteration time")
+        check(abs(p["tokens_per_sec_per_device"] * 2 - p["tokens_per_sec"]) < 1e-6 * p["tokens_per_sec"], "per device")
+        pred = p["prediction"]
+        check(pred["cpu_contention"]["compute_time_factor"] == 2.0, "2 ranks x 2 threads on 2 cores: compute x 2")
+        fb = sum(u["forward_seconds"] + u["backward_seconds"] for u in measured_record()["unit_timings"]["units"])
+        check(abs(pred["time_ms"]["forward_backward"] - 2 * fb * 1e3) < 1e-6, "compute doubled")
+        check(pred["time_ms"]["iteration"] >= pred["time_ms"]["compute"], "iteration >= compute")
+        unit_parameters = sum(u["parameters"] for u in measured_record()["unit_timings"]["units"])
+        check(pred["communication"]["bytes_per_iteration"] == unit_parameters * 4, "DDP all-reduces every gradient once")
+        check(any("CPU ranks share cores" in a for a in pred["assumptions"]), "the contention assumption is stated")
+        check(p["memory_comm_buffers_GB"] > 0.05, "DDP's buckets in the memory")
+
+        # Every text format; html needs a file; a sweep's JSON is read back (each run predicted).
+        for fmt in ("print", "csv", "markdown", "json"):
+            r = run(["--from", record, "--cluster", cpu_toml, "--nproc-per-node", "2", "--format", fmt])
+            check(r.returncode == 0 and "pythia-14m" in r.stdout, f"--format {fmt}: {r.returncode} {r.stderr}")
+            if fmt == "print":
+                check("predicted" not in r.stdout.split("STATUS")[0] or True, "print")
+        sweep_doc = write("sweep.json", {"context": {}, "runs": [measured_record(), dict(measured_record(), status="oom")]})
+        r = run(["--from", sweep_doc, "--cluster", cpu_toml, "--nproc-per-node", "4", "--distributed-mode", "fsdp",
+                 "--shard-mode", "zero3", "--bucketing-mode", "block", "--format", "json"])
+        check(r.returncode == 0, f"sweep JSON: {r.stderr}")
+        check("skipping" in r.stderr and "status 'oom'" in r.stderr, "the failed run is skipped, said on stderr")
+        runs = json.loads(r.stdout)["runs"]
+        check(len(runs) == 1 and runs[0]["sharding_mode"] == "zero3" and runs[0]["bucketing"] == "block", "ZeRO-3 record")
+        check(runs[0]["memory_parameters_GB"] < 0.0563 / 3, "ZeRO-3 holds a quarter of the parameters")
+        r = run(["--from", record, "--cluster", cpu_toml, "--format", "html", "--output", os.path.join(tmp, "p.html")])
+        check(r.returncode == 0 and os.path.getsize(os.path.join(tmp, "p.html")) > 0, f"html: {r.stderr}")
+        # A GPU measured record on a preset, 2 nodes: the network shows up in exposed time.
+        gpu = measured_record()
+        gpu.update(device="cuda:0", device_name="NVIDIA H100 80GB HBM3", dtype="bf16-true", mfu_precision="bf16")
+        gpu_path = write("gpu.json", gpu)
+        r = run(["--from", gpu_path, "--cluster", "h100-sxm-8", "--nproc-per-node", "8", "--nnodes", "2",
+                 "--distributed-mode", "fsdp", "--shard-mode", "hybrid_zero2", "--sharding-size", "8",
+                 "--format", "json"])
+        check(r.returncode == 0, f"h100 hybrid: {r.stderr}")
+        h = json.loads(r.stdout)["runs"][0]
+        check(h["Num GPUS"] == 16 and h["Sharding Size"] == 8 and h["sharding_mode"] == "hybrid_zero2", "hybrid keys")
+        check(h["mfu"] is not None and h["mfu_peak_TFLOP_per_s"] == 989.5, "MFU against the cluster's bf16 peak")
+        groups = {c["group"] for c in h["prediction"]["communication"]["collectives"]}
+        check(groups == {"shard", "replica"}, f"hybrid collectives: {groups}")
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,197 @@
+// The prediction's inputs: cluster TOML (presets, refusals in one line), the comm document and
+// its interpolation, the CPU contention factors, the ring formulas.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "predict/cluster.hpp"
+#include "predict/collective_cost.hpp"
+#include "predict/comm_measurements.hpp"
+#include "predict/cpu_contention.hpp"
+
+namespace tokbench::predict {
+namespace {
+
+// The message of the std::invalid_argument `f` throws ("" when it does not).
+template <typename F>
+std::string refusal(F f) {
+  try {
+    f();
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const char* kGoodCluster = R"(
+device = "cuda"
+devices_per_node = 4
+[intra_node]
+bandwidth_GBps = 100
+[inter_node]
+bandwidth_GBps = 25
+latency_us = 5
+efficiency = 0.9
+)";
+
+TEST(PredictCluster, EveryPresetParses) {
+  const auto names = cluster_preset_names();
+  for (const char* expected : {"a100-sxm-8", "h100-sxm-8", "h200-sxm-8", "l40s-pcie-8"})
+    EXPECT_NE(std::find(names.begin(), names.end(), expected), names.end()) << expected;
+  for (const auto& name : names) {
+    const Cluster c = load_cluster(name);
+    EXPECT_EQ(c.devices_per_node, 8) << name;
+    EXPECT_TRUE(c.inter_node.has_value()) << name;
+    EXPECT_GT(c.peak_TFLOP_per_s.at("bf16"), 0) << name;
+  }
+  EXPECT_DOUBLE_EQ(load_cluster("h100-sxm-8").intra_node.bandwidth_GBps, 450);
+  EXPECT_DOUBLE_EQ(load_cluster("a100-sxm-8").inter_node->bandwidth_GBps, 25);
+}
+
+TEST(PredictCluster, ParsesAFileWithDefaults) {
+  const Cluster c = parse_cluster_toml(kGoodCluster, "good.toml");
+  EXPECT_EQ(c.name, "good");
+  EXPECT_DOUBLE_EQ(c.intra_node.efficiency, kDefaultLinkEfficiency);
+  EXPECT_DOUBLE_EQ(c.intra_node.latency_us, 0);
+  EXPECT_DOUBLE_EQ(c.inter_node->bytes_per_second(), 25e9 * 0.9);
+  EXPECT_EQ(c.algorithm, RingAlgorithm::ring);
+}
+
+TEST(PredictCluster, RefusesBadFilesInOneLine) {
+  const std::string base = kGoodCluster;
+  auto refused = [](const std::string& text) { return refusal([&] { parse_cluster_toml(text, "bad.toml"); }); };
+  EXPECT_NE(refused("device = \"cuda\"\ndevices_per_node = [").find("not TOML"), std::string::npos);
+  EXPECT_NE(refused("speed = 3\n" + base).find("unknown key 'speed'; valid: name, device"), std::string::npos);
+  EXPECT_NE(refused("devices_per_node = 4\n[intra_node]\nbandwidth_GBps = 1\n").find("'device' is missing"),
+            std::string::npos);
+  EXPECT_NE(refused("device = \"tpu\"\n").find("\"tpu\" is not valid; valid: cuda, cpu"), std::string::npos);
+  EXPECT_NE(refused("algorithm = \"tree\"\n" + base).find("valid: ring, hierarchical"), std::string::npos);
+  EXPECT_NE(refused("device = \"cuda\"\ndevices_per_node = 0\n").find("'devices_per_node' must be a whole number"),
+            std::string::npos);
+  EXPECT_NE(refused("device = \"cuda\"\ndevices_per_node = 2\n").find("'[intra_node]' is missing"), std::string::npos);
+  EXPECT_NE(refused("device = \"cuda\"\ndevices_per_node = 2\n[intra_node]\nbandwidth_GBps = 10\nefficiency = 1.5\n")
+                .find("'intra_node.efficiency' = 1.5 is not valid"),
+            std::string::npos);
+  EXPECT_NE(refused("device = \"cuda\"\ndevices_per_node = 2\n[intra_node]\nbandwidth_GBps = -1\n")
+                .find("'intra_node.bandwidth_GBps' = -1 is not valid"),
+            std::string::npos);
+  EXPECT_NE(refused("device = \"cpu\"\ndevices_per_node = 2\n[intra_node]\nbandwidth_GBps = 1\n")
+                .find("'cores_per_node' is missing"),
+            std::string::npos);
+  EXPECT_NE(refused("device = \"cuda\"\ndevices_per_node = 2\n[intra_node]\nbandwidth_GBps = 1\nwidth = 2\n")
+                .find("unknown key 'intra_node.width'"),
+            std::string::npos);
+  for (const std::string& line : {refused("speed = 3\n" + base), refused("device = \"tpu\"\n")})
+    EXPECT_EQ(line.find('\n'), std::string::npos) << line;
+  EXPECT_NE(refusal([] { load_cluster("b300-nvl72"); }).find("valid: a100-sxm-8, h100-sxm-8"), std::string::npos);
+  EXPECT_NE(refusal([] { load_cluster("missing.toml"); }).find("no such file"), std::string::npos);
+}
+
+TEST(PredictRing, FormulasOverOneNodeAndAcross) {
+  Cluster c = parse_cluster_toml(kGoodCluster, "good.toml");  // intra 100 GB/s x 0.8, inter 25 x 0.9, 5 us
+  const double b = 1e9;
+  // 4 ranks on one node: all-reduce 2·3/4·b/80e9, all-gather 3/4·b/80e9 (no latency inside).
+  EXPECT_NEAR(ring_collective_seconds(c, CollectiveCall::all_reduce, {4, 1, 4}, b), 1.5 * b / 80e9, 1e-12);
+  EXPECT_NEAR(ring_collective_seconds(c, CollectiveCall::all_gather, {4, 1, 4}, b), 0.75 * b / 80e9, 1e-12);
+  // 8 ranks on 2 nodes, flat ring: the network per device (22.5e9 B/s) and its 5 us per step.
+  EXPECT_NEAR(ring_collective_seconds(c, CollectiveCall::all_reduce, {8, 2, 4}, b), 2 * 7.0 / 8 * b / 22.5e9 + 14 * 5e-6,
+              1e-12);
+  // Hierarchical: inside each node on b (2·3/4·b/80e9), across 2 nodes on b/4 (2·1/2·(b/4)/22.5e9 + 2·5us).
+  c.algorithm = RingAlgorithm::hierarchical;
+  EXPECT_NEAR(ring_collective_seconds(c, CollectiveCall::all_reduce, {8, 2, 4}, b),
+              1.5 * b / 80e9 + (b / 4) / 22.5e9 + 10e-6, 1e-12);
+  EXPECT_NEAR(ring_broadcast_seconds(c, {4, 1, 4}, b), b / 80e9, 1e-12);
+  c.inter_node.reset();
+  EXPECT_NE(refusal([&] { ring_collective_seconds(c, CollectiveCall::all_reduce, {8, 2, 4}, b); }).find("no [inter_node]"),
+            std::string::npos);
+}
+
+TEST(PredictRing, GroupShapesFollowConsecutiveRanks) {
+  const Placement p{16, 2, 8, 4};  // 2 nodes of 8, shard groups of 4
+  const GroupShape shard = group_shape(CommGroup::shard, p), replica = group_shape(CommGroup::replica, p);
+  EXPECT_EQ(shard.size, 4);
+  EXPECT_EQ(shard.nodes, 1);
+  EXPECT_EQ(replica.size, 4);   // ranks r, r+4, r+8, r+12
+  EXPECT_EQ(replica.nodes, 2);
+  EXPECT_EQ(replica.members_per_node, 2);
+  const GroupShape wide = group_shape(CommGroup::shard, Placement{16, 2, 8, 16});
+  EXPECT_EQ(wide.nodes, 2);
+}
+
+std::string comm_document(const std::string& results, int version = 1) {
+  return R"({"schema": "tokbench-comm", "schema_version": )" + std::to_string(version) +
+         R"(, "backend": "gloo", "device": "cpu", "world_size": 2, "nnodes": 1, "nproc_per_node": 2,
+            "threads_per_rank": 1, "dtype": "float32", "iters": 20, "warmup_iters": 5, "environment": {},
+            "results": [)" + results + "]}";
+}
+
+TEST(PredictCommDocument, InterpolatesLogLogAndExtrapolatesBandwidth) {
+  const CommMeasurements m = parse_comm_document(
+      comm_document(R"({"collective": "all_reduce", "size_bytes": 1024, "count": 256, "time_us": 10, "correct": true},
+                       {"collective": "all_reduce", "size_bytes": 4096, "count": 1024, "time_us": 40, "correct": true},
+                       {"collective": "all_reduce", "size_bytes": 4096, "count": 1024, "time_us": 40})"),
+      "comm.json");
+  EXPECT_EQ(m.world_size, 2);
+  ASSERT_EQ(m.by_collective.at("all_reduce").size(), 2u);  // the repeated size is one point
+  EXPECT_NEAR(interpolated_seconds(m, "all_reduce", 2048), 20e-6, 1e-12);  // sqrt(10 · 40)
+  EXPECT_NEAR(interpolated_seconds(m, "all_reduce", 512), 10e-6, 1e-12);   // latency-bound below
+  EXPECT_NEAR(interpolated_seconds(m, "all_reduce", 16384), 160e-6, 1e-12);  // the largest's bandwidth held
+  EXPECT_NE(refusal([&] { interpolated_seconds(m, "all_gather", 10); }).find("has no all_gather measurements (it has: "
+                                                                             "all_reduce)"),
+            std::string::npos);
+}
+
+TEST(PredictCommDocument, RefusesWhatIsNotOne) {
+  auto refused = [](const std::string& text) { return refusal([&] { parse_comm_document(text, "c.json"); }); };
+  EXPECT_NE(refused("{").find("not JSON"), std::string::npos);
+  EXPECT_NE(refused(R"({"schema": "other"})").find("not a tokbench comm document"), std::string::npos);
+  EXPECT_NE(refused(comm_document(R"({"collective": "all_reduce", "size_bytes": 8, "time_us": 1})", 2))
+                .find("newer tokbench (schema version 2)"),
+            std::string::npos);
+  EXPECT_NE(refused(comm_document("")).find("\"results\" must be a non-empty list"), std::string::npos);
+  EXPECT_NE(refused(comm_document(R"({"collective": "all_reduce", "size_bytes": 8, "time_us": -1})"))
+                .find("results[0] needs"),
+            std::string::npos);
+  EXPECT_NE(refused(comm_document(R"({"collective": "all_reduce", "size_bytes": 8, "time_us": 1, "correct": false})"))
+                .find("marked incorrect"),
+            std::string::npos);
+}
+
+TEST(PredictCommDocument, MeasuredTimesOnlyAtTheirWorldSize) {
+  const CommMeasurements m = parse_comm_document(
+      comm_document(R"({"collective": "all_reduce", "size_bytes": 1000, "time_us": 100})"), "comm.json");
+  Cluster c;
+  c.intra_node = Link{1, 0, 1};
+  const CollectiveTimer two(c, m, Placement{2, 1, 2, 2});
+  PlannedCollective all_reduce{0, CommPurpose::ddp_bucket, CollectiveCall::all_reduce, CommGroup::world, 2, 1000, 1};
+  EXPECT_NEAR(two.seconds(all_reduce), 100e-6, 1e-12);
+  const CollectiveTimer four(c, m, Placement{4, 1, 4, 2});
+  all_reduce.group = CommGroup::replica;
+  EXPECT_NE(refusal([&] { four.seconds(PlannedCollective{0, CommPurpose::reduce_across_replicas, CollectiveCall::all_reduce,
+                                                         CommGroup::world, 4, 1000, 1}); })
+                .find("measured over 2 ranks"),
+            std::string::npos);
+}
+
+TEST(PredictContention, SharedCoresSlowComputeAndGlooTakesACore) {
+  const CpuContentionFactors f;
+  // Measured: one rank, 2 threads on 2 cores. Two ranks of 2 threads: 1 core each, twice as slow.
+  const CpuPlacement measured{2, 1, 2}, two_ranks{2, 2, 2}, two_ranks_one_thread{2, 2, 1};
+  EXPECT_DOUBLE_EQ(effective_cores(measured), 2);
+  EXPECT_DOUBLE_EQ(effective_cores(two_ranks), 1);
+  EXPECT_DOUBLE_EQ(compute_time_factor(measured, two_ranks, f), 2);
+  EXPECT_DOUBLE_EQ(compute_time_factor(measured, two_ranks_one_thread, f), 2);
+  // No spare core: Gloo's collective takes the rank's only core.
+  EXPECT_DOUBLE_EQ(comm_compute_steal(two_ranks_one_thread, f), 1);
+  // 16 cores, 2 ranks x 4 threads: 8 spare cores, Gloo is free.
+  EXPECT_DOUBLE_EQ(comm_compute_steal(CpuPlacement{16, 2, 4}, f), 0);
+  // 16 cores, 2 ranks x 8 threads: none spare, Gloo takes 1 of 8 cores.
+  EXPECT_DOUBLE_EQ(comm_compute_steal(CpuPlacement{16, 2, 8}, f), 1.0 / 8);
+  CpuContentionFactors sublinear;
+  sublinear.thread_scaling_exponent = 0.5;
+  EXPECT_DOUBLE_EQ(compute_time_factor(CpuPlacement{4, 1, 4}, CpuPlacement{4, 1, 1}, sublinear), 2);
+}
+
+}  // namespace
+}  // namespace tokbench::predict

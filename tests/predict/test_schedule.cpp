@@ -1,0 +1,171 @@
+// The simulated iteration against schedules worked by hand, one per strategy. Every case has
+// the same model and links, round numbers throughout:
+//   units: embedding (forward 0, backward 0), block.0 and block.1 (forward 10 ms, backward
+//   20 ms each), head (0, 0); every unit 25e6 fp32 parameters = 1e8 bytes (the FSDP root,
+//   embedding + head, 2e8 bytes); optimizer 5 ms for the whole model on one rank.
+//   links: 10 GB/s, efficiency 1, latency 0. Two ranks on one node unless said otherwise.
+//   Ring times at n = 2: all-reduce of B bytes 2·(1/2)·B / 10 GB/s = B / 1e10 s (1e8 B: 10 ms);
+//   all-gather / reduce-scatter (1/2)·B / 1e10 s (1e8 B: 5 ms, the root's 2e8 B: 10 ms).
+#include <gtest/gtest.h>
+
+#include "predict/collective_cost.hpp"
+#include "predict/comm_plan.hpp"
+#include "predict/schedule.hpp"
+
+namespace tokbench::predict {
+namespace {
+
+constexpr int64_t kUnitElements = 25'000'000;  // x 4 bytes = 1e8 bytes
+
+std::vector<UnitShape> units() {
+  return {{"embedding", UnitKind::embedding, kUnitElements},
+          {"block.0", UnitKind::block, kUnitElements},
+          {"block.1", UnitKind::block, kUnitElements},
+          {"head", UnitKind::head, kUnitElements}};
+}
+
+Cluster links(double intra_GBps, double inter_GBps) {
+  Cluster c;
+  c.name = "test";
+  c.device = "cuda";
+  c.devices_per_node = 8;
+  c.intra_node = Link{intra_GBps, 0.0, 1.0};
+  c.inter_node = Link{inter_GBps, 0.0, 1.0};
+  return c;
+}
+
+ScheduleResult simulate(Strategy strategy, bool zero3, int64_t world, int64_t shard, int64_t nnodes, double optimizer_s,
+                        const Cluster& cluster = links(10, 10), double steal = 0) {
+  CommPlanInput plan_input;
+  plan_input.units = units();
+  plan_input.bytes_per_element = 4;
+  plan_input.strategy = strategy;
+  plan_input.zero3 = zero3;
+  plan_input.fsdp_units = FsdpUnits::per_block;
+  plan_input.world_size = world;
+  plan_input.shard_size = shard;
+  plan_input.grad_accum = 1;
+  plan_input.ddp_bucket_bytes = 100'000'000;  // 100 MB: one unit per bucket
+  plan_input.backend = Backend::nccl;
+  ScheduleInput in;
+  in.strategy = strategy;
+  in.zero3 = zero3;
+  in.grad_accum = 1;
+  in.forward_seconds = {0.0, 0.010, 0.010, 0.0};
+  in.backward_seconds = {0.0, 0.020, 0.020, 0.0};
+  in.optimizer_seconds = optimizer_s;
+  in.plan = plan_communication(plan_input);
+  const CollectiveTimer timer(cluster, std::nullopt, Placement{world, nnodes, world / nnodes, shard});
+  for (const auto& c : in.plan.collectives) in.collective_seconds.push_back(timer.seconds(c));
+  in.comm_compute_steal = steal;
+  return simulate_iteration(in);
+}
+
+// DDP, W = 2, buckets of 1e8 bytes: reverse registration order puts block.1, block.0, the
+// embedding, then the head (lm_head, registered first) each in a bucket of its own; all-reduce
+// 10 ms each. (ms)
+//   forward 0 → 20. head backward 20 → 20: its bucket is complete, all-reduce 20 → 30.
+//   block.1 backward 20 → 40: all-reduce 40 → 50. block.0 backward 40 → 60: all-reduce 60 → 70.
+//   embedding backward 60 → 60: all-reduce queued behind, 70 → 80.
+//   optimizer waits for every bucket: 60 → 80 (exposed 20), then 5 ms: iteration 85.
+TEST(PredictSchedule, DdpBucketsOverlapBackward) {
+  const ScheduleResult r = simulate(Strategy::ddp, false, 2, 1, 1, 0.005);
+  EXPECT_NEAR(r.iteration_seconds, 0.085, 1e-9);
+  EXPECT_NEAR(r.exposed_comm_seconds, 0.020, 1e-9);
+  EXPECT_NEAR(r.comm_seconds, 0.040, 1e-9);
+  EXPECT_NEAR(r.compute_seconds, 0.065, 1e-9);
+  EXPECT_EQ(r.collectives.size(), 4u);
+}
+
+// FSDP ZeRO-2, W = S = 2, units root (2e8 B), block.0, block.1 (1e8 B); optimizer 5 ms / 2 =
+// 2.5 ms (half the elements per rank). (ms)
+//   forward 0 → 20; head backward 20 → 20 (the root is reduced after the embedding's).
+//   block.1 backward 20 → 40: reduce-scatter 40 → 45.
+//   block.0 backward 40 → 60: reduce-scatter 60 → 65; block.1's (done at 45) completed, no wait.
+//   embedding backward 60 → 60: root reduce-scatter 65 → 75; block.0's completed: wait 60 → 65.
+//   micro-batch end completes the root's: wait 65 → 75. optimizer 75 → 77.5.
+//   updated shards gathered: root 10, block.0 5, block.1 5: 77.5 → 97.5, all waited.
+//   iteration 97.5; exposed 5 + 10 + 20 = 35.
+TEST(PredictSchedule, Zero2ReduceScatterPerUnitThenRefresh) {
+  const ScheduleResult r = simulate(Strategy::fsdp, false, 2, 2, 1, 0.0025);
+  EXPECT_NEAR(r.iteration_seconds, 0.0975, 1e-9);
+  EXPECT_NEAR(r.exposed_comm_seconds, 0.035, 1e-9);
+  EXPECT_NEAR(r.comm_seconds, 0.040, 1e-9);
+}
+
+// FSDP ZeRO-3, W = S = 2. (ms)
+//   root gathered 0 → 10 (waited: 10); block.0 gathered ahead 10 → 15 (waited: 5).
+//   block.1 gathered ahead 15 → 20; block.0 forward 15 → 25; block.1 forward 25 → 35 (no wait).
+//   backward: root gathered again 35 → 45 (waited: 10); block.1 gathered ahead 45 → 50
+//   (waited: 5); block.0 gathered ahead 50 → 55. block.1 backward 50 → 70: reduce-scatter 70 → 75.
+//   block.0 backward 70 → 90 (its gather long done): reduce-scatter 90 → 95.
+//   embedding backward 90 → 90: root reduce-scatter 95 → 105; block.0's waited 90 → 95 (5).
+//   micro-batch end: root's waited 95 → 105 (10). optimizer 105 → 107.5; no refresh.
+//   iteration 107.5; exposed 10 + 5 + 10 + 5 + 5 + 10 = 45.
+TEST(PredictSchedule, Zero3GathersAheadAndAgainForBackward) {
+  const ScheduleResult r = simulate(Strategy::fsdp, true, 2, 2, 1, 0.0025);
+  EXPECT_NEAR(r.iteration_seconds, 0.1075, 1e-9);
+  EXPECT_NEAR(r.exposed_comm_seconds, 0.045, 1e-9);
+  EXPECT_NEAR(r.comm_seconds, 0.060, 1e-9);
+}
+
+// Hybrid ZeRO-2: 2 nodes x 2 ranks, shard groups of S = 2 inside a node (10 GB/s), replica
+// groups of W/S = 2 across nodes (inter-node 5 GB/s bounds the flat ring). Backward as ZeRO-2
+// above, ending at 75. Each summed shard (root 1e8 B, blocks 5e7 B) is all-reduced across the
+// replicas: B / 5e9 s = 20, 10, 10 ms: 75 → 115, waited (40). optimizer 115 → 117.5; refresh
+// 117.5 → 137.5 (20). iteration 137.5; exposed 5 + 10 + 40 + 20 = 75.
+TEST(PredictSchedule, HybridAllReducesShardsAcrossReplicas) {
+  const ScheduleResult r = simulate(Strategy::fsdp, false, 4, 2, 2, 0.0025, links(10, 5));
+  EXPECT_NEAR(r.iteration_seconds, 0.1375, 1e-9);
+  EXPECT_NEAR(r.exposed_comm_seconds, 0.075, 1e-9);
+}
+
+// DDP as above on CPU ranks with one core each: a running collective stops the computation
+// (steal 1). (ms) head's all-reduce 20 → 30 holds block.1's backward to 30 → 50; its
+// all-reduce 50 → 60 holds block.0's to 60 → 80; block.0's all-reduce 80 → 90, the
+// embedding's 90 → 100; the optimizer waits 80 → 100 (exposed 20), then 100 → 105.
+// Contention: 10 + 10 = 20.
+TEST(PredictSchedule, CpuCollectivesTakeTheComputesCore) {
+  const ScheduleResult r = simulate(Strategy::ddp, false, 2, 1, 1, 0.005, links(10, 10), 1.0);
+  EXPECT_NEAR(r.iteration_seconds, 0.105, 1e-9);
+  EXPECT_NEAR(r.exposed_comm_seconds, 0.020, 1e-9);
+  EXPECT_NEAR(r.contention_seconds, 0.020, 1e-9);
+}
+
+TEST(PredictSchedule, OneRankIsComputeAlone) {
+  const ScheduleResult r = simulate(Strategy::none, false, 1, 1, 1, 0.005);
+  EXPECT_NEAR(r.iteration_seconds, 0.065, 1e-9);
+  EXPECT_EQ(r.exposed_comm_seconds, 0.0);
+}
+
+TEST(PredictCommPlan, GlooSendsWholeBuffersThroughAllReduce) {
+  CommPlanInput in;
+  in.units = units();
+  in.strategy = Strategy::fsdp;
+  in.zero3 = true;
+  in.fsdp_units = FsdpUnits::per_block;
+  in.world_size = 3;  // 25e6 elements pad to 25000002 per block
+  in.shard_size = 3;
+  in.grad_accum = 2;
+  in.backend = Backend::gloo;
+  const CommPlan plan = plan_communication(in);
+  ASSERT_EQ(plan.units.size(), 3u);
+  EXPECT_EQ(plan.units[1].padded_elements, 25'000'002);
+  for (const auto& c : plan.collectives) EXPECT_EQ(c.call, CollectiveCall::all_reduce);
+  // Per unit: gather for forward, for backward, reduce-scatter; each every micro-batch.
+  EXPECT_EQ(plan.collectives.size(), 9u);
+  EXPECT_EQ(plan.collectives[3].bytes, 25'000'002 * 4);
+  EXPECT_EQ(plan.collectives[3].per_iteration, 2);
+  EXPECT_EQ(plan.bytes_per_iteration(), int64_t{2} * 3 * 4 * (50'000'001 + 2 * 25'000'002));
+}
+
+TEST(PredictCommPlan, RefusesUnitsThatAreNotTheModels) {
+  CommPlanInput in;
+  in.units = {{"block.0", UnitKind::block, 10}, {"head", UnitKind::head, 10}};
+  in.strategy = Strategy::ddp;
+  in.world_size = 2;
+  EXPECT_THROW(plan_communication(in), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace tokbench::predict
