@@ -174,6 +174,30 @@ TEST(PredictCommDocument, MeasuredTimesOnlyAtTheirWorldSize) {
             std::string::npos);
 }
 
+// The compute sharing `tokbench comm` measures on CPU ranks: read when well formed, refused in
+// one line when not, absent when the document has none (CUDA documents write null).
+TEST(PredictCommDocument, ReadsComputeSharing) {
+  const std::string row = R"({"collective": "all_reduce", "size_bytes": 1000, "time_us": 100})";
+  auto with_sharing = [&](const std::string& sharing) {
+    std::string doc = comm_document(row);
+    doc.insert(doc.size() - 1, R"(, "compute_sharing": )" + sharing);
+    return doc;
+  };
+  const CommMeasurements m = parse_comm_document(
+      with_sharing(R"({"ranks_per_node": 2, "threads_per_rank": 1, "alone_ms": 29.3, "together_ms": 45.1, "slowdown": 1.54})"),
+      "c.json");
+  ASSERT_TRUE(m.compute_sharing.has_value());
+  EXPECT_EQ(m.compute_sharing->ranks_per_node, 2);
+  EXPECT_EQ(m.compute_sharing->threads_per_rank, 1);
+  EXPECT_DOUBLE_EQ(m.compute_sharing->slowdown, 1.54);
+  EXPECT_FALSE(parse_comm_document(with_sharing("null"), "c.json").compute_sharing.has_value());
+  EXPECT_FALSE(parse_comm_document(comm_document(row), "c.json").compute_sharing.has_value());
+  const std::string refused = refusal([&] {
+    parse_comm_document(with_sharing(R"({"ranks_per_node": 2, "threads_per_rank": 1, "slowdown": -1})"), "c.json");
+  });
+  EXPECT_NE(refused.find("\"compute_sharing\" needs"), std::string::npos) << refused;
+}
+
 TEST(PredictContention, SharedCoresSlowComputeAndGlooTakesACore) {
   const CpuContentionFactors f;
   // Measured: one rank, 2 threads on 2 cores. Two ranks of 2 threads: 1 core each, twice as slow.
