@@ -18,7 +18,6 @@
 #include "distributed/process_groups.hpp"
 #include "sweep/result_store.hpp"
 #include "train/run_status.hpp"
-#include "train/train_loop.hpp"
 
 namespace tokbench::comm {
 namespace {

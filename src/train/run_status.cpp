@@ -38,4 +38,13 @@ int exit_code(RunStatus status) {
   return kExitError;
 }
 
+RunStatus status_of_failure(const std::string& message) {
+  for (const char* pattern : {"imed out", "Timeout", "timeout"})
+    if (message.find(pattern) != std::string::npos) return RunStatus::timeout;
+  for (const char* pattern : {"Connection closed", "Connection reset", "Broken pipe", "closed by peer",
+                              "NCCL communicator was aborted", "ncclRemoteError"})
+    if (message.find(pattern) != std::string::npos) return RunStatus::rank_failed;
+  return RunStatus::error;
+}
+
 }  // namespace tokbench::train

@@ -28,4 +28,8 @@ const char* to_string(RunStatus status);  // "ok", "oom", "nan", ... as the JSON
 RunStatus run_status_from_string(const std::string& text);
 int exit_code(RunStatus status);
 
+// The status a failure's message implies: a collective that timed out (a peer stopped
+// answering) -> timeout; a connection a peer closed or reset -> rank_failed; else error.
+RunStatus status_of_failure(const std::string& message);
+
 }  // namespace tokbench::train

@@ -85,15 +85,6 @@ void record_unit_timings(TrainStep& step, TokenBatcher& data, const torch::Devic
 
 // A failed collective surfaces as an exception whose text says what the peer did: stopped
 // answering (Gloo's and NCCL's timeouts) or went away (a closed or reset connection).
-RunStatus status_of_failure(const std::string& message) {
-  for (const char* pattern : {"imed out", "Timeout", "timeout"})
-    if (message.find(pattern) != std::string::npos) return RunStatus::timeout;
-  for (const char* pattern : {"Connection closed", "Connection reset", "Broken pipe", "closed by peer",
-                              "NCCL communicator was aborted", "ncclRemoteError"})
-    if (message.find(pattern) != std::string::npos) return RunStatus::rank_failed;
-  return RunStatus::error;
-}
-
 void validate_options(const TrainOptions& o, const model::Config& config, const torch::Device& device) {
   if (o.micro_batch < 1) {
     throw std::invalid_argument(option_error("micro_batch", std::to_string(o.micro_batch), "must be >= 1"));

@@ -126,10 +126,6 @@ TrainResult run_timed_loop(TrainStep& step, TokenBatcher& data, const torch::Dev
                            const LoopOptions& options, const IterationCallback& on_iteration,
                            const std::atomic<bool>* stop, const StopDecision& decide_stop = {});
 
-// The status a failure's message implies: a collective that timed out (a peer stopped
-// answering) -> timeout; a connection a peer closed or reset -> rank_failed; else error.
-RunStatus status_of_failure(const std::string& message);
-
 // The token batcher's options for a run: each rank draws its own stream (seed mixed with
 // the rank), so one iteration of W ranks consumes W·GA distinct micro-batches.
 TokenBatchOptions batch_options_for(const TrainOptions& options, int64_t vocab_size, int64_t rank = 0);
