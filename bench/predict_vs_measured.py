@@ -7,8 +7,10 @@ comm` at each world size, then for each configuration the prediction (`tokbench 
 in this one script, so both see the same machine. Prints a Markdown table of predicted and
 measured iteration times and the error of each, with the mean absolute and the largest error.
 
-Usage: predict_vs_measured.py TOKBENCH OUT_DIR [--quick] [--models a,b] [--max-error PCT]
-  --quick: pythia-14m-sized work, DDP and ZeRO-3 at W=2 only (the ctest check)
+Usage: predict_vs_measured.py TOKBENCH OUT_DIR [--quick] [--models a,b] [--max-error PCT] [--rounds N]
+  --quick: pythia-14m-sized work, DDP and ZeRO-3 at W=2 only, 3 rounds (the ctest check)
+  --rounds: repeat every measurement N times, interleaved, and compare medians (this VM's
+    neighbours move a single 10-iteration run by 10-25%: CI once saw +27% from one round)
   --max-error: exit 1 if any configuration's absolute error exceeds PCT (default: report only)
 
 Every rank runs one intra-op thread (--num-threads 1) and the one-rank input does too, so the
@@ -19,6 +21,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import time
@@ -49,7 +52,15 @@ def main():
     ap.add_argument("--models", default=None)
     ap.add_argument("--seq-len", type=int, default=None)
     ap.add_argument("--max-error", type=float, default=None)
+    ap.add_argument("--rounds", type=int, default=None,
+                    help="interleaved repetitions of every measurement; medians are compared (default 3 with --quick, else 1)")
+    ap.add_argument("--unit-timing-iters", type=int, default=5,
+                    help="the one-rank runs' per-unit timing pass, which the predictions read")
     a = ap.parse_args()
+    if a.rounds is None:
+        a.rounds = 3 if a.quick else 1
+    if a.rounds < 1 or a.unit_timing_iters < 1:
+        sys.exit("--rounds and --unit-timing-iters must be 1 or more")
     os.makedirs(a.out, exist_ok=True)
     tb = a.tokbench
 
@@ -71,55 +82,77 @@ def main():
 
     common = ["--seq-len", str(seq), "--num-threads", "1", "--max-iters", str(iters),
               "--warmup-iters", str(warmup)]
-    comm_docs = {}
-    for w in sorted({c[0] for c in configs}):
-        path = os.path.join(a.out, f"comm-w{w}.json")
-        run([tb, "comm", "--nproc-per-node", str(w), "--num-threads", "1", "--max-bytes", comm_max, "--iters", "10",
-             "--warmup-iters", "3", "--format", "json", "--output", path],
-            os.path.join(a.out, f"comm-w{w}.log"))
-        comm_docs[w] = path
+    # Every figure is measured once per round and the rounds interleave, so a stretch of seconds
+    # in which a neighbour on the host slows this VM lands in one round of every figure rather
+    # than in all of one figure; each configuration compares the median prediction with the
+    # median measurement (a prediction is made from its own round's one-rank run and comm).
+    predicted, measured = {}, {}
+    for rnd in range(a.rounds):
+        tag = f"r{rnd}"
+        comm_docs = {}
+        for w in sorted({c[0] for c in configs}):
+            path = os.path.join(a.out, f"comm-w{w}-{tag}.json")
+            run([tb, "comm", "--nproc-per-node", str(w), "--num-threads", "1", "--max-bytes", comm_max, "--iters", "10",
+                 "--warmup-iters", "3", "--format", "json", "--output", path],
+                os.path.join(a.out, f"comm-w{w}-{tag}.log"))
+            comm_docs[w] = path
+        for model in models:
+            for ga in sorted({c[3] for c in configs}):
+                base = os.path.join(a.out, f"{model}-w1-ga{ga}-{tag}.json")
+                run([tb, "run", "--model-name", model, *common, "--global-batch-size", str(ga),
+                     "--unit-timing-iters", str(a.unit_timing_iters), "--json-path", base],
+                    base.replace(".json", ".log"))
+                for (w, mode, shard, cga) in configs:
+                    if cga != ga:
+                        continue
+                    key = (model, w, mode, shard, ga)
+                    name = f"{model}-w{w}-{mode}{'-' + shard if shard else ''}-ga{ga}"
+                    strategy = ["--distributed-mode", mode]
+                    if shard:
+                        strategy += ["--shard-mode", shard, "--bucketing-mode", "block"]
+                    shape = ["--nproc-per-node", str(w), "--global-batch-size", str(w * ga)]
+                    pred = os.path.join(a.out, f"{name}-predicted-{tag}.json")
+                    run([tb, "predict", "--from", base, "--cluster", "measured", "--comm", comm_docs[w],
+                         *shape, *strategy, "--num-threads", "1", "--format", "json", "--output", pred],
+                        pred.replace(".json", ".log"))
+                    meas = os.path.join(a.out, f"{name}-measured-{tag}.json")
+                    run([tb, "run", "--model-name", model, *common, *shape, *strategy, "--json-path", meas],
+                        meas.replace(".json", ".log"))
+                    p = json.load(open(pred))["runs"][0]
+                    m = json.load(open(meas))
+                    predicted.setdefault(key, []).append(p)
+                    measured.setdefault(key, []).append(m)
+                    print(f"{name} round {rnd + 1}/{a.rounds}: predicted {p['average_iter_time']:.1f} ms, "
+                          f"measured {m['average_iter_time']:.1f} ms", file=sys.stderr, flush=True)
 
     rows = []
-    for model in models:
-        for ga in sorted({c[3] for c in configs}):
-            base = os.path.join(a.out, f"{model}-w1-ga{ga}.json")
-            run([tb, "run", "--model-name", model, *common, "--global-batch-size", str(ga),
-                 "--json-path", base], base.replace(".json", ".log"))
-            for (w, mode, shard, cga) in configs:
-                if cga != ga:
-                    continue
-                name = f"{model}-w{w}-{mode}{'-' + shard if shard else ''}-ga{ga}"
-                strategy = ["--distributed-mode", mode]
-                if shard:
-                    strategy += ["--shard-mode", shard, "--bucketing-mode", "block"]
-                shape = ["--nproc-per-node", str(w), "--global-batch-size", str(w * ga)]
-                pred = os.path.join(a.out, name + "-predicted.json")
-                run([tb, "predict", "--from", base, "--cluster", "measured", "--comm", comm_docs[w],
-                     *shape, *strategy, "--num-threads", "1", "--format", "json", "--output", pred],
-                    pred.replace(".json", ".log"))
-                meas = os.path.join(a.out, name + "-measured.json")
-                run([tb, "run", "--model-name", model, *common, *shape, *strategy, "--json-path", meas],
-                    meas.replace(".json", ".log"))
-                p = json.load(open(pred))["runs"][0]
-                m = json.load(open(meas))
-                pt, mt = p["average_iter_time"], m["average_iter_time"]
-                rows.append({
-                    "model": model, "W": w, "mode": mode + (f" {shard}" if shard else ""), "GA": ga,
-                    "predicted_ms": pt, "measured_ms": mt, "error": (pt - mt) / mt,
-                    "predicted_exposed_ms": p.get("prediction", {}).get("exposed_comm_ms_per_iter"),
-                    "measured_exposed_ms": m["ranks"][0].get("exposed_comm_ms_per_iter"),
-                    "predicted_memory_GB": p.get("memory_allocated_peak_GB"),
-                    "measured_memory_GB": max(r["memory_allocated_peak_GB"] for r in m["ranks"]),
-                })
-                r = rows[-1]
-                print(f"{name}: predicted {pt:.1f} ms, measured {mt:.1f} ms, error {100 * r['error']:+.1f}%",
-                      file=sys.stderr, flush=True)
+    for key, preds in predicted.items():
+        model, w, mode, shard, ga = key
+        meas = measured[key]
+        pt = statistics.median(p["average_iter_time"] for p in preds)
+        mt = statistics.median(m["average_iter_time"] for m in meas)
+        pe = [p.get("prediction", {}).get("exposed_comm_ms_per_iter") for p in preds]
+        me = [m["ranks"][0].get("exposed_comm_ms_per_iter") for m in meas]
+        rows.append({
+            "model": model, "W": w, "mode": mode + (f" {shard}" if shard else ""), "GA": ga,
+            "rounds": len(preds), "predicted_ms": pt, "measured_ms": mt, "error": (pt - mt) / mt,
+            "predicted_round_ms": [p["average_iter_time"] for p in preds],
+            "measured_round_ms": [m["average_iter_time"] for m in meas],
+            "predicted_exposed_ms": statistics.median(pe) if None not in pe else None,
+            "measured_exposed_ms": statistics.median(me) if None not in me else None,
+            "predicted_memory_GB": preds[0].get("memory_allocated_peak_GB"),
+            "measured_memory_GB": max(r["memory_allocated_peak_GB"] for r in meas[0]["ranks"]),
+        })
+        print(f"{model} W={w} {rows[-1]['mode']} GA={ga}: predicted {pt:.1f} ms, measured {mt:.1f} ms "
+              f"(medians of {len(preds)}), error {100 * rows[-1]['error']:+.1f}%", file=sys.stderr, flush=True)
 
     errors = [abs(r["error"]) for r in rows]
     mean_abs = sum(errors) / len(errors)
     worst = max(errors)
     print(f"CPU: {cpu_model()}, {os.cpu_count()} logical CPUs; "
           f"{time.strftime('%Y-%m-%d')}; T={seq}, one intra-op thread per rank\n")
+    print(f"Each figure the median of {a.rounds} interleaved round(s); the one-rank runs' unit-timing pass "
+          f"{a.unit_timing_iters} iterations.\n")
     print("| model | W | strategy | GA | predicted (ms) | measured (ms) | error | exposed comm predicted / measured (ms) "
           "| peak memory predicted / measured (GB) |")
     print("|---|---|---|---|---|---|---|---|---|")

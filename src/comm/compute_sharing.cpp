@@ -13,17 +13,15 @@
 namespace tokbench::comm {
 namespace {
 
-double median_gemm_seconds(const at::Tensor& a, const at::Tensor& b) {
-  std::vector<double> seconds;
-  at::Tensor out = at::empty_like(a);
-  at::mm_out(out, a, b);  // warm-up: the kernel's first call pays for its set-up
-  for (int i = 0; i < kRepeats; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    at::mm_out(out, a, b);
-    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  std::nth_element(seconds.begin(), seconds.begin() + kRepeats / 2, seconds.end());
-  return seconds[kRepeats / 2];
+double gemm_seconds(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
+  const auto start = std::chrono::steady_clock::now();
+  at::mm_out(out, a, b);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+double median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
 }
 
 void barrier(c10d::Backend& world) {
@@ -36,27 +34,43 @@ void barrier(c10d::Backend& world) {
 
 ComputeSharing measure_compute_sharing(c10d::Backend& world, int64_t ranks_per_node) {
   const at::Tensor a = at::rand({kGemmSize, kGemmSize}), b = at::rand({kGemmSize, kGemmSize});
+  at::Tensor out = at::empty_like(a);
+  at::mm_out(out, a, b);  // warm-up: the kernel's first call pays for its set-up
   ComputeSharing sharing;
   sharing.ranks_per_node = ranks_per_node;
   sharing.threads_per_rank = at::get_num_threads();
-  barrier(world);
-  if (world.getRank() == 0) sharing.alone_seconds = median_gemm_seconds(a, b);
-  barrier(world);  // the others sleep in the collective meanwhile (Gloo waits on its sockets)
-  std::vector<at::Tensor> together{at::full({1}, median_gemm_seconds(a, b), at::kDouble)};
+  // Alone and together alternate, one GEMM each, and the slowdown is the median of the pairs'
+  // ratios: a neighbour on the host that slows the machine for a second slows both halves of the
+  // pairs it touches, where two separate phases of 15 GEMMs each put it on one side only (seen
+  // here: 0.84 one run, 0.99 the next, on a machine whose ranks did not slow each other).
+  std::vector<double> alone, together, ratios;
   c10d::AllreduceOptions slowest;
   slowest.reduceOp = c10d::ReduceOp::MAX;
-  world.allreduce(together, slowest)->wait();
-  sharing.together_seconds = together[0].item<double>();
+  for (int i = 0; i < kRepeats; ++i) {
+    barrier(world);
+    // The other ranks wait in the all-reduce meanwhile (Gloo sleeps on its sockets).
+    std::vector<at::Tensor> first{at::full({1}, world.getRank() == 0 ? gemm_seconds(a, b, out) : 0.0, at::kDouble)};
+    world.allreduce(first, slowest)->wait();
+    std::vector<at::Tensor> both{at::full({1}, gemm_seconds(a, b, out), at::kDouble)};
+    world.allreduce(both, slowest)->wait();
+    alone.push_back(first[0].item<double>());
+    together.push_back(both[0].item<double>());
+    ratios.push_back(together.back() / alone.back());
+  }
+  sharing.alone_seconds = median(alone);
+  sharing.together_seconds = median(together);
+  sharing.slowdown = median(ratios);
   return sharing;
 }
 
 nlohmann::ordered_json to_json(const ComputeSharing& s) {
-  return {{"gemm", fmt::format("fp32 {0}x{0}x{0}, median of {1}", kGemmSize, kRepeats)},
+  return {{"gemm", fmt::format("fp32 {0}x{0}x{0}, {1} alternating pairs alone/together, slowdown the median pair's ratio",
+                               kGemmSize, kRepeats)},
           {"ranks_per_node", s.ranks_per_node},
           {"threads_per_rank", s.threads_per_rank},
           {"alone_ms", s.alone_seconds * 1e3},
           {"together_ms", s.together_seconds * 1e3},
-          {"slowdown", s.slowdown()}};
+          {"slowdown", s.slowdown}};
 }
 
 }  // namespace tokbench::comm

@@ -13,15 +13,15 @@
 namespace tokbench::comm {
 
 struct ComputeSharing {
-  double alone_seconds = 0;     // one GEMM on rank 0 while every other rank waits
-  double together_seconds = 0;  // the same GEMM on every rank at once: the slowest rank's
+  double alone_seconds = 0;     // one GEMM on rank 0 while every other rank waits (median)
+  double together_seconds = 0;  // the same GEMM on every rank at once: the slowest rank's (median)
+  double slowdown = 1;          // the median over pairs of together / alone
   int64_t ranks_per_node = 1;
   int threads_per_rank = 1;
-  double slowdown() const { return together_seconds / alone_seconds; }
 };
 
 // Collective: every rank of `world` calls it. The GEMM (fp32, kGemmSize³, the rank's intra-op
-// threads) runs kRepeats times per phase; each phase's time is its median repeat.
+// threads) runs kRepeats times alone on rank 0 and kRepeats times on every rank, alternating.
 inline constexpr int64_t kGemmSize = 1024;
 inline constexpr int kRepeats = 15;
 ComputeSharing measure_compute_sharing(c10d::Backend& world, int64_t ranks_per_node);

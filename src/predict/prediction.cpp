@@ -195,13 +195,16 @@ json predict(const MeasuredRun& run, const ClusterInput& in, const TargetOptions
       const bool applies = measured.ranks == 1 && measured.threads == s.threads_per_rank &&
                            predicted.ranks == s.ranks_per_node && predicted.threads == s.threads_per_rank;
       if (applies) {
-        // The measured slowdown already holds any time-slicing of more threads than cores.
-        sharing_slowdown = s.slowdown / compute_factor;
-        compute_factor = s.slowdown;
+        // The measured slowdown already holds any time-slicing of more threads than cores. Ranks
+        // sharing a machine do not speed each other up: a figure below 1 is the probe's noise.
+        const double slowdown = std::max(1.0, s.slowdown);
+        sharing_slowdown = slowdown / compute_factor;
+        compute_factor = slowdown;
         assumptions.push_back(fmt::format(
             "compute time x {:.3g}: {} rank(s) of {} thread(s) computing at once, as `tokbench comm` measured them "
-            "(its compute_sharing; it replaces the core-count factor)",
-            s.slowdown, s.ranks_per_node, s.threads_per_rank));
+            "(its compute_sharing, {:.3g}{}; it replaces the core-count factor)",
+            slowdown, s.ranks_per_node, s.threads_per_rank, s.slowdown,
+            s.slowdown < 1 ? ", below 1 and so taken as 1" : ""));
       } else {
         assumptions.push_back(fmt::format(
             "the comm document's compute sharing ({} rank(s) x {} thread(s)) is not this placement (measured {} x {}, "
