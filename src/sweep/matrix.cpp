@@ -235,6 +235,25 @@ std::string count_text(const Matrix& matrix) {
   return fmt::format("{} = {}", factors, total ? std::to_string(*total) : std::string("more than 2^64"));
 }
 
+// The options a one-rank point does not take (expand_all): a single rank runs undistributed.
+void drop_distributed_options(std::vector<std::pair<std::string, std::string>>& options) {
+  std::erase_if(options, [](const auto& option) {
+    return option.first == "distributed-mode" || option.first == "shard-mode" || option.first == "bucketing-mode" ||
+           option.first == "sharding-size";
+  });
+}
+
+// A whole number written in full, or nullopt.
+std::optional<int64_t> whole_number(const std::string& text) {
+  try {
+    std::size_t used = 0;
+    const long long n = std::stoll(text, &used);
+    if (used == text.size()) return n;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::vector<Matrix> sweep_matrices(const std::filesystem::path& matrix_file, const std::vector<std::string>& run_options,
@@ -282,6 +301,31 @@ std::vector<Configuration> expand(const Matrix& matrix, std::size_t limit) {
   return configs;
 }
 
+Configuration make_configuration(std::vector<std::pair<std::string, std::string>> options) {
+  Configuration c;
+  c.options = std::move(options);
+  c.id = stable_id(c.options);
+  return c;
+}
+
+std::optional<Configuration> one_rank_source(const Configuration& config) {
+  const auto nproc = whole_number(config.value_of("nproc-per-node", "1"));
+  const auto nnodes = whole_number(config.value_of("nnodes", "1"));
+  if (!nproc || !nnodes || *nproc < 1 || *nnodes < 1 || *nproc * *nnodes == 1) return std::nullopt;
+  const int64_t ranks = *nproc * *nnodes;
+  auto options = config.options;
+  for (auto& [key, value] : options) {
+    if (key == "nproc-per-node" || key == "nnodes") value = "1";
+    if (key == "global-batch-size") {
+      const auto global = whole_number(value);
+      if (!global || *global < 1 || *global % ranks != 0) return std::nullopt;
+      value = std::to_string(*global / ranks);
+    }
+  }
+  drop_distributed_options(options);
+  return make_configuration(std::move(options));
+}
+
 std::vector<Configuration> expand_all(const std::vector<Matrix>& matrices, std::size_t limit) {
   // All matrices together, counted before any is expanded (duplicates between them count too:
   // the bound is on what the user wrote).
@@ -306,10 +350,7 @@ std::vector<Configuration> expand_all(const std::vector<Matrix>& matrices, std::
         ranks = 0;  // not a number: left for `tokbench run` to refuse
       }
       if (ranks == 1) {
-        std::erase_if(c.options, [](const auto& option) {
-          return option.first == "distributed-mode" || option.first == "shard-mode" ||
-                 option.first == "bucketing-mode" || option.first == "sharding-size";
-        });
+        drop_distributed_options(c.options);
         c.id = stable_id(c.options);
       }
       if (!seen.insert(c.id).second) continue;

@@ -70,6 +70,17 @@ std::optional<std::size_t> configuration_count(const Matrix& matrix);
 // before any is built (one line naming the axes and the count).
 std::vector<Configuration> expand(const Matrix& matrix, std::size_t limit = kMaxConfigurations);
 
+// A configuration of these options, its id computed as the matrix's points' are.
+Configuration make_configuration(std::vector<std::pair<std::string, std::string>> options);
+
+// The one-rank run a multi-rank configuration's prediction starts from (`sweep --predict`): the
+// same options on one rank (nproc-per-node and nnodes 1 where given), the global batch divided
+// by the ranks so the gradient accumulation stays, the distributed options dropped as
+// expand_all drops them, so a one-rank row the matrix holds already is the same configuration.
+// nullopt for a one-rank configuration, and for one whose ranks or global batch `tokbench run`
+// would refuse (not numbers, or a batch the ranks do not divide).
+std::optional<Configuration> one_rank_source(const Configuration& config);
+
 // The configurations of several matrices, one after another, each once (by id). A point with
 // one rank runs without a distributed mode, as the reference's matrix runs its one-GPU rows:
 // `distributed-mode`, `shard-mode`, `bucketing-mode` and `sharding-size` are dropped there.

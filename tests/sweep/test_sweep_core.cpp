@@ -36,6 +36,29 @@ TEST(Matrix, IdsDependOnTheOptionsNotTheirOrder) {
   EXPECT_EQ(a[0].id.size(), 16u);
 }
 
+TEST(Matrix, OneRankSourceIsTheMatrixsOwnOneRankRow) {
+  // `sweep --predict`: the 2- and 4-rank rows predict from the matrix's own one-rank row (same id,
+  // so it is run once), the global batch divided by the ranks (GA kept).
+  const auto configs = expand_all({matrix_from_arguments(
+      {"--model-name", "m", "--nproc-per-node", "1,2,4", "--distributed-mode", "fsdp", "--shard-mode", "zero3"})});
+  ASSERT_EQ(configs.size(), 3u);
+  EXPECT_FALSE(one_rank_source(configs[0]).has_value()) << "a one-rank row has no source";
+  EXPECT_EQ(one_rank_source(configs[1])->id, configs[0].id);
+  EXPECT_EQ(one_rank_source(configs[2])->id, configs[0].id);
+
+  const Configuration batched = make_configuration(
+      {{"model-name", "m"}, {"nproc-per-node", "4"}, {"nnodes", "2"}, {"global-batch-size", "16"},
+       {"distributed-mode", "ddp"}, {"ddp-bucket-size", "50"}});
+  const auto source = one_rank_source(batched);
+  ASSERT_TRUE(source.has_value());
+  EXPECT_EQ(source->describe(), "model-name=m nproc-per-node=1 nnodes=1 global-batch-size=2 ddp-bucket-size=50");
+  EXPECT_EQ(source->id, make_configuration(source->options).id);
+
+  // Nothing to divide: a global batch the 8 ranks do not split, or ranks that are not numbers.
+  EXPECT_FALSE(one_rank_source(make_configuration({{"nproc-per-node", "8"}, {"global-batch-size", "12"}})));
+  EXPECT_FALSE(one_rank_source(make_configuration({{"nproc-per-node", "two"}})));
+}
+
 TEST(Matrix, OneRankPointsDropTheDistributedMode) {
   const auto configs = expand_all({matrix_from_arguments(
       {"--nproc-per-node", "1,2", "--distributed-mode", "ddp,fsdp", "--shard-mode", "zero3"})});
