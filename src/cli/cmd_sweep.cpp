@@ -14,6 +14,8 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 
 #include "bench/launch_benchmark.hpp"
 #include "bench/machine_info.hpp"
@@ -26,6 +28,9 @@
 #include "sweep/shell_words.hpp"
 #include "sweep/sweep_runner.hpp"
 #include "sweep/sweep_tables.hpp"
+#if defined(TOKBENCH_HAVE_PREDICT)
+#include "cli/sweep_predictions.hpp"
+#endif
 
 namespace tokbench::cli {
 namespace {
@@ -42,6 +47,9 @@ struct SweepCommandOptions {
   int slurm_max_jobs = 1;
   bool only_varying = false;
   bool dry_run = false;
+  std::string predict;            // --predict CLUSTER: predicted columns beside the measured ones
+  std::vector<std::string> comm;  // --comm: with --predict measured, tokbench comm's documents
+  bool predict_only = false;      // run only the one-rank rows; the others are predictions
 };
 
 const sweep::ReporterPlugin& chosen_format(const SweepCommandOptions& o) {
@@ -131,8 +139,28 @@ int run_sweep_command(const SweepCommandOptions& o, const std::vector<std::strin
   check_sweep_options(o);
   const std::vector<sweep::Matrix> matrices = sweep::sweep_matrices(
       o.matrix_file, run_options, [](const std::string& option) { bench::require_run_option(option, "sweep"); });
-  const auto configs = sweep::expand_all(matrices);
-  if (configs.empty()) throw std::invalid_argument("sweep: the matrix is empty");
+  const auto matrix_configs = sweep::expand_all(matrices);
+  if (matrix_configs.empty()) throw std::invalid_argument("sweep: the matrix is empty");
+  // With --predict, the rows gain the one-rank runs their predictions start from, and under
+  // --predict-only the multi-rank rows are predicted instead of run.
+  if (o.predict.empty() && (!o.comm.empty() || o.predict_only))
+    throw std::invalid_argument(fmt::format("{} applies with --predict CLUSTER only", o.comm.empty() ? "--predict-only" : "--comm"));
+#if defined(TOKBENCH_HAVE_PREDICT)
+  std::optional<SweepCluster> cluster;
+  PredictedSweep predicted_sweep;
+  if (!o.predict.empty()) {
+    cluster = load_sweep_cluster(o.predict, o.comm);
+    predicted_sweep = plan_predicted_sweep(matrix_configs, o.predict_only);
+  }
+  const std::vector<sweep::Configuration>& rows = cluster ? predicted_sweep.rows : matrix_configs;
+  const std::vector<sweep::Configuration>& configs = cluster ? predicted_sweep.to_run : matrix_configs;
+#else
+  if (!o.predict.empty())
+    throw std::invalid_argument("--predict: this tokbench was built without toml++, and so without predictions "
+                                "(apt-get install libtomlplusplus-dev, then build again)");
+  const std::vector<sweep::Configuration>& rows = matrix_configs;
+  const std::vector<sweep::Configuration>& configs = matrix_configs;
+#endif
   // A Slurm job asks for GPUs only when its device says cuda: with auto it would get none and
   // train on the node's CPU without a word, so the device must be named.
   if (launcher == sweep::Launcher::slurm)
@@ -147,6 +175,21 @@ int run_sweep_command(const SweepCommandOptions& o, const std::vector<std::strin
   std::map<std::string, std::string> refusals;  // configuration id -> the run's one-line refusal
   {
     const bench::MachineInfo here = launcher == sweep::Launcher::local ? bench::probe_machine() : bench::MachineInfo{};
+#if defined(TOKBENCH_HAVE_PREDICT)
+    // A prediction scales measured compute to more ranks; it does not turn one device kind's
+    // compute into another's, so a cluster of another kind than the rows' is refused now.
+    if (cluster)
+      for (const auto& c : rows) {
+        std::string device = c.value_of("device", "auto");
+        if (device == "auto") device = launcher == sweep::Launcher::local && here.cuda_devices.empty() ? "cpu" : "cuda";
+        const std::string kind = device.rfind("cuda", 0) == 0 ? "cuda" : "cpu";
+        if (kind != cluster->device())
+          throw std::invalid_argument(fmt::format(
+              "--predict {}: its ranks compute on {}, and configuration '{}' runs on {}; a prediction scales measured "
+              "compute, it does not model another device; valid: a {} cluster (a FILE.toml, or measured with --comm)",
+              o.predict, cluster->device(), c.describe(), kind, kind));
+      }
+#endif
     for (const auto& c : configs) {
       const std::string refusal =
           launcher == sweep::Launcher::local
@@ -157,14 +200,24 @@ int run_sweep_command(const SweepCommandOptions& o, const std::vector<std::strin
     }
   }
   if (o.dry_run) {
-    for (std::size_t i = 0; i < configs.size(); ++i) {
-      const auto refused = refusals.find(configs[i].id);
-      std::cout << fmt::format("{:>4}  {}  {:<8} {}{}\n", i + 1, configs[i].id,
-                               refused == refusals.end() ? "runnable" : "invalid", configs[i].describe(),
+    std::set<std::string> runs_here;
+    for (const auto& c : configs) runs_here.insert(c.id);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const auto refused = refusals.find(rows[i].id);
+      const char* what = runs_here.count(rows[i].id) == 0 ? "predict" : refused == refusals.end() ? "runnable" : "invalid";
+      std::cout << fmt::format("{:>4}  {}  {:<8} {}{}\n", i + 1, rows[i].id, what, rows[i].describe(),
                                refused == refusals.end() ? "" : "\n        " + refused->second);
     }
-    std::cout << fmt::format("# {} configuration(s): {} runnable, {} invalid (each would be a row with status invalid)\n",
+    std::cout << fmt::format("# {} configuration(s): {} runnable, {} invalid (each would be a row with status invalid)",
                              configs.size(), configs.size() - refusals.size(), refusals.size());
+#if defined(TOKBENCH_HAVE_PREDICT)
+    if (cluster)
+      std::cout << fmt::format("; {} predicted on {} ({} one-rank row(s) added to predict from, {} row(s) predicted "
+                               "only)",
+                               predicted_sweep.source_of.size() + predicted_sweep.unpredictable.size(), o.predict,
+                               predicted_sweep.added_sources.size(), rows.size() - configs.size());
+#endif
+    std::cout << "\n";
     return kExitOk;
   }
   const auto own = bench::own_command_line();
@@ -187,6 +240,12 @@ int run_sweep_command(const SweepCommandOptions& o, const std::vector<std::strin
                                ? fmt::format(", as Slurm jobs, at most {} at once", o.slurm_max_jobs)
                                : "");
   const sweep::SweepResult result = sweep::run_sweep(configs, options);
+#if defined(TOKBENCH_HAVE_PREDICT)
+  const std::vector<nlohmann::json> runs =
+      cluster ? join_predictions(predicted_sweep, result.runs, *cluster, stderr) : result.runs;
+#else
+  const std::vector<nlohmann::json>& runs = result.runs;
+#endif
 
   nlohmann::json context;
   context["matrices"] = nlohmann::json::array();
@@ -195,7 +254,9 @@ int run_sweep_command(const SweepCommandOptions& o, const std::vector<std::strin
     for (const auto& axis : matrix.axes) axes.push_back({{"option", axis.option}, {"values", axis.values}});
     context["matrices"].push_back(axes);
   }
-  context["configurations"] = configs.size();
+  context["configurations"] = rows.size();
+  if (!o.predict.empty())
+    context["predict"] = {{"cluster", o.predict}, {"comm", o.comm}, {"predict_only", o.predict_only}};
   context["out_dir"] = o.out_dir;
   context["executed"] = result.executed;
   context["reused"] = result.reused;
@@ -204,7 +265,7 @@ int run_sweep_command(const SweepCommandOptions& o, const std::vector<std::strin
   if (o.store != "none") {
     try {
       sweep::ResultStore store(o.store.empty() ? sweep::default_store_path(o.out_dir) : std::filesystem::path(o.store));
-      const int64_t id = store.save_sweep(o.out_dir, context, result.runs);
+      const int64_t id = store.save_sweep(o.out_dir, context, runs);
       std::cerr << fmt::format("tokbench sweep: stored as sweep {} in {}\n", id,
                                o.store.empty() ? sweep::default_store_path(o.out_dir).string() : o.store);
     } catch (const std::exception& e) {
@@ -215,9 +276,9 @@ int run_sweep_command(const SweepCommandOptions& o, const std::vector<std::strin
   tables.only_varying_columns = o.only_varying;
   if (!o.output.empty() && format.file == sweep::FileUse::never) {
     std::ofstream file(o.output);
-    sweep::write_report(format, context, result.runs, tables, file, o.output);
+    sweep::write_report(format, context, runs, tables, file, o.output);
   } else {
-    sweep::write_report(format, context, result.runs, tables, std::cout, o.output);
+    sweep::write_report(format, context, runs, tables, std::cout, o.output);
   }
   if (result.interrupted) {
     std::cerr << "tokbench sweep: interrupted; run the same command again to resume\n";
@@ -247,13 +308,22 @@ const RegisterCommand kSweep{
                                              "Slurm jobs queued or running at once")->capture_default_str();
        sub.add_flag("--only-varying", o->only_varying, "show only the index columns that vary");
        sub.add_flag("--dry-run", o->dry_run, "list the configurations and run nothing");
+       sub.add_option("--predict", o->predict,
+                      "CLUSTER: a preset, a FILE.toml or measured (tokbench predict's); every multi-rank row also gets "
+                      "a prediction from its one-rank run, in an '<executor> predicted' column");
+       sub.add_option("--comm", o->comm, "with --predict measured: tokbench comm's JSON, one per world size")
+           ->delimiter(',');
+       sub.add_flag("--predict-only", o->predict_only,
+                    "with --predict: run only the one-rank rows; the multi-rank rows are predictions (status predicted)");
        sub.allow_extras();
        sub.footer("Every other option is a `tokbench run` option; a comma-separated value is an axis:\n"
                   "  tokbench sweep --model-name pythia-14m,pythia-70m --micro-batch-size 1,2 --nproc-per-node 1,2\n"
                   "A --matrix TOML file holds the same keys; [[matrix]] tables give several matrices in one sweep.\n"
                   "Points with one rank run without a distributed mode (as the reference's one-GPU rows).\n"
                   "Failed configurations are rows with their status (invalid, oom, nan, timeout, error, rank_failed).\n"
-                  "--launcher slurm submits each configuration as a Slurm job (docs/sweep.md).");
+                  "--launcher slurm submits each configuration as a Slurm job (docs/sweep.md).\n"
+                  "--predict h100-sxm-8 --predict-only: from one-rank rows measured here, the multi-rank rows predicted\n"
+                  "on another cluster (docs/predict.md).");
        return [o, &sub, slurm_args, slurm_max_jobs] {
          return run_sweep_command(*o, sub.remaining(), slurm_args->count() > 0 || slurm_max_jobs->count() > 0);
        };

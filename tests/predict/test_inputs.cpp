@@ -3,12 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <stdexcept>
 #include <string>
 
 #include "predict/cluster.hpp"
 #include "predict/collective_cost.hpp"
 #include "predict/comm_measurements.hpp"
 #include "predict/cpu_contention.hpp"
+#include "predict/target_from_run_options.hpp"
 
 namespace tokbench::predict {
 namespace {
@@ -215,6 +217,36 @@ TEST(PredictContention, SharedCoresSlowComputeAndGlooTakesACore) {
   CpuContentionFactors sublinear;
   sublinear.thread_scaling_exponent = 0.5;
   EXPECT_DOUBLE_EQ(compute_time_factor(CpuPlacement{4, 1, 4}, CpuPlacement{4, 1, 1}, sublinear), 2);
+}
+
+TEST(SweepTarget, ARowsRunOptionsAreThePredictionsTarget) {
+  const TargetOptions t = target_from_run_options({{"model-name", "pythia-14m"}, {"nproc-per-node", "8"},
+                                                   {"nnodes", "2"}, {"distributed-mode", "fsdp"},
+                                                   {"shard-mode", "hybrid_zero3"}, {"sharding-size", "8"},
+                                                   {"bucketing-mode", "block"}, {"global-batch-size", "64"},
+                                                   {"ddp-bucket-size", "12.5"}, {"num-threads", "3"}});
+  EXPECT_EQ(t.nproc_per_node, 8);
+  EXPECT_EQ(t.nnodes, 2);
+  EXPECT_EQ(t.distributed_mode, "fsdp");
+  EXPECT_EQ(t.shard_mode, "hybrid_zero3");
+  EXPECT_EQ(t.sharding_size, 8);
+  EXPECT_EQ(t.bucketing_mode, "block");
+  EXPECT_EQ(t.global_batch_size, 64);
+  EXPECT_EQ(t.ddp_bucket_size_mb, 12.5);
+  EXPECT_EQ(t.num_threads, 3);
+  EXPECT_FALSE(t.micro_batch_size.has_value()) << "unset options stay the measured run's";
+
+  // A row that names no ranks runs on one, as tokbench run does.
+  const TargetOptions one = target_from_run_options({{"model-name", "pythia-14m"}});
+  EXPECT_EQ(one.nproc_per_node, 1);
+  EXPECT_EQ(one.nnodes, 1);
+
+  try {
+    target_from_run_options({{"nproc-per-node", "2x"}});
+    FAIL() << "not a number, accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("--nproc-per-node '2x' is not a whole number"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
