@@ -76,8 +76,9 @@ def main():
         iters, warmup = 12, 4
         configs = [(w, mode, shard, ga)
                    for w in (2, 4)
-                   for (mode, shard) in (("ddp", None), ("fsdp", "zero2"), ("fsdp", "zero3"))
-                   for ga in (1, 2)]
+                   for (mode, shard) in (("ddp", None), ("fsdp", "zero2"), ("fsdp", "zero3"), ("fsdp", "hybrid_zero2"))
+                   for ga in (1, 2)
+                   if not (shard == "hybrid_zero2" and w != 4)]  # hybrid 2x2: shard groups of 2, 2 replicas
         comm_max = "256M"
 
     common = ["--seq-len", str(seq), "--num-threads", "1", "--max-iters", str(iters),
@@ -90,7 +91,7 @@ def main():
     for rnd in range(a.rounds):
         tag = f"r{rnd}"
         comm_docs = {}
-        for w in sorted({c[0] for c in configs}):
+        for w in sorted({c[0] for c in configs} | {2 for c in configs if c[2] and c[2].startswith("hybrid")}):
             path = os.path.join(a.out, f"comm-w{w}-{tag}.json")
             run([tb, "comm", "--nproc-per-node", str(w), "--num-threads", "1", "--max-bytes", comm_max, "--iters", "10",
                  "--warmup-iters", "3", "--format", "json", "--output", path],
@@ -108,11 +109,16 @@ def main():
                     key = (model, w, mode, shard, ga)
                     name = f"{model}-w{w}-{mode}{'-' + shard if shard else ''}-ga{ga}"
                     strategy = ["--distributed-mode", mode]
+                    comm = comm_docs[w]
                     if shard:
                         strategy += ["--shard-mode", shard, "--bucketing-mode", "block"]
+                    if shard and shard.startswith("hybrid"):
+                        # Groups of 2 inside the 4 ranks: the 2-rank document times them.
+                        strategy += ["--sharding-size", "2"]
+                        comm = f"{comm_docs[w]},{comm_docs[2]}"
                     shape = ["--nproc-per-node", str(w), "--global-batch-size", str(w * ga)]
                     pred = os.path.join(a.out, f"{name}-predicted-{tag}.json")
-                    run([tb, "predict", "--from", base, "--cluster", "measured", "--comm", comm_docs[w],
+                    run([tb, "predict", "--from", base, "--cluster", "measured", "--comm", comm,
                          *shape, *strategy, "--num-threads", "1", "--format", "json", "--output", pred],
                         pred.replace(".json", ".log"))
                     meas = os.path.join(a.out, f"{name}-measured-{tag}.json")

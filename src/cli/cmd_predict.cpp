@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -28,7 +29,8 @@ namespace tokbench::cli {
 namespace {
 
 struct PredictOptions {
-  std::string from, cluster, comm, format = "print", output;
+  std::string from, cluster, format = "print", output;
+  std::vector<std::string> comm;  // --cluster measured: one document per world or group size
   predict::TargetOptions target;
 };
 
@@ -96,7 +98,24 @@ predict::ClusterInput cluster_input(const PredictOptions& o) {
   if (o.cluster == "measured") {
     if (o.comm.empty())
       throw std::invalid_argument("--cluster measured reads collective times from --comm COMM.json (written by tokbench comm)");
-    return predict::measured_cluster(predict::read_comm_document(o.comm));
+    // One document: the target's world. Several (hybrid sharding's group sizes beside it): the
+    // one of the target's world size leads, so the ranks must be named.
+    std::vector<predict::CommMeasurements> documents;
+    for (const auto& path : o.comm) documents.push_back(predict::read_comm_document(path));
+    if (documents.size() == 1) return predict::measured_cluster(std::move(documents.front()));
+    if (!o.target.nproc_per_node)
+      throw std::invalid_argument("with several --comm documents, name the ranks with --nproc-per-node (the document of "
+                                  "that world size leads; the others time hybrid sharding's smaller groups)");
+    const int64_t world = *o.target.nproc_per_node * o.target.nnodes.value_or(1);
+    const auto lead = std::find_if(documents.begin(), documents.end(),
+                                   [&](const predict::CommMeasurements& d) { return d.world_size == world; });
+    if (lead == documents.end())
+      throw std::invalid_argument(fmt::format("--comm: no document was measured over {} ranks, the predicted world; "
+                                              "valid: add tokbench comm --nproc-per-node {}'s",
+                                              world, world));
+    predict::CommMeasurements leading = std::move(*lead);
+    documents.erase(lead);
+    return predict::measured_cluster(std::move(leading), std::move(documents));
   }
   if (!o.comm.empty())
     throw std::invalid_argument(fmt::format("--comm applies to --cluster measured only (cluster is '{}')", o.cluster));
@@ -139,7 +158,10 @@ const RegisterCommand kPredict{
                       fmt::format("the cluster: a preset ({}), a FILE.toml, or measured (collective times from --comm)",
                                   fmt::join(predict::cluster_preset_names(), ", ")))
            ->required();
-       sub.add_option("--comm", o->comm, "with --cluster measured: the JSON tokbench comm wrote");
+       sub.add_option("--comm", o->comm,
+                 "with --cluster measured: the JSON tokbench comm wrote (for hybrid sharding also its group sizes': "
+                 "repeat, or separate with commas)")
+      ->delimiter(',');
        sub.add_option("--nproc-per-node", t.nproc_per_node,
                       "ranks per node (default: the measured run's ranks on one machine, at most the cluster's devices)");
        sub.add_option("--nnodes", t.nnodes, "nodes (default 1)");

@@ -108,8 +108,10 @@ SweepCluster load_sweep_cluster(const std::string& spec, const std::vector<std::
   if (comm_documents.empty())
     throw std::invalid_argument("--predict measured reads collective times from --comm COMM.json (tokbench comm wrote "
                                 "it; one per world size the sweep predicts)");
+  std::vector<predict::CommMeasurements> documents;
   for (const auto& path : comm_documents) {
-    predict::ClusterInput input = predict::measured_cluster(predict::read_comm_document(path));
+    documents.push_back(predict::read_comm_document(path));
+    predict::ClusterInput input = predict::measured_cluster(documents.back());
     const int64_t w = input.measured->world_size;
     if (cluster.measured.count(w) != 0)
       throw std::invalid_argument(fmt::format("--comm '{}' and '{}' were both measured over {} ranks; valid: one "
@@ -121,6 +123,11 @@ SweepCluster load_sweep_cluster(const std::string& spec, const std::vector<std::
                                               path, input.cluster.device, cluster.measured.begin()->second.cluster.device));
     cluster.measured.emplace(w, std::move(input));
   }
+  // Hybrid sharding's groups are smaller than the world: each world's prediction may time them
+  // from the documents of their sizes.
+  for (auto& [w, input] : cluster.measured)
+    for (const auto& d : documents)
+      if (d.world_size != w) input.group_measurements.push_back(d);
   return cluster;
 }
 

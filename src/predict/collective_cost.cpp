@@ -79,15 +79,23 @@ double CollectiveTimer::seconds(const PlannedCollective& c) const {
   const GroupShape shape = group_shape(c.group, placement_);
   if (!measured_) return ring_collective_seconds(cluster_, c.call, shape, static_cast<double>(c.bytes));
   if (shape.size <= 1) return 0;
-  if (shape.size != measured_->world_size)
-    throw std::invalid_argument(fmt::format("comm document '{}' was measured over {} ranks; the {} group's collectives run "
-                                            "over {} (hybrid sharding); measure that group size, or use a cluster TOML",
-                                            measured_->source, measured_->world_size, to_string(c.group), shape.size));
-  return interpolated_seconds(*measured_, to_string(c.call), static_cast<double>(c.bytes));
+  if (shape.size == measured_->world_size)
+    return interpolated_seconds(*measured_, to_string(c.call), static_cast<double>(c.bytes));
+  for (const auto& group : groups_)
+    if (group.world_size == shape.size) return interpolated_seconds(group, to_string(c.call), static_cast<double>(c.bytes));
+  throw std::invalid_argument(fmt::format("comm document '{}' was measured over {} ranks; the {} group's collectives run "
+                                          "over {} (hybrid sharding); measure that group size too (tokbench comm "
+                                          "--nproc-per-node {}) and pass both to --comm, or use a cluster TOML",
+                                          measured_->source, measured_->world_size, to_string(c.group), shape.size,
+                                          shape.size));
 }
 
 std::string CollectiveTimer::method() const {
-  if (measured_) return fmt::format("measured by tokbench comm ({}), interpolated log-log by size", measured_->source);
+  if (measured_) {
+    std::string sources = measured_->source;
+    for (const auto& group : groups_) sources += fmt::format(", {} for groups of {}", group.source, group.world_size);
+    return fmt::format("measured by tokbench comm ({}), interpolated log-log by size", sources);
+  }
   return fmt::format("{} algorithm over the cluster's links (achievable bandwidth = peak x efficiency)",
                      to_string(cluster_.algorithm));
 }

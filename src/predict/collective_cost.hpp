@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "predict/cluster.hpp"
 #include "predict/comm_measurements.hpp"
@@ -46,16 +47,22 @@ double ring_broadcast_seconds(const Cluster& cluster, const GroupShape& shape, d
 // Times the plan's collectives on one cluster and placement.
 class CollectiveTimer {
  public:
-  CollectiveTimer(Cluster cluster, std::optional<CommMeasurements> measured, Placement placement)
-      : cluster_(std::move(cluster)), measured_(std::move(measured)), placement_(placement) {}
-  // Throws std::invalid_argument in one line when the measured document cannot give the time
-  // (a group size it was not measured at, a collective it did not measure).
+  CollectiveTimer(Cluster cluster, std::optional<CommMeasurements> measured, Placement placement,
+                  std::vector<CommMeasurements> group_measurements = {})
+      : cluster_(std::move(cluster)),
+        measured_(std::move(measured)),
+        groups_(std::move(group_measurements)),
+        placement_(placement) {}
+  // Throws std::invalid_argument in one line when no measured document can give the time (a
+  // group size none was measured at, a collective it did not measure). A group smaller than the
+  // world (hybrid sharding) is timed by the document of its size among the group measurements.
   double seconds(const PlannedCollective& collective) const;
   std::string method() const;  // "ring over the cluster's links", "measured by tokbench comm (FILE)"
 
  private:
   Cluster cluster_;
   std::optional<CommMeasurements> measured_;
+  std::vector<CommMeasurements> groups_;
   Placement placement_;
 };
 

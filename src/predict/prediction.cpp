@@ -142,7 +142,7 @@ json link_json(const Link& l) {
 
 }  // namespace
 
-ClusterInput measured_cluster(CommMeasurements m) {
+ClusterInput measured_cluster(CommMeasurements m, std::vector<CommMeasurements> groups) {
   ClusterInput in;
   Cluster& c = in.cluster;
   c.name = "measured";
@@ -153,6 +153,7 @@ ClusterInput measured_cluster(CommMeasurements m) {
   c.intra_node = Link{};
   if (m.nnodes > 1) c.inter_node = Link{};
   in.measured = std::move(m);
+  in.group_measurements = std::move(groups);
   return in;
 }
 
@@ -164,7 +165,7 @@ json predict(const MeasuredRun& run, const ClusterInput& in, const TargetOptions
     usage(fmt::format("--from '{}' was measured on {} and cluster '{}' computes on {}: compute is measured, not modelled; "
                       "valid: a cluster of {} devices (or measure on the cluster's)",
                       run.source, measured_kind, cluster.name, cluster.device, measured_kind));
-  const Target t = resolve_target(run, ClusterInput{cluster, in.measured}, o);
+  const Target t = resolve_target(run, ClusterInput{cluster, in.measured, {}}, o);
   std::vector<std::string> assumptions;
   const bool cpu = cluster.device == "cpu";
 
@@ -247,7 +248,8 @@ json predict(const MeasuredRun& run, const ClusterInput& in, const TargetOptions
   plan_input.ddp_skip_sync = run.distributed_mode == "ddp" ? run.skip_data_sync : true;
   plan_input.backend = cpu ? Backend::gloo : Backend::nccl;
   const CommPlan plan = plan_communication(plan_input);
-  const CollectiveTimer timer(cluster, in.measured, Placement{t.world_size, t.nnodes, t.nproc_per_node, t.shard_size});
+  const CollectiveTimer timer(cluster, in.measured, Placement{t.world_size, t.nnodes, t.nproc_per_node, t.shard_size},
+                              in.group_measurements);
 
   ScheduleInput s;
   s.strategy = t.strategy;
@@ -292,6 +294,11 @@ json predict(const MeasuredRun& run, const ClusterInput& in, const TargetOptions
                                       timer.method()));
   else
     assumptions.push_back("collectives: " + timer.method());
+  if (in.measured && t.strategy == Strategy::fsdp && t.shard_size < t.world_size && t.nnodes == 1)
+    assumptions.push_back(fmt::format(
+        "hybrid groups on one machine: each group's collectives are timed as tokbench comm measured that many ranks "
+        "alone, while here the {} shard groups (or {} replica groups) run theirs at once and share the machine",
+        t.world_size / t.shard_size, t.shard_size));
   if (run.world_size > 1)
     assumptions.push_back("the measured run had several ranks: its unit times may hold its own contention and hook waits");
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "predict/cluster.hpp"
 #include "predict/comm_measurements.hpp"
@@ -31,11 +32,14 @@ struct TargetOptions {
 struct ClusterInput {
   Cluster cluster;
   std::optional<CommMeasurements> measured;
+  // More comm documents, of other world sizes: hybrid sharding's groups (S ranks per shard
+  // group, W/S per replica group) are timed from the one measured at their size.
+  std::vector<CommMeasurements> group_measurements;
 };
 
 // Builds the `measured` cluster from a comm document: its device, its ranks per node, the
-// document's collective times.
-ClusterInput measured_cluster(CommMeasurements measurements);
+// document's collective times (and `groups`' for groups of their sizes).
+ClusterInput measured_cluster(CommMeasurements measurements, std::vector<CommMeasurements> groups = {});
 
 // Throws std::invalid_argument with one line (exit 2) for every option the prediction cannot
 // honour: values `tokbench run` would refuse, a micro-batch other than the measured one, a

@@ -169,6 +169,27 @@ def main():
                   f"sharing {slowdown}: compute x {factor}, got {pred['cpu_contention']['compute_time_factor']}")
             check(abs(pred["time_ms"]["forward_backward"] - factor * fb * 1e3) < 1e-6, f"sharing {slowdown}: compute scaled")
 
+        # Hybrid 2x2 from comm documents: the 4-rank one leads (the world, its compute sharing),
+        # the 2-rank one times the groups of 2; without it, or without naming the ranks, refused.
+        comm4 = write("comm4.json", comm_document(4))
+        hybrid = ["--from", record, "--cluster", "measured", "--nproc-per-node", "4", "--distributed-mode", "fsdp",
+                  "--shard-mode", "hybrid_zero2", "--sharding-size", "2", "--format", "json"]
+        r = run([*hybrid, "--comm", f"{comm4},{comm}"])
+        check(r.returncode == 0, f"hybrid from two documents: {r.returncode} {r.stderr}")
+        pred = json.loads(r.stdout)["runs"][0]["prediction"]
+        groups = {c["group_size"] for c in pred["communication"]["collectives"]}
+        check(groups == {2}, f"hybrid 2x2: every collective over a group of 2, got {groups}")
+        check(any("hybrid groups on one machine" in a for a in pred["assumptions"]), "the group timing is stated")
+        check(comm in pred["cluster"]["collective_times"], "the 2-rank document is named as the groups' source")
+        for args, expected in (([*hybrid, "--comm", comm4], "measure that group size too"),
+                               ([*hybrid[:4], *hybrid[6:], "--comm", f"{comm4},{comm}"],
+                                "with several --comm documents, name the ranks with --nproc-per-node"),
+                               ([*hybrid, "--comm", f"{comm},{comm}"], "no document was measured over 4 ranks")):
+            r = run(args)
+            lines = r.stderr.strip().splitlines()
+            check(r.returncode == 2 and len(lines) == 1 and expected in lines[0],
+                  f"{args}: want exit 2 and one line with '{expected}', got {r.returncode} {lines}")
+
         # Every text format; html needs a file; a sweep's JSON is read back (each run predicted).
         for fmt in ("print", "csv", "markdown", "json"):
             r = run(["--from", record, "--cluster", cpu_toml, "--nproc-per-node", "2", "--format", fmt])
