@@ -7,6 +7,8 @@
 #include <string>
 
 #include "bench/report.hpp"
+#include "distributed/dist_settings.hpp"
+#include "predict/comm_plan.hpp"
 #include "results/atomic_file.hpp"
 #include "results/result_columns.hpp"
 
@@ -18,8 +20,45 @@ nlohmann::ordered_json opt(const std::optional<double>& value, double scale = 1.
 }
 
 
+// What the step sends per iteration, unit by unit (docs/run.md, "Per-unit timings"): the plan
+// `tokbench predict` times, from the same function, over the timed units' parameter counts.
+// Null where the plan does not cover the step (PyTorch's fully_shard, per-layer FSDP units).
+nlohmann::ordered_json communication_json(const RunPlan& plan, const train::UnitTimings& t) {
+  const dist::DistributedSettings& d = plan.dist;
+  predict::CommPlanInput in;
+  for (const auto& u : t.units) {
+    const auto kind = u.kind == "embedding" ? predict::UnitKind::embedding
+                      : u.kind == "head"    ? predict::UnitKind::head
+                                            : predict::UnitKind::block;
+    in.units.push_back({u.name, kind, u.parameters});
+  }
+  in.bytes_per_element = plan.dtype == model::TrainPrecision::bf16_true ? 2 : 4;  // bf16-mixed keeps fp32 parameters
+  in.world_size = plan.world_size;
+  in.grad_accum = plan.grad_accum;
+  in.backend = d.backend == dist::CommBackend::nccl ? predict::Backend::nccl : predict::Backend::gloo;
+  in.ddp_bucket_bytes = d.ddp_bucket_bytes;
+  in.ddp_skip_sync = d.skip_sync_until_last_micro;
+  if (!d.multi_rank() || d.mode == dist::DistMode::none) {
+    in.strategy = predict::Strategy::none;
+  } else if (d.mode == dist::DistMode::ddp) {
+    in.strategy = predict::Strategy::ddp;
+  } else if (d.mode == dist::DistMode::fsdp && d.units != dist::UnitPolicy::per_layer) {
+    in.strategy = predict::Strategy::fsdp;
+    in.zero3 = d.shard_mode == dist::ShardMode::zero3;
+    in.fsdp_units = d.units == dist::UnitPolicy::per_block ? predict::FsdpUnits::per_block : predict::FsdpUnits::whole_model;
+    in.shard_size = d.hybrid() ? *d.shard_group_size : plan.world_size;
+  } else {
+    return nullptr;
+  }
+  try {
+    return predict::to_json(predict::plan_communication(in));
+  } catch (const std::invalid_argument&) {
+    return nullptr;  // units of another shape than embedding, blocks, head: nothing to plan over
+  }
+}
+
 // The per-unit timings (docs/run.md, "Per-unit timings"); null when the run has none.
-nlohmann::ordered_json unit_timings_json(const std::optional<train::UnitTimings>& timings) {
+nlohmann::ordered_json unit_timings_json(const RunPlan& plan, const std::optional<train::UnitTimings>& timings) {
   using json = nlohmann::ordered_json;
   if (!timings) return nullptr;
   const train::UnitTimings& t = *timings;
@@ -37,7 +76,8 @@ nlohmann::ordered_json unit_timings_json(const std::optional<train::UnitTimings>
           {"iteration_seconds", t.iteration_seconds},
           {"exposed_comm_seconds", t.exposed_comm_seconds},
           {"optimizer_seconds", t.optimizer_seconds},
-          {"units", units}};
+          {"units", units},
+          {"communication", communication_json(plan, t)}};
 }
 
 }  // namespace
@@ -159,7 +199,7 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
   j["dtype"] = std::string(to_string(plan.dtype));
   j["tf32"] = plan.tf32;
   j["zero_grad"] = train::to_string(plan.zero_grad);  // none: gradients freed after each step
-  j["unit_timings"] = run.outcome == Outcome::ok ? unit_timings_json(run.unit_timings) : nullptr;
+  j["unit_timings"] = run.outcome == Outcome::ok ? unit_timings_json(plan, run.unit_timings) : nullptr;
   j["config"] = {{"model_config", o.model_config},
                  {"data", o.data},
                  {"data_dtype", o.data_dtype},

@@ -177,4 +177,17 @@ CommPlan plan_communication(const CommPlanInput& in) {
   return plan;
 }
 
+nlohmann::ordered_json to_json(const CommPlan& plan) {
+  nlohmann::ordered_json collectives = nlohmann::ordered_json::array();
+  for (const auto& c : plan.collectives)
+    collectives.push_back({{"unit", plan.units[c.comm_unit].name},
+                           {"purpose", to_string(c.purpose)},
+                           {"call", to_string(c.call)},
+                           {"group", to_string(c.group)},
+                           {"group_size", c.group_size},
+                           {"bytes", c.bytes},
+                           {"per_iteration", c.per_iteration}});
+  return {{"bytes_per_iteration", plan.bytes_per_iteration()}, {"collectives", collectives}};
+}
+
 }  // namespace tokbench::predict

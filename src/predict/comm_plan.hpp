@@ -7,6 +7,8 @@
 // all-gather are the in-place all-reduce of the whole flat buffer. Torch-free.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -92,5 +94,9 @@ struct CommPlan {
 // Throws std::invalid_argument when the units are not embedding, blocks, head, or a size is
 // not positive, or S does not divide W.
 CommPlan plan_communication(const CommPlanInput& input);
+
+// The plan as a run record and a prediction write it: `bytes_per_iteration`, and `collectives`,
+// each with its unit, purpose, call, group, group size, bytes and times per iteration.
+nlohmann::ordered_json to_json(const CommPlan& plan);
 
 }  // namespace tokbench::predict

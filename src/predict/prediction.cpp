@@ -265,17 +265,10 @@ json predict(const MeasuredRun& run, const ClusterInput& in, const TargetOptions
   const double updated_ratio = static_cast<double>(run.shard_size()) / static_cast<double>(t.shard_size);
   s.optimizer_seconds = run.optimizer_seconds * compute_factor * updated_ratio;
   s.plan = plan;
-  json collectives = json::array();
-  for (const auto& c : plan.collectives) {
-    s.collective_seconds.push_back(timer.seconds(c));
-    collectives.push_back({{"unit", plan.units[c.comm_unit].name},
-                           {"purpose", to_string(c.purpose)},
-                           {"call", to_string(c.call)},
-                           {"group", to_string(c.group)},
-                           {"group_size", c.group_size},
-                           {"bytes", c.bytes},
-                           {"per_iteration", c.per_iteration},
-                           {"ms_each", s.collective_seconds.back() * 1e3}});
+  json communication = to_json(plan);
+  for (std::size_t i = 0; i < plan.collectives.size(); ++i) {
+    s.collective_seconds.push_back(timer.seconds(plan.collectives[i]));
+    communication["collectives"][i]["ms_each"] = s.collective_seconds.back() * 1e3;
   }
   s.comm_compute_steal = steal;
   const ScheduleResult r = simulate_iteration(s);
@@ -474,7 +467,7 @@ json predict(const MeasuredRun& run, const ClusterInput& in, const TargetOptions
         {"hidden_comm", std::max(0.0, r.comm_seconds - r.exposed_comm_seconds) * 1e3},
         {"cpu_contention", r.contention_seconds * 1e3}}},
       {"exposed_comm_ms_per_iter", r.exposed_comm_seconds * 1e3},
-      {"communication", {{"bytes_per_iteration", plan.bytes_per_iteration()}, {"collectives", collectives}}},
+      {"communication", communication},
       {"cpu_contention", contention},
       {"memory",
        {{"measured_peak_GB", gb(memory.measured_peak)},

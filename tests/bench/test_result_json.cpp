@@ -245,7 +245,11 @@ TEST(ResultJson, UnitTimingsKeepTheirKeysAndAreNullWithoutThem) {
   std::vector<std::string> keys;
   for (const auto& [key, value] : u.items()) keys.push_back(key);
   EXPECT_EQ(keys, (std::vector<std::string>{"iterations", "clock", "micro_batches_per_iteration", "iteration_seconds",
-                                            "exposed_comm_seconds", "optimizer_seconds", "units"}));
+                                            "exposed_comm_seconds", "optimizer_seconds", "units",
+                                            "communication"}));
+  // One rank sends nothing.
+  EXPECT_EQ(u["communication"]["bytes_per_iteration"], 0);
+  EXPECT_TRUE(u["communication"]["collectives"].empty());
   EXPECT_EQ(u["iterations"], 2);
   EXPECT_EQ(u["clock"], "host");
   EXPECT_EQ(u["micro_batches_per_iteration"], 2);
@@ -270,6 +274,51 @@ TEST(ResultJson, UnitTimingsKeepTheirKeysAndAreNullWithoutThem) {
   EXPECT_EQ(report.str().find("Unit timings"), std::string::npos) << report.str();
   run.outcome = Outcome::interrupted;
   EXPECT_TRUE(build_result_json(plan, run, BenchMetrics{}, capture_environment())["unit_timings"].is_null());
+}
+
+// unit_timings.communication: what the step sends, unit by unit, from the units' parameters.
+TEST(ResultJson, UnitTimingsHoldTheStepsCommunicationPlan) {
+  RunPlan plan = plan_for_test();
+  plan.world_size = 4;
+  plan.dist.env.world_size = 4;
+  plan.grad_accum = 2;
+  MeasuredRun run;
+  train::UnitTimings t;
+  t.iterations = 1;
+  t.units = {{"embedding", "embedding", 1000, 0, 0, 0}, {"block.0", "block", 2001, 0, 0, 0}, {"head", "head", 1000, 0, 0, 0}};
+  run.unit_timings = t;
+  const auto communication = [&] {
+    return build_result_json(plan, run, BenchMetrics{}, capture_environment())["unit_timings"]["communication"];
+  };
+
+  // DDP, fp32: every gradient all-reduced once per iteration (no_sync until the last micro-batch).
+  plan.dist.mode = dist::DistMode::ddp;
+  auto c = communication();
+  EXPECT_EQ(c["bytes_per_iteration"], 4001 * 4);
+  ASSERT_EQ(c["collectives"].size(), 1u);  // one 25 MB bucket holds all 16 kB
+  EXPECT_EQ(c["collectives"][0]["call"], "all_reduce");
+  EXPECT_EQ(c["collectives"][0]["group_size"], 4);
+
+  // FSDP ZeRO-3 per block on Gloo: per block unit a gather before forward and before backward
+  // (every micro-batch) and a reduction after backward, each an all-reduce of the flat buffer
+  // padded to a multiple of 4 (block.0: 2001 -> 2004 elements).
+  plan.dist.mode = dist::DistMode::fsdp;
+  plan.dist.shard_mode = dist::ShardMode::zero3;
+  plan.dist.units = dist::UnitPolicy::per_block;
+  c = communication();
+  int64_t block_bytes = 0;
+  std::vector<std::string> purposes;
+  for (const auto& x : c["collectives"])
+    if (x["unit"] == "block.0") {
+      purposes.push_back(x["purpose"]);
+      block_bytes += x["bytes"].get<int64_t>() * x["per_iteration"].get<int64_t>();
+    }
+  EXPECT_EQ(purposes, (std::vector<std::string>{"gather_for_forward", "gather_for_backward", "reduce_gradients"}));
+  EXPECT_EQ(block_bytes, 3 * 2 * 2004 * 4);
+
+  // Per-layer units are not planned: null, not a wrong plan.
+  plan.dist.units = dist::UnitPolicy::per_layer;
+  EXPECT_TRUE(communication().is_null());
 }
 
 // Warm-up iterations ten times slower than the measured ones: an average over all iterations,

@@ -7,6 +7,8 @@
   - a sweep of 2-rank DDP and ZeRO-3 rows with `--predict measured`: the sweep adds and runs the
     one-rank row they predict from, every multi-rank row gets an "eager predicted" record with
     the measured row's index values, its error against the measured row, and its source's id;
+    each run records the collectives its step sent (unit_timings.communication), the same plan
+    its prediction timed;
     the store keeps measured and predicted records apart; every text format shows the column;
     a second run of the same command reruns nothing and predicts the same;
   - `--predict FILE.toml --predict-only` over 2 nodes x 4 ranks: only the one-rank rows run,
@@ -95,6 +97,16 @@ def main():
             check(pr["measured_average_iter_time"] == m["average_iter_time"], "the measured time beside it")
             want = (p["average_iter_time"] - m["average_iter_time"]) / m["average_iter_time"]
             check(abs(pr["error"] - want) < 1e-12, f"error {pr['error']} = (predicted - measured) / measured = {want}")
+            # The run records what its step sent; the prediction times the same plan.
+            sent = m["unit_timings"]["communication"]
+            timed = [{k: v for k, v in c.items() if k != "ms_each"} for c in pr["communication"]["collectives"]]
+            check(sent["collectives"] == timed and sent["bytes_per_iteration"] == pr["communication"]["bytes_per_iteration"],
+                  f"the run's communication plan is the one predicted: {sent} vs {pr['communication']}")
+        parameters = sum(u["parameters"] for u in source["unit_timings"]["units"])
+        check(measured[1]["unit_timings"]["communication"]["bytes_per_iteration"] == 4 * parameters,
+              "DDP, fp32: every gradient all-reduced once")
+        check(source["unit_timings"]["communication"] == {"bytes_per_iteration": 0, "collectives": []},
+              "one rank sends nothing")
         check(predicted[1]["sharding_mode"] == "zero3" and predicted[1]["memory_parameters_GB"] <
               source["memory_parameters_GB"] * 0.6, "ZeRO-3's prediction holds half the parameters")
 
