@@ -40,20 +40,7 @@ std::vector<std::string> own_command_line() {
 
 int launch_benchmark(const RunPlan& plan, const std::vector<std::string>& rank_argv) {
   const auto& o = plan.options;
-  ::setenv(kLaunchedEnv, "1", 1);
-  dist::LaunchOptions launch;
-  launch.argv = rank_argv;
-  launch.nproc_per_node = static_cast<int>(*o.nproc_per_node);
-  launch.nnodes = static_cast<int>(o.nnodes);
-  launch.node_rank = static_cast<int>(o.node_rank);
-  launch.master_addr = o.master_addr;
-  launch.master_port = static_cast<int>(o.master_port);
-  // A rank that outlives a failed one fails too at its next collective, within an iteration
-  // or, if that collective hangs, within --dist-timeout: that is its grace. Once rank 0 has
-  // ended (it writes the result), a rank still running is stopped or hung: 2 s, then SIGTERM.
-  launch.failure_grace_seconds = plan.dist.timeout_seconds;
-  launch.lead_exit_grace_seconds = 2.0;
-  const dist::LaunchResult result = dist::launch_ranks(launch);
+  const dist::LaunchResult result = dist::launch_ranks(node_launch(o, rank_argv, plan.dist.timeout_seconds));
   if (result.exit_code == 0) return train::kExitOk;
 
   // Rank 0 (on the first node) reported the job's ending itself: its JSON stands.
