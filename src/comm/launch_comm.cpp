@@ -1,7 +1,5 @@
 // The built-in launcher's side of `tokbench comm` (run_comm.hpp): the launcher `tokbench run`
 // uses (distributed/launcher.hpp), the ranks marked as launched so that none launches again.
-#include <cstdlib>
-
 #include "bench/launch_benchmark.hpp"
 #include "comm/run_comm.hpp"
 #include "distributed/launcher.hpp"
