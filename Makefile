@@ -5,6 +5,9 @@ RUN_ARGS ?=
 # ccache keys on paths relative to the checkout, so a fresh clone (CI) reuses earlier builds.
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := true
+# The units that share LibTorch's precompiled header (cmake/torch_pch.cmake) are cached only with
+# these; CMake's ccache launcher sets the same value for builds that do not go through make.
+export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 
 .PHONY: all bootstrap configure build test run clean
 all: build
