@@ -119,7 +119,7 @@ predict::ClusterInput cluster_input(const PredictOptions& o) {
   }
   if (!o.comm.empty())
     throw std::invalid_argument(fmt::format("--comm applies to --cluster measured only (cluster is '{}')", o.cluster));
-  return predict::ClusterInput{predict::load_cluster(o.cluster), std::nullopt};
+  return predict::ClusterInput{predict::load_cluster(o.cluster), std::nullopt, {}};
 }
 
 int run_predict(const PredictOptions& o) {

@@ -96,7 +96,7 @@ SweepCluster load_sweep_cluster(const std::string& spec, const std::vector<std::
     if (!comm_documents.empty())
       throw std::invalid_argument(fmt::format("--comm applies to --predict measured only (cluster is '{}')", spec));
     try {
-      cluster.fixed = predict::ClusterInput{predict::load_cluster(spec), std::nullopt};
+      cluster.fixed = predict::ClusterInput{predict::load_cluster(spec), std::nullopt, {}};
     } catch (const std::invalid_argument& e) {
       // The loader speaks of tokbench predict's --cluster; here the option is --predict.
       std::string line = e.what();
