@@ -54,6 +54,8 @@ def main():
     ap.add_argument("--max-error", type=float, default=None)
     ap.add_argument("--rounds", type=int, default=None,
                     help="interleaved repetitions of every measurement; medians are compared (default 3 with --quick, else 1)")
+    ap.add_argument("--strategies", default=None,
+                    help="only these of ddp, zero2, zero3, hybrid_zero2 (comma-separated; default: all of the mode's)")
     ap.add_argument("--unit-timing-iters", type=int, default=5,
                     help="the one-rank runs' per-unit timing pass, which the predictions read")
     a = ap.parse_args()
@@ -80,6 +82,13 @@ def main():
                    for ga in (1, 2)
                    if not (shard == "hybrid_zero2" and w != 4)]  # hybrid 2x2: shard groups of 2, 2 replicas
         comm_max = "256M"
+
+    if a.strategies:
+        wanted = set(a.strategies.split(","))
+        unknown = wanted - {"ddp", "zero2", "zero3", "hybrid_zero2"}
+        if unknown:
+            sys.exit(f"--strategies: {', '.join(sorted(unknown))} not valid; valid: ddp, zero2, zero3, hybrid_zero2")
+        configs = [c for c in configs if (c[2] or c[1]) in wanted]
 
     common = ["--seq-len", str(seq), "--num-threads", "1", "--max-iters", str(iters),
               "--warmup-iters", str(warmup)]

@@ -82,12 +82,22 @@ double CollectiveTimer::seconds(const PlannedCollective& c) const {
   if (shape.size == measured_->world_size)
     return interpolated_seconds(*measured_, to_string(c.call), static_cast<double>(c.bytes));
   for (const auto& group : groups_)
-    if (group.world_size == shape.size) return interpolated_seconds(group, to_string(c.call), static_cast<double>(c.bytes));
+    if (group.world_size == shape.size)
+      return interpolated_seconds(group, to_string(c.call), static_cast<double>(c.bytes)) * concurrent_groups_factor(group);
   throw std::invalid_argument(fmt::format("comm document '{}' was measured over {} ranks; the {} group's collectives run "
                                           "over {} (hybrid sharding); measure that group size too (tokbench comm "
                                           "--nproc-per-node {}) and pass both to --comm, or use a cluster TOML",
                                           measured_->source, measured_->world_size, to_string(c.group), shape.size,
                                           shape.size));
+}
+
+double CollectiveTimer::concurrent_groups_factor(const CommMeasurements& group) const {
+  // Every group of a hybrid job runs the same schedule, so its collectives run at once. On a
+  // CPU node they move their bytes through the node's shared cores and memory (Gloo's loopback
+  // transport and reductions), where the document measured only its own ranks there: the time
+  // grows with the ranks communicating on the node. GPU groups use links of their own.
+  if (cluster_.device != "cpu" || group.nproc_per_node < 1) return 1.0;
+  return std::max(1.0, static_cast<double>(placement_.ranks_per_node) / static_cast<double>(group.nproc_per_node));
 }
 
 std::string CollectiveTimer::method() const {

@@ -289,9 +289,12 @@ json predict(const MeasuredRun& run, const ClusterInput& in, const TargetOptions
     assumptions.push_back("collectives: " + timer.method());
   if (in.measured && t.strategy == Strategy::fsdp && t.shard_size < t.world_size && t.nnodes == 1)
     assumptions.push_back(fmt::format(
-        "hybrid groups on one machine: each group's collectives are timed as tokbench comm measured that many ranks "
-        "alone, while here the {} shard groups (or {} replica groups) run theirs at once and share the machine",
-        t.world_size / t.shard_size, t.shard_size));
+        "hybrid groups on one machine: the {} shard groups (or {} replica groups) run their collectives at once; a "
+        "group's time is tokbench comm's for that many ranks{}",
+        t.world_size / t.shard_size, t.shard_size,
+        cpu ? ", times the node's ranks over the ranks the document measured on it (they share the CPU node's cores "
+              "and memory)"
+            : " (each group on links of its own)"));
   if (run.world_size > 1)
     assumptions.push_back("the measured run had several ranks: its unit times may hold its own contention and hook waits");
 

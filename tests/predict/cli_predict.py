@@ -181,6 +181,18 @@ def main():
         check(groups == {2}, f"hybrid 2x2: every collective over a group of 2, got {groups}")
         check(any("hybrid groups on one machine" in a for a in pred["assumptions"]), "the group timing is stated")
         check(comm in pred["cluster"]["collective_times"], "the 2-rank document is named as the groups' source")
+        # Both groups of 2 communicate at once on the 4-rank node that comm measured 2 ranks on: x2
+        # against the same reduction in ZeRO-2 over the 2 ranks alone.
+        r = run(["--from", record, "--cluster", "measured", "--comm", comm, "--nproc-per-node", "2",
+                 "--distributed-mode", "fsdp", "--shard-mode", "zero2", "--format", "json"])
+        check(r.returncode == 0, f"ZeRO-2 on 2 ranks: {r.stderr}")
+        alone = json.loads(r.stdout)["runs"][0]["prediction"]["communication"]["collectives"]
+        def reduce_ms(collectives):
+            return [c["ms_each"] for c in collectives if c["purpose"] == "reduce_gradients"]
+        check(len(reduce_ms(alone)) > 0 and
+              all(abs(h - 2 * a) < 1e-9 * a for h, a in zip(reduce_ms(pred["communication"]["collectives"]), reduce_ms(alone))),
+              f"hybrid's shard reductions twice the 2-rank ones: {reduce_ms(pred['communication']['collectives'])} vs "
+              f"{reduce_ms(alone)}")
         for args, expected in (([*hybrid, "--comm", comm4], "measure that group size too"),
                                ([*hybrid[:4], *hybrid[6:], "--comm", f"{comm4},{comm}"],
                                 "with several --comm documents, name the ranks with --nproc-per-node"),
