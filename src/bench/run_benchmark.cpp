@@ -323,10 +323,13 @@ int run_benchmark(const RunPlan& plan) {
         agreement.emplace(groups->world, device);
         decide_stop = [&agreement](bool local) { return (*agreement)(local); };
       }
-      train::LoopOptions loop{plan.grad_accum, plan.max_iters, plan.warmup_iters, plan.cpu_memory_cap_bytes};
-      loop.profile_path = plan.profile_path;
-      loop.profile_iters = plan.profile_iters;
-      loop.unit_timing_iters = plan.unit_timing_iters;
+      const train::LoopOptions loop{.grad_accum = plan.grad_accum,
+                                    .max_iters = plan.max_iters,
+                                    .warmup_iters = plan.warmup_iters,
+                                    .cpu_memory_cap_bytes = plan.cpu_memory_cap_bytes,
+                                    .profile_path = plan.profile_path,
+                                    .profile_iters = plan.profile_iters,
+                                    .unit_timing_iters = plan.unit_timing_iters};
       const train::TrainResult result = train::run_timed_loop(
           *step, data, device, loop,
           [&progress](const train::IterationRecord& record) { progress.on_iteration(sample_of(record)); },

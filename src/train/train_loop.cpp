@@ -282,8 +282,16 @@ TrainResult run_training(model::GPT& model, const torch::Device& device, const T
   TrainResult failed;
   try {
     TokenBatcher data(batch_options_for(options, model->config().vocab()), device);
-    auto step = make_eager_step(model, device, EagerStepOptions{options.dtype, options.adamw, options.zero_grad});
-    LoopOptions loop{options.grad_accum, options.max_iters, options.warmup_iters, options.cpu_memory_cap_bytes};
+    EagerStepOptions step_options;
+    step_options.dtype = options.dtype;
+    step_options.adamw = options.adamw;
+    step_options.zero_grad = options.zero_grad;
+    auto step = make_eager_step(model, device, step_options);
+    LoopOptions loop;
+    loop.grad_accum = options.grad_accum;
+    loop.max_iters = options.max_iters;
+    loop.warmup_iters = options.warmup_iters;
+    loop.cpu_memory_cap_bytes = options.cpu_memory_cap_bytes;
     return run_timed_loop(*step, data, device, loop, on_iteration, stop);
   } catch (const c10::OutOfMemoryError& e) {  // while moving the model or filling buffers
     failed.status = RunStatus::oom;

@@ -135,7 +135,13 @@ void on_ranks(int64_t world, std::optional<int64_t> shard_group,
     threads.emplace_back([&, r] {
       try {
         GroupOptions g;
-        g.env = DistEnv{"torchrun", world, r, r, world, "127.0.0.1", port};
+        g.env = DistEnv{};
+        g.env.source = "torchrun";
+        g.env.world_size = world;
+        g.env.rank = r;
+        g.env.local_rank = r;
+        g.env.local_world_size = world;
+        g.env.master_port = port;
         g.timeout = std::chrono::seconds(60);
         g.device = test_device();  // Gloo, with CUDA tensors when the device is a GPU
         g.shard_group_size = shard_group;
@@ -657,7 +663,9 @@ TEST(FsdpFromSeed, DeferredModelHoldsTheSeedsValuesAndTrainsLikeOneProcess) {
     for (int64_t r = 0; r < world; ++r) {
       EXPECT_EQ(equal_initial[r], 1) << name << " rank " << r << ": not the whole model's initial values";
       // ZeRO-3 holds its shard alone (plus the rope buffers); ZeRO-2 the whole flat buffers and its shard.
-      if (mode == ShardMode::zero3) EXPECT_LT(resident[r], 1.1 * whole_bytes / world) << name << " rank " << r;
+      if (mode == ShardMode::zero3) {
+        EXPECT_LT(resident[r], 1.1 * whole_bytes / world) << name << " rank " << r;
+      }
       else EXPECT_LT(resident[r], 1.1 * whole_bytes * (1.0 + 1.0 / world)) << name << " rank " << r;
     }
     expect_same_training(reference, out, name + " from the seed, W 3");

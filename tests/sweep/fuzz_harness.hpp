@@ -544,7 +544,9 @@ inline void expect_clean(const Summary& s, int wanted_cases) {
             << " s): " << s.accepted << " read, " << s.refused << " refused (exit 2), " << s.failures.size()
             << " wrong\n";
   const char* only = std::getenv("TOKBENCH_FUZZ_ONLY");
-  if (!only) EXPECT_GE(s.cases, wanted_cases);
+  if (!only) {
+    EXPECT_GE(s.cases, wanted_cases);
+  }
   for (std::size_t i = 0; i < s.failures.size() && i < 40; ++i) ADD_FAILURE() << s.failures[i];
   EXPECT_TRUE(s.failures.empty()) << s.failures.size() << " cases went wrong (the first 40 are above)";
 }

@@ -205,8 +205,11 @@ TEST(Formats, NamesAndErrors) {
   EXPECT_EQ(format_from_string("csv").file, FileUse::never);
   // Every plug-in's factory makes a reporter (xlsx only where it was built).
   std::ostringstream sink;
-  for (const auto& plugin : reporter_plugins())
-    if (plugin.available()) EXPECT_NE(plugin.make(ReportTarget{sink, {}, {}}), nullptr) << plugin.name;
+  for (const auto& plugin : reporter_plugins()) {
+    if (plugin.available()) {
+      EXPECT_NE(plugin.make(ReportTarget{sink, {}, {}}), nullptr) << plugin.name;
+    }
+  }
   if (xlsx_available()) {
     EXPECT_EQ(format_from_string("xlsx").name, "xlsx");
   } else {

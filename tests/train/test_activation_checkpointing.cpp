@@ -141,7 +141,9 @@ TEST(CheckpointRecompute, GraphOnlyLinearHasAtLinearsGradients) {
     at::linear(x, w, with_bias ? std::optional<torch::Tensor>(b) : std::nullopt).backward(dy);
     EXPECT_TRUE(torch::equal(gx, x.grad()));
     EXPECT_TRUE(torch::equal(gw, w.grad()));
-    if (with_bias) EXPECT_TRUE(torch::equal(gb, b.grad()));
+    if (with_bias) {
+      EXPECT_TRUE(torch::equal(gb, b.grad()));
+    }
   }
 }
 

@@ -62,7 +62,9 @@ void check_chunked_ce(const CeCase& c) {
   EXPECT_EQ(got.scalar_type(), torch::kFloat);
   EXPECT_TRUE(close(hidden.grad(), want_gh)) << "grad hidden";
   EXPECT_TRUE(close(weight.grad(), want_gw)) << "grad weight";
-  if (c.bias) EXPECT_TRUE(close(bias.grad(), want_gb)) << "grad bias";
+  if (c.bias) {
+    EXPECT_TRUE(close(bias.grad(), want_gb)) << "grad bias";
+  }
 }
 
 TEST(ChunkedCrossEntropy, EqualsCrossEntropyOverSeveralChunks) { check_chunked_ce({50, 16, 37, 7, false, {}}); }
@@ -117,7 +119,9 @@ TEST_P(FusedLinearKernel, EqualsAtLinearInValueAndGradients) {
     EXPECT_TRUE(close(got, want)) << "output, bias " << with_bias;
     EXPECT_TRUE(close(x.grad(), want_gx)) << "grad x, bias " << with_bias;
     EXPECT_TRUE(close(w.grad(), want_gw)) << "grad w, bias " << with_bias;
-    if (with_bias) EXPECT_TRUE(close(b.grad(), want_gb)) << "grad b";
+    if (with_bias) {
+      EXPECT_TRUE(close(b.grad(), want_gb)) << "grad b";
+    }
   }
   // An empty batch (an MoE expert without tokens) still gives zero-sized outputs and a zero
   // weight gradient.
