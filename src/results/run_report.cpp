@@ -12,7 +12,7 @@
 namespace tokbench::results {
 namespace {
 
-using json = nlohmann::ordered_json;
+using nlohmann::ordered_json;
 
 // One line of the reference's report: its label, the record key, and how it printed the value.
 struct ReferenceLine {
@@ -45,14 +45,14 @@ const ReferenceLine kReferenceLines[] = {
     {"TFLOP/s", "model_flop_per_sec", 1e-12, "{:.2f}", ""},
 };
 
-const json kNull = nullptr;
+const ordered_json kNull = nullptr;
 
-const json& lookup(const json& record, const std::string& key) {
+const ordered_json& lookup(const ordered_json& record, const std::string& key) {
   auto it = record.find(key);
   return it == record.end() ? kNull : *it;
 }
 
-std::string reference_text(const ReferenceLine& line, const json& value) {
+std::string reference_text(const ReferenceLine& line, const ordered_json& value) {
   if (value.is_null()) return line.key == std::string("Sharding Size") ? "None" : "N/A";
   if (value.is_string()) return value.get<std::string>();
   if (value.is_number() && *line.format)
@@ -60,7 +60,7 @@ std::string reference_text(const ReferenceLine& line, const json& value) {
   return value.dump() + line.suffix;
 }
 
-void write_line(std::ostream& out, const Column& column, const json& value) {
+void write_line(std::ostream& out, const Column& column, const ordered_json& value) {
   const std::string text = column_text(column, value);
   if (value.is_object()) {  // "Iter time (ms): mean 1.00, median ..."
     fmt::print(out, "{}{}: {}\n", column.label, column.unit.empty() ? "" : " (" + column.unit + ")", text);
@@ -72,7 +72,7 @@ void write_line(std::ostream& out, const Column& column, const json& value) {
 
 }  // namespace
 
-void write_run_report(const json& record, std::ostream& out) {
+void write_run_report(const ordered_json& record, std::ostream& out) {
   const bool fsdp = !lookup(record, "sharding_mode").is_null();
   for (const auto& line : kReferenceLines) {
     if (line.fsdp_only && !fsdp) continue;
@@ -91,7 +91,7 @@ void write_run_report(const json& record, std::ostream& out) {
       continue;
     }
     write_line(out, column, *it);
-    if (column.key == "mfu" && it->is_number() && lookup(record, "mfu_peak_is_estimate") == json(true))
+    if (column.key == "mfu" && it->is_number() && lookup(record, "mfu_peak_is_estimate") == ordered_json(true))
       fmt::print(out, "  (MFU is of an estimated peak, which this machine may exceed; `tokbench env --calibrate` "
                       "measures it in a few seconds, and later runs use the measurement)\n");
   }

@@ -116,6 +116,12 @@ std::string printable(const std::string& text) {
   return text.size() > 200 ? out + "..." : out;
 }
 
+}  // namespace
+
+// Named rather than anonymous: ResultStore::Db, a class of the header, derives from Connection,
+// and a base of internal linkage would make GCC warn (-Wsubobject-linkage) in a unity build.
+namespace sqlite_connection {
+
 // The open database and what its failures mean (ResultStore::Db is one).
 struct Connection {
   sqlite3* handle = nullptr;
@@ -204,7 +210,10 @@ class Statement {
   sqlite3_stmt* stmt_ = nullptr;
 };
 
-}  // namespace
+}  // namespace sqlite_connection
+
+using sqlite_connection::Connection;
+using sqlite_connection::Statement;
 
 struct ResultStore::Db : Connection {};
 
