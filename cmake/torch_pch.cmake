@@ -8,7 +8,7 @@
 # GCC uses a precompiled header only when the unit's macros and target options (-m...) agree
 # with the ones it was built with (it warns under -Winvalid-pch, which CMake adds, and parses
 # the header instead): tokbench_torch_pch therefore compiles with LibTorch's own INTERFACE
-# definitions, fmt header-only and the project's options, as every LibTorch unit does. The
+# definitions, tokbench::fmt and the project's options, as every LibTorch unit does. The
 # per-ISA row kernels (-mavx2, CPU_CAPABILITY) and CUDA sources never use it. Definitions of
 # tokbench's own (TOKBENCH_*, GTEST_*) do not occur in LibTorch's headers and do not matter.
 option(TOKBENCH_TORCH_PCH "Precompile <torch/torch.h> once for the translation units that include it" ON)
@@ -25,7 +25,7 @@ if(TOKBENCH_TORCH_PCH AND CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
        CONTENT "// tokbench_torch_pch: the precompiled header is this target's output (cmake/torch_pch.cmake).\n")
   foreach(pch_target tokbench_torch_pch tokbench_torch_pch_o1)
     add_library(${pch_target} OBJECT ${CMAKE_BINARY_DIR}/generated/torch_pch.cpp)
-    target_link_libraries(${pch_target} PRIVATE ${TORCH_LIBRARIES} fmt::fmt-header-only tokbench::options)
+    target_link_libraries(${pch_target} PRIVATE ${TORCH_LIBRARIES} tokbench::fmt tokbench::options)
     target_precompile_headers(${pch_target} PRIVATE <torch/torch.h>)
   endforeach()
   target_compile_options(tokbench_torch_pch_o1 PRIVATE ${TOKBENCH_O1_OPTION})
