@@ -51,6 +51,10 @@ function(tokbench_use_torch_pch target)
     endif()
     if(NOT source IN_LIST arg_SOURCES)
       set_source_files_properties(${source} TARGET_DIRECTORY ${target} PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
+    else()
+      # In a unity-built target (CMakeLists.txt, TOKBENCH_UNITY_BUILD) the LibTorch units compile
+      # on their own with the header; a batch of them would force it on the torch-free units too.
+      set_source_files_properties(${source} TARGET_DIRECTORY ${target} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
     endif()
   endforeach()
   # A name that is not one of the target's sources is a typo, or a file that moved.
