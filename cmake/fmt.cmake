@@ -1,7 +1,7 @@
 # tokbench::fmt — {fmt} compiled once, from the system's library (libfmt-dev), for every layer.
 #
-# Header-only fmt compiles fmt's formatting code into every unit that formats (about 1.6 s of a
-# 7 s unit at -O1, in ~80 units of `make run`). The compiled library avoids that, but LibTorch's
+# Header-only fmt compiles fmt's formatting code into every unit that formats (0.5 to 2.8 s of a
+# 6 to 9 s unit at -O1, measured on report_print, prediction, cmd_models and report). The compiled library avoids that, but LibTorch's
 # include directory ships fmt headers of another version (v12 in torch 2.11, against Debian's v9),
 # which win over /usr/include in every LibTorch unit; calls compiled against those headers find
 # no matching symbols in libfmt.so. So the system's fmt headers are put first: GCC and Clang
