@@ -4,6 +4,7 @@
 #include "distributed/launcher.hpp"
 
 #include "process/child_process.hpp"
+#include "process/unique_fd.hpp"
 
 #include <fcntl.h>
 #include <netdb.h>
@@ -91,33 +92,7 @@ void on_signal(int signal_number) {
   throw std::system_error(errno, std::generic_category(), "tokbench launcher: " + what);
 }
 
-// Owns one file descriptor.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  Fd& operator=(Fd&& other) noexcept {
-    if (this != &other) {
-      reset();
-      fd_ = std::exchange(other.fd_, -1);
-    }
-    return *this;
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { reset(); }
-
-  int get() const { return fd_; }
-  bool is_open() const { return fd_ >= 0; }
-  void reset() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_ = -1;
-};
+using process::Fd;
 
 // The child dup2()s its pipes onto 0, 1 and 2. A launcher descriptor that is itself 0..2 (the
 // parent runs with a closed stdin or stdout) would be overwritten by an earlier dup2, so every

@@ -1,5 +1,6 @@
 // child_process.hpp: posix_spawn with its attributes and file actions, pidfd waits, bounded capture.
 #include "process/child_process.hpp"
+#include "process/unique_fd.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -31,25 +32,6 @@ constexpr std::chrono::seconds kTermToKill{5};
 [[noreturn]] void fail(const std::string& what, int error) {
   throw std::runtime_error(what + ": " + std::strerror(error));
 }
-
-// Owns one descriptor.
-struct Fd {
-  int fd = -1;
-  explicit Fd(int value = -1) : fd(value) {}
-  Fd(Fd&& other) noexcept : fd(std::exchange(other.fd, -1)) {}
-  Fd& operator=(Fd&& other) noexcept {
-    if (this != &other) {
-      reset();
-      fd = std::exchange(other.fd, -1);
-    }
-    return *this;
-  }
-  ~Fd() { reset(); }
-  void reset() {
-    if (fd >= 0) ::close(fd);
-    fd = -1;
-  }
-};
 
 // Undoes posix_spawn's attribute and file-action objects on every path out.
 struct SpawnObjects {
@@ -298,9 +280,9 @@ CapturedRun run_captured(const std::vector<std::string>& argv, std::size_t max_o
   Fd null(::open("/dev/null", O_RDONLY | O_CLOEXEC));
   SpawnSpec spec;
   spec.argv = argv;
-  spec.stdin_fd = null.fd;
-  spec.stdout_fd = write_end.fd;
-  spec.stderr_fd = write_end.fd;
+  spec.stdin_fd = null.get();
+  spec.stdout_fd = write_end.get();
+  spec.stderr_fd = write_end.get();
   spec.die_with_parent = false;
   Child child(spec);
   write_end.reset();  // EOF on the read end once the command and its children close theirs
@@ -309,7 +291,7 @@ CapturedRun run_captured(const std::vector<std::string>& argv, std::size_t max_o
   auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(timeout);
   bool terminated = false;
   char buffer[8192];
-  while (read_end.fd >= 0) {
+  while (read_end.is_open()) {
     const auto now = Clock::now();
     if (now >= deadline) {
       if (terminated) break;  // SIGKILL below; stop reading a pipe its children may hold
@@ -320,10 +302,10 @@ CapturedRun run_captured(const std::vector<std::string>& argv, std::size_t max_o
       continue;
     }
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
-    pollfd p{read_end.fd, POLLIN, 0};
+    pollfd p{read_end.get(), POLLIN, 0};
     const int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left + 1, 1000)));
     if (ready <= 0) continue;  // timeout or EINTR: look at the deadline again
-    const ssize_t n = ::read(read_end.fd, buffer, sizeof buffer);
+    const ssize_t n = ::read(read_end.get(), buffer, sizeof buffer);
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (n <= 0) {
       read_end.reset();
