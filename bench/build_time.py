@@ -17,7 +17,6 @@ LibTorch comes from the checkout's bootstrap (build/.torch-prefix; run `make con
 """
 import argparse
 import os
-import platform
 import resource
 import shutil
 import statistics
@@ -26,18 +25,10 @@ import sys
 import tempfile
 import time
 
+from bench_common import cpu_model
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGETS = ["tokbench", "tokbench_memory_probe"]
-
-
-def cpu_name():
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def children_cpu_seconds():
@@ -92,7 +83,7 @@ def main():
     sources = {text: checkout(rev, scratch) for text, rev, _ in configs}
     results = {text: [] for text, _, _ in configs}
     log_path = os.path.join(scratch, "build.log")
-    print(f"CPU: {cpu_name()}, {os.cpu_count()} logical CPUs; log: {log_path}", file=sys.stderr)
+    print(f"CPU: {cpu_model()}, {os.cpu_count()} logical CPUs; log: {log_path}", file=sys.stderr)
     try:
         with open(log_path, "w") as log:
             for round_index in range(args.rounds):
@@ -110,7 +101,7 @@ def main():
     first = configs[0][0]
     base_wall = statistics.median(w for w, _ in results[first])
     base_cpu = statistics.median(c for _, c in results[first])
-    print(f"`make run`'s build from an empty folder, ccache off; {cpu_name()}, {os.cpu_count()} logical CPUs; "
+    print(f"`make run`'s build from an empty folder, ccache off; {cpu_model()}, {os.cpu_count()} logical CPUs; "
           f"median of {args.rounds} round(s)\n")
     print("| configuration | wall s | CPU s | wall vs first | CPU vs first |")
     print("|---|---:|---:|---:|---:|")

@@ -20,11 +20,12 @@ thread count.
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
 import time
+
+from bench_common import cpu_model
 
 
 def run(cmd, log):
@@ -32,16 +33,6 @@ def run(cmd, log):
         proc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT)
     if proc.returncode != 0:
         sys.exit(f"failed ({proc.returncode}): {' '.join(cmd)}; see {log}")
-
-
-def cpu_model():
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def main():
