@@ -1,6 +1,6 @@
 // The GPT module's structure: built on the meta device, its parameter count equals the
 // closed-form count and litgpt's figure for every catalog config; names follow litgpt; the
-// meta build of the largest config is timed (reported, never asserted: README.md, "Benchmarks
+// meta build of the largest config is timed (reported, never asserted: docs/benchmarks.md, "Benchmarks
 // (speed is measured side by side, never asserted in tests)"). Also the seeded
 // initialisation. (Forward on meta is not a C++ use: several ATen ops, e.g. index_select,
 // have their meta kernels only in Python.)
@@ -44,7 +44,7 @@ TEST(GptParams, LargestConfigBuildsOnMetaQuickly) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(numel_of(model), largest->param_count);
   EXPECT_TRUE(model->parameters().front().is_meta());
-  // Reported, not asserted: timing belongs to benchmarks (README.md, "Benchmarks (speed is
+  // Reported, not asserted: timing belongs to benchmarks (docs/benchmarks.md, "Benchmarks (speed is
   // measured side by side, never asserted in tests)").
   std::cout << "[ meta build ] " << largest->config.name << " (" << largest->param_count
             << " params, block_size " << largest->config.block_size << "): " << seconds << " s\n";
