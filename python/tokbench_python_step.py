@@ -5,7 +5,10 @@
 configuration it has already validated and reads its stdout, one JSON object per line:
 
   {"event": "unavailable", "python": ..., "error": ...}   torch or litgpt cannot be imported (exit 2)
-  {"event": "ready", "torch_version": ..., "litgpt_version": ..., "python_version": ..., "num_threads": N}
+  {"event": "unavailable", "python": ..., "error": ..., "executor": true}   a requested thunder
+                                                          executor is missing from this install (exit 2)
+  {"event": "ready", "torch_version": ..., "litgpt_version": ..., "python_version": ..., "num_threads": N,
+   "thunder_version": ..., "thunder_executors": "a, b, ..."}   (the thunder keys with --compile thunder)
   {"event": "iteration", "index": i, "warmup": bool, "seconds": s, "loss": l, "end_time": t}
   {"event": "result", "status": "ok"|"oom"|"nan"|"interrupted"|"error", "message": ...,
    "measured_window_seconds": w, "allocated_peak_bytes": n|null, "reserved_peak_bytes": n|null,
@@ -20,8 +23,10 @@ protocol is tokbench's: the window runs from the end of the last warm-up iterati
 the last one, so tokens/s = M·G·T / window. With --compile inductor the model is wrapped in
 torch.compile (default mode, as the reference does); compilation happens in the first
 iteration, which is why warm-up iterations exist. With --compile thunder the model goes through
-thunder.jit (lightning-thunder's default executors; on many ranks with thunder's own ddp or
-fsdp transform on the jitted module), compiled in the first iteration too.
+thunder.jit (lightning-thunder's default executors, after any --thunder-executor; on many ranks
+with thunder's own ddp or fsdp transform on the jitted module), or with --thunder-front-end
+dynamo through torch.compile with thunder as its backend (ThunderFX) inside PyTorch's own
+DDP/FSDP wrapping; either compiles in the first iteration too.
 
 Many ranks (--world-size > 1): tokbench's rank process has joined the job's store and passes
 its address (--store-host/--store-port/--store-prefix); torch.distributed meets the other ranks
@@ -90,6 +95,10 @@ def parse_args():
     p.add_argument("--dtype", default="fp32", choices=["fp32", "bf16-true", "bf16-mixed"])
     p.add_argument("--tf32", action="store_true", help="allow TF32 matmuls (CUDA, fp32)")
     p.add_argument("--compile", default="eager", choices=["eager", "inductor", "thunder"])
+    p.add_argument("--thunder-front-end", default="jit", choices=["jit", "dynamo"],
+                   help="thunder.jit, or thunder as torch.compile's backend (ThunderFX)")
+    p.add_argument("--thunder-executor", action="append", default=[], choices=sorted(THUNDER_EXECUTORS),
+                   help="put this thunder executor ahead of thunder's defaults; repeatable, highest priority first")
     p.add_argument("--dynamic", action="store_true", help="torch.compile(dynamic=True) (the reference's switch)")
     p.add_argument("--checkpoint-activations", action="store_true",
                    help="torch.utils.checkpoint per litgpt Block (non-reentrant, as the reference's checkpoint_wrapper)")
@@ -153,11 +162,45 @@ def init_distributed(a, torch, device):
     return dist
 
 
-def thunder_jit(a, model, device, distributed):
+# --thunder-executor names (tokbench's compiler_choice.hpp) -> (module, attribute) of thunder's
+# executor object, as benchmark_litgpt.py imports them.
+THUNDER_EXECUTORS = {
+    "torch_compile": ("thunder.executors.torch_compile", "torch_compile_ex"),
+    "torch_compile_cat": ("thunder.executors.torch_compile", "torch_compile_cat_ex"),
+    "transformer_engine": ("thunder.executors.transformer_engineex", "transformer_engine_ex"),
+    "cudnn": ("thunder.executors.cudnnex", "cudnn_ex"),
+}
+
+
+def thunder_executors(a):
+    """thunder's default executors with the requested ones in front (highest priority first).
+    Raises LookupError naming an executor this install cannot serve: thunder leaves the
+    executor object None when its library (cuDNN's frontend, TransformerEngine) is missing."""
+    import importlib
+    import thunder
+    executors = list(thunder.get_default_executors())
+    for name in reversed(a.thunder_executor):
+        module, attribute = THUNDER_EXECUTORS[name]
+        executor = getattr(importlib.import_module(module), attribute, None)
+        if executor is None:
+            need = {"cudnn": "the cudnn-frontend package and a CUDA device",
+                    "transformer_engine": "the transformer_engine package and a CUDA device"}.get(name, "")
+            raise LookupError(f"thunder's {name} executor is not available in this install (it needs {need})")
+        executors = [executor] + [e for e in executors if e is not executor]
+    return executors
+
+
+def uses_thunder_jit(a):
+    """thunder.jit takes the model whole and shards it with its own transforms; as torch.compile's
+    backend (dynamo) it runs inside PyTorch's DDP/FSDP wrapping, as the reference orders it."""
+    return a.compile == "thunder" and a.thunder_front_end == "jit"
+
+
+def thunder_jit(a, model, device, distributed, executors):
     """thunder.jit over the model; on many ranks followed by thunder's own ddp / fsdp transform
     (which this thunder applies to the jitted module)."""
     import thunder
-    model = thunder.jit(model)
+    model = thunder.jit(model, executors=executors)
     if distributed:
         from thunder.distributed import FSDPBucketingStrategy, FSDPType, ddp, fsdp
         if a.distributed_mode == "ddp":
@@ -267,7 +310,7 @@ class MemoryProbe:
         return int(self.lib.tokbench_memory_probe_peak())
 
 
-def train(a, torch, GPT, Config, Block, out, stop, probe):
+def train(a, torch, GPT, Config, Block, out, stop, probe, executors):
     import torch.nn.functional as F
 
     if a.num_threads > 0:
@@ -301,14 +344,19 @@ def train(a, torch, GPT, Config, Block, out, stop, probe):
     dist = None
     if a.world_size > 1:
         dist = init_distributed(a, torch, device)
-        if a.compile != "thunder":
+        if not uses_thunder_jit(a):
             model = parallelize(a, torch, dist, model, device, Block)
-    if a.compile == "thunder":
-        model = thunder_jit(a, model, device, dist is not None)
+    if uses_thunder_jit(a):
+        model = thunder_jit(a, model, device, dist is not None, executors)
     # After the wrapping (the reference's order): FSDP's parameters are the shards.
     optimizer = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=a.weight_decay,
                                   betas=(a.beta1, a.beta2), fused=True)
-    forward = torch.compile(model, dynamic=a.dynamic or None) if a.compile == "inductor" else model
+    forward = model
+    if a.compile == "inductor":
+        forward = torch.compile(model, dynamic=a.dynamic or None)
+    elif a.compile == "thunder" and a.thunder_front_end == "dynamo":
+        from thunder.dynamo import ThunderCompiler
+        forward = torch.compile(model, backend=ThunderCompiler(executors=executors))
     generator = torch.Generator().manual_seed(rank_seed(a.seed, a.rank))
     agree_to_stop = StopAgreement(torch, dist, device) if dist is not None else None
     if dist is not None:  # not destroyed before main() ends the process, even after an error
@@ -333,7 +381,7 @@ def train(a, torch, GPT, Config, Block, out, stop, probe):
     def gradient_sync(micro):
         """No gradient communication before the last micro-batch under --skip-data-sync."""
         skip = dist is not None and a.skip_data_sync and micro < GA - 1
-        if a.compile == "thunder":
+        if uses_thunder_jit(a):
             if not skip:
                 return contextlib.nullcontext()
             from thunder.distributed import skip_data_parallel_grad_sync
@@ -473,8 +521,15 @@ def main():
     from importlib.metadata import version as package_version
     versions = {"torch_version": torch.__version__, "litgpt_version": package_version("litgpt"),
                 "python_version": sys.version.split()[0]}
+    executors = None
     if a.compile == "thunder":
         versions["thunder_version"] = package_version("lightning-thunder")
+        try:
+            executors = thunder_executors(a)
+        except (LookupError, ImportError) as e:
+            emit(out, "unavailable", python=sys.executable, error=str(e).splitlines()[0], executor=True)
+            sys.exit(2)
+        versions["thunder_executors"] = ", ".join(e.name for e in executors)
     if a.num_threads > 0:
         torch.set_num_threads(a.num_threads)
     emit(out, "ready", num_threads=torch.get_num_threads(), **versions)
@@ -483,7 +538,7 @@ def main():
     try:
         probe = MemoryProbe(a.memory_probe) if a.memory_probe and a.device == "cpu" else None
         status, message, iterations, window, memory, profile_message = train(a, torch, GPT, Config, Block, out, stop,
-                                                                             probe)
+                                                                             probe, executors)
     except torch.OutOfMemoryError as e:
         status, message = "oom", str(e).splitlines()[0]
     except Exception as e:

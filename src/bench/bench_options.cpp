@@ -111,7 +111,11 @@ void add_bench_options(CLI::App& app, BenchOptions& o) {
                  "lm_head + loss; one device or many ranks (DDP, FSDP), fp32 or bf16-true) | python-eager | "
                  "python-inductor | python-thunder (the same step by litgpt in Python: PyTorch eager, "
                  "torch.compile or thunder.jit, on many ranks through torch.distributed's DDP/FSDP/fully_shard or "
-                 "thunder's ddp/fsdp; needs torch, litgpt and lightning-thunder importable)")
+                 "thunder's ddp/fsdp; needs torch, litgpt and lightning-thunder importable); and the reference's "
+                 "names: inductor (= python-inductor), thunder (= python-thunder), thunder_inductor, "
+                 "thunder_inductor_cat, thunder_cudnn, thunder_transformerengine, thunder_jit, thunder_dynamo "
+                 "(thunder with those executors or front end). The JSON `compiler` is the name given, `executor` "
+                 "what ran it. Note: eager is tokbench's step; PyTorch's eager litgpt is python-eager")
       ->group("Device");
   app.add_flag("--checkpoint-activations,--checkpoint_activations", o.checkpoint_activations,
                "recompute each block's forward in backward instead of keeping its activations (less memory, "

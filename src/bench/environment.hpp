@@ -26,6 +26,7 @@ struct Environment {
   std::string python_torch_version;
   std::string litgpt_version;
   std::string thunder_version;  // python-thunder only
+  std::string thunder_executors;  // python-thunder only: the executors thunder was given, comma-separated
 };
 
 Environment capture_environment();

@@ -60,7 +60,7 @@ std::optional<fs::path> own_directory() {
 [[noreturn]] void unavailable(const RunPlan& plan, const std::string& python, const std::string& why) {
   throw std::invalid_argument(fmt::format("--executor {} needs Python with torch and litgpt{} importable: {} failed: {}; {}",
                                           plan.options.compile,
-                                          plan.options.compile == kPythonThunder ? " and lightning-thunder" : "", python,
+                                          plan.compiler.executor == Executor::python_thunder ? " and lightning-thunder" : "", python,
                                           why, kInstallHint));
 }
 
@@ -131,10 +131,6 @@ std::string base_version(const std::string& v) { return v.substr(0, v.find('+'))
 
 }  // namespace
 
-bool is_python_executor(const std::string& executor) {
-  return executor == kPythonEager || executor == kPythonInductor || executor == kPythonThunder;
-}
-
 PythonStepCommand locate_python_step() {
   PythonStepCommand c;
   std::vector<fs::path> roots;  // checkouts the script may live in, in order of preference
@@ -188,13 +184,19 @@ std::vector<std::string> python_step_argv(const RunPlan& plan, const PythonStepC
       "--num-threads", std::to_string(o.num_threads),
       "--device", plan.device_string,
       "--dtype", std::string(model::to_string(plan.dtype)),
-      "--compile", o.compile == kPythonInductor ? "inductor" : o.compile == kPythonThunder ? "thunder" : "eager",
+      "--compile", plan.compiler.executor == Executor::python_inductor  ? "inductor"
+                   : plan.compiler.executor == Executor::python_thunder ? "thunder"
+                                                                        : "eager",
       "--seed", std::to_string(o.seed),
       "--lr", fmt::format("{}", o.lr),
       "--weight-decay", fmt::format("{}", o.weight_decay),
       "--beta1", fmt::format("{}", o.beta1),
       "--beta2", fmt::format("{}", o.beta2),
       "--zero-grad", std::string(train::to_string(plan.zero_grad))};
+  if (plan.compiler.executor == Executor::python_thunder) {
+    argv.insert(argv.end(), {"--thunder-front-end", to_string(plan.compiler.thunder_front_end)});
+    for (const auto& e : plan.compiler.thunder_executors) argv.insert(argv.end(), {"--thunder-executor", e});
+  }
   if (plan.tf32) argv.push_back("--tf32");
   if (!command.memory_probe.empty()) argv.insert(argv.end(), {"--memory-probe", command.memory_probe.string()});
   if (o.dynamic) argv.push_back("--dynamic");
@@ -228,6 +230,7 @@ struct ChildRun {
   bool finished = false;
   process::ExitStatus status;
   std::string unavailable_error;
+  bool missing_executor = false;  // the error is a thunder executor this install lacks, not an import
   std::string profile_message;  // --profile: the child's line on where its trace went
 };
 
@@ -256,12 +259,14 @@ ChildRun run_child(const RunPlan& plan, const PythonStepCommand& command, const 
     const std::string event = j.value("event", "");
     if (event == "unavailable") {
       c.unavailable_error = j.value("error", "cannot import torch and litgpt");
+      c.missing_executor = j.value("executor", false);
     } else if (event == "ready") {
       c.ready = true;
       env.python_version = j.value("python_version", "");
       env.python_torch_version = j.value("torch_version", "");
       env.litgpt_version = j.value("litgpt_version", "");
       env.thunder_version = j.value("thunder_version", "");
+      env.thunder_executors = j.value("thunder_executors", "");
       if (!quiet) {
         print_config_echo(plan, report_out);
         report_out << fmt::format("# threads: {}; Python {} ({}), torch {}, litgpt {}{}\n", j.value("num_threads", 0),
@@ -363,6 +368,9 @@ int run_python_benchmark(const RunPlan& plan) {
   }
   MeasuredRun& run = c.run;
   const process::ExitStatus& status = c.status;
+  if (c.missing_executor)
+    throw std::invalid_argument(fmt::format("--compile '{}' cannot run with {}: {}", plan.compiler.compiler,
+                                            command.python, c.unavailable_error));
   if (!c.unavailable_error.empty()) unavailable(plan, command.python, c.unavailable_error);
   if (!c.ready && g_signals.load() == 0) {
     const std::string how = status.signal != 0 ? fmt::format("ended by signal {}", status.signal)

@@ -1,4 +1,5 @@
-// `--executor python-eager | python-inductor | python-thunder`: the same configuration trained
+// `--compile python-eager | python-inductor | python-thunder` (and the reference's `inductor` and
+// thunder names, compiler_choice.hpp): the same configuration trained
 // by litgpt in Python (python/tokbench_python_step.py), under PyTorch eager, torch.compile's
 // inductor or lightning-thunder's thunder.jit,
 // timed by tokbench's protocol and published as the same JSON record, so a sweep can put
@@ -21,11 +22,6 @@
 #include "distributed/job_store.hpp"
 
 namespace tokbench::bench {
-
-inline constexpr const char* kPythonEager = "python-eager";
-inline constexpr const char* kPythonInductor = "python-inductor";
-inline constexpr const char* kPythonThunder = "python-thunder";
-bool is_python_executor(const std::string& executor);
 
 // The interpreter and the script. The script: $TOKBENCH_PYTHON_STEP, else python/ beside the
 // build folder the binary runs from (build/bin/tokbench -> python/), else the source tree the

@@ -17,7 +17,6 @@
 #include <system_error>
 #include <vector>
 
-#include "bench/python_executor.hpp"
 #include "model/catalog.hpp"
 #include "model/checked_int.hpp"
 #include "model/memory_estimate.hpp"
@@ -204,10 +203,12 @@ void resolve_distributed(const BenchOptions& o, const MachineInfo& m, RunPlan& p
            : o.distributed_mode == "fsdp"  ? dist::DistMode::fsdp
            : o.distributed_mode == "fsdp2" ? dist::DistMode::fsdp2
                                            : dist::DistMode::none;
-  if (d.mode == dist::DistMode::fsdp2 && !is_python_executor(o.compile))
-    usage(fmt::format("--distributed-mode fsdp2 (PyTorch's fully_shard) runs with --executor python-eager or "
-                      "python-inductor, not '{}'; tokbench's own sharded step is --distributed-mode fsdp",
-                      o.compile));
+  const CompilerChoice& compiler = plan.compiler;
+  // thunder.jit's own refusal of fsdp2 is resolve_python_executor's.
+  if (d.mode == dist::DistMode::fsdp2 && !is_python(compiler.executor))
+    usage(fmt::format("--distributed-mode fsdp2 (PyTorch's fully_shard) runs with --compile python-eager, "
+                      "python-inductor/inductor or a thunder name with dynamo, not '{}'; tokbench's own sharded step "
+                      "is --distributed-mode fsdp", o.compile));
   const bool hybrid = o.shard_mode.rfind("hybrid_", 0) == 0;
   d.shard_mode = o.shard_mode.find("zero3") != std::string::npos ? dist::ShardMode::zero3 : dist::ShardMode::zero2;
   d.units = o.bucketing_mode == "block"   ? dist::UnitPolicy::per_block
@@ -238,7 +239,7 @@ void resolve_distributed(const BenchOptions& o, const MachineInfo& m, RunPlan& p
   // tokbench's FSDP reduce-scatters every micro-batch: an explicit --skip-data-sync is refused
   // there rather than ignored; the default (the reference's later choice) applies to DDP and
   // to the Python executors' FSDP (no_sync).
-  if (d.mode == dist::DistMode::fsdp && !is_python_executor(o.compile)) {
+  if (d.mode == dist::DistMode::fsdp && !is_python(compiler.executor)) {
     if (o.skip_data_sync_given && o.skip_data_sync)
       usage("--skip-data-sync with --distributed-mode fsdp is not supported by tokbench's FSDP step (it "
             "reduce-scatters every micro-batch, keeping only gradient shards); valid: --no-skip-data-sync, or "
@@ -296,18 +297,21 @@ void resolve_batches(const BenchOptions& o, const MachineInfo& m, RunPlan& plan)
 // starts, one line per option: it trains litgpt's model from a model name on random tokens, on
 // one process or on many through torch.distributed (DDP, FSDP, fully_shard).
 void resolve_python_executor(const BenchOptions& o, const RunPlan& plan) {
-  if (!is_python_executor(o.compile)) return;
+  const CompilerChoice& compiler = plan.compiler;
+  if (!is_python(compiler.executor)) return;
   const auto refuse = [&](const std::string& what, const std::string& valid) {
     usage(fmt::format("--executor {} does not support {}; valid with it: {} (or --executor eager)", o.compile, what,
                       valid));
   };
   if (plan.dist.mode == dist::DistMode::ddp && !o.ddp_overlap)
     refuse("--no-ddp-overlap (PyTorch's DDP always all-reduces its buckets during backward)", "--ddp-overlap");
-  if (o.compile == kPythonThunder) {
-    // thunder shards with its own transforms, ddp and fsdp (ZeRO-2/3); the reference benchmark
-    // refused hybrid sharding with it too.
-    if (plan.dist.mode == dist::DistMode::fsdp2)
-      refuse("--distributed-mode fsdp2 (thunder's own transforms are ddp and fsdp)", "ddp, fsdp");
+  if (compiler.executor == Executor::python_thunder) {
+    // thunder.jit shards with thunder's own transforms, ddp and fsdp (ZeRO-2/3); thunder as
+    // torch.compile's backend (dynamo) runs inside PyTorch's DDP/FSDP/fully_shard, as the
+    // reference orders it. The reference refuses hybrid sharding with any thunder name.
+    if (plan.dist.mode == dist::DistMode::fsdp2 && compiler.thunder_front_end == ThunderFrontEnd::jit)
+      refuse("--distributed-mode fsdp2 (thunder.jit's own transforms are ddp and fsdp; thunder under "
+             "fully_shard is a name with dynamo, e.g. thunder_dynamo)", "ddp, fsdp");
     if (plan.dist.hybrid()) refuse("hybrid sharding (thunder's fsdp shards over the whole world)", "zero2, zero3");
     if (o.checkpoint_activations)
       refuse("--checkpoint-activations (thunder.jit over torch.utils.checkpoint is not measured here)",
@@ -322,11 +326,12 @@ void resolve_python_executor(const BenchOptions& o, const RunPlan& plan) {
 
 void resolve_training(const BenchOptions& o, RunPlan& plan) {
   plan.checkpoint_activations = o.checkpoint_activations;
-  // The reference's torch.compile backends (inductor, thunder, ...) are other executors, not
-  // spellings of these: they are rejected, never mapped.
-  require_choice("--executor/--compile", o.compile, {"eager", "fused", kPythonEager, kPythonInductor, kPythonThunder});
-  plan.executor = o.compile == "fused" ? Executor::fused : Executor::eager;
-  if (plan.executor == Executor::fused && plan.dtype == model::TrainPrecision::bf16_mixed)
+  if (const auto cuda_only = plan.compiler.cuda_only_executors();
+      !cuda_only.empty() && plan.device_kind != DeviceKind::cuda)
+    usage(fmt::format("--compile '{}' needs thunder's {} executor, which runs on CUDA only, and this run is on the "
+                      "CPU; valid here: thunder names without transformerengine or cudnn (e.g. thunder, "
+                      "thunder_inductor)", o.compile, fmt::join(cuda_only, " and ")));
+  if (plan.compiler.executor == Executor::fused && plan.dtype == model::TrainPrecision::bf16_mixed)
     usage("--executor fused does not support --dtype bf16-mixed (autocast); valid: fp32, bf16-true");
   if (!(o.lr > 0) || !std::isfinite(o.lr)) usage(fmt::format("--lr {} must be a positive number", o.lr));
   if (!(o.weight_decay >= 0) || !std::isfinite(o.weight_decay))
@@ -338,7 +343,9 @@ void resolve_training(const BenchOptions& o, RunPlan& plan) {
                       kMaxThreads));
   require_choice("--zero-grad", o.zero_grad, {"none", "inplace"});
   if (!o.cpu_allocator.empty()) require_choice("--cpu-allocator", o.cpu_allocator, {"caching", "system"});
-  plan.cpu_allocator = !o.cpu_allocator.empty() ? o.cpu_allocator : is_python_executor(o.compile) ? "system" : "caching";
+  plan.cpu_allocator = !o.cpu_allocator.empty()            ? o.cpu_allocator
+                       : is_python(plan.compiler.executor) ? "system"
+                                                           : "caching";
   plan.zero_grad = o.zero_grad == "none" ? train::ZeroGrad::none : train::ZeroGrad::inplace;
   if (o.log_every < 0 || o.log_every > kMaxLogEvery)
     usage(fmt::format("--log-every {} is not valid; valid: 0..{} (0: a live line on a terminal)", o.log_every,
@@ -433,7 +440,7 @@ void resolve_profile(const BenchOptions& o, RunPlan& plan) {
 // --unit-timing-iters N: the per-unit timing pass after the window (2 by default); tokbench's
 // own steps only, since the Python executors' steps are litgpt's, without tokbench's hooks.
 void resolve_unit_timing(const BenchOptions& o, RunPlan& plan) {
-  const bool python = is_python_executor(o.compile);
+  const bool python = is_python(plan.compiler.executor);
   plan.unit_timing_iters = o.unit_timing_iters.value_or(python ? 0 : 2);
   if (plan.unit_timing_iters < 0 || plan.unit_timing_iters > kMaxUnitTimingIters)
     usage(fmt::format("--unit-timing-iters {} is not valid; valid: 0..{} (0: no per-unit timings)",
@@ -588,6 +595,7 @@ std::string with_option_names(const std::string& message) {
 RunPlan resolve_run(const BenchOptions& options, const MachineInfo& machine) {
   RunPlan plan;
   plan.options = options;
+  plan.compiler = choose_compiler(options.compile);  // first: the checks below depend on the executor
   resolve_batches(options, machine, plan);
   resolve_python_executor(options, plan);
   resolve_device(options, machine, plan);

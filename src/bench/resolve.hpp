@@ -12,6 +12,7 @@
 #include <string>
 
 #include "bench/bench_options.hpp"
+#include "bench/compiler_choice.hpp"
 #include "bench/machine_info.hpp"
 #include "bench/metrics.hpp"
 #include "distributed/dist_settings.hpp"
@@ -24,9 +25,6 @@
 namespace tokbench::bench {
 
 enum class DeviceKind { cpu, cuda };
-
-// Who computes the training step: LibTorch eager ops, or the fused step (src/train/fused_step.cpp).
-enum class Executor { eager, fused };
 
 // The per-device peak used for MFU and where it came from.
 struct PeakChoice {
@@ -53,7 +51,7 @@ struct RunPlan {
   // caching | system: what serves CPU tensors (--cpu-allocator, or the executor's default:
   // caching for tokbench's, system for the Python executors, whose torch has its own).
   std::string cpu_allocator;
-  Executor executor = Executor::eager;
+  CompilerChoice compiler;  // --compile: the name as given and the executor it picks
   bool tf32 = false;          // effective: CUDA and fp32 only
   Precision precision = Precision::fp32;
   model::FlopConvention convention = model::FlopConvention::matmul;

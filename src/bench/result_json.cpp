@@ -122,7 +122,12 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
   j["schema_version"] = kResultSchemaVersion;
   j["status"] = to_string(run.outcome);
   j["message"] = run.message;
-  j["executor"] = o.compile;  // the reference calls it `compiler`; tokbench's executors are not compilers
+  // `compiler` above is the name the user passed (the reference's runner pivots on it); this is
+  // what ran it (compiler_choice.hpp).
+  j["executor"] = to_string(plan.compiler.executor);
+  const bool thunder = plan.compiler.executor == Executor::python_thunder;
+  j["thunder_front_end"] = thunder ? json(to_string(plan.compiler.thunder_front_end)) : json(nullptr);
+  j["thunder_executors"] = thunder && !env.thunder_executors.empty() ? json(env.thunder_executors) : json(nullptr);
   j["kernels"] = run.kernel_note.empty() ? json(nullptr) : json(run.kernel_note);  // the executor's kernel choice
   j["tokens_per_sec_per_device"] = opt(m.tokens_per_s_per_device);
   j["model_flops_per_iter_per_device"] = m.flops_per_iter_per_device;

@@ -166,7 +166,7 @@ torch::Device device_of(const RunPlan& plan) {
 std::shared_ptr<train::LossComputation> make_computation(const RunPlan& plan, const model::GPT& model,
                                                          const torch::Device& device,
                                                          const std::optional<dist::ProcessGroups>& groups) {
-  if (plan.executor != Executor::fused) return nullptr;
+  if (plan.compiler.executor != Executor::fused) return nullptr;
   train::FusedComputationOptions o;
   o.dtype = plan.dtype;
   o.rows_per_micro_batch = plan.micro_batch * plan.seq_len;

@@ -32,7 +32,7 @@ const RegisterCommand kRun{
          machine.default_threads = at::get_num_threads();  // the calibration key of a run without --num-threads
          const bench::RunPlan plan = bench::resolve_run(*options, machine);
          if (options->nproc_per_node) return bench::launch_benchmark(plan, bench::own_command_line());
-         if (bench::is_python_executor(plan.options.compile)) return bench::run_python_benchmark(plan);
+         if (bench::is_python(plan.compiler.executor)) return bench::run_python_benchmark(plan);
          return bench::run_benchmark(plan);
        };
      }}};

@@ -34,6 +34,10 @@ std::vector<Column> make_columns() {
       {"status", "Status", "", "", S::tokbench},
       {"message", "Message", "", "", S::tokbench},
       {"executor", "Executor", "", "", S::tokbench},
+      // python-thunder only: how thunder took the model (jit, dynamo) and the executors it was
+      // given, highest priority first, as the Python step reported them.
+      {"thunder_front_end", "thunder front end", "", "", S::tokbench, true, false, true},
+      {"thunder_executors", "thunder executors", "", "", S::tokbench, true, false, true},
       // The fused executor's GEMM choice per role and shape class (null for other executors).
       {"kernels", "Kernels", "", "", S::tokbench, true, false, true},
       {"tokens_per_sec_per_device", "Tokens/s per device", "tokens/s", "{:.1f}", S::tokbench},
@@ -105,6 +109,7 @@ std::vector<Column> make_columns() {
   const std::vector<std::pair<std::string_view, Kind>> kinds = {
       {"model_name", Kind::text},         {"Distributed Mode", Kind::text}, {"compiler", Kind::text},
       {"status", Kind::text},             {"message", Kind::text},          {"executor", Kind::text},
+      {"thunder_front_end", Kind::text},  {"thunder_executors", Kind::text},
       {"kernels", Kind::structured},      {"mfu_peak_chip", Kind::text},    {"mfu_peak_source", Kind::text},
       {"mfu_peak_is_estimate", Kind::flag}, {"mfu_precision", Kind::text},  {"flops_convention", Kind::text},
       {"sharding_mode", Kind::text},      {"bucketing", Kind::text},        {"ranks", Kind::structured},

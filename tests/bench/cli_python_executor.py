@@ -164,6 +164,9 @@ def scenario_refusals(scratch):
         (["--executor", "python-eager", "--cpu-memory-cap-mb", "100"], {}, ["--cpu-memory-cap-mb"]),
         (["--executor", "python-eager", "--cpu-allocator", "caching"], {}, ["--cpu-allocator system"]),
         (["--executor", "python-lazy"], {}, ["python-eager", "python-inductor"]),
+        # A thunder executor this install lacks: refused by the Python step before any training
+        # (thunder's cudnn executor needs CUDA; the C++ side refuses it on the CPU first).
+        (["--executor", "thunder_cudnn"], {}, ["thunder_cudnn", "CUDA only"]),
     ]
     # An interpreter without litgpt (the system's, unless it has it): a virtual environment without packages.
     bare = os.path.join(scratch, "bare")

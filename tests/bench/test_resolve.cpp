@@ -145,6 +145,37 @@ TEST(Resolve, PythonExecutorsRefuseWhatTheStepLacks) {
   EXPECT_EQ(resolve_run(o, cpu_machine()).cpu_allocator, "caching");  // tokbench's executors' default
 }
 
+// The reference's names resolve to the executors it would run, keep their spelling, and follow
+// those executors' rules: thunder as torch.compile's backend runs inside fully_shard, thunder.jit
+// does not; thunder's CUDA-only executors are refused on the CPU before any work.
+TEST(Resolve, ReferenceCompilerNames) {
+  BenchOptions o = small();
+  o.compile = "inductor";
+  RunPlan plan = resolve_run(o, cpu_machine());
+  EXPECT_EQ(plan.compiler.executor, Executor::python_inductor);
+  EXPECT_EQ(plan.compiler.compiler, "inductor");
+  EXPECT_EQ(plan.cpu_allocator, "system");
+  EXPECT_EQ(plan.unit_timing_iters, 0);
+  o.compile = "thunder_inductor";
+  plan = resolve_run(o, cpu_machine());
+  EXPECT_EQ(plan.compiler.executor, Executor::python_thunder);
+  EXPECT_EQ(plan.compiler.thunder_executors, std::vector<std::string>{"torch_compile"});
+  o.compile = "thunder_cudnn";
+  expect_usage(o, {"--compile 'thunder_cudnn'", "cudnn", "CUDA only", "valid here:"});
+  o.compile = "thunder_transformerengine";
+  expect_usage(o, {"--compile 'thunder_transformerengine'", "transformer_engine", "CUDA only"});
+  o = small();
+  o.nproc_per_node = 2;
+  o.distributed_mode = "fsdp2";
+  o.compile = "thunder_dynamo";
+  EXPECT_EQ(resolve_run(o, cpu_machine()).dist.mode, dist::DistMode::fsdp2);
+  o.compile = "thunder";
+  expect_usage(o, {"--executor", "thunder", "fsdp2", "dynamo"});
+  o.compile = "inductor";
+  o.distributed_mode = "fsdp";
+  EXPECT_TRUE(resolve_run(o, cpu_machine()).dist.skip_sync_until_last_micro);  // PyTorch FSDP's no_sync
+}
+
 // --unit-timing-iters: 2 by default, 0 turns the pass off, bounded like --profile-iters; the
 // Python executors have no per-unit hooks, so they default to 0 and refuse an explicit N > 0.
 TEST(Resolve, UnitTimingIterations) {
@@ -207,8 +238,8 @@ TEST(Resolve, ChoicesAreChecked) {
   o.dtype = "fp16";
   expect_usage(o, {"--dtype", "fp16", "bf16-true"});
   o = small();
-  o.compile = "inductor";
-  expect_usage(o, {"--compile", "inductor", "eager"});
+  o.compile = "torchscript";
+  expect_usage(o, {"--compile", "torchscript", "eager", "inductor", "thunder_inductor"});
   o = small();
   o.device = "tpu";
   expect_usage(o, {"--device", "tpu", "cuda:N"});
@@ -224,27 +255,24 @@ TEST(Resolve, ChoicesAreChecked) {
 }
 
 // --executor fused becomes a typed plan; it runs on one device or many ranks, without
-// autocast, and the reference's compile backends are rejected, never mapped onto it.
+// autocast.
 TEST(Resolve, FusedExecutor) {
   BenchOptions o = small();
-  EXPECT_EQ(resolve_run(o, cpu_machine()).executor, Executor::eager);
+  EXPECT_EQ(resolve_run(o, cpu_machine()).compiler.executor, Executor::eager);
   o.compile = "fused";
-  EXPECT_EQ(resolve_run(o, cpu_machine()).executor, Executor::fused);
+  EXPECT_EQ(resolve_run(o, cpu_machine()).compiler.executor, Executor::fused);
   o.dtype = "bf16-mixed";
   expect_usage(o, {"--executor fused", "bf16-mixed", "fp32, bf16-true"});
   o = small();
   o.compile = "fused";
   o.distributed_mode = "ddp";
   o.nproc_per_node = 2;
-  EXPECT_EQ(resolve_run(o, cpu_machine()).executor, Executor::fused);
+  EXPECT_EQ(resolve_run(o, cpu_machine()).compiler.executor, Executor::fused);
   o.distributed_mode = "fsdp";
   o.shard_mode = "zero3";
-  EXPECT_EQ(resolve_run(o, cpu_machine()).executor, Executor::fused);
+  EXPECT_EQ(resolve_run(o, cpu_machine()).compiler.executor, Executor::fused);
   o.dtype = "bf16-mixed";  // refused on many ranks too
   expect_usage(o, {"--executor fused", "bf16-mixed", "fp32, bf16-true"});
-  o = small();
-  o.compile = "thunder";
-  expect_usage(o, {"--compile", "thunder", "eager, fused", "python-thunder"});
 }
 
 TEST(Resolve, CudaWithoutGpu) {
