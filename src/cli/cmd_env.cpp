@@ -13,9 +13,9 @@
 #include <sstream>
 #include <string>
 
-#include "bench/bench_options.hpp"
-#include "bench/calibrate_peak.hpp"
-#include "bench/calibration_cache.hpp"
+#include "run/run_options.hpp"
+#include "run/calibrate_peak.hpp"
+#include "run/calibration_cache.hpp"
 #include "cli/command.hpp"
 #include "cuda/device_query.hpp"
 #include "git_revision.hpp"
@@ -50,10 +50,10 @@ void print_build_flags(std::ostream& out, bool verbose) {
 
 // The cached calibration of this machine at the current thread count, or how to make one.
 void print_calibration(std::ostream& out) {
-  const auto file = bench::calibration_cache_file();
+  const auto file = run::calibration_cache_file();
   std::string error;
-  const auto entries = bench::read_calibrations(file, &error);
-  const auto here = bench::find_calibration(entries, bench::calibration_key_here(at::get_num_threads(), TORCH_VERSION));
+  const auto entries = run::read_calibrations(file, &error);
+  const auto here = run::find_calibration(entries, run::calibration_key_here(at::get_num_threads(), TORCH_VERSION));
   if (!error.empty()) out << "#   calibration cache: " << error << "\n";
   if (!here) {
     out << fmt::format("#   measured peak: none cached for {} threads (run `tokbench env --calibrate{}`; {} entr{} in {})\n",
@@ -69,13 +69,13 @@ void print_calibration(std::ostream& out) {
 
 int calibrate(std::ostream& out) {
   out << fmt::format("# calibrating the CPU's matmul peak at {} threads (a few seconds)...\n", at::get_num_threads());
-  const bench::CpuCalibration result =
-      bench::calibrate_cpu_peak(bench::CalibrationSettings{}, [&out](const std::string& line) {
+  const run::CpuCalibration result =
+      run::calibrate_cpu_peak(run::CalibrationSettings{}, [&out](const std::string& line) {
         out << "#   " << line << "\n" << std::flush;
       });
-  const auto file = bench::calibration_cache_file();
+  const auto file = run::calibration_cache_file();
   try {
-    bench::save_calibration(file, result);
+    run::save_calibration(file, result);
   } catch (const std::exception& e) {
     std::cerr << "tokbench: error: " << e.what() << "\n";
     return kExitError;
@@ -106,7 +106,7 @@ int run_env(bool verbose, bool calibrate_now, int num_threads) {
   out << "\n";
   print_calibration(out);
 
-  const device::CudaReport cuda = device::query_cuda();
+  const cuda::CudaReport cuda = cuda::query_cuda();
   out << "#\n# CUDA: ";
   if (!cuda.compiled) {
     out << cuda.status << "\n";
@@ -145,8 +145,8 @@ const RegisterCommand kEnv{{"env",
                                            "Measure the CPU's matmul FLOP/s per dtype and cache it for CPU MFU");
                               sub.add_option("--num-threads,--num_threads", *threads,
                                              "Intra-op threads to calibrate (and show) for (0: LibTorch's default)")
-                                  ->transform(bench::whole_number<int>("0..1024 (0: LibTorch's default)"))
-                                  ->check(CLI::Range(0, bench::limits::kMaxThreads));
+                                  ->transform(run::whole_number<int>("0..1024 (0: LibTorch's default)"))
+                                  ->check(CLI::Range(0, run::limits::kMaxThreads));
                               return [verbose, calibrate_now, threads] {
                                 return run_env(*verbose, *calibrate_now, *threads);
                               };

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/bench_options.hpp"
+#include "run/run_options.hpp"
 #include "cli/command.hpp"
 #include "model/catalog.hpp"
 #include "model/config_json.hpp"
@@ -51,9 +51,9 @@ model::Config resolve_model(const InfoOptions& options) {
   require_positive("--micro-batch-size", options.micro_batch_size);
   require_positive("--n-layers", options.n_layers);
   // Before the config is built: its per-layer lists have n_layer entries.
-  if (options.n_layers && *options.n_layers > bench::limits::kMaxLayers)
+  if (options.n_layers && *options.n_layers > run::limits::kMaxLayers)
     throw std::invalid_argument(fmt::format("--n-layers {} is not valid; valid: 1..{}", *options.n_layers,
-                                            bench::limits::kMaxLayers));
+                                            run::limits::kMaxLayers));
   if (options.model.empty() == options.model_config.empty())
     throw std::invalid_argument(
         "info needs exactly one of MODEL or --model-config FILE; valid MODEL names: see `tokbench models`");
@@ -184,14 +184,14 @@ const RegisterCommand kInfo{
      [](CLI::App& sub) -> std::function<int()> {
        auto options = std::make_shared<InfoOptions>();
        sub.add_option("model", options->model, "litgpt name, Hugging Face id or bare Hugging Face name");
-       // Numeric values are checked as `run` checks them (bench::whole_number): one line, exit 2.
+       // Numeric values are checked as `run` checks them (run::whole_number): one line, exit 2.
        sub.add_option("--seq-len", options->seq_len, "Sequence length T (replaces block_size; default: block_size)")
-           ->transform(bench::whole_number<int64_t>("a positive whole number"));
+           ->transform(run::whole_number<int64_t>("a positive whole number"));
        sub.add_option("--micro-batch-size", options->micro_batch_size, "Sequences per micro-batch B")
            ->capture_default_str()
-           ->transform(bench::whole_number<int64_t>("a positive whole number"));
+           ->transform(run::whole_number<int64_t>("a positive whole number"));
        sub.add_option("--n-layers", options->n_layers, "Override n_layer (per-layer patterns are repeated)")
-           ->transform(bench::whole_number<int64_t>(fmt::format("a whole number 1..{}", bench::limits::kMaxLayers)));
+           ->transform(run::whole_number<int64_t>(fmt::format("a whole number 1..{}", run::limits::kMaxLayers)));
        sub.add_option("--model-config", options->model_config, "A TOML or JSON file of litgpt Config fields");
        sub.add_flag("--checkpoint-activations,--checkpoint_activations", options->checkpoint_activations,
                     "Count the recomputed forward of activation checkpointing (hardware FLOPs) and its memory");

@@ -17,9 +17,9 @@
 #include <optional>
 #include <set>
 
-#include "bench/launch_benchmark.hpp"
-#include "bench/machine_info.hpp"
-#include "bench/precheck.hpp"
+#include "run/launch_benchmark.hpp"
+#include "run/machine_info.hpp"
+#include "run/precheck.hpp"
 #include "cli/command.hpp"
 #include "sweep/folder_lock.hpp"
 #include "sweep/matrix.hpp"
@@ -138,7 +138,7 @@ int run_sweep_command(const SweepCommandOptions& o, const std::vector<std::strin
     throw std::invalid_argument("--format xlsx and html write a file: name it with --output FILE");
   check_sweep_options(o);
   const std::vector<sweep::Matrix> matrices = sweep::sweep_matrices(
-      o.matrix_file, run_options, [](const std::string& option) { bench::require_run_option(option, "sweep"); });
+      o.matrix_file, run_options, [](const std::string& option) { run::require_run_option(option, "sweep"); });
   const auto matrix_configs = sweep::expand_all(matrices);
   if (matrix_configs.empty()) throw std::invalid_argument("sweep: the matrix is empty");
   // With --predict, the rows gain the one-rank runs their predictions start from, and under
@@ -174,7 +174,7 @@ int run_sweep_command(const SweepCommandOptions& o, const std::vector<std::strin
   // locally against this machine, under Slurm against a node as srun will lay the ranks out.
   std::map<std::string, std::string> refusals;  // configuration id -> the run's one-line refusal
   {
-    const bench::MachineInfo here = launcher == sweep::Launcher::local ? bench::probe_machine() : bench::MachineInfo{};
+    const run::MachineInfo here = launcher == sweep::Launcher::local ? run::probe_machine() : run::MachineInfo{};
 #if defined(TOKBENCH_HAVE_PREDICT)
     // A prediction scales measured compute to more ranks; it does not turn one device kind's
     // compute into another's, so a cluster of another kind than the rows' is refused now.
@@ -193,8 +193,8 @@ int run_sweep_command(const SweepCommandOptions& o, const std::vector<std::strin
     for (const auto& c : configs) {
       const std::string refusal =
           launcher == sweep::Launcher::local
-              ? bench::precheck_run_here(c.run_arguments(), here)
-              : bench::precheck_run_options(sweep::slurm_run_arguments(c),
+              ? run::precheck_run_here(c.run_arguments(), here)
+              : run::precheck_run_options(sweep::slurm_run_arguments(c),
                                             {sweep::slurm_nodes(c), sweep::slurm_tasks_per_node(c)});
       if (!refusal.empty()) refusals[c.id] = refusal;
     }
@@ -220,7 +220,7 @@ int run_sweep_command(const SweepCommandOptions& o, const std::vector<std::strin
     std::cout << "\n";
     return kExitOk;
   }
-  const auto own = bench::own_command_line();
+  const auto own = run::own_command_line();
   // One sweep per --out, held until this command ends (sweep/folder_lock.hpp).
   const sweep::SweepFolderLock folder_lock(o.out_dir, lock_description(own));
   sweep::SweepOptions options;

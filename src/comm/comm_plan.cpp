@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "bench/bench_options.hpp"
+#include "run/run_options.hpp"
 #include "sweep/result_store.hpp"
 
 namespace tokbench::comm {
@@ -38,8 +38,8 @@ int64_t byte_size(const char* option, const std::string& text) {
   return *bytes;
 }
 
-void resolve_launcher(const CommOptions& o, const bench::MachineInfo& m, CommPlan& plan) {
-  using namespace bench::limits;
+void resolve_launcher(const CommOptions& o, const run::MachineInfo& m, CommPlan& plan) {
+  using namespace run::limits;
   if (!m.dist_env_error.empty()) usage(m.dist_env_error);
   plan.env = m.dist_env;
   // Checked even when unused (a rank gets them on its command line too), as `tokbench run`.
@@ -67,7 +67,7 @@ void resolve_launcher(const CommOptions& o, const bench::MachineInfo& m, CommPla
   plan.nnodes = std::max<int64_t>(1, plan.world_size / std::max<int64_t>(1, plan.nproc_per_node));
 }
 
-void resolve_device(const CommOptions& o, const bench::MachineInfo& m, CommPlan& plan) {
+void resolve_device(const CommOptions& o, const run::MachineInfo& m, CommPlan& plan) {
   require_choice("--device", o.device, {"cpu", "cuda"});
   plan.cuda = o.device == "cuda";
   if (plan.cuda && m.cuda_devices.empty())
@@ -86,8 +86,8 @@ void resolve_device(const CommOptions& o, const bench::MachineInfo& m, CommPlan&
   require_choice("--backend", o.backend, {"auto", "gloo", "nccl"});
   if (o.backend == "nccl" && !plan.cuda)
     usage("--backend nccl needs --device cuda (NCCL moves GPU memory only); valid with --device cpu: auto, gloo");
-  plan.backend = o.backend == "nccl" || (o.backend == "auto" && plan.cuda) ? dist::CommBackend::nccl
-                                                                           : dist::CommBackend::gloo;
+  plan.backend = o.backend == "nccl" || (o.backend == "auto" && plan.cuda) ? distributed::CommBackend::nccl
+                                                                           : distributed::CommBackend::gloo;
 }
 
 void resolve_sweep(const CommOptions& o, CommPlan& plan) {
@@ -137,9 +137,9 @@ void resolve_sweep(const CommOptions& o, CommPlan& plan) {
     usage(fmt::format("--warmup-iters {} is not valid; valid: 0..{}", o.warmup_iters, comm_limits::kMaxIters));
   plan.iters = o.iters;
   plan.warmup_iters = o.warmup_iters;
-  if (o.num_threads < 0 || o.num_threads > bench::limits::kMaxThreads)
+  if (o.num_threads < 0 || o.num_threads > run::limits::kMaxThreads)
     usage(fmt::format("--num-threads {} is not valid; valid: 0..{} (0: LibTorch's default)", o.num_threads,
-                      bench::limits::kMaxThreads));
+                      run::limits::kMaxThreads));
   plan.num_threads = o.num_threads;
   if (!(o.dist_timeout_s >= 1 && o.dist_timeout_s <= 7 * 24 * 3600.0))
     usage(fmt::format("--dist-timeout {} is not valid; valid: seconds from 1 to 604800", o.dist_timeout_s));
@@ -147,7 +147,7 @@ void resolve_sweep(const CommOptions& o, CommPlan& plan) {
 }
 
 // The buffers must fit: a rank that runs out of memory halfway through the sweep has wasted it.
-void check_memory(const bench::MachineInfo& m, CommPlan& plan) {
+void check_memory(const run::MachineInfo& m, CommPlan& plan) {
   const int64_t per_rank = peak_bytes_per_rank(plan.sizes.back(), plan.element_bytes);
   const auto gb = [](int64_t bytes) { return static_cast<double>(bytes) / 1e9; };
   if (plan.cuda) {
@@ -211,7 +211,7 @@ int64_t peak_bytes_per_rank(int64_t max_bytes, int64_t element_bytes) {
   return 2 * max_bytes + elements * (8 + 2 * element_bytes);
 }
 
-CommPlan resolve_comm(const CommOptions& o, const bench::MachineInfo& m) {
+CommPlan resolve_comm(const CommOptions& o, const run::MachineInfo& m) {
   CommPlan plan;
   plan.options = o;
   resolve_launcher(o, m, plan);

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/machine_info.hpp"
+#include "run/machine_info.hpp"
 #include "comm/comm_figures.hpp"
 #include "comm/comm_options.hpp"
 #include "distributed/dist_settings.hpp"
@@ -22,14 +22,14 @@ struct CommPlan {
   CommOptions options;
   // Where this process sits: a rank's own place, or (in the built-in launcher) the job's shape
   // with the node's first rank.
-  dist::DistEnv env;
+  distributed::DistEnv env;
   int64_t world_size = 1;
   int64_t nnodes = 1;
   int64_t nproc_per_node = 1;
   bool cuda = false;
   int device_index = 0;     // cuda: the GPU of this rank's local rank
   std::string device_name;  // the CPU model, or this rank's GPU
-  dist::CommBackend backend = dist::CommBackend::gloo;
+  distributed::CommBackend backend = distributed::CommBackend::gloo;
   std::string dtype = "float32";  // float32 | bfloat16 | float16
   int64_t element_bytes = 4;
   std::vector<Collective> collectives;  // in the order given, each once
@@ -43,7 +43,7 @@ struct CommPlan {
   std::filesystem::path store;   // empty: not stored
 };
 
-CommPlan resolve_comm(const CommOptions& options, const bench::MachineInfo& machine);
+CommPlan resolve_comm(const CommOptions& options, const run::MachineInfo& machine);
 
 // Bytes one rank holds at most: its largest collective's input and output at the largest size,
 // and the correctness check's temporaries (an int64 index and two values per element).

@@ -34,7 +34,7 @@ nlohmann::ordered_json comm_document(const CommPlan& plan, const std::vector<Mea
   }
   return {{"schema", kCommSchema},
           {"schema_version", kCommSchemaVersion},
-          {"backend", dist::to_string(plan.backend)},
+          {"backend", distributed::to_string(plan.backend)},
           {"device", plan.cuda ? "cuda" : "cpu"},
           {"world_size", plan.world_size},
           {"nnodes", plan.nnodes},

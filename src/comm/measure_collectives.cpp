@@ -114,7 +114,7 @@ std::vector<MeasuredPoint> measure_collectives(c10d::Backend& world, const c10::
                                                const std::function<void(Collective)>& starting) {
   const int64_t rank = plan.env.rank, n = plan.world_size;
   const at::TensorOptions options = at::TensorOptions().dtype(scalar_type(plan.dtype)).device(device);
-  const bool nccl = plan.backend == dist::CommBackend::nccl;
+  const bool nccl = plan.backend == distributed::CommBackend::nccl;
   // On CUDA everything below runs on the benchmark's own stream, named here once: the buffers,
   // the checks, the collectives (NCCL launches synchronous ones on the current stream) and the
   // timing events.
@@ -147,7 +147,7 @@ std::vector<MeasuredPoint> measure_collectives(c10d::Backend& world, const c10::
       if (!in_place(c)) output.zero_();
       for (int64_t i = 0; i < plan.warmup_iters; ++i) run_once(world, c, input, output, nccl);
       // Every rank starts the measured iterations together, with nothing else queued.
-      dist::barrier(world, device);
+      distributed::barrier(world, device);
       if (timer) {
         timer->prepare(static_cast<std::size_t>(plan.iters));
         timer->synchronize();

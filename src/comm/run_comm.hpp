@@ -11,7 +11,7 @@
 
 namespace tokbench::comm {
 
-// The launcher's side: dist::launch_ranks, as `tokbench run --nproc-per-node` uses it.
+// The launcher's side: distributed::launch_ranks, as `tokbench run --nproc-per-node` uses it.
 int launch_comm(const CommPlan& plan, const std::vector<std::string>& rank_argv);
 
 // One rank's side (also a process started alone: a world of one).

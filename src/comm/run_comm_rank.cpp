@@ -9,7 +9,7 @@
 #include <iostream>
 #include <optional>
 
-#include "bench/environment.hpp"
+#include "run/environment.hpp"
 #include "comm/comm_result.hpp"
 #include "comm/compute_sharing.hpp"
 #include "comm/measure_collectives.hpp"
@@ -41,18 +41,18 @@ int run_comm_rank(const CommPlan& plan) {
       plan.cuda ? c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(plan.device_index)) : c10::Device(c10::kCPU);
   // Before any device work: this thread (and every allocation that follows the current device)
   // is on cuda:LOCAL_RANK.
-  dist::bind_rank_device(device);
+  distributed::bind_rank_device(device);
   if (plan.num_threads > 0) at::set_num_threads(plan.num_threads);
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(plan.timeout_seconds * 1000));
-  dist::DistEnv env = plan.env;
+  distributed::DistEnv env = plan.env;
   // A process started alone is a world of one: its store takes any free port rather than
   // torchrun's default, which another job on this machine may hold.
   if (env.source == "none") env.master_port = 0;
   std::vector<MeasuredPoint> points;
   std::optional<ComputeSharing> sharing;
   try {
-    const dist::ProcessGroups groups =
-        dist::create_process_groups(dist::GroupOptions{env, timeout, device, plan.backend, std::nullopt});
+    const distributed::ProcessGroups groups =
+        distributed::create_process_groups(distributed::GroupOptions{env, timeout, device, plan.backend, std::nullopt});
     points = measure_collectives(*groups.world, device, plan, [&](Collective c) {
       if (lead)
         std::cerr << "# " << to_string(c) << ": " << plan.sizes.size() << " sizes from "
@@ -68,7 +68,7 @@ int run_comm_rank(const CommPlan& plan) {
   if (!lead) return train::kExitOk;
 
   nlohmann::ordered_json document = comm_document(
-      plan, points, at::get_num_threads(), bench::environment_record(bench::capture_environment(), {plan.device_name}));
+      plan, points, at::get_num_threads(), run::environment_record(run::capture_environment(), {plan.device_name}));
   document["compute_sharing"] = sharing ? to_json(*sharing) : nlohmann::ordered_json(nullptr);
   if (sharing)
     std::cerr << fmt::format("# compute sharing: one {}-thread GEMM {:.2f} ms alone, {:.2f} ms with {} rank(s) per node "

@@ -5,7 +5,7 @@
 
 #include "cuda/device_query.hpp"
 
-namespace tokbench::device {
+namespace tokbench::cuda {
 
 CudaReport query_cuda() {
   CudaReport report;
@@ -33,4 +33,4 @@ CudaReport query_cuda() {
   return report;
 }
 
-}  // namespace tokbench::device
+}  // namespace tokbench::cuda

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace tokbench::device {
+namespace tokbench::cuda {
 
 struct CudaDeviceInfo {
   int index = 0;
@@ -29,4 +29,4 @@ struct CudaReport {
 
 CudaReport query_cuda();
 
-}  // namespace tokbench::device
+}  // namespace tokbench::cuda

@@ -1,7 +1,7 @@
 // The answer of a build made without nvcc: CUDA was not compiled in.
 #include "cuda/device_query.hpp"
 
-namespace tokbench::device {
+namespace tokbench::cuda {
 
 CudaReport query_cuda() {
   CudaReport report;
@@ -9,4 +9,4 @@ CudaReport query_cuda() {
   return report;
 }
 
-}  // namespace tokbench::device
+}  // namespace tokbench::cuda

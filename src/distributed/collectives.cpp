@@ -3,7 +3,7 @@
 
 #include <torch/torch.h>
 
-namespace tokbench::dist {
+namespace tokbench::distributed {
 
 void broadcast_parameters(c10d::Backend& world, torch::nn::Module& module) {
   torch::NoGradGuard no_grad;
@@ -19,4 +19,4 @@ at::Tensor mean_over_ranks(c10d::Backend& world, const at::Tensor& loss, int64_t
   return one[0].div_(static_cast<double>(world_size)).reshape({});
 }
 
-}  // namespace tokbench::dist
+}  // namespace tokbench::distributed

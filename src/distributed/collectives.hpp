@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-namespace tokbench::dist {
+namespace tokbench::distributed {
 
 // Copies rank 0's parameters into every rank's, one broadcast per parameter.
 void broadcast_parameters(c10d::Backend& world, torch::nn::Module& module);
@@ -16,4 +16,4 @@ void broadcast_parameters(c10d::Backend& world, torch::nn::Module& module);
 // what one process training the global batch would.
 at::Tensor mean_over_ranks(c10d::Backend& world, const at::Tensor& loss, int64_t world_size);
 
-}  // namespace tokbench::dist
+}  // namespace tokbench::distributed

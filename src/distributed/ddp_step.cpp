@@ -18,7 +18,7 @@
 #include "distributed/parallel_step.hpp"
 #include "train/dtype_mode.hpp"
 
-namespace tokbench::dist {
+namespace tokbench::distributed {
 namespace {
 
 struct Bucket {
@@ -187,4 +187,4 @@ std::unique_ptr<train::TrainStep> make_ddp_step(model::GPT model, const c10::Dev
   return std::make_unique<DdpStep>(std::move(model), device, groups, options);
 }
 
-}  // namespace tokbench::dist
+}  // namespace tokbench::distributed

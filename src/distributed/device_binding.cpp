@@ -7,7 +7,7 @@
 #include <atomic>
 #include <mutex>
 
-namespace tokbench::dist {
+namespace tokbench::distributed {
 namespace {
 
 std::atomic<bool> g_recording{false};
@@ -55,4 +55,4 @@ std::vector<DeviceEvent> take_device_events() {
   return std::exchange(g_events, {});
 }
 
-}  // namespace tokbench::dist
+}  // namespace tokbench::distributed

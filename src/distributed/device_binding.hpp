@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-namespace tokbench::dist {
+namespace tokbench::distributed {
 
 // Makes `device` the calling thread's current device (CUDA: cudaSetDevice) for good.
 void bind_rank_device(const c10::Device& device);
@@ -45,4 +45,4 @@ struct DeviceEvent {
 void record_device_events(bool on);
 std::vector<DeviceEvent> take_device_events();
 
-}  // namespace tokbench::dist
+}  // namespace tokbench::distributed

@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
-namespace tokbench::dist {
+namespace tokbench::distributed {
 namespace {
 
 [[noreturn]] void bad(const std::string& name, const std::string& value, const std::string& valid) {
@@ -165,4 +165,4 @@ DistEnv read_dist_env(const EnvLookup& env) {
   return d;
 }
 
-}  // namespace tokbench::dist
+}  // namespace tokbench::distributed

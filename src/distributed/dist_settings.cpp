@@ -1,7 +1,7 @@
 // The option words and the reference's labels of a distributed run (dist_settings.hpp).
 #include "distributed/dist_settings.hpp"
 
-namespace tokbench::dist {
+namespace tokbench::distributed {
 
 const char* to_string(DistMode mode) {
   switch (mode) {
@@ -35,4 +35,4 @@ std::string distributed_mode_label(const DistributedSettings& s) {
   return std::string(to_string(s.mode)) + "_" + shard_mode_label(s) + "_" + to_string(s.units) + "_bucketing";
 }
 
-}  // namespace tokbench::dist
+}  // namespace tokbench::distributed

@@ -9,7 +9,7 @@
 
 #include "distributed/dist_env.hpp"
 
-namespace tokbench::dist {
+namespace tokbench::distributed {
 
 // fsdp2: PyTorch's per-parameter sharding (fully_shard), run by the Python executors only;
 // tokbench's own sharded step is fsdp (flat parameters per unit).
@@ -51,4 +51,4 @@ std::string shard_mode_label(const DistributedSettings& settings);
 // "none", "ddp", or "<fsdp|fsdp2>_[hybrid_]<zero2|zero3>_<none|block|layer>_bucketing".
 std::string distributed_mode_label(const DistributedSettings& settings);
 
-}  // namespace tokbench::dist
+}  // namespace tokbench::distributed

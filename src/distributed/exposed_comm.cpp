@@ -6,7 +6,7 @@
 
 #include "train/cuda_support.hpp"
 
-namespace tokbench::dist {
+namespace tokbench::distributed {
 
 ExposedCommTimer::ExposedCommTimer(const c10::Device& device) {
   if (device.is_cuda())
@@ -34,4 +34,4 @@ double ExposedCommTimer::take_seconds() {
   return std::exchange(host_seconds_, 0.0);
 }
 
-}  // namespace tokbench::dist
+}  // namespace tokbench::distributed

@@ -14,7 +14,7 @@ namespace tokbench::train::cuda_support {
 class DeviceIntervals;
 }
 
-namespace tokbench::dist {
+namespace tokbench::distributed {
 
 class ExposedCommTimer {
  public:
@@ -34,4 +34,4 @@ class ExposedCommTimer {
   std::unique_ptr<train::cuda_support::DeviceIntervals> device_;  // CUDA only
 };
 
-}  // namespace tokbench::dist
+}  // namespace tokbench::distributed

@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-namespace tokbench::dist {
+namespace tokbench::distributed {
 namespace {
 
 // Gloo stages its reduce-scatter and all-gather through whole-buffer copies; its all-reduce
@@ -54,4 +54,4 @@ c10::intrusive_ptr<c10d::Work> start_all_gather(c10d::Backend& group, at::Tensor
   return group._allgather_base(full, input);
 }
 
-}  // namespace tokbench::dist
+}  // namespace tokbench::distributed

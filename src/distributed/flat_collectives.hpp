@@ -16,7 +16,7 @@
 
 #include <cstdint>
 
-namespace tokbench::dist {
+namespace tokbench::distributed {
 
 // A reduce-scatter on its way. `flat` (the input, full size) must live until it is done.
 struct PendingReduceScatter {
@@ -37,4 +37,4 @@ PendingReduceScatter start_reduce_scatter(c10d::Backend& group, at::Tensor flat,
 c10::intrusive_ptr<c10d::Work> start_all_gather(c10d::Backend& group, at::Tensor& full, const at::Tensor& shard,
                                                 int64_t group_rank);
 
-}  // namespace tokbench::dist
+}  // namespace tokbench::distributed

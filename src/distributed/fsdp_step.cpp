@@ -39,7 +39,7 @@
 #include "distributed/parallel_step.hpp"
 #include "train/dtype_mode.hpp"
 
-namespace tokbench::dist {
+namespace tokbench::distributed {
 namespace {
 
 // A tensor of `sizes` at `offset` elements into `base`'s storage, made without the bounds
@@ -477,4 +477,4 @@ std::unique_ptr<train::TrainStep> make_fsdp_step(model::GPT model, const c10::De
   return step;
 }
 
-}  // namespace tokbench::dist
+}  // namespace tokbench::distributed

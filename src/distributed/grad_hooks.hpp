@@ -19,7 +19,7 @@
 
 #include "distributed/device_binding.hpp"
 
-namespace tokbench::dist {
+namespace tokbench::distributed {
 
 inline void on_grad_accumulated(const at::Tensor& param, const c10::Device& device, std::function<void()> callback) {
   struct Hook final : torch::autograd::PostAccumulateGradHook {
@@ -41,4 +41,4 @@ inline void before_grad_accumulated(at::Tensor& param, const c10::Device& device
   });
 }
 
-}  // namespace tokbench::dist
+}  // namespace tokbench::distributed

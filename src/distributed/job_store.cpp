@@ -4,7 +4,7 @@
 #include "distributed/process_groups.hpp"
 #include "distributed/rank_results.hpp"
 
-namespace tokbench::dist {
+namespace tokbench::distributed {
 
 struct JobStore::Impl {
   DistEnv env;
@@ -32,4 +32,4 @@ std::vector<RankRecord> JobStore::exchange(const RankRecord& mine, int64_t world
   return exchange_rank_records(*impl_->store, mine, world_size, timeout);
 }
 
-}  // namespace tokbench::dist
+}  // namespace tokbench::distributed

@@ -14,7 +14,7 @@
 #include "distributed/dist_env.hpp"
 #include "distributed/rank_record.hpp"
 
-namespace tokbench::dist {
+namespace tokbench::distributed {
 
 // How a child reaches the store: a TCPStore client of host:port, its keys nested under each
 // prefix in turn (outermost first), as c10d's PrefixStore nests them.
@@ -43,4 +43,4 @@ class JobStore {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace tokbench::dist
+}  // namespace tokbench::distributed

@@ -36,7 +36,7 @@
 
 extern char** environ;
 
-namespace tokbench::dist {
+namespace tokbench::distributed {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -771,4 +771,4 @@ LaunchResult launch_ranks(const LaunchOptions& options) {
   return Supervisor(options, signals, ranks).run();
 }
 
-}  // namespace tokbench::dist
+}  // namespace tokbench::distributed

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace tokbench::dist {
+namespace tokbench::distributed {
 
 struct LaunchOptions {
   std::vector<std::string> argv;  // program path + arguments, run unchanged by every local rank (execv, no shell)
@@ -77,4 +77,4 @@ int find_free_port(const std::string& addr);
 // --nnodes, --node-rank, --master-addr, --master-port), the value and what is valid.
 void validate_launch_options(const LaunchOptions& options);
 
-}  // namespace tokbench::dist
+}  // namespace tokbench::distributed

@@ -4,7 +4,7 @@
 
 #include "distributed/process_groups.hpp"
 
-namespace tokbench::dist {
+namespace tokbench::distributed {
 
 c10::intrusive_ptr<c10d::Backend> make_nccl_backend(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                                                     std::chrono::milliseconds timeout) {
@@ -13,4 +13,4 @@ c10::intrusive_ptr<c10d::Backend> make_nccl_backend(const c10::intrusive_ptr<c10
   return c10::make_intrusive<c10d::ProcessGroupNCCL>(store, rank, size, options);
 }
 
-}  // namespace tokbench::dist
+}  // namespace tokbench::distributed

@@ -3,11 +3,11 @@
 
 #include "distributed/process_groups.hpp"
 
-namespace tokbench::dist {
+namespace tokbench::distributed {
 
 c10::intrusive_ptr<c10d::Backend> make_nccl_backend(const c10::intrusive_ptr<c10d::Store>&, int, int,
                                                     std::chrono::milliseconds) {
   throw std::runtime_error("this tokbench was built without CUDA, so it has no NCCL backend");
 }
 
-}  // namespace tokbench::dist
+}  // namespace tokbench::distributed

@@ -12,7 +12,7 @@
 #include "distributed/process_groups.hpp"
 #include "train/train_step.hpp"
 
-namespace tokbench::dist {
+namespace tokbench::distributed {
 
 struct DdpOptions {
   model::TrainPrecision dtype = model::TrainPrecision::fp32;
@@ -50,4 +50,4 @@ std::unique_ptr<train::TrainStep> make_ddp_step(model::GPT model, const c10::Dev
 std::unique_ptr<train::TrainStep> make_fsdp_step(model::GPT model, const c10::Device& device,
                                                  const ProcessGroups& groups, const FsdpOptions& options);
 
-}  // namespace tokbench::dist
+}  // namespace tokbench::distributed

@@ -17,7 +17,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace tokbench::dist {
+namespace tokbench::distributed {
 namespace {
 
 bool is_loopback(const std::string& addr) {
@@ -116,4 +116,4 @@ void barrier(c10d::Backend& backend, const c10::Device& device) {
   backend.allreduce(one)->wait();
 }
 
-}  // namespace tokbench::dist
+}  // namespace tokbench::distributed

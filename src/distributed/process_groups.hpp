@@ -15,7 +15,7 @@
 #include "distributed/dist_env.hpp"
 #include "distributed/dist_settings.hpp"
 
-namespace tokbench::dist {
+namespace tokbench::distributed {
 
 struct GroupOptions {
   DistEnv env;
@@ -51,4 +51,4 @@ c10::intrusive_ptr<c10d::Backend> make_nccl_backend(const c10::intrusive_ptr<c10
 // all-reduce, waited for.
 void barrier(c10d::Backend& backend, const c10::Device& device);
 
-}  // namespace tokbench::dist
+}  // namespace tokbench::distributed

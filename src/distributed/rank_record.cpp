@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace tokbench::dist {
+namespace tokbench::distributed {
 
 namespace {
 
@@ -68,4 +68,4 @@ RankRecord missing_rank_record(int64_t rank) {
   return missing;
 }
 
-}  // namespace tokbench::dist
+}  // namespace tokbench::distributed

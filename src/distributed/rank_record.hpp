@@ -12,7 +12,7 @@
 
 #include "train/memory_breakdown.hpp"
 
-namespace tokbench::dist {
+namespace tokbench::distributed {
 
 struct RankRecord {
   int64_t rank = 0;
@@ -36,4 +36,4 @@ RankRecord rank_record_from_json(const nlohmann::json& j);  // throws nlohmann::
 // What rank 0 records for a rank whose record did not arrive in time.
 RankRecord missing_rank_record(int64_t rank);
 
-}  // namespace tokbench::dist
+}  // namespace tokbench::distributed

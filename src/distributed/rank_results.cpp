@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-namespace tokbench::dist {
+namespace tokbench::distributed {
 namespace {
 
 std::string key_of(int64_t rank) { return "tokbench/rank_record/" + std::to_string(rank); }
@@ -39,4 +39,4 @@ std::vector<RankRecord> exchange_rank_records(c10d::Store& store, const RankReco
   return all;
 }
 
-}  // namespace tokbench::dist
+}  // namespace tokbench::distributed

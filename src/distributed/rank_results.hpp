@@ -11,7 +11,7 @@
 
 #include "distributed/rank_record.hpp"
 
-namespace tokbench::dist {
+namespace tokbench::distributed {
 
 // Every rank publishes `mine`; rank 0 then waits for the others, `timeout` in all (not per
 // rank: a job with many dead ranks still ends one timeout after the first wait), and returns
@@ -20,4 +20,4 @@ namespace tokbench::dist {
 std::vector<RankRecord> exchange_rank_records(c10d::Store& store, const RankRecord& mine, int64_t world_size,
                                               std::chrono::milliseconds timeout);
 
-}  // namespace tokbench::dist
+}  // namespace tokbench::distributed

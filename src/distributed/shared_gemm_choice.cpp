@@ -13,7 +13,7 @@
 #include <stdexcept>
 #include <vector>
 
-namespace tokbench::dist {
+namespace tokbench::distributed {
 namespace {
 
 std::vector<int64_t> encode(const train::GemmChoices& choices) {
@@ -88,4 +88,4 @@ train::GemmChoices gemm_choice_of_rank0(c10d::Backend& world, int64_t rank, cons
   return decode(std::vector<int64_t>(data, data + n));
 }
 
-}  // namespace tokbench::dist
+}  // namespace tokbench::distributed

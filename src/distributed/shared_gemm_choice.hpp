@@ -13,11 +13,11 @@
 
 #include "train/gemm_kernels.hpp"
 
-namespace tokbench::dist {
+namespace tokbench::distributed {
 
 // A collective over `world`: every rank calls it. Runs `measure` on rank 0 only and returns
 // its result on every rank. `device` is where the collective's tensors live (CUDA for NCCL).
 train::GemmChoices gemm_choice_of_rank0(c10d::Backend& world, int64_t rank, const c10::Device& device,
                                         const std::function<train::GemmChoices()>& measure);
 
-}  // namespace tokbench::dist
+}  // namespace tokbench::distributed

@@ -4,7 +4,7 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/zeros.h>
 
-namespace tokbench::dist {
+namespace tokbench::distributed {
 
 StopAgreement::StopAgreement(c10::intrusive_ptr<c10d::Backend> world, const c10::Device& device)
     : world_(std::move(world)), device_(device) {
@@ -46,4 +46,4 @@ bool StopAgreement::operator()(bool local_stop_requested) {
   return false;
 }
 
-}  // namespace tokbench::dist
+}  // namespace tokbench::distributed

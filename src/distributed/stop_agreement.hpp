@@ -13,7 +13,7 @@
 #include <c10/core/Device.h>
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 
-namespace tokbench::dist {
+namespace tokbench::distributed {
 
 class StopAgreement {
  public:
@@ -39,4 +39,4 @@ class StopAgreement {
   int64_t calls_ = 0;
 };
 
-}  // namespace tokbench::dist
+}  // namespace tokbench::distributed

@@ -19,7 +19,7 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-// The bounds `tokbench run` puts on the launcher's options (bench_options.hpp).
+// The bounds `tokbench run` puts on the launcher's options (run_options.hpp).
 constexpr int64_t kMaxRanksPerNode = 4096;
 constexpr int64_t kMaxNodes = 4096;
 

@@ -88,8 +88,8 @@ TEST(CommFigures, BandwidthAndSummary) {
   EXPECT_DOUBLE_EQ(summarize({}).mean_seconds, 0.0);
 }
 
-bench::MachineInfo cpu_machine() {
-  bench::MachineInfo m;
+run::MachineInfo cpu_machine() {
+  run::MachineInfo m;
   m.cpu_model = "Test CPU";
   m.cuda_status = "no CUDA driver";
   m.mem_total_bytes = m.mem_available_bytes = int64_t{16} << 30;
@@ -102,7 +102,7 @@ CommOptions two_ranks() {
   return o;
 }
 
-std::string refusal(const CommOptions& o, const bench::MachineInfo& m = cpu_machine()) {
+std::string refusal(const CommOptions& o, const run::MachineInfo& m = cpu_machine()) {
   try {
     resolve_comm(o, m);
   } catch (const std::invalid_argument& e) {
@@ -117,7 +117,7 @@ TEST(CommPlan, Defaults) {
   EXPECT_EQ(plan.nnodes, 1);
   EXPECT_EQ(plan.nproc_per_node, 2);
   EXPECT_FALSE(plan.cuda);
-  EXPECT_EQ(plan.backend, dist::CommBackend::gloo);
+  EXPECT_EQ(plan.backend, distributed::CommBackend::gloo);
   EXPECT_EQ(plan.collectives.size(), 4u);
   EXPECT_EQ(plan.sizes.front(), 1024);
   EXPECT_EQ(plan.sizes.back(), 64 << 20);  // the CPU's default
@@ -149,7 +149,7 @@ TEST(CommPlan, RefusesInOneLine) {
 }
 
 TEST(CommPlan, CudaTakesTheLocalRanksGpu) {
-  bench::MachineInfo m = cpu_machine();
+  run::MachineInfo m = cpu_machine();
   m.cuda_devices.resize(2);
   m.cuda_devices[0].name = "GPU zero";
   m.cuda_devices[1].name = "GPU one";
@@ -166,7 +166,7 @@ TEST(CommPlan, CudaTakesTheLocalRanksGpu) {
   EXPECT_TRUE(plan.cuda);
   EXPECT_EQ(plan.device_index, 1);
   EXPECT_EQ(plan.device_name, "GPU one");
-  EXPECT_EQ(plan.backend, dist::CommBackend::nccl);
+  EXPECT_EQ(plan.backend, distributed::CommBackend::nccl);
   EXPECT_EQ(plan.nnodes, 2);
   EXPECT_EQ(plan.nproc_per_node, 2);
   EXPECT_EQ(plan.sizes.back(), int64_t{1} << 30);  // the GPU's default

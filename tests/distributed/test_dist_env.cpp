@@ -12,7 +12,7 @@
 #include "distributed/dist_env.hpp"
 #include "distributed/dist_settings.hpp"
 
-namespace tokbench::dist {
+namespace tokbench::distributed {
 namespace {
 
 EnvLookup env_of(std::map<std::string, std::string> vars) {
@@ -162,4 +162,4 @@ TEST(DistSettings, ReferenceLabels) {
 }
 
 }  // namespace
-}  // namespace tokbench::dist
+}  // namespace tokbench::distributed

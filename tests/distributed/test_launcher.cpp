@@ -24,7 +24,7 @@
 
 #include "distributed/launcher.hpp"
 
-namespace tokbench::dist {
+namespace tokbench::distributed {
 namespace {
 
 // Everything written to a tmpfile() so far.
@@ -454,4 +454,4 @@ TEST(Launcher, FreePortIsBindable) {
 }
 
 }  // namespace
-}  // namespace tokbench::dist
+}  // namespace tokbench::distributed

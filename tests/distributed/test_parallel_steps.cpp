@@ -39,7 +39,7 @@
 #include "train/unit_timing_pass.hpp"
 #include "../train/unit_timing_checks.hpp"
 
-namespace tokbench::dist {
+namespace tokbench::distributed {
 namespace {
 
 constexpr int64_t kMicroBatch = 1;
@@ -731,4 +731,4 @@ TEST(ParallelUnitTimings, EveryStepTimesEveryUnitOnEveryRank) {
 }
 
 }  // namespace
-}  // namespace tokbench::dist
+}  // namespace tokbench::distributed

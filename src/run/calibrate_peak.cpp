@@ -1,0 +1,79 @@
+// The matmul calibration (calibrate_peak.hpp). Only ATen is included, not torch/torch.h.
+#include "run/calibrate_peak.hpp"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <ATen/core/grad_mode.h>
+#include <fmt/format.h>
+#include <torch/version.h>
+
+#include <chrono>
+#include <functional>
+
+#include "run/environment.hpp"
+#include "train/gemm_kernels.hpp"
+
+namespace tokbench::run {
+namespace {
+
+struct Shape {
+  int64_t m, n, k;  // (m x k) @ (k x n)
+};
+
+// Square, then a Llama-style MLP projection of 2048 tokens (d_model 2048 -> 5632 and back):
+// the shapes that dominate an LLM step, large enough for the kernels to reach their rate.
+constexpr Shape kShapes[] = {{2048, 2048, 2048}, {2048, 5632, 2048}, {2048, 2048, 5632}};
+
+using Clock = std::chrono::steady_clock;
+
+// The best per-call time of `call` after one warm-up call, repeated until `budget` seconds
+// have passed (at least twice).
+double best_seconds(const std::function<void()>& call, double budget) {
+  call();
+  double best = 1e300, spent = 0;
+  for (int i = 0; i < 2 || spent < budget; ++i) {
+    const auto start = Clock::now();
+    call();
+    const double s = std::chrono::duration<double>(Clock::now() - start).count();
+    best = std::min(best, s);
+    spent += s;
+  }
+  return best;
+}
+
+}  // namespace
+
+CpuCalibration calibrate_cpu_peak(const CalibrationSettings& settings,
+                                  const std::function<void(const std::string&)>& log) {
+  CpuCalibration result;
+  result.key = calibration_key_here(at::get_num_threads(), TORCH_VERSION);
+  result.measured_at = rfc3339_now();
+  // oneDNN's linear through the fused executor's kernel layer (train/gemm_kernels.hpp).
+  const bool linear = train::onednn_linear_available();
+  if (!linear) log("mkldnn::_linear_pointwise is not in this LibTorch: at::mm only");
+  at::NoGradGuard no_grad;
+  for (const auto& [dtype_name, dtype] : {std::pair{"fp32", at::kFloat}, std::pair{"bf16", at::kBFloat16}}) {
+    MeasuredPeak best{dtype_name, 0, "", ""};
+    for (const Shape& s : kShapes) {
+      const double flops = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
+      const std::string shape = fmt::format("{}x{}x{}", s.m, s.n, s.k);
+      const at::Tensor a = at::randn({s.m, s.k}, at::TensorOptions().dtype(dtype));
+      const at::Tensor b = at::randn({s.k, s.n}, at::TensorOptions().dtype(dtype));
+      auto consider = [&](const std::string& kernel, const std::function<void()>& call) {
+        const double rate = flops / best_seconds(call, settings.seconds_per_case);
+        log(fmt::format("{} {:<34} {:>15}  {:8.1f} GFLOP/s", dtype_name, kernel, shape, rate / 1e9));
+        if (rate > best.flops_per_s) best = MeasuredPeak{dtype_name, rate, kernel, shape};
+      };
+      consider("at::mm", [&] { (void)at::mm(a, b); });
+      if (linear) {
+        const at::Tensor w = b.t().contiguous();  // (n x k), as nn.Linear stores it
+        consider("mkldnn::_linear_pointwise (oneDNN)",
+                 [&] { (void)train::linear_forward(train::GemmKernel::onednn, a, w, {}); });
+      }
+    }
+    result.peaks.push_back(best);
+  }
+  return result;
+}
+
+}  // namespace tokbench::run

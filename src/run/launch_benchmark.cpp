@@ -1,0 +1,77 @@
+// The built-in launcher's side of `tokbench run` (launch_benchmark.hpp).
+#include "run/launch_benchmark.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+
+#include "run/environment.hpp"
+#include "run/metrics.hpp"
+#include "run/resolve.hpp"
+#include "run/result_json.hpp"
+#include "distributed/launcher.hpp"
+
+namespace tokbench::run {
+namespace {
+
+// Exit codes by which a rank says it reported its own ending (the status table).
+bool reported_itself(int code) { return code >= 1 && code <= 7 && code != train::kExitUsage; }
+
+}  // namespace
+
+std::vector<std::string> own_command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  const std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::string> args;
+  std::size_t start = 0;
+  while (start < raw.size()) {
+    const std::size_t end = raw.find('\0', start);
+    args.push_back(raw.substr(start, end - start));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  char exe[4096] = {};
+  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0 && !args.empty()) args[0] = std::string(exe, static_cast<std::size_t>(n));
+  return args;
+}
+
+int launch_benchmark(const RunPlan& plan, const std::vector<std::string>& rank_argv) {
+  const auto& o = plan.options;
+  const distributed::LaunchResult result = distributed::launch_ranks(node_launch(o, rank_argv, plan.dist.timeout_seconds));
+  if (result.exit_code == 0) return train::kExitOk;
+
+  // Rank 0 (on the first node) reported the job's ending itself: its JSON stands.
+  if (o.node_rank == 0 && !result.ranks.empty()) {
+    const distributed::RankExit& lead = result.ranks.front();
+    if (lead.signal == 0 && !lead.killed_by_launcher && reported_itself(lead.exit_code)) {
+      std::cerr << "tokbench launcher: " << result.failure << "\n";
+      return lead.exit_code;
+    }
+    if (lead.signal == 0 && lead.exit_code == 0) {  // rank 0 finished; a peer failed afterwards
+      std::cerr << "tokbench launcher: " << result.failure << "\n";
+      return exit_code(Outcome::rank_failed);
+    }
+  }
+  // Rank 0 could not report: the launcher writes the labelled result.
+  MeasuredRun run;
+  run.outcome = result.interrupted ? Outcome::interrupted : Outcome::rank_failed;
+  run.message = result.failure;
+  MetricInputs inputs = metric_inputs(plan);
+  inputs.peak_flops_per_s.reset();
+  const BenchMetrics metrics = compute_metrics(inputs, run);
+  if (o.node_rank == 0 && !plan.json_path.empty()) {
+    try {
+      write_json_atomically(plan.json_path, build_result_json(plan, run, metrics, capture_environment()));
+    } catch (const std::exception& e) {
+      std::cerr << "tokbench: error: " << e.what() << "\n";
+    }
+  }
+  std::cerr << "tokbench: run ended with status " << to_string(run.outcome) << ": " << run.message << "\n";
+  return exit_code(run.outcome);
+}
+
+}  // namespace tokbench::run

@@ -1,0 +1,109 @@
+// The metric contract (docs/PERFORMANCE.md) applied to one finished (or stopped) run. Rates
+// come from the throughput library: a Throughput with window M+1 gets a reference update at the end of
+// the last warm-up iteration and one per measured iteration, so tokens/s = M·G·T / window and
+// tokens/s × average iteration time = G·T. Inputs are plain structs (no LibTorch).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "run/iter_stats.hpp"
+#include "train/memory_breakdown.hpp"
+#include "train/run_status.hpp"
+#include "train/unit_timings.hpp"
+
+namespace tokbench::run {
+
+// How the run ended: the train layer's status (to_string gives the JSON `status` text).
+using Outcome = train::RunStatus;
+using train::exit_code;
+
+struct IterationSample {
+  int64_t index = 0;
+  bool warmup = false;
+  double seconds = 0;
+  double loss = 0;
+  double end_time = 0;  // seconds since the loop started
+};
+
+// One rank's own figures in a multi-rank run (rank 0 gathers them).
+struct RankSummary {
+  int64_t rank = 0;
+  std::string status = "ok";
+  std::string message;
+  std::string host;
+  int64_t measured_iters = 0;
+  double window_seconds = 0;
+  double exposed_comm_seconds = 0;  // summed over measured iterations
+  int64_t allocated_peak_bytes = 0;
+  int64_t reserved_peak_bytes = 0;
+  int64_t peak_rss_bytes = 0;
+  std::string kernels;  // the rank's kernel choice: every rank must have used rank 0's
+  std::optional<train::MemoryBreakdown> memory_breakdown;
+};
+
+// What the train layer measured, copied out of its TrainResult. In a multi-rank run the
+// window is the slowest rank's and the memory peaks are the maximum over ranks; `ranks`
+// holds each rank's own figures.
+struct MeasuredRun {
+  Outcome outcome = Outcome::ok;
+  std::string message;
+  std::vector<IterationSample> iterations;  // warm-up included
+  double measured_window_seconds = 0;       // 0 when the run did not finish
+  int64_t allocated_peak_bytes = 0;
+  int64_t reserved_peak_bytes = 0;
+  int64_t peak_rss_bytes = 0;
+  double overhead_seconds = 0;
+  double exposed_comm_seconds = 0;  // this process's, summed over measured iterations
+  // False where the executor cannot see them (the Python step on the CPU without tokbench's
+  // memory probe beside the binary; it never measures harness overhead): the JSON says null
+  // rather than a false 0.
+  bool allocation_peaks_known = true;
+  bool overhead_known = true;
+  bool exposed_comm_known = true;  // false: the Python executors (torch.distributed's waits are not timed)
+  std::vector<RankSummary> ranks;   // empty for one process
+  std::string kernel_note;          // the step's kernel choice (TrainStep::kernel_note); "" for none
+  // This process's (train/memory_breakdown.hpp); after the ranks are merged, that of the rank
+  // with the largest allocated peak. None where the executor cannot see it (Python).
+  std::optional<train::MemoryBreakdown> memory_breakdown;
+  // This process's per-unit timings (rank 0's in a multi-rank record): the pass after the
+  // window (train/unit_timings.hpp). None when not run, not ok, or an executor without it.
+  std::optional<train::UnitTimings> unit_timings;
+};
+
+struct MetricInputs {
+  int64_t world_size = 1, micro_batch = 1, grad_accum = 1, seq_len = 1;
+  int64_t warmup_iters = 0;
+  int64_t flops_per_microbatch = 0;  // forward + backward, one device
+  std::optional<double> peak_flops_per_s;  // per device
+  // The FLOPs the device executes per micro-batch (with activation checkpointing, more than the
+  // model's); 0: the model's.
+  int64_t hardware_flops_per_microbatch = 0;
+};
+
+struct BenchMetrics {
+  int64_t measured_iters = 0;                  // M actually completed
+  double window_seconds = 0;
+  std::optional<double> average_iter_time_ms;  // window / M
+  std::optional<IterTimeStats> iter_time_ms;   // over measured iterations
+  std::optional<double> tokens_per_s;          // global
+  std::optional<double> tokens_per_s_per_device;
+  int64_t flops_per_iter_per_device = 0;       // micro-batch FLOPs × GA
+  int64_t flops_per_iter_total = 0;            // × W
+  std::optional<double> flops_per_s_total;
+  std::optional<double> flops_per_s_per_device;
+  std::optional<double> mfu;                   // fraction, per device
+  std::optional<double> hardware_flops_per_s_per_device;  // executed FLOPs (recomputation included)
+  std::optional<double> hfu;                   // hardware_flops_per_s_per_device / peak
+  std::optional<double> loss_first, loss_last; // measured iterations
+  double memory_allocated_peak_GB = 0;         // 10^9 bytes
+  double memory_reserved_peak_GB = 0;
+  double peak_rss_GB = 0;
+  std::optional<double> harness_overhead_percent;
+};
+
+BenchMetrics compute_metrics(const MetricInputs& in, const MeasuredRun& run);
+
+}  // namespace tokbench::run

@@ -1,0 +1,32 @@
+// publish_result.hpp: report, JSON file, JSON on stdout, status line, in that order (a reader
+// of stdout sees the report finished before the JSON).
+#include "run/publish_result.hpp"
+
+#include <iostream>
+
+#include "run/result_json.hpp"
+#include "results/run_report.hpp"
+
+namespace tokbench::run {
+
+int publish_result(const RunPlan& plan, const MeasuredRun& run, const nlohmann::ordered_json& json,
+                   std::ostream& report_out) {
+  results::write_run_report(json, report_out);
+  report_out << std::flush;
+  int code = exit_code(run.outcome);
+  if (!plan.json_path.empty()) {
+    try {
+      write_json_atomically(plan.json_path, json);
+    } catch (const std::exception& e) {
+      std::cerr << "tokbench: error: " << e.what() << "\n";
+      if (code == 0) code = exit_code(Outcome::error);
+    }
+  }
+  if (plan.json_to_stdout) std::cout << json.dump(4) << "\n" << std::flush;
+  if (run.outcome != Outcome::ok)
+    std::cerr << "tokbench: run ended with status " << to_string(run.outcome)
+              << (run.message.empty() ? "" : ": " + run.message) << "\n";
+  return code;
+}
+
+}  // namespace tokbench::run

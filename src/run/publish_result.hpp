@@ -1,0 +1,19 @@
+// The end of every single-process run, whichever executor measured it: the printed report,
+// the JSON file (atomically), the JSON on stdout, and the closing status line. One place, so
+// the LibTorch step and the Python step (python_executor.hpp) publish identical records.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <ostream>
+
+#include "run/metrics.hpp"
+#include "run/run_plan.hpp"
+
+namespace tokbench::run {
+
+// Returns the run's exit code (an unwritable JSON file turns an ok run into an error).
+int publish_result(const RunPlan& plan, const MeasuredRun& run, const nlohmann::ordered_json& json,
+                   std::ostream& report_out);
+
+}  // namespace tokbench::run

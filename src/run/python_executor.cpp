@@ -1,0 +1,403 @@
+// python_executor.hpp. The child runs in its own process group so that a terminal's Ctrl-C
+// reaches tokbench only, which forwards it once (the step stops after its micro-batch and
+// reports); a second signal kills the child and tokbench reports what it had read. The
+// child dies with tokbench if tokbench itself is killed (the step script sets its parent-death
+// signal from TOKBENCH_PARENT_PID, process/child_process.hpp).
+#include "run/python_executor.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+
+#include "run/environment.hpp"
+#include "run/metrics.hpp"
+#include "run/progress.hpp"
+#include "run/publish_result.hpp"
+#include "run/rank_gathering.hpp"
+#include "run/report.hpp"
+#include "run/resolve.hpp"
+#include "run/result_json.hpp"
+#include "process/child_process.hpp"
+
+#ifndef TOKBENCH_SOURCE_DIR
+#define TOKBENCH_SOURCE_DIR ""
+#endif
+
+namespace tokbench::run {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kScriptName = "tokbench_python_step.py";
+constexpr const char* kMemoryProbeName = "libtokbench_memory_probe.so";
+constexpr const char* kInstallHint =
+    "install with `.venv/bin/pip install --no-deps -r scripts/reference/requirements.txt` (scripts/bootstrap does), "
+    "or set TOKBENCH_PYTHON to an interpreter that has them";
+
+bool is_executable_file(const fs::path& path) {
+  std::error_code ec;
+  return fs::is_regular_file(path, ec) && ::access(path.c_str(), X_OK) == 0;
+}
+
+std::optional<fs::path> own_directory() {
+  char exe[4096] = {};
+  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return std::nullopt;
+  return fs::path(std::string(exe, static_cast<std::size_t>(n))).parent_path();
+}
+
+[[noreturn]] void unavailable(const RunPlan& plan, const std::string& python, const std::string& why) {
+  throw std::invalid_argument(fmt::format("--executor {} needs Python with torch and litgpt{} importable: {} failed: {}; {}",
+                                          plan.options.compile,
+                                          plan.compiler.executor == Executor::python_thunder ? " and lightning-thunder" : "", python,
+                                          why, kInstallHint));
+}
+
+// Stop requests while the child runs: the first is forwarded as SIGINT, the second kills it.
+std::atomic<pid_t> g_child{0};
+std::atomic<int> g_signals{0};
+static_assert(std::atomic<pid_t>::is_always_lock_free);
+
+extern "C" void forward_stop_signal(int) {
+  const pid_t child = g_child.load();
+  const int count = g_signals.fetch_add(1) + 1;
+  if (child > 0) ::kill(child, count == 1 ? SIGINT : SIGKILL);
+}
+
+struct ForwardSignals {
+  struct sigaction old_int {}, old_term {};
+  ForwardSignals() {
+    g_signals.store(0);
+    struct sigaction action {};
+    action.sa_handler = forward_stop_signal;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, &old_int);
+    sigaction(SIGTERM, &action, &old_term);
+  }
+  ~ForwardSignals() {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
+    g_child.store(0);
+  }
+  ForwardSignals(const ForwardSignals&) = delete;
+  ForwardSignals& operator=(const ForwardSignals&) = delete;
+};
+
+// The step in its own process group, dying with tokbench, stdin /dev/null, stdout into a pipe
+// whose read end is returned; stderr is tokbench's. Exec failures (no such interpreter) come back
+// from posix_spawn as `exec_error`.
+std::optional<process::Child> spawn_step(const std::vector<std::string>& argv, int& stdout_read, std::string& exec_error) {
+  int out[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  process::SpawnSpec spec;
+  spec.argv = argv;
+  spec.stdin_fd = null_fd;
+  spec.stdout_fd = out[1];
+  std::optional<process::Child> child;
+  try {
+    child.emplace(spec);
+  } catch (const std::runtime_error& e) {
+    exec_error = e.what();
+  }
+  ::close(out[1]);
+  if (null_fd >= 0) ::close(null_fd);
+  if (!child) {
+    ::close(out[0]);
+    return std::nullopt;
+  }
+  stdout_read = out[0];
+  return child;
+}
+
+std::optional<double> number_or_null(const nlohmann::json& j, const char* key) {
+  if (!j.contains(key) || !j[key].is_number()) return std::nullopt;
+  return j[key].get<double>();
+}
+
+std::string base_version(const std::string& v) { return v.substr(0, v.find('+')); }
+
+
+}  // namespace
+
+PythonStepCommand locate_python_step() {
+  PythonStepCommand c;
+  std::vector<fs::path> roots;  // checkouts the script may live in, in order of preference
+  if (const auto dir = own_directory()) {
+    roots.push_back(dir->parent_path().parent_path());  // build/bin/..
+    std::error_code ec;
+    if (fs::is_regular_file(*dir / kMemoryProbeName, ec)) c.memory_probe = *dir / kMemoryProbeName;
+  }
+  if (std::string(TOKBENCH_SOURCE_DIR) != "") roots.emplace_back(TOKBENCH_SOURCE_DIR);
+  fs::path root;
+  if (const char* step = std::getenv("TOKBENCH_PYTHON_STEP"); step != nullptr && *step != '\0') {
+    c.script = step;
+  } else {
+    for (const auto& r : roots) {
+      std::error_code ec;
+      if (fs::is_regular_file(r / "python" / kScriptName, ec)) {
+        c.script = r / "python" / kScriptName;
+        root = r;
+        break;
+      }
+    }
+  }
+  if (const char* python = std::getenv("TOKBENCH_PYTHON"); python != nullptr && *python != '\0') {
+    c.python = python;
+  } else {
+    if (root.empty() && !roots.empty()) root = roots.front();
+    for (const auto& r : roots) {
+      if (is_executable_file(r / ".venv" / "bin" / "python")) {
+        c.python = (r / ".venv" / "bin" / "python").string();
+        break;
+      }
+    }
+    if (c.python.empty()) c.python = "python3";
+  }
+  return c;
+}
+
+std::vector<std::string> python_step_argv(const RunPlan& plan, const PythonStepCommand& command,
+                                          const distributed::StoreAddress* store) {
+  const auto& o = plan.options;
+  const std::string model = plan.config.name.empty() ? plan.model_label : plan.config.name;
+  std::vector<std::string> argv = {
+      command.python, "-u", command.script.string(),
+      "--model-name", model,
+      "--n-layers", std::to_string(plan.config.n_layer),
+      "--seq-len", std::to_string(plan.seq_len),
+      "--micro-batch-size", std::to_string(plan.micro_batch),
+      "--grad-accum", std::to_string(plan.grad_accum),
+      "--max-iters", std::to_string(plan.max_iters),
+      "--warmup-iters", std::to_string(plan.warmup_iters),
+      "--num-threads", std::to_string(o.num_threads),
+      "--device", plan.device_string,
+      "--dtype", std::string(model::to_string(plan.dtype)),
+      "--compile", plan.compiler.executor == Executor::python_inductor  ? "inductor"
+                   : plan.compiler.executor == Executor::python_thunder ? "thunder"
+                                                                        : "eager",
+      "--seed", std::to_string(o.seed),
+      "--lr", fmt::format("{}", o.lr),
+      "--weight-decay", fmt::format("{}", o.weight_decay),
+      "--beta1", fmt::format("{}", o.beta1),
+      "--beta2", fmt::format("{}", o.beta2),
+      "--zero-grad", std::string(train::to_string(plan.zero_grad))};
+  if (plan.compiler.executor == Executor::python_thunder) {
+    argv.insert(argv.end(), {"--thunder-front-end", to_string(plan.compiler.thunder_front_end)});
+    for (const auto& e : plan.compiler.thunder_executors) argv.insert(argv.end(), {"--thunder-executor", e});
+  }
+  if (plan.tf32) argv.push_back("--tf32");
+  if (!command.memory_probe.empty()) argv.insert(argv.end(), {"--memory-probe", command.memory_probe.string()});
+  if (o.dynamic) argv.push_back("--dynamic");
+  if (plan.checkpoint_activations) argv.push_back("--checkpoint-activations");
+  if (!plan.profile_path.empty()) {
+    argv.insert(argv.end(), {"--profile", plan.profile_path.string(), "--profile-iters",
+                             std::to_string(plan.profile_iters)});
+  }
+  if (store != nullptr) {
+    const auto& d = plan.dist;
+    argv.insert(argv.end(), {"--rank", std::to_string(d.env.rank), "--world-size", std::to_string(d.env.world_size),
+                             "--local-rank", std::to_string(d.env.local_rank), "--store-host", store->host,
+                             "--store-port", std::to_string(store->port), "--distributed-mode", distributed::to_string(d.mode),
+                             "--shard-mode", distributed::to_string(d.shard_mode), "--bucketing-mode",
+                             distributed::to_string(d.units), "--ddp-bucket-mb", fmt::format("{}", d.ddp_bucket_bytes / 1e6),
+                             "--dist-timeout", fmt::format("{}", d.timeout_seconds), "--backend",
+                             distributed::to_string(d.backend)});
+    for (const auto& prefix : store->prefixes) argv.insert(argv.end(), {"--store-prefix", prefix});
+    if (d.hybrid()) argv.insert(argv.end(), {"--sharding-size", std::to_string(*d.shard_group_size)});
+    if (d.skip_sync_until_last_micro) argv.push_back("--skip-data-sync");
+  }
+  return argv;
+}
+
+namespace {
+
+// What the child measured, read from its lines as they come.
+struct ChildRun {
+  MeasuredRun run;
+  bool ready = false;
+  bool finished = false;
+  process::ExitStatus status;
+  std::string unavailable_error;
+  bool missing_executor = false;  // the error is a thunder executor this install lacks, not an import
+  std::string profile_message;  // --profile: the child's line on where its trace went
+};
+
+ChildRun run_child(const RunPlan& plan, const PythonStepCommand& command, const std::vector<std::string>& argv,
+                   Environment& env, std::ostream& report_out, std::FILE* line_stream, bool quiet) {
+  ChildRun c;
+  std::string exec_error;
+  int stdout_fd = -1;
+  std::optional<process::Child> child = spawn_step(argv, stdout_fd, exec_error);
+  if (!child) unavailable(plan, command.python, exec_error);
+  g_child.store(child->pid());
+  if (g_signals.load() > 0) ::kill(child->pid(), SIGINT);  // a stop request that came before the pid was known
+
+  MeasuredRun& run = c.run;
+  run.allocation_peaks_known = false;
+  run.overhead_known = false;  // the Python step has no harness of tokbench's to measure
+  run.exposed_comm_known = false;
+  ProgressPrinter progress(ProgressOptions{plan.max_iters, plan.warmup_iters, plan.options.log_every, quiet,
+                                           static_cast<bool>(::isatty(STDERR_FILENO))},
+                           stderr, line_stream);
+  std::string pending;
+  char buffer[65536];
+  auto on_line = [&](const std::string& line) {
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("event")) return;  // not the protocol's
+    const std::string event = j.value("event", "");
+    if (event == "unavailable") {
+      c.unavailable_error = j.value("error", "cannot import torch and litgpt");
+      c.missing_executor = j.value("executor", false);
+    } else if (event == "ready") {
+      c.ready = true;
+      env.python_version = j.value("python_version", "");
+      env.python_torch_version = j.value("torch_version", "");
+      env.litgpt_version = j.value("litgpt_version", "");
+      env.thunder_version = j.value("thunder_version", "");
+      env.thunder_executors = j.value("thunder_executors", "");
+      if (!quiet) {
+        print_config_echo(plan, report_out);
+        report_out << fmt::format("# threads: {}; Python {} ({}), torch {}, litgpt {}{}\n", j.value("num_threads", 0),
+                                  env.python_version, command.python, env.python_torch_version, env.litgpt_version,
+                                  env.thunder_version.empty() ? "" : ", lightning-thunder " + env.thunder_version);
+        if (base_version(env.python_torch_version) != base_version(env.libtorch_version))
+          report_out << fmt::format("# note: Python's torch {} is not the LibTorch {} tokbench is built with\n",
+                                    env.python_torch_version, env.libtorch_version);
+        report_out << std::flush;
+      }
+    } else if (event == "iteration") {
+      IterationSample s;
+      s.index = j.value("index", int64_t{0});
+      s.warmup = j.value("warmup", false);
+      s.seconds = j.value("seconds", 0.0);
+      s.loss = number_or_null(j, "loss").value_or(std::numeric_limits<double>::quiet_NaN());
+      s.end_time = j.value("end_time", 0.0);
+      run.iterations.push_back(s);
+      progress.on_iteration(s);
+    } else if (event == "result") {
+      c.finished = true;
+      run.outcome = train::run_status_from_string(j.value("status", "error"));
+      run.message = j.value("message", "");
+      run.measured_window_seconds = number_or_null(j, "measured_window_seconds").value_or(0);
+      run.peak_rss_bytes = static_cast<int64_t>(number_or_null(j, "peak_rss_bytes").value_or(0));
+      c.profile_message = j.value("profile_message", "");
+      if (const auto allocated = number_or_null(j, "allocated_peak_bytes")) {
+        run.allocation_peaks_known = true;
+        run.allocated_peak_bytes = static_cast<int64_t>(*allocated);
+        run.reserved_peak_bytes = static_cast<int64_t>(number_or_null(j, "reserved_peak_bytes").value_or(0));
+      }
+    }
+  };
+  for (;;) {
+    const ssize_t n = ::read(stdout_fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    pending.append(buffer, static_cast<std::size_t>(n));
+    for (std::size_t end; (end = pending.find('\n')) != std::string::npos;) {
+      on_line(pending.substr(0, end));
+      pending.erase(0, end + 1);
+    }
+  }
+  ::close(stdout_fd);
+  c.status = child->wait();
+  g_child.store(0);
+  progress.finish();
+  return c;
+}
+
+}  // namespace
+
+int run_python_benchmark(const RunPlan& plan) {
+  const PythonStepCommand command = locate_python_step();
+  std::error_code ec;
+  if (command.script.empty() || !fs::is_regular_file(command.script, ec))
+    throw std::invalid_argument(fmt::format(
+        "--executor {} needs the script python/{} of tokbench's checkout: {}; valid: set TOKBENCH_PYTHON_STEP to it",
+        plan.options.compile, kScriptName,
+        command.script.empty() ? "not found beside the binary nor in its source tree"
+                               : "'" + command.script.string() + "' is not a file"));
+
+  std::ostream& report_out = plan.json_to_stdout ? std::cerr : std::cout;
+  std::FILE* line_stream = plan.json_to_stdout ? stderr : stdout;
+  const bool multi_rank = plan.dist.multi_rank();
+  const bool lead = plan.dist.env.rank == 0;  // only rank 0 reports and writes the JSON
+  const bool quiet = plan.options.quiet || !lead;
+  Environment env = capture_environment();
+  env.python_executable = command.python;
+  const MetricInputs inputs = metric_inputs(plan);
+
+  ForwardSignals signals;
+  // Many ranks: this process joins the job's store as tokbench's own steps do; the child's
+  // torch.distributed meets the other children under its own key space in the same store.
+  std::unique_ptr<distributed::JobStore> store;
+  std::optional<distributed::StoreAddress> child_store;
+  std::string rendezvous_error;
+  if (multi_rank) {
+    try {
+      store = std::make_unique<distributed::JobStore>(
+          plan.dist.env, std::chrono::milliseconds(static_cast<int64_t>(plan.dist.timeout_seconds * 1000)));
+      child_store = store->child_address("tokbench/python");
+    } catch (const std::exception& e) {
+      rendezvous_error = std::string(e.what()).substr(0, std::string(e.what()).find('\n'));
+    }
+  }
+
+  ChildRun c;
+  if (!rendezvous_error.empty()) {
+    c.run.outcome = Outcome::rank_failed;
+    c.run.message = "the job's rendezvous failed: " + rendezvous_error;
+    c.run.allocation_peaks_known = false;
+    c.run.overhead_known = false;
+    c.run.exposed_comm_known = false;
+    c.finished = c.ready = true;
+  } else {
+    c = run_child(plan, command, python_step_argv(plan, command, child_store ? &*child_store : nullptr), env,
+                  report_out, line_stream, quiet);
+  }
+  MeasuredRun& run = c.run;
+  const process::ExitStatus& status = c.status;
+  if (c.missing_executor)
+    throw std::invalid_argument(fmt::format("--compile '{}' cannot run with {}: {}", plan.compiler.compiler,
+                                            command.python, c.unavailable_error));
+  if (!c.unavailable_error.empty()) unavailable(plan, command.python, c.unavailable_error);
+  if (!c.ready && g_signals.load() == 0) {
+    const std::string how = status.signal != 0 ? fmt::format("ended by signal {}", status.signal)
+                                               : fmt::format("exited with code {}", status.exit_code);
+    unavailable(plan, command.python, how + " before it could start (its stderr is above)");
+  }
+  if (!c.finished) {
+    run.outcome = g_signals.load() > 0 ? Outcome::interrupted : Outcome::error;
+    run.message = g_signals.load() > 1 ? "stopped by a second signal"
+                  : status.signal != 0 ? fmt::format("the Python step was ended by signal {}", status.signal)
+                                       : fmt::format("the Python step exited with code {} without a result",
+                                                     status.exit_code);
+    run.measured_window_seconds = 0;
+  }
+
+  if (store) {
+    gather_rank_results(plan, run, [&](const distributed::RankRecord& mine, std::chrono::milliseconds wait) {
+      return store->exchange(mine, plan.world_size, wait);
+    });
+  }
+  if (!lead) return end_of_other_rank(plan, run);
+
+  const BenchMetrics metrics = compute_metrics(inputs, run);
+  const int code = publish_result(plan, run, build_result_json(plan, run, metrics, env), report_out);
+  if (!c.profile_message.empty()) report_out << c.profile_message << "\n" << std::flush;  // as run_benchmark does
+  return code;
+}
+
+}  // namespace tokbench::run

@@ -1,0 +1,256 @@
+// JSON result construction, and its write through results/atomic_file.hpp.
+#include "run/result_json.hpp"
+
+#include <cmath>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "run/report.hpp"
+#include "distributed/dist_settings.hpp"
+#include "predict/comm_plan.hpp"
+#include "results/atomic_file.hpp"
+#include "results/result_columns.hpp"
+
+namespace tokbench::run {
+namespace {
+
+nlohmann::ordered_json opt(const std::optional<double>& value, double scale = 1.0) {
+  return value ? nlohmann::ordered_json(*value * scale) : nlohmann::ordered_json(nullptr);
+}
+
+
+// What the step sends per iteration, unit by unit (docs/run.md, "Per-unit timings"): the plan
+// `tokbench predict` times, from the same function, over the timed units' parameter counts.
+// Null where the plan does not cover the step (PyTorch's fully_shard, per-layer FSDP units).
+nlohmann::ordered_json communication_json(const RunPlan& plan, const train::UnitTimings& t) {
+  const distributed::DistributedSettings& d = plan.dist;
+  predict::CommPlanInput in;
+  for (const auto& u : t.units) {
+    const auto kind = u.kind == "embedding" ? predict::UnitKind::embedding
+                      : u.kind == "head"    ? predict::UnitKind::head
+                                            : predict::UnitKind::block;
+    in.units.push_back({u.name, kind, u.parameters});
+  }
+  in.bytes_per_element = plan.dtype == model::TrainPrecision::bf16_true ? 2 : 4;  // bf16-mixed keeps fp32 parameters
+  in.world_size = plan.world_size;
+  in.grad_accum = plan.grad_accum;
+  in.backend = d.backend == distributed::CommBackend::nccl ? predict::Backend::nccl : predict::Backend::gloo;
+  in.ddp_bucket_bytes = d.ddp_bucket_bytes;
+  in.ddp_skip_sync = d.skip_sync_until_last_micro;
+  if (!d.multi_rank() || d.mode == distributed::DistMode::none) {
+    in.strategy = predict::Strategy::none;
+  } else if (d.mode == distributed::DistMode::ddp) {
+    in.strategy = predict::Strategy::ddp;
+  } else if (d.mode == distributed::DistMode::fsdp && d.units != distributed::UnitPolicy::per_layer) {
+    in.strategy = predict::Strategy::fsdp;
+    in.zero3 = d.shard_mode == distributed::ShardMode::zero3;
+    in.fsdp_units = d.units == distributed::UnitPolicy::per_block ? predict::FsdpUnits::per_block : predict::FsdpUnits::whole_model;
+    in.shard_size = d.hybrid() ? *d.shard_group_size : plan.world_size;
+  } else {
+    return nullptr;
+  }
+  try {
+    return predict::to_json(predict::plan_communication(in));
+  } catch (const std::invalid_argument&) {
+    return nullptr;  // units of another shape than embedding, blocks, head: nothing to plan over
+  }
+}
+
+// The per-unit timings (docs/run.md, "Per-unit timings"); null when the run has none.
+nlohmann::ordered_json unit_timings_json(const RunPlan& plan, const std::optional<train::UnitTimings>& timings) {
+  using json = nlohmann::ordered_json;
+  if (!timings) return nullptr;
+  const train::UnitTimings& t = *timings;
+  json units = json::array();
+  for (const auto& u : t.units)
+    units.push_back({{"name", u.name},
+                     {"kind", u.kind},
+                     {"parameters", u.parameters},
+                     {"forward_seconds", u.forward_seconds},
+                     {"backward_seconds", u.backward_seconds},
+                     {"optimizer_seconds", u.optimizer_seconds}});
+  return {{"iterations", t.iterations},
+          {"clock", t.clock},
+          {"micro_batches_per_iteration", t.micro_batches_per_iteration},
+          {"iteration_seconds", t.iteration_seconds},
+          {"exposed_comm_seconds", t.exposed_comm_seconds},
+          {"optimizer_seconds", t.optimizer_seconds},
+          {"units", units},
+          {"communication", communication_json(plan, t)}};
+}
+
+}  // namespace
+
+// The memory breakdown's keys (result_columns.cpp), in GB, onto `j`; null where unknown.
+template <typename Json>
+void put_memory_breakdown(Json& j, const std::optional<train::MemoryBreakdown>& b) {
+  auto gb = [&](int64_t train::MemoryBreakdown::*part) { return b ? Json(static_cast<double>((*b).*part) / 1e9) : Json(nullptr); };
+  j["memory_parameters_GB"] = gb(&train::MemoryBreakdown::parameters);
+  j["memory_gradients_GB"] = gb(&train::MemoryBreakdown::gradients);
+  j["memory_optimizer_state_GB"] = gb(&train::MemoryBreakdown::optimizer_state);
+  j["memory_activations_GB"] = gb(&train::MemoryBreakdown::activations);
+  j["memory_comm_buffers_GB"] = gb(&train::MemoryBreakdown::comm_buffers);
+  j["memory_allocator_reserve_GB"] = gb(&train::MemoryBreakdown::allocator_reserve);
+}
+
+nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun& run, const BenchMetrics& m,
+                                         const Environment& env) {
+  using json = nlohmann::ordered_json;
+  const auto& o = plan.options;
+  json j;
+  // Reference keys (docs/reference-benchmark.md, "The JSON result"), meanings fixed by
+  // docs/PERFORMANCE.md, "The contract".
+  j["average_iter_time"] = opt(m.average_iter_time_ms);  // ms, window / M
+  j["model_flops"] = plan.flops_per_microbatch;          // one micro-batch, fwd+bwd, one device
+  j["model_flop_per_sec"] = opt(m.flops_per_s_total);    // all devices, GA included
+  j["tokens_per_sec"] = opt(m.tokens_per_s);             // global
+  const json allocated_peak = run.allocation_peaks_known ? json(m.memory_allocated_peak_GB) : json(nullptr);
+  j["memory_used_GB"] = allocated_peak;                  // 10^9 bytes
+  j["model_name"] = plan.model_label;
+  j["Num GPUS"] = plan.world_size;
+  j["Seq Len"] = plan.seq_len;
+  j["Micro BS"] = plan.micro_batch;
+  j["Global BS"] = plan.global_batch;
+  j["GA"] = plan.grad_accum;
+  j["Distributed Mode"] = distributed_mode_label(plan);
+  j["Sharding Size"] =
+      distributed::is_sharded(plan.dist.mode) && plan.dist.shard_group_size ? json(*plan.dist.shard_group_size)
+                                                                           : json(nullptr);
+  j["compiler"] = o.compile;
+  // tokbench's own.
+  j["schema_version"] = kResultSchemaVersion;
+  j["status"] = to_string(run.outcome);
+  j["message"] = run.message;
+  // `compiler` above is the name the user passed (the reference's runner pivots on it); this is
+  // what ran it (compiler_choice.hpp).
+  j["executor"] = to_string(plan.compiler.executor);
+  const bool thunder = plan.compiler.executor == Executor::python_thunder;
+  j["thunder_front_end"] = thunder ? json(to_string(plan.compiler.thunder_front_end)) : json(nullptr);
+  j["thunder_executors"] = thunder && !env.thunder_executors.empty() ? json(env.thunder_executors) : json(nullptr);
+  j["kernels"] = run.kernel_note.empty() ? json(nullptr) : json(run.kernel_note);  // the executor's kernel choice
+  j["tokens_per_sec_per_device"] = opt(m.tokens_per_s_per_device);
+  j["model_flops_per_iter_per_device"] = m.flops_per_iter_per_device;
+  j["model_flops_per_iter_total"] = m.flops_per_iter_total;
+  j["model_TFLOP_per_s_per_device"] = opt(m.flops_per_s_per_device, 1e-12);
+  j["model_TFLOP_per_s_total"] = opt(m.flops_per_s_total, 1e-12);
+  j["mfu"] = opt(m.mfu);  // fraction of the per-device peak
+  j["checkpoint_activations"] = plan.checkpoint_activations;
+  j["hardware_flops"] = plan.hardware_flops_per_microbatch;  // model_flops + the recomputed forward
+  j["hardware_TFLOP_per_s_per_device"] = opt(m.hardware_flops_per_s_per_device, 1e-12);
+  j["hfu"] = opt(m.hfu);
+  j["mfu_peak_TFLOP_per_s"] = plan.peak ? json(plan.peak->flops_per_s / 1e12) : json(nullptr);
+  j["mfu_peak_chip"] = plan.peak ? json(plan.peak->chip) : json(nullptr);
+  j["mfu_peak_source"] = plan.peak ? json(plan.peak->source) : json(nullptr);
+  j["mfu_peak_is_estimate"] = plan.peak ? json(plan.peak->estimate) : json(nullptr);
+  j["mfu_precision"] = std::string(to_string(plan.precision));
+  j["flops_convention"] = std::string(model::to_string(plan.convention));
+  j["warmup_iters"] = plan.warmup_iters;
+  j["max_iters"] = plan.max_iters;
+  j["measured_iters"] = m.measured_iters;
+  j["measured_window_s"] = m.window_seconds;
+  json stats = nullptr;
+  if (m.iter_time_ms) {
+    const auto& s = *m.iter_time_ms;
+    stats = json{{"mean", s.mean}, {"median", s.median}, {"p10", s.p10}, {"p90", s.p90}, {"min", s.min},
+                 {"max", s.max},   {"stddev", s.stddev}, {"cv", s.cv}};
+  }
+  j["iter_time_ms"] = stats;
+  json per_iteration = json::array();
+  for (const auto& it : run.iterations)
+    per_iteration.push_back({{"index", it.index}, {"warmup", it.warmup}, {"time_ms", it.seconds * 1e3},
+                             {"loss", std::isfinite(it.loss) ? json(it.loss) : json(nullptr)}});
+  j["iterations"] = per_iteration;
+  j["loss_first"] = opt(m.loss_first);
+  j["loss_last"] = opt(m.loss_last);
+  j["parameters"] = plan.param_count;
+  j["n_layer"] = plan.config.n_layer;
+  j["memory_allocated_peak_GB"] = allocated_peak;
+  j["memory_reserved_peak_GB"] = run.allocation_peaks_known ? json(m.memory_reserved_peak_GB) : json(nullptr);
+  j["peak_rss_GB"] = plan.device_kind == DeviceKind::cpu ? json(m.peak_rss_GB) : json(nullptr);
+  put_memory_breakdown(j, run.memory_breakdown);
+  j["memory_estimate_GB"] = plan.memory_estimate_bytes / 1e9;
+  j["harness_overhead_percent"] = opt(m.harness_overhead_percent);
+  // Every rank's own figures (multi-rank runs): the reported average is the slowest rank's,
+  // memory the maximum over ranks.
+  json ranks = json::array();
+  for (const auto& r : run.ranks) {
+    const double m_iters = static_cast<double>(r.measured_iters);
+    json rank = {{"rank", r.rank},
+                     {"status", r.status},
+                     {"message", r.message},
+                     {"host", r.host},
+                     {"measured_iters", r.measured_iters},
+                     {"average_iter_time", r.measured_iters > 0 ? json(r.window_seconds * 1e3 / m_iters) : json(nullptr)},
+                     {"exposed_comm_ms_per_iter", r.measured_iters > 0 && run.exposed_comm_known
+                                                      ? json(r.exposed_comm_seconds * 1e3 / m_iters)
+                                                      : json(nullptr)},
+                     {"memory_allocated_peak_GB",
+                      run.allocation_peaks_known ? json(r.allocated_peak_bytes / 1e9) : json(nullptr)},
+                     {"memory_reserved_peak_GB",
+                      run.allocation_peaks_known ? json(r.reserved_peak_bytes / 1e9) : json(nullptr)},
+                     {"peak_rss_GB", r.peak_rss_bytes / 1e9},
+                     {"kernels", r.kernels.empty() ? json(nullptr) : json(r.kernels)}};
+    put_memory_breakdown(rank, r.memory_breakdown);
+    ranks.push_back(std::move(rank));
+  }
+  j["world_size"] = plan.world_size;
+  const bool fsdp = distributed::is_sharded(plan.dist.mode);
+  j["sharding_mode"] = fsdp ? json(distributed::shard_mode_label(plan.dist)) : json(nullptr);
+  j["bucketing"] = fsdp ? json(distributed::to_string(plan.dist.units)) : json(nullptr);
+  j["ranks"] = ranks;
+  j["device"] = plan.device_string;
+  j["device_name"] = plan.device_name;
+  j["dtype"] = std::string(to_string(plan.dtype));
+  j["tf32"] = plan.tf32;
+  j["zero_grad"] = train::to_string(plan.zero_grad);  // none: gradients freed after each step
+  j["unit_timings"] = run.outcome == Outcome::ok ? unit_timings_json(plan, run.unit_timings) : nullptr;
+  j["config"] = {{"model_config", o.model_config},
+                 {"data", o.data},
+                 {"data_dtype", o.data_dtype},
+                 {"seed", o.seed},
+                 {"lr", o.lr},
+                 {"weight_decay", o.weight_decay},
+                 {"beta1", o.beta1},
+                 {"beta2", o.beta2},
+                 {"zero_grad", o.zero_grad},
+                 {"n_layers", o.n_layers ? json(*o.n_layers) : json(nullptr)},
+                 {"peak_tflops", o.peak_tflops ? json(*o.peak_tflops) : json(nullptr)},
+                 {"flops_convention", o.flops_convention},
+                 {"distributed_mode", o.distributed_mode},
+                 {"shard_mode", o.shard_mode},
+                 {"bucketing_mode", o.bucketing_mode},
+                 {"sharding_size", o.sharding_size ? json(*o.sharding_size) : json(nullptr)},
+                 {"ddp_bucket_size_mb", o.ddp_bucket_size_mb},
+                 {"ddp_overlap", o.ddp_overlap},
+                 {"skip_data_sync", plan.dist.skip_sync_until_last_micro},
+                 {"dist_timeout_s", o.dist_timeout_s},
+                 {"dist_launcher", plan.dist.env.source},
+                 {"dist_backend", plan.world_size > 1 ? json(distributed::to_string(plan.dist.backend)) : json(nullptr)},
+                 {"dynamic", o.dynamic},
+                 {"tf32", o.tf32},
+                 {"device", o.device},
+                 {"dtype", o.dtype},
+                 {"cpu_memory_cap_rank", o.cpu_memory_cap_rank ? json(*o.cpu_memory_cap_rank) : json(nullptr)},
+                 {"num_threads", o.num_threads},
+                 {"cpu_allocator", plan.cpu_allocator},
+                 {"cpu_memory_cap_mb", o.cpu_memory_cap_mb ? json(*o.cpu_memory_cap_mb) : json(nullptr)}};
+  j["environment"] = environment_record(env, {plan.device_name});
+  // The Python executors' interpreter and packages: their torch may differ from the LibTorch
+  // tokbench is built against, and a table comparing the two should say so.
+  if (!env.python_torch_version.empty()) {
+    j["environment"]["python_version"] = env.python_version;
+    j["environment"]["python_torch_version"] = env.python_torch_version;
+    j["environment"]["litgpt_version"] = env.litgpt_version;
+    if (!env.thunder_version.empty()) j["environment"]["thunder_version"] = env.thunder_version;
+    j["environment"]["python_executable"] = env.python_executable;
+  }
+  // Keys in the column table's order; a key without a column throws here (and in the tests).
+  return results::in_column_order(j);
+}
+
+void write_json_atomically(const std::filesystem::path& path, const nlohmann::ordered_json& json) {
+  results::write_file_atomically(path, json.dump(4) + "\n");
+}
+
+}  // namespace tokbench::run

@@ -1,0 +1,28 @@
+// The result record of one run (docs/run.md, "The JSON result"): the keys and their order are
+// the column table's (results/result_columns.hpp), the reference benchmark's keys first, with
+// the meanings of docs/PERFORMANCE.md, "The contract", then tokbench's own (units in key
+// names). Unknown figures are null. The printed report (results/run_report.hpp) and every sweep
+// format read this record. Written atomically: a temporary file in the same directory, then
+// rename.
+#pragma once
+
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "run/environment.hpp"
+#include "run/metrics.hpp"
+#include "run/run_plan.hpp"
+#include "results/result_columns.hpp"
+
+namespace tokbench::run {
+
+inline constexpr int kResultSchemaVersion = results::kSchemaVersion;
+
+nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun& run, const BenchMetrics& metrics,
+                                         const Environment& env);
+
+// Throws std::runtime_error when the file cannot be written; never leaves a partial file.
+void write_json_atomically(const std::filesystem::path& path, const nlohmann::ordered_json& json);
+
+}  // namespace tokbench::run

@@ -1,0 +1,73 @@
+// A validated run: what `tokbench run` trains and how, every field checked and derived by
+// resolve.hpp before any work. The executors (run_benchmark, python_executor), the report and
+// the JSON read it; nothing below resolve reads the raw options for a decision.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "distributed/dist_settings.hpp"
+#include "model/config.hpp"
+#include "model/counting.hpp"
+#include "model/train_precision.hpp"
+#include "run/compiler_choice.hpp"
+#include "run/run_options.hpp"
+#include "train/zero_grad.hpp"
+#include "tokbench/throughput.hpp"
+
+namespace tokbench::run {
+
+enum class DeviceKind { cpu, cuda };
+
+// The per-device peak used for MFU and where it came from.
+struct PeakChoice {
+  double flops_per_s = 0;
+  std::string chip;       // what the peak describes
+  std::string source;     // table entry, CPU measurement (env --calibrate), CPU estimate or --peak-tflops
+  bool estimate = false;  // true for the CPU estimate
+};
+
+struct RunPlan {
+  RunOptions options;  // as given, for the config echo and the JSON "config" block
+  model::Config config;  // finalized, overrides applied
+  std::string model_label;
+  int64_t world_size = 1;
+  distributed::DistributedSettings dist;  // typed: nothing below resolve reads the raw strings
+  int64_t micro_batch = 1, global_batch = 1, grad_accum = 1, seq_len = 0;
+  int64_t max_iters = 0, warmup_iters = 0;
+  DeviceKind device_kind = DeviceKind::cpu;
+  int device_index = 0;
+  std::string device_string;  // "cpu", "cuda:0"
+  std::string device_name;    // CPU model or GPU name
+  model::TrainPrecision dtype = model::TrainPrecision::fp32;
+  train::ZeroGrad zero_grad = train::ZeroGrad::none;
+  // caching | system: what serves CPU tensors (--cpu-allocator, or the executor's default:
+  // caching for tokbench's, system for the Python executors, whose torch has its own).
+  std::string cpu_allocator;
+  CompilerChoice compiler;  // --compile: the name as given and the executor it picks
+  bool tf32 = false;          // effective: CUDA and fp32 only
+  Precision precision = Precision::fp32;
+  model::FlopConvention convention = model::FlopConvention::matmul;
+  int64_t flops_per_microbatch = 0;  // forward + backward, one device: model FLOPs (MFU's)
+  // What the device executes: the model FLOPs plus, with activation checkpointing, every
+  // block's forward again (model::count_recompute_flops): HFU's.
+  int64_t hardware_flops_per_microbatch = 0;
+  bool checkpoint_activations = false;
+  int64_t param_count = 0;           // whole model
+  std::optional<PeakChoice> peak;    // nullopt: MFU is N/A
+  std::filesystem::path token_file;  // empty: random tokens
+  int token_bytes = 2;
+  std::filesystem::path json_path;   // empty: no file
+  bool json_to_stdout = false;
+  std::filesystem::path profile_path;  // empty: no --profile
+  int64_t profile_iters = 0;
+  int64_t unit_timing_iters = 0;     // the per-unit timing pass; 0: none (unit_timings null)
+  int64_t memory_estimate_bytes = 0;  // model::estimate_training_memory(...).total_bytes()
+  int64_t memory_capacity_bytes = 0;  // device memory; on the CPU the host's (MemAvailable or cgroup)
+  int64_t token_buffer_bytes = 0;     // host token buffers (x, y as int64; GA of them on CUDA)
+  std::optional<int64_t> cpu_memory_cap_bytes;
+};
+
+}  // namespace tokbench::run

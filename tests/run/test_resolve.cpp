@@ -1,0 +1,656 @@
+// Validation: every usage error is one line naming the option and what is valid, and the
+// derived fields (GA, dtype, FLOPs, peak) follow the contract. Runs against a pretend
+// machine so results do not depend on the host.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "run/run_options.hpp"
+#include "run/machine_info.hpp"
+#include "run/resolve.hpp"
+#include "model/catalog.hpp"
+#include "model/memory_estimate.hpp"
+
+namespace tokbench::run {
+namespace {
+
+MachineInfo cpu_machine() {
+  MachineInfo m;
+  m.cuda_status = "no CUDA driver";
+  m.mem_total_bytes = 16'000'000'000;
+  m.mem_available_bytes = 16'000'000'000;
+  m.cpu_model = "Test CPU";
+  return m;
+}
+
+RunOptions small() {
+  RunOptions o;
+  o.model_name = "pythia-14m";
+  o.seq_len = 32;
+  o.micro_batch_size = 2;
+  o.max_iters = 6;
+  o.warmup_iters = 2;
+  return o;
+}
+
+// Expects a usage error whose single line contains each of `needles`.
+void expect_usage(const RunOptions& o, std::initializer_list<std::string> needles,
+                  const MachineInfo& m = cpu_machine()) {
+  try {
+    resolve_run(o, m);
+    FAIL() << "no usage error";
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+    for (const auto& needle : needles) EXPECT_NE(what.find(needle), std::string::npos) << what << " lacks " << needle;
+  }
+}
+
+TEST(Resolve, SmallCpuRun) {
+  RunOptions o = small();
+  o.global_batch_size = 4;
+  RunPlan p = resolve_run(o, cpu_machine());
+  EXPECT_EQ(p.grad_accum, 2);
+  EXPECT_EQ(p.global_batch, 4);
+  EXPECT_EQ(p.seq_len, 32);
+  EXPECT_EQ(p.device_kind, DeviceKind::cpu);
+  EXPECT_EQ(p.dtype, model::TrainPrecision::fp32);  // auto on CPU
+  EXPECT_FALSE(p.tf32);
+  EXPECT_GT(p.flops_per_microbatch, 0);
+  EXPECT_GT(p.param_count, 14'000'000);
+}
+
+TEST(Resolve, SeqLenDefaultsToBlockSize) {
+  RunOptions o = small();
+  o.seq_len.reset();
+  EXPECT_EQ(resolve_run(o, cpu_machine()).seq_len, model::config_by_name("pythia-14m").block_size);
+}
+
+TEST(Resolve, PeakTflopsOverrides) {
+  RunOptions o = small();
+  o.peak_tflops = 1.5;
+  RunPlan p = resolve_run(o, cpu_machine());
+  ASSERT_TRUE(p.peak);
+  EXPECT_DOUBLE_EQ(p.peak->flops_per_s, 1.5e12);
+  EXPECT_EQ(p.peak->source, "--peak-tflops");
+}
+
+TEST(Resolve, UnknownModelNamesClosest) {
+  RunOptions o = small();
+  o.model_name = "pythia-14";
+  expect_usage(o, {"--model-name", "pythia-14", "pythia-14m"});
+}
+
+TEST(Resolve, GlobalBatchNotAMultiple) {
+  RunOptions o = small();
+  o.global_batch_size = 5;
+  expect_usage(o, {"--global-batch-size", "5", "micro batch 2", "valid"});
+}
+
+TEST(Resolve, WarmupNotFewerThanMaxIters) {
+  RunOptions o = small();
+  o.warmup_iters = 6;
+  expect_usage(o, {"--warmup-iters", "6", "--max-iters"});
+}
+
+TEST(Resolve, NonPositiveSizes) {
+  RunOptions o = small();
+  o.micro_batch_size = 0;
+  expect_usage(o, {"--micro-batch-size", "0", "positive"});
+  o = small();
+  o.seq_len = -3;
+  expect_usage(o, {"--seq-len", "-3"});
+  o = small();
+  o.n_layers = 0;
+  expect_usage(o, {"--n-layers", "0"});
+  o = small();
+  o.max_iters = 0;
+  o.warmup_iters = 0;
+  expect_usage(o, {"--max-iters", "0"});
+}
+
+// The Python executors resolve as any run; what their step does not implement is refused.
+TEST(Resolve, PythonExecutorsRefuseWhatTheStepLacks) {
+  for (const char* executor : {"python-eager", "python-inductor", "python-thunder"}) {
+    RunOptions o = small();
+    o.compile = executor;
+    EXPECT_EQ(resolve_run(o, cpu_machine()).options.compile, executor);
+    // Many ranks run (through torch.distributed or thunder's transforms); DDP always overlaps.
+    o.nproc_per_node = 2;
+    o.distributed_mode = "ddp";
+    EXPECT_EQ(resolve_run(o, cpu_machine()).dist.mode, distributed::DistMode::ddp);
+    o.ddp_overlap = false;
+    expect_usage(o, {"--executor", executor, "--no-ddp-overlap"});
+    o = small();
+    o.compile = executor;
+    o.model_config = "/tmp/model.toml";
+    expect_usage(o, {"--executor", executor, "--model-config"});
+    o = small();
+    o.compile = executor;
+    o.cpu_memory_cap_mb = 100;
+    expect_usage(o, {"--executor", executor, "--cpu-memory-cap-mb"});
+    // Python's torch allocates CPU memory itself: the default records system, caching is refused.
+    o = small();
+    o.compile = executor;
+    EXPECT_EQ(resolve_run(o, cpu_machine()).cpu_allocator, "system");
+    o.cpu_allocator = "caching";
+    expect_usage(o, {"--executor", executor, "--cpu-allocator caching", "--cpu-allocator system"});
+  }
+  RunOptions o = small();
+  EXPECT_EQ(resolve_run(o, cpu_machine()).cpu_allocator, "caching");  // tokbench's executors' default
+}
+
+// The reference's names resolve to the executors it would run, keep their spelling, and follow
+// those executors' rules: thunder as torch.compile's backend runs inside fully_shard, thunder.jit
+// does not; thunder's CUDA-only executors are refused on the CPU before any work.
+TEST(Resolve, ReferenceCompilerNames) {
+  RunOptions o = small();
+  o.compile = "inductor";
+  RunPlan plan = resolve_run(o, cpu_machine());
+  EXPECT_EQ(plan.compiler.executor, Executor::python_inductor);
+  EXPECT_EQ(plan.compiler.compiler, "inductor");
+  EXPECT_EQ(plan.cpu_allocator, "system");
+  EXPECT_EQ(plan.unit_timing_iters, 0);
+  o.compile = "thunder_inductor";
+  plan = resolve_run(o, cpu_machine());
+  EXPECT_EQ(plan.compiler.executor, Executor::python_thunder);
+  EXPECT_EQ(plan.compiler.thunder_executors, std::vector<std::string>{"torch_compile"});
+  o.compile = "thunder_cudnn";
+  expect_usage(o, {"--compile 'thunder_cudnn'", "cudnn", "CUDA only", "valid here:"});
+  o.compile = "thunder_transformerengine";
+  expect_usage(o, {"--compile 'thunder_transformerengine'", "transformer_engine", "CUDA only"});
+  o = small();
+  o.nproc_per_node = 2;
+  o.distributed_mode = "fsdp2";
+  o.compile = "thunder_dynamo";
+  EXPECT_EQ(resolve_run(o, cpu_machine()).dist.mode, distributed::DistMode::fsdp2);
+  o.compile = "thunder";
+  expect_usage(o, {"--executor", "thunder", "fsdp2", "dynamo"});
+  o.compile = "inductor";
+  o.distributed_mode = "fsdp";
+  EXPECT_TRUE(resolve_run(o, cpu_machine()).dist.skip_sync_until_last_micro);  // PyTorch FSDP's no_sync
+}
+
+// --unit-timing-iters: 2 by default, 0 turns the pass off, bounded like --profile-iters; the
+// Python executors have no per-unit hooks, so they default to 0 and refuse an explicit N > 0.
+TEST(Resolve, UnitTimingIterations) {
+  RunOptions o = small();
+  EXPECT_EQ(resolve_run(o, cpu_machine()).unit_timing_iters, 2);
+  o.unit_timing_iters = 0;
+  EXPECT_EQ(resolve_run(o, cpu_machine()).unit_timing_iters, 0);
+  o.unit_timing_iters = limits::kMaxUnitTimingIters;
+  EXPECT_EQ(resolve_run(o, cpu_machine()).unit_timing_iters, limits::kMaxUnitTimingIters);
+  o.unit_timing_iters = limits::kMaxUnitTimingIters + 1;
+  expect_usage(o, {"--unit-timing-iters", std::to_string(limits::kMaxUnitTimingIters + 1), "0.." + std::to_string(limits::kMaxUnitTimingIters)});
+  o.unit_timing_iters = -1;
+  expect_usage(o, {"--unit-timing-iters -1", "valid: 0.."});
+  o = small();
+  o.compile = "python-eager";
+  EXPECT_EQ(resolve_run(o, cpu_machine()).unit_timing_iters, 0);
+  o.unit_timing_iters = 0;
+  EXPECT_EQ(resolve_run(o, cpu_machine()).unit_timing_iters, 0);
+  o.unit_timing_iters = 2;
+  expect_usage(o, {"--executor python-eager", "--unit-timing-iters 2", "--unit-timing-iters 0"});
+}
+
+// fsdp2 (PyTorch's fully_shard) is the Python executors' but thunder's; thunder shards over the
+// whole world only; tokbench's FSDP refuses an explicit --skip-data-sync and runs without it.
+TEST(Resolve, ShardingChoicesFollowTheExecutor) {
+  RunOptions o = small();
+  o.nproc_per_node = 4;
+  o.distributed_mode = "fsdp2";
+  expect_usage(o, {"--distributed-mode fsdp2", "python-eager", "'eager'", "--distributed-mode fsdp"});
+  o.compile = "python-eager";
+  o.sharding_size = 2;
+  const RunPlan plan = resolve_run(o, cpu_machine());
+  EXPECT_EQ(plan.dist.mode, distributed::DistMode::fsdp2);
+  EXPECT_EQ(distributed::distributed_mode_label(plan.dist), "fsdp2_hybrid_zero2_none_bucketing");
+  o.compile = "python-thunder";
+  expect_usage(o, {"--executor", "python-thunder", "fsdp2"});
+  o.distributed_mode = "fsdp";
+  expect_usage(o, {"--executor", "python-thunder", "hybrid"});
+  o.sharding_size.reset();
+  EXPECT_TRUE(resolve_run(o, cpu_machine()).dist.skip_sync_until_last_micro);  // thunder's own no-sync
+  o.compile = "eager";
+  EXPECT_FALSE(resolve_run(o, cpu_machine()).dist.skip_sync_until_last_micro);
+  o.skip_data_sync_given = true;  // --skip-data-sync, said
+  expect_usage(o, {"--skip-data-sync", "fsdp", "--no-skip-data-sync"});
+  o.skip_data_sync = false;  // --no-skip-data-sync
+  EXPECT_FALSE(resolve_run(o, cpu_machine()).dist.skip_sync_until_last_micro);
+  o = small();
+  o.nproc_per_node = 2;
+  o.distributed_mode = "ddp";
+  EXPECT_TRUE(resolve_run(o, cpu_machine()).dist.skip_sync_until_last_micro);  // DDP: the reference's default
+  EXPECT_EQ(resolve_run(o, cpu_machine()).dist.backend, distributed::CommBackend::gloo);
+  o.dist_backend = "nccl";
+  expect_usage(o, {"--dist-backend nccl", "CUDA", "auto, gloo"});
+  o.dist_backend = "mpi";
+  expect_usage(o, {"--dist-backend", "mpi", "gloo"});
+}
+
+TEST(Resolve, ChoicesAreChecked) {
+  RunOptions o = small();
+  o.dtype = "fp16";
+  expect_usage(o, {"--dtype", "fp16", "bf16-true"});
+  o = small();
+  o.compile = "torchscript";
+  expect_usage(o, {"--compile", "torchscript", "eager", "inductor", "thunder_inductor"});
+  o = small();
+  o.device = "tpu";
+  expect_usage(o, {"--device", "tpu", "cuda:N"});
+  o = small();
+  o.flops_convention = "exact";
+  expect_usage(o, {"--flops-convention", "exact", "matmul"});
+  o = small();
+  o.shard_mode = "zero4";
+  expect_usage(o, {"--shard-mode", "zero4", "zero3"});
+  o = small();
+  o.bucketing_mode = "size";
+  expect_usage(o, {"--bucketing-mode", "size", "layer"});
+}
+
+// --executor fused becomes a typed plan; it runs on one device or many ranks, without
+// autocast.
+TEST(Resolve, FusedExecutor) {
+  RunOptions o = small();
+  EXPECT_EQ(resolve_run(o, cpu_machine()).compiler.executor, Executor::eager);
+  o.compile = "fused";
+  EXPECT_EQ(resolve_run(o, cpu_machine()).compiler.executor, Executor::fused);
+  o.dtype = "bf16-mixed";
+  expect_usage(o, {"--executor fused", "bf16-mixed", "fp32, bf16-true"});
+  o = small();
+  o.compile = "fused";
+  o.distributed_mode = "ddp";
+  o.nproc_per_node = 2;
+  EXPECT_EQ(resolve_run(o, cpu_machine()).compiler.executor, Executor::fused);
+  o.distributed_mode = "fsdp";
+  o.shard_mode = "zero3";
+  EXPECT_EQ(resolve_run(o, cpu_machine()).compiler.executor, Executor::fused);
+  o.dtype = "bf16-mixed";  // refused on many ranks too
+  expect_usage(o, {"--executor fused", "bf16-mixed", "fp32, bf16-true"});
+}
+
+TEST(Resolve, CudaWithoutGpu) {
+  RunOptions o = small();
+  o.device = "cuda";
+  expect_usage(o, {"--device", "cuda", "no usable CUDA device", "cpu"});
+}
+
+TEST(Resolve, Bf16OnOldGpu) {
+  MachineInfo m = cpu_machine();
+  m.cuda_status = "ok";
+  m.cuda_devices.push_back({0, "Tesla V100-SXM2-16GB", 16'000'000'000, 7, 0, 80});
+  RunOptions o = small();
+  o.device = "cuda:0";
+  o.dtype = "bf16-true";
+  expect_usage(o, {"--dtype", "bf16-true", "V100", "fp32"}, m);
+  o.device = "cuda:1";
+  expect_usage(o, {"--device", "cuda:1", "cuda:0"}, m);
+}
+
+TEST(Resolve, DistributedModesNeedMoreThanOneRank) {
+  RunOptions o = small();
+  o.distributed_mode = "fsdp";
+  expect_usage(o, {"--distributed-mode", "fsdp", "more than one rank", "--nproc-per-node", "none"});
+}
+
+TEST(Resolve, ManyRanksNeedADistributedMode) {
+  RunOptions o = small();
+  o.nproc_per_node = 2;
+  expect_usage(o, {"--distributed-mode", "none", "2 ranks", "ddp, fsdp"});
+}
+
+TEST(Resolve, LauncherAndShardingOptionsAreChecked) {
+  RunOptions o = small();
+  o.distributed_mode = "fsdp";
+  o.nproc_per_node = 4;
+  o.sharding_size = 3;
+  expect_usage(o, {"--sharding-size", "3", "divisor of 4"});
+  o.sharding_size.reset();
+  o.shard_mode = "hybrid_zero3";
+  expect_usage(o, {"--shard-mode", "hybrid_zero3", "--sharding-size"});
+  o.shard_mode = "zero3";
+  o.bucketing_mode = "layer";
+  expect_usage(o, {"--bucketing-mode", "layer", "zero3", "none, block"});
+  o.bucketing_mode = "block";
+  o.node_rank = 1;
+  expect_usage(o, {"--node-rank", "1", "0..0"});
+  o.node_rank = 0;
+  o.nnodes = 2;
+  expect_usage(o, {"--master-port", "0", "--nnodes 2"});
+  o.nnodes = 1;
+  o.dist_timeout_s = 0;
+  expect_usage(o, {"--dist-timeout", "0"});
+  o.dist_timeout_s = 30;
+  o.nsys_enabled = true;
+  expect_usage(o, {"--nsys-enabled", "nsys profile"});
+}
+
+TEST(Resolve, FieldNamesBecomeOptionNames) {
+  EXPECT_EQ(with_option_names("seq_len: invalid value '64'; valid: 1..32"), "--seq-len: invalid value '64'; valid: 1..32");
+  EXPECT_EQ(with_option_names("token_file: '/x' is not readable"), "--data: '/x' is not readable");
+  EXPECT_EQ(with_option_names("warmup_iters: invalid value '4'; valid: 0..3 (fewer than max_iters)"),
+            "--warmup-iters: invalid value '4'; valid: 0..3 (fewer than --max-iters)");
+  EXPECT_EQ(with_option_names("something else: seq_len"), "something else: seq_len");
+}
+
+TEST(Resolve, DistributedPlanIsTyped) {
+  RunOptions o = small();
+  o.distributed_mode = "fsdp";
+  o.shard_mode = "hybrid_zero3";
+  o.sharding_size = 2;
+  o.bucketing_mode = "block";
+  o.nproc_per_node = 4;
+  const RunPlan plan = resolve_run(o, cpu_machine());
+  EXPECT_EQ(plan.world_size, 4);
+  EXPECT_EQ(plan.dist.mode, distributed::DistMode::fsdp);
+  EXPECT_EQ(plan.dist.shard_mode, distributed::ShardMode::zero3);
+  EXPECT_EQ(plan.dist.units, distributed::UnitPolicy::per_block);
+  EXPECT_EQ(plan.dist.shard_group_size, 2);
+  EXPECT_EQ(distributed::distributed_mode_label(plan.dist), "fsdp_hybrid_zero3_block_bucketing");
+  EXPECT_EQ(plan.global_batch, 8);  // B x W by default
+}
+
+TEST(Resolve, UnwritableJsonPathCreatesNothing) {
+  RunOptions o = small();
+  o.json_path = "/nonexistent-dir-tokbench/x.json";
+  expect_usage(o, {"--json-path", "/nonexistent-dir-tokbench/x.json", "does not exist"});
+  EXPECT_FALSE(std::filesystem::exists("/nonexistent-dir-tokbench"));
+  o.json_path = std::filesystem::temp_directory_path().string();
+  expect_usage(o, {"--json-path", "directory"});
+}
+
+TEST(Resolve, ModelTooBigForMemory) {
+  RunOptions o = small();
+  o.model_name = "Llama-2-70b-hf";
+  o.seq_len = 4096;
+  expect_usage(o, {"--model-name", "Llama-2-70b-hf", "GB", "--n-layers"});
+}
+
+TEST(Resolve, DataFileChecks) {
+  RunOptions o = small();
+  o.data = "/nonexistent/tokens.bin";
+  expect_usage(o, {"--data", "/nonexistent/tokens.bin", "random"});
+  const auto file = std::filesystem::temp_directory_path() / "tokbench_test_tokens.bin";
+  { std::ofstream(file, std::ios::binary).write("abc", 3); }
+  o.data = file.string();
+  expect_usage(o, {"--data", "uint16"});
+  std::filesystem::remove(file);
+}
+
+TEST(Resolve, MemoryEstimateGrowsWithBatch) {
+  RunOptions o = small();
+  o.micro_batch_size = 1;
+  const RunPlan one = resolve_run(o, cpu_machine());
+  o.micro_batch_size = 8;
+  const RunPlan eight = resolve_run(o, cpu_machine());
+  EXPECT_LT(one.memory_estimate_bytes, eight.memory_estimate_bytes);
+  // fp32 weights, gradients and AdamW's two moments: at least 4 x 4 bytes per parameter.
+  EXPECT_GT(one.memory_estimate_bytes, 4 * 4 * one.param_count - 1);
+  // The plan carries the model layer's estimate, not a figure of its own.
+  EXPECT_EQ(eight.memory_estimate_bytes,
+            model::estimate_training_memory(eight.config, 8, 32, model::TrainPrecision::fp32).total_bytes());
+}
+
+// --- absurd magnitudes: refused with one line, before any work ---
+
+TEST(Resolve, AbsurdIterationAndBatchCountsAreRefused) {
+  RunOptions o = small();
+  o.max_iters = limits::kMaxIters + 1;
+  expect_usage(o, {"--max-iters", "1000001", "1..1000000"});
+  o = small();
+  o.micro_batch_size = 1;
+  o.global_batch_size = std::numeric_limits<int64_t>::max();  // GA in the quintillions: an iteration never ends
+  expect_usage(o, {"--global-batch-size", "9223372036854775807", "GA at most 1000000", "at most 1000000"});
+  o = small();
+  o.micro_batch_size = int64_t{1} << 62;
+  o.distributed_mode = "ddp";
+  o.nproc_per_node = 4;
+  expect_usage(o, {"--micro-batch-size", "4611686018427387904", "world size 4", "overflows"});
+  o = small();
+  o.n_layers = int64_t{1} << 31;  // must not build a config with 2^31 per-layer entries
+  expect_usage(o, {"--n-layers", "2147483648", "1..100000"});
+  o = small();
+  o.num_threads = 1 << 30;
+  expect_usage(o, {"--num-threads", "1073741824", "0..1024"});
+  o = small();
+  o.log_every = int64_t{1} << 40;
+  expect_usage(o, {"--log-every", "1099511627776", "0..1000000"});
+}
+
+TEST(Resolve, AbsurdRealsAreRefused) {
+  RunOptions o = small();
+  o.peak_tflops = 1e30;
+  expect_usage(o, {"--peak-tflops", "1e+30", "(0, 1000000]"});
+  o = small();
+  o.lr = std::numeric_limits<double>::quiet_NaN();
+  expect_usage(o, {"--lr", "nan"});
+  o = small();
+  o.weight_decay = std::numeric_limits<double>::infinity();
+  expect_usage(o, {"--weight-decay", "inf", "finite"});
+  o = small();
+  o.ddp_bucket_size_mb = 1e30;
+  expect_usage(o, {"--ddp-bucket-size", "(0, 1000000]"});
+  o = small();
+  o.dist_timeout_s = std::numeric_limits<double>::quiet_NaN();
+  expect_usage(o, {"--dist-timeout", "604800"});
+}
+
+TEST(Resolve, CpuMemoryCapInBytesMustFit) {
+  RunOptions o = small();
+  o.cpu_memory_cap_mb = std::numeric_limits<int64_t>::max();
+  expect_usage(o, {"--cpu-memory-cap-mb", "9223372036854775807", "1..9223372036854"});
+  o.cpu_memory_cap_mb = 9223372036854;
+  EXPECT_EQ(*resolve_run(o, cpu_machine()).cpu_memory_cap_bytes, 9223372036854000000);
+}
+
+TEST(Resolve, LauncherValuesAreCheckedEvenWithoutTheLauncher) {
+  RunOptions o = small();
+  o.master_port = int64_t{1} << 31;
+  expect_usage(o, {"--master-port", "2147483648", "1..65535"});
+  o = small();
+  o.nnodes = -1;
+  expect_usage(o, {"--nnodes", "-1", "1..4096"});
+  o = small();
+  o.node_rank = int64_t{1} << 31;
+  expect_usage(o, {"--node-rank", "2147483648", "0..0"});
+  o = small();
+  o.distributed_mode = "ddp";
+  o.nproc_per_node = int64_t{1} << 31;
+  expect_usage(o, {"--nproc-per-node", "2147483648", "1..4096"});
+}
+
+TEST(Resolve, TokensPerRunStayExact) {
+  RunOptions o = small();
+  o.seq_len = 2048;
+  o.micro_batch_size = 8;
+  o.global_batch_size = 8'000'000;  // GA 10^6, the bound
+  o.max_iters = 1'000'000;          // 1.6e16 tokens > 2^53
+  o.warmup_iters = 0;
+  expect_usage(o, {"--max-iters 1000000", "--global-batch-size 8000000", "--seq-len 2048", "2^53"});
+}
+
+TEST(Resolve, FlopsPerIterationMustFitInt64) {
+  RunOptions o = small();
+  o.model_name = "Llama-2-70b-hf";
+  o.seq_len = 4096;
+  o.micro_batch_size = 1;
+  o.global_batch_size = 1'000'000;
+  o.max_iters = 1;
+  o.warmup_iters = 0;
+  expect_usage(o, {"model FLOPs per iteration", "GA 1000000", "overflow int64"});
+}
+
+TEST(Resolve, DeviceIndexOutOfIntRange) {
+  MachineInfo m = cpu_machine();
+  m.cuda_status = "ok";
+  m.cuda_devices.push_back({0, "NVIDIA H100 80GB HBM3", 80'000'000'000, 9, 0, 132});
+  RunOptions o = small();
+  o.device = "cuda:99999999999";
+  expect_usage(o, {"--device", "cuda:99999999999", "cuda:N"}, m);
+}
+
+TEST(Resolve, MemoryFitIsCheckedUnderTheTestingCapToo) {
+  RunOptions o = small();
+  o.model_name = "Llama-2-70b-hf";
+  o.seq_len = 4096;
+  o.cpu_memory_cap_mb = 100;
+  expect_usage(o, {"Llama-2-70b-hf", "GB", "MemAvailable"});
+}
+
+TEST(Resolve, CgroupLimitBindsWhenTighterThanMemAvailable) {
+  MachineInfo m = cpu_machine();  // 16 GB MemAvailable
+  m.cgroup_limit_bytes = 2'000'000'000;
+  m.cgroup_usage_bytes = 1'900'000'000;
+  m.cgroup_available_bytes = 100'000'000;
+  RunOptions o = small();
+  o.micro_batch_size = 8;  // about a third of a GB for pythia-14m at T = 32
+  const auto estimate = resolve_run(o, cpu_machine()).memory_estimate_bytes;
+  ASSERT_GT(estimate, 100'000'000);
+  expect_usage(o, {"--model-name 'pythia-14m'", "available under the cgroup memory limit", "2.00 GB limit",
+                   "1.90 GB in use", "0.10 GB"}, m);
+  m.cgroup_available_bytes = 20'000'000'000;  // looser than MemAvailable: MemAvailable binds
+  EXPECT_EQ(resolve_run(o, m).memory_capacity_bytes, 16'000'000'000);
+  m.cgroup_available_bytes = 1'000'000'000;
+  EXPECT_EQ(resolve_run(o, m).memory_capacity_bytes, 1'000'000'000);
+}
+
+// --- cgroup parsing (machine_info), from files handed in ---
+
+FileReader files(std::map<std::string, std::string> contents) {
+  return [contents](const std::string& path) -> std::optional<std::string> {
+    auto it = contents.find(path);
+    if (it == contents.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+TEST(ResolveCgroup, ParsesLimitValues) {
+  EXPECT_EQ(parse_cgroup_bytes("2147483648\n"), 2147483648);
+  EXPECT_EQ(parse_cgroup_bytes("0"), 0);
+  EXPECT_FALSE(parse_cgroup_bytes("max\n"));                 // v2: no limit
+  EXPECT_FALSE(parse_cgroup_bytes("9223372036854771712\n"));  // v1: no limit
+  EXPECT_FALSE(parse_cgroup_bytes(""));
+  EXPECT_FALSE(parse_cgroup_bytes("12abc"));
+  EXPECT_FALSE(parse_cgroup_bytes("-5"));
+}
+
+TEST(ResolveCgroup, V2TakesTheTightestLevel) {
+  const std::string proc = "0::/user.slice/user-1000.slice/session-2.scope\n";
+  const auto read = files({
+      {"/sys/fs/cgroup/user.slice/user-1000.slice/session-2.scope/memory.max", "max\n"},
+      {"/sys/fs/cgroup/user.slice/user-1000.slice/session-2.scope/memory.current", "1000\n"},
+      {"/sys/fs/cgroup/user.slice/user-1000.slice/memory.max", "8000000000\n"},
+      {"/sys/fs/cgroup/user.slice/user-1000.slice/memory.current", "3000000000\n"},
+      {"/sys/fs/cgroup/user.slice/memory.max", "6000000000\n"},
+      {"/sys/fs/cgroup/user.slice/memory.current", "500000000\n"},
+  });
+  const auto limit = cgroup_memory_limit(proc, read);
+  ASSERT_TRUE(limit);
+  EXPECT_EQ(limit->available_bytes, 5'000'000'000);  // 8e9 - 3e9 beats 6e9 - 0.5e9
+  EXPECT_EQ(limit->limit_bytes, 8'000'000'000);
+  EXPECT_EQ(limit->usage_bytes, 3'000'000'000);
+  EXPECT_EQ(limit->limit_file, "/sys/fs/cgroup/user.slice/user-1000.slice/memory.max");
+}
+
+TEST(ResolveCgroup, V2InsideAContainerReadsTheRoot) {
+  const auto limit = cgroup_memory_limit("0::/\n", files({{"/sys/fs/cgroup/memory.max", "4294967296\n"},
+                                                          {"/sys/fs/cgroup/memory.current", "5000000000\n"}}));
+  ASSERT_TRUE(limit);
+  EXPECT_EQ(limit->available_bytes, 0);  // usage above the limit: nothing left, never negative
+  EXPECT_EQ(limit->limit_file, "/sys/fs/cgroup/memory.max");
+}
+
+TEST(ResolveCgroup, V1MemoryControllerWithTheHostPath) {
+  // Docker on cgroup v1: the path is the host's, the container sees its own cgroup at the root.
+  const std::string proc = "12:cpu,cpuacct:/docker/abc\n11:memory:/docker/abc\n0::/\n";
+  const auto limit = cgroup_memory_limit(
+      proc, files({{"/sys/fs/cgroup/memory/memory.limit_in_bytes", "4000000000\n"},
+                   {"/sys/fs/cgroup/memory/memory.usage_in_bytes", "1000000000\n"}}));
+  ASSERT_TRUE(limit);
+  EXPECT_EQ(limit->available_bytes, 3'000'000'000);
+  EXPECT_EQ(limit->limit_file, "/sys/fs/cgroup/memory/memory.limit_in_bytes");
+  // A controller list naming memory among others.
+  const auto joint = cgroup_memory_limit(
+      "4:cpu,memory:/job\n", files({{"/sys/fs/cgroup/memory/job/memory.limit_in_bytes", "100\n"},
+                                    {"/sys/fs/cgroup/memory/job/memory.usage_in_bytes", "40\n"}}));
+  ASSERT_TRUE(joint);
+  EXPECT_EQ(joint->available_bytes, 60);
+}
+
+TEST(ResolveCgroup, NoLimitAnywhere) {
+  // Hybrid v1 + v2 with v1's "unlimited" and no v2 memory controller (this kind of host).
+  const std::string proc = "4:memory:/process_api/x\n0::/\n";
+  EXPECT_FALSE(cgroup_memory_limit(
+      proc, files({{"/sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n"},
+                   {"/sys/fs/cgroup/memory/process_api/x/memory.limit_in_bytes", "9223372036854771712\n"},
+                   {"/sys/fs/cgroup/memory/process_api/x/memory.usage_in_bytes", "496680960\n"}})));
+  EXPECT_FALSE(cgroup_memory_limit("", files({})));
+  EXPECT_FALSE(cgroup_memory_limit("garbage without colons\n", files({})));
+}
+
+// --- parse-time checks of numeric values (run_options.cpp) ---
+
+std::string parse_error(std::vector<std::string> args) {
+  CLI::App app;
+  RunOptions options;
+  add_bench_options(app, options);
+  std::vector<const char*> argv{"run"};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::ParseError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+RunOptions parsed(std::vector<std::string> args) {
+  CLI::App app;
+  RunOptions options;
+  add_bench_options(app, options);
+  std::vector<const char*> argv{"run"};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  app.parse(static_cast<int>(argv.size()), argv.data());
+  return options;
+}
+
+TEST(ResolveNumericOptions, ValuesCli11WouldMisreadAreRefused) {
+  // strtoll would saturate 10^30 at INT64_MAX; "-1" would wrap to 2^64-1 as a seed.
+  for (const auto& [args, needle] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--max-iters", "1000000000000000000000000000000"}, "'1000000000000000000000000000000'"},
+           {{"--max-iters", "2", "--max-iters", "nan"}, "'nan'"},
+           {{"--max-iters", "1e3"}, "'1e3'"},
+           {{"--max-iters", ""}, "''"},
+           {{"--micro-batch-size", "four"}, "'four'"},
+           {{"--seed", "-1"}, "'-1'"},
+           {{"--num-threads", "2147483648"}, "'2147483648'"},
+           {{"--lr", "nan"}, "'nan'"},
+           {{"--lr", "inf"}, "'inf'"},
+           {{"--peak-tflops", "1e400"}, "'1e400'"},
+           {{"--beta1", "0.9x"}, "'0.9x'"}}) {
+    const std::string what = parse_error(args);
+    EXPECT_NE(what.find(args[args.size() - 2]), std::string::npos) << what;
+    EXPECT_NE(what.find(needle), std::string::npos) << what;
+    EXPECT_NE(what.find("valid: "), std::string::npos) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+  }
+}
+
+TEST(ResolveNumericOptions, PlainDecimalIsReadAsDecimal) {
+  EXPECT_EQ(parsed({"--max-iters", "010"}).max_iters, 10);  // not octal 8
+  EXPECT_EQ(parsed({"--n-layers", "+7"}).n_layers, 7);
+  EXPECT_EQ(parsed({"--seed", "18446744073709551615"}).seed, UINT64_MAX);
+  EXPECT_EQ(parsed({"--global-batch-size", "9223372036854775807"}).global_batch_size, INT64_MAX);
+  EXPECT_EQ(parsed({"--warmup-iters", "-1"}).warmup_iters, -1);  // a number: resolve says what is valid
+  EXPECT_DOUBLE_EQ(parsed({"--dist-timeout", "1e3"}).dist_timeout_s, 1000);
+  EXPECT_NE(parse_error({"--max-iters", "0x10"}).find("'0x10'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tokbench::run

@@ -1,0 +1,95 @@
+// Option parsing: both spellings (kebab and the reference's snake_case), `--x v` and
+// `--x=v`, booleans as `--x=True/False`, and the defaults of the reference benchmark.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "run/run_options.hpp"
+
+namespace tokbench::run {
+namespace {
+
+RunOptions parse(std::vector<std::string> args) {
+  CLI::App app;
+  RunOptions options;
+  add_bench_options(app, options);
+  std::vector<const char*> argv{"run"};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  app.parse(static_cast<int>(argv.size()), argv.data());
+  return options;
+}
+
+TEST(RunOptions, DefaultsAreTheReferenceDefaults) {
+  RunOptions o = parse({});
+  EXPECT_EQ(o.max_iters, 45);
+  EXPECT_EQ(o.warmup_iters, 25);
+  EXPECT_EQ(o.micro_batch_size, 1);
+  EXPECT_EQ(o.seed, 1337u);
+  EXPECT_DOUBLE_EQ(o.lr, 5e-4);
+  EXPECT_DOUBLE_EQ(o.weight_decay, 0.1);
+  EXPECT_DOUBLE_EQ(o.beta1, 0.9);
+  EXPECT_DOUBLE_EQ(o.beta2, 0.95);
+  EXPECT_EQ(o.compile, "eager");
+  EXPECT_EQ(o.distributed_mode, "none");
+  EXPECT_FALSE(o.return_metrics_as_json);
+  EXPECT_FALSE(o.global_batch_size.has_value());
+}
+
+TEST(RunOptions, ReferenceCommandLineParsesUnchanged) {
+  RunOptions o = parse({"--model_name=Llama-2-7b-hf", "--micro_batch_size=2", "--global_batch_size=8",
+                          "--compile=eager", "--return_metrics_as_json=True", "--json_path=x.json",
+                          "--distributed_mode=none", "--shard_mode=zero3", "--bucketing_mode=block",
+                          "--n_layers=2", "--max_iters=10", "--warmup_iters=3", "--block_size=128"});
+  EXPECT_EQ(o.model_name, "Llama-2-7b-hf");
+  EXPECT_EQ(o.micro_batch_size, 2);
+  EXPECT_EQ(o.global_batch_size, 8);
+  EXPECT_TRUE(o.return_metrics_as_json);
+  EXPECT_EQ(o.json_path, "x.json");
+  EXPECT_EQ(o.shard_mode, "zero3");
+  EXPECT_EQ(o.bucketing_mode, "block");
+  EXPECT_EQ(o.n_layers, 2);
+  EXPECT_EQ(o.max_iters, 10);
+  EXPECT_EQ(o.warmup_iters, 3);
+  EXPECT_EQ(o.seq_len, 128);
+}
+
+TEST(RunOptions, KebabCaseWithSpaceSeparatedValues) {
+  RunOptions o = parse({"--model-name", "pythia-14m", "--micro-batch-size", "4", "--seq-len", "64",
+                          "--device", "cpu", "--dtype", "fp32", "--executor", "eager", "--lr", "1e-3",
+                          "--peak-tflops", "2.5", "--flops-convention", "palm", "--log-every", "5"});
+  EXPECT_EQ(o.model_name, "pythia-14m");
+  EXPECT_EQ(o.micro_batch_size, 4);
+  EXPECT_EQ(o.seq_len, 64);
+  EXPECT_EQ(o.device, "cpu");
+  EXPECT_DOUBLE_EQ(o.lr, 1e-3);
+  EXPECT_EQ(o.peak_tflops, 2.5);
+  EXPECT_EQ(o.flops_convention, "palm");
+  EXPECT_EQ(o.log_every, 5);
+}
+
+TEST(RunOptions, BooleansTakeTrueFalseValues) {
+  EXPECT_FALSE(parse({"--tf32=False"}).tf32);
+  EXPECT_FALSE(parse({"--no-tf32"}).tf32);
+  EXPECT_TRUE(parse({"--tf32=True"}).tf32);
+  EXPECT_FALSE(parse({"--return_metrics_as_json=False"}).return_metrics_as_json);
+  EXPECT_TRUE(parse({"--return-metrics-as-json"}).return_metrics_as_json);
+}
+
+TEST(RunOptions, NonNumericSizeIsAParseError) {
+  EXPECT_THROW(parse({"--micro-batch-size", "four"}), CLI::ParseError);
+  EXPECT_THROW(parse({"--max_iters=ten"}), CLI::ParseError);
+}
+
+TEST(RunOptions, HelpShowsDefaults) {
+  CLI::App app;
+  RunOptions options;
+  add_bench_options(app, options);
+  const std::string help = app.help();
+  EXPECT_NE(help.find("--warmup-iters"), std::string::npos);
+  EXPECT_NE(help.find("45"), std::string::npos);
+  EXPECT_NE(help.find("pythia-14m"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tokbench::run
