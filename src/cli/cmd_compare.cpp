@@ -14,7 +14,7 @@
 #include "cli/command.hpp"
 #include "results/read_result.hpp"
 #include "sweep/compare.hpp"
-#include "sweep/result_store.hpp"
+#include "results/result_store.hpp"
 
 namespace tokbench::cli {
 namespace {
@@ -64,7 +64,7 @@ Side load_side(const std::string& side, const std::string& store_path, const cha
   if (!side.empty() && side.find_first_not_of("0123456789") == std::string::npos) {
     if (!fs::is_regular_file(store_path, ec))
       throw std::invalid_argument(fmt::format("{} '{}' is a sweep id but --store '{}' does not exist", name, side, store_path));
-    const auto store = sweep::ResultStore::open_for_reading(store_path);
+    const auto store = results::ResultStore::open_for_reading(store_path);
     out.runs = store->runs(std::stoll(side), "");
     if (out.runs.empty()) throw std::invalid_argument(fmt::format("{} '{}': no stored sweep with that id", name, side));
     for (std::size_t i = 0; i < out.runs.size(); ++i) {

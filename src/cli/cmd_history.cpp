@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "cli/command.hpp"
-#include "sweep/result_store.hpp"
+#include "results/result_store.hpp"
 #include "sweep/sweep_tables.hpp"
 
 namespace tokbench::cli {
@@ -24,19 +24,19 @@ struct HistoryOptions {
 
 int run_history(const HistoryOptions& o) {
   if (o.sweep < 0) throw std::invalid_argument(fmt::format("--sweep {} is not valid; valid: a sweep id >= 1", o.sweep));
-  const auto opened = sweep::ResultStore::open_for_reading(o.store);  // refuses what is not a store
-  const sweep::ResultStore& store = *opened;
+  const auto opened = results::ResultStore::open_for_reading(o.store);  // refuses what is not a store
+  const results::ResultStore& store = *opened;
   if (o.sweep == 0 && o.filter.empty() && o.format.empty()) {
     // Row by row as SQLite steps: a store of many sweeps is listed without holding them, and no
     // run's result document is read (the counts come from the index).
     std::cout << fmt::format("# {:>4}  {:<20}  {:>5}  {}\n", "id", "created", "runs", "out_dir");
-    store.for_each_sweep([](const sweep::StoredSweep& s) {
+    store.for_each_sweep([](const results::StoredSweep& s) {
       std::cout << fmt::format("  {:>4}  {:<20}  {:>5}  {}\n", s.id, s.created, s.runs, s.out_dir);
     });
     // Benchmarks of collectives (`tokbench comm --store`), after the sweeps, only when there are
     // any: one line each; their rows are in the store's comm_results table (docs/comm.md).
     bool first = true;
-    store.for_each_comm_run([&first](const sweep::StoredCommRun& c) {
+    store.for_each_comm_run([&first](const results::StoredCommRun& c) {
       if (std::exchange(first, false))
         std::cout << fmt::format("# comm {:>4}  {:<20}  {:>5}  {:<7} {:<6} {:>5}  {:<8} {}\n", "id", "created", "rows",
                                  "backend", "device", "ranks", "dtype", "host");

@@ -19,20 +19,15 @@
 #include "predict/comm_measurements.hpp"
 #include "predict/measured_run.hpp"
 #include "predict/prediction.hpp"
+#include "predict/predict_options.hpp"
 #include "results/atomic_file.hpp"
 #include "results/read_result.hpp"
 #include "results/record_status.hpp"
-#include "sweep/result_store.hpp"
+#include "results/result_store.hpp"
 #include "sweep/sweep_tables.hpp"
 
 namespace tokbench::cli {
 namespace {
-
-struct PredictOptions {
-  std::string from, cluster, format = "print", output;
-  std::vector<std::string> comm;  // --cluster measured: one document per world or group size
-  predict::TargetOptions target;
-};
 
 // A store row reference: "STORE.sqlite:ID" (the sweep's id).
 std::optional<std::pair<std::string, int64_t>> store_reference(const std::string& from) {
@@ -52,7 +47,7 @@ std::vector<predict::MeasuredRun> measured_runs(const std::string& from) {
   std::vector<std::pair<nlohmann::json, std::string>> records;
   bool from_list = true;  // a store's sweep or a sweep's JSON: skip what did not finish
   if (const auto ref = store_reference(from)) {
-    const auto store = sweep::ResultStore::open_for_reading(ref->first);
+    const auto store = results::ResultStore::open_for_reading(ref->first);
     int64_t row = 0;
     store->for_each_run(ref->second, "", [&](nlohmann::json&& run) {
       const auto id = run.find("sweep_config_id");
@@ -94,7 +89,7 @@ std::vector<predict::MeasuredRun> measured_runs(const std::string& from) {
   return runs;
 }
 
-predict::ClusterInput cluster_input(const PredictOptions& o) {
+predict::ClusterInput cluster_input(const predict::PredictCommandOptions& o) {
   if (o.cluster == "measured") {
     if (o.comm.empty())
       throw std::invalid_argument("--cluster measured reads collective times from --comm COMM.json (written by tokbench comm)");
@@ -122,7 +117,7 @@ predict::ClusterInput cluster_input(const PredictOptions& o) {
   return predict::ClusterInput{predict::load_cluster(o.cluster), std::nullopt, {}};
 }
 
-int run_predict(const PredictOptions& o) {
+int run_predict(const predict::PredictCommandOptions& o) {
   // Everything is checked before anything is written.
   const sweep::ReporterPlugin& format = sweep::format_from_string(o.format);
   if (format.file == sweep::FileUse::required && o.output.empty())
@@ -148,41 +143,8 @@ int run_predict(const PredictOptions& o) {
 const RegisterCommand kPredict{
     {"predict", "Predict a run's iteration time, throughput and memory on another cluster, rank count or strategy",
      [](CLI::App& sub) -> std::function<int()> {
-       auto o = std::make_shared<PredictOptions>();
-       auto& t = o->target;
-       sub.add_option("--from", o->from,
-                      "the measured run: its JSON (tokbench run --json-path), a sweep's JSON (every finished run), or "
-                      "STORE.sqlite:SWEEP_ID")
-           ->required();
-       sub.add_option("--cluster", o->cluster,
-                      fmt::format("the cluster: a preset ({}), a FILE.toml, or measured (collective times from --comm)",
-                                  fmt::join(predict::cluster_preset_names(), ", ")))
-           ->required();
-       sub.add_option("--comm", o->comm,
-                 "with --cluster measured: the JSON tokbench comm wrote (for hybrid sharding also its group sizes': "
-                 "repeat, or separate with commas)")
-      ->delimiter(',');
-       sub.add_option("--nproc-per-node", t.nproc_per_node,
-                      "ranks per node (default: the measured run's ranks on one machine, at most the cluster's devices)");
-       sub.add_option("--nnodes", t.nnodes, "nodes (default 1)");
-       sub.add_option("--distributed-mode", t.distributed_mode, "none, ddp or fsdp (default: the measured run's)");
-       sub.add_option("--shard-mode", t.shard_mode, "fsdp: zero2, zero3, hybrid_zero2, hybrid_zero3");
-       sub.add_option("--sharding-size", t.sharding_size, "fsdp: ranks per shard group (hybrid sharding)");
-       sub.add_option("--bucketing-mode", t.bucketing_mode, "fsdp units: none (the whole model) or block");
-       sub.add_option("--global-batch-size", t.global_batch_size,
-                      "sequences per iteration, all ranks (default: the measured GA kept: micro x GA x ranks)");
-       sub.add_option("--micro-batch-size", t.micro_batch_size,
-                      "only the measured run's (compute per micro-batch is measured, not modelled)");
-       sub.add_option("--ddp-bucket-size", t.ddp_bucket_size_mb, "ddp: bucket size in MB (default: the measured run's)");
-       sub.add_option("--num-threads", t.num_threads, "CPU: intra-op threads per rank (0: every core)");
-       sub.add_option("--measured-cores", t.measured_cores,
-                      "CPU: cores of the machine the run was measured on (default: the record's, else the cluster's)");
-       sub.add_option("--cores-per-node", t.cores_per_node, "CPU: cores of a cluster node (overrides the cluster's)");
-       sub.add_option("--format", o->format,
-                      "output format: print, csv, json, markdown, html, xlsx (the sweep's reporters)")
-           ->capture_default_str();
-       sub.add_option("--output", o->output, "write the report to FILE (html and xlsx need it)");
-       sub.footer("Exit codes: 0 predicted, 2 usage (one line naming the problem). docs/predict.md says how.");
+       auto o = std::make_shared<predict::PredictCommandOptions>();
+       predict::add_predict_options(sub, *o);
        return [o] { return run_predict(*o); };
      }}};
 

@@ -23,97 +23,17 @@
 #include "cli/command.hpp"
 #include "sweep/folder_lock.hpp"
 #include "sweep/matrix.hpp"
-#include "sweep/result_store.hpp"
+#include "results/result_store.hpp"
 #include "sweep/slurm_jobs.hpp"
-#include "sweep/shell_words.hpp"
+#include "sweep/sweep_options.hpp"
 #include "sweep/sweep_runner.hpp"
 #include "sweep/sweep_tables.hpp"
 #if defined(TOKBENCH_HAVE_PREDICT)
-#include "cli/sweep_predictions.hpp"
+#include "sweep/sweep_predictions.hpp"
 #endif
 
 namespace tokbench::cli {
 namespace {
-
-struct SweepCommandOptions {
-  std::string matrix_file;
-  std::string out_dir = "tokbench-sweep";
-  std::string format;  // empty: BENCHMARK_OUT_FORMAT, else print
-  std::string output;  // file for the tables (xlsx/html need one); empty: stdout
-  std::string store;   // empty: OUT/tokbench-results.sqlite; "none": no store
-  double timeout_s = 3600;
-  std::string launcher = "local";  // local | slurm
-  std::string slurm_args;          // extra sbatch arguments
-  int slurm_max_jobs = 1;
-  bool only_varying = false;
-  bool dry_run = false;
-  std::string predict;            // --predict CLUSTER: predicted columns beside the measured ones
-  std::vector<std::string> comm;  // --comm: with --predict measured, tokbench comm's documents
-  bool predict_only = false;      // run only the one-rank rows; the others are predictions
-};
-
-const sweep::ReporterPlugin& chosen_format(const SweepCommandOptions& o) {
-  std::string name = o.format;
-  if (name.empty()) {
-    const char* env = std::getenv("BENCHMARK_OUT_FORMAT");  // the reference runner's switch
-    name = env != nullptr && *env != '\0' ? env : "print";
-  }
-  try {
-    return sweep::format_from_string(name);
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(std::string("--format / BENCHMARK_OUT_FORMAT: ") + e.what());
-  }
-}
-
-// Whether a program is an executable file in one of PATH's folders.
-bool on_path(const std::string& program) {
-  const char* path = std::getenv("PATH");
-  std::string folders = path != nullptr ? path : "";
-  std::size_t start = 0;
-  while (start <= folders.size()) {
-    const std::size_t colon = std::min(folders.find(':', start), folders.size());
-    const std::string folder = folders.substr(start, colon - start);
-    const std::string candidate = (folder.empty() ? "." : folder) + "/" + program;
-    if (::access(candidate.c_str(), X_OK) == 0) return true;
-    start = colon + 1;
-  }
-  return false;
-}
-
-// A run longer than this is no benchmark (and a larger value would overflow the clocks that
-// wait for it): 30 days, beyond any Slurm partition's usual time limit.
-constexpr double kMaxTimeoutSeconds = 30.0 * 24 * 3600;
-constexpr int kMaxSlurmJobs = 10000;
-
-// The sweep's own options, held to the range checks `tokbench run` applies to its own.
-void check_sweep_options(const SweepCommandOptions& o) {
-  if (!(o.timeout_s > 0) || !(o.timeout_s <= kMaxTimeoutSeconds))
-    throw std::invalid_argument(fmt::format("--timeout {} is not valid; valid: seconds, more than 0 and at most {:.0f} "
-                                            "(30 days)", o.timeout_s, kMaxTimeoutSeconds));
-  if (o.out_dir.empty()) throw std::invalid_argument("--out '' is not valid; valid: a folder for the sweep's runs");
-  if (o.slurm_max_jobs > kMaxSlurmJobs)
-    throw std::invalid_argument(fmt::format("--slurm-max-jobs {} is not valid; valid: 1..{} jobs at once",
-                                            o.slurm_max_jobs, kMaxSlurmJobs));
-}
-
-sweep::Launcher chosen_launcher(const SweepCommandOptions& o, bool slurm_options_given) {
-  if (o.launcher != "local" && o.launcher != "slurm")
-    throw std::invalid_argument(fmt::format("--launcher '{}' is not valid; valid: local, slurm", o.launcher));
-  if (o.launcher == "local") {
-    if (slurm_options_given)
-      throw std::invalid_argument("--slurm-args and --slurm-max-jobs apply to --launcher slurm only");
-    return sweep::Launcher::local;
-  }
-  if (o.slurm_max_jobs < 1)
-    throw std::invalid_argument(fmt::format("--slurm-max-jobs {} is not valid; valid: 1 or more jobs at once",
-                                            o.slurm_max_jobs));
-  sweep::split_shell_words("--slurm-args", o.slurm_args);  // refused now, not at the first submission
-  for (const char* program : {"sbatch", "scontrol", "scancel"})
-    if (!on_path(program))
-      throw std::invalid_argument(fmt::format("--launcher slurm needs Slurm's `{}` on PATH, and it is not there; "
-                                              "valid here: --launcher local", program));
-  return sweep::Launcher::slurm;
-}
 
 // Who holds a sweep folder, for the line a second sweep into it is refused with.
 std::string lock_description(const std::vector<std::string>& command) {
@@ -130,13 +50,13 @@ std::string lock_description(const std::vector<std::string>& command) {
   return fmt::format("pid {} on {}, started {}: {}", ::getpid(), host, started, words);
 }
 
-int run_sweep_command(const SweepCommandOptions& o, const std::vector<std::string>& run_options,
+int run_sweep_command(const sweep::SweepCommandOptions& o, const std::vector<std::string>& run_options,
                       bool slurm_options_given) {
-  const sweep::Launcher launcher = chosen_launcher(o, slurm_options_given);
-  const sweep::ReporterPlugin& format = chosen_format(o);
+  const sweep::Launcher launcher = sweep::chosen_launcher(o, slurm_options_given);
+  const sweep::ReporterPlugin& format = sweep::chosen_format(o);
   if (format.file != sweep::FileUse::never && o.output.empty())
     throw std::invalid_argument("--format xlsx and html write a file: name it with --output FILE");
-  check_sweep_options(o);
+  sweep::check_sweep_options(o);
   const std::vector<sweep::Matrix> matrices = sweep::sweep_matrices(
       o.matrix_file, run_options, [](const std::string& option) { run::require_run_option(option, "sweep"); });
   const auto matrix_configs = sweep::expand_all(matrices);
@@ -146,11 +66,11 @@ int run_sweep_command(const SweepCommandOptions& o, const std::vector<std::strin
   if (o.predict.empty() && (!o.comm.empty() || o.predict_only))
     throw std::invalid_argument(fmt::format("{} applies with --predict CLUSTER only", o.comm.empty() ? "--predict-only" : "--comm"));
 #if defined(TOKBENCH_HAVE_PREDICT)
-  std::optional<SweepCluster> cluster;
-  PredictedSweep predicted_sweep;
+  std::optional<sweep::SweepCluster> cluster;
+  sweep::PredictedSweep predicted_sweep;
   if (!o.predict.empty()) {
-    cluster = load_sweep_cluster(o.predict, o.comm);
-    predicted_sweep = plan_predicted_sweep(matrix_configs, o.predict_only);
+    cluster = sweep::load_sweep_cluster(o.predict, o.comm);
+    predicted_sweep = sweep::plan_predicted_sweep(matrix_configs, o.predict_only);
   }
   const std::vector<sweep::Configuration>& rows = cluster ? predicted_sweep.rows : matrix_configs;
   const std::vector<sweep::Configuration>& configs = cluster ? predicted_sweep.to_run : matrix_configs;
@@ -242,7 +162,7 @@ int run_sweep_command(const SweepCommandOptions& o, const std::vector<std::strin
   const sweep::SweepResult result = sweep::run_sweep(configs, options);
 #if defined(TOKBENCH_HAVE_PREDICT)
   const std::vector<nlohmann::json> runs =
-      cluster ? join_predictions(predicted_sweep, result.runs, *cluster, stderr) : result.runs;
+      cluster ? sweep::join_predictions(predicted_sweep, result.runs, *cluster, stderr) : result.runs;
 #else
   const std::vector<nlohmann::json>& runs = result.runs;
 #endif
@@ -264,10 +184,10 @@ int run_sweep_command(const SweepCommandOptions& o, const std::vector<std::strin
   context["launcher"] = o.launcher;
   if (o.store != "none") {
     try {
-      sweep::ResultStore store(o.store.empty() ? sweep::default_store_path(o.out_dir) : std::filesystem::path(o.store));
+      results::ResultStore store(o.store.empty() ? results::default_store_path(o.out_dir) : std::filesystem::path(o.store));
       const int64_t id = store.save_sweep(o.out_dir, context, runs);
       std::cerr << fmt::format("tokbench sweep: stored as sweep {} in {}\n", id,
-                               o.store.empty() ? sweep::default_store_path(o.out_dir).string() : o.store);
+                               o.store.empty() ? results::default_store_path(o.out_dir).string() : o.store);
     } catch (const std::exception& e) {
       std::cerr << "tokbench sweep: error: the result store: " << e.what() << "\n";
     }
@@ -290,42 +210,10 @@ int run_sweep_command(const SweepCommandOptions& o, const std::vector<std::strin
 const RegisterCommand kSweep{
     {"sweep", "Run a matrix of `tokbench run` configurations and print the reference's comparison tables",
      [](CLI::App& sub) -> std::function<int()> {
-       auto o = std::make_shared<SweepCommandOptions>();
-       sub.add_option("--matrix", o->matrix_file, "TOML file: every key a run option, a list value an axis");
-       sub.add_option("--out", o->out_dir, "folder for each run's JSON and log (resumes from it)")->capture_default_str();
-       sub.add_option("--format", o->format, "print | csv | json | markdown | xlsx | html (default: "
-                                             "$BENCHMARK_OUT_FORMAT, else print)");
-       sub.add_option("--output", o->output, "write the tables to this file (needed for xlsx and html)");
-       sub.add_option("--store", o->store, "SQLite result store (default OUT/tokbench-results.sqlite; none: off)");
-       sub.add_option("--timeout", o->timeout_s, "seconds one configuration may run (under Slurm: the job's time "
-                                                 "limit, rounded up to minutes)")->capture_default_str();
-       sub.add_option("--launcher", o->launcher, "local (child processes here) | slurm (one sbatch job per "
-                                                 "configuration, ranks started by srun)")->capture_default_str();
-       auto* slurm_args = sub.add_option("--slurm-args", o->slurm_args,
-                                         "more sbatch arguments for every job, e.g. \"--partition gpu --account x\" "
-                                         "(split into words as a shell would, never run by one)");
-       auto* slurm_max_jobs = sub.add_option("--slurm-max-jobs", o->slurm_max_jobs,
-                                             "Slurm jobs queued or running at once")->capture_default_str();
-       sub.add_flag("--only-varying", o->only_varying, "show only the index columns that vary");
-       sub.add_flag("--dry-run", o->dry_run, "list the configurations and run nothing");
-       sub.add_option("--predict", o->predict,
-                      "CLUSTER: a preset, a FILE.toml or measured (tokbench predict's); every multi-rank row also gets "
-                      "a prediction from its one-rank run, in an '<executor> predicted' column");
-       sub.add_option("--comm", o->comm, "with --predict measured: tokbench comm's JSON, one per world size")
-           ->delimiter(',');
-       sub.add_flag("--predict-only", o->predict_only,
-                    "with --predict: run only the one-rank rows; the multi-rank rows are predictions (status predicted)");
-       sub.allow_extras();
-       sub.footer("Every other option is a `tokbench run` option; a comma-separated value is an axis:\n"
-                  "  tokbench sweep --model-name pythia-14m,pythia-70m --micro-batch-size 1,2 --nproc-per-node 1,2\n"
-                  "A --matrix TOML file holds the same keys; [[matrix]] tables give several matrices in one sweep.\n"
-                  "Points with one rank run without a distributed mode (as the reference's one-GPU rows).\n"
-                  "Failed configurations are rows with their status (invalid, oom, nan, timeout, error, rank_failed).\n"
-                  "--launcher slurm submits each configuration as a Slurm job (docs/sweep.md).\n"
-                  "--predict h100-sxm-8 --predict-only: from one-rank rows measured here, the multi-rank rows predicted\n"
-                  "on another cluster (docs/predict.md).");
-       return [o, &sub, slurm_args, slurm_max_jobs] {
-         return run_sweep_command(*o, sub.remaining(), slurm_args->count() > 0 || slurm_max_jobs->count() > 0);
+       auto o = std::make_shared<sweep::SweepCommandOptions>();
+       const sweep::SweepOptionHandles handles = sweep::add_sweep_options(sub, *o);
+       return [o, &sub, handles] {
+         return run_sweep_command(*o, sub.remaining(), handles.slurm_options_given());
        };
      }}};
 

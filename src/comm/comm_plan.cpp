@@ -9,30 +9,22 @@
 #include <stdexcept>
 
 #include "run/run_options.hpp"
-#include "sweep/result_store.hpp"
+#include "results/result_store.hpp"
+#include "usage/usage_error.hpp"
 
 namespace tokbench::comm {
 namespace {
 
-[[noreturn]] void usage(const std::string& message) { throw std::invalid_argument(message); }
+using usage::printable;
+using usage::refuse;
+using usage::require_choice;
+
 
 // The option's value as it may be echoed on one line: control characters shown as '?'.
-std::string printable(const std::string& text) {
-  std::string out = text;
-  for (char& c : out)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  return out;
-}
-
-void require_choice(const char* option, const std::string& value, const std::vector<std::string>& valid) {
-  if (std::find(valid.begin(), valid.end(), value) == valid.end())
-    usage(fmt::format("{} '{}' is not valid; valid: {}", option, printable(value), fmt::join(valid, ", ")));
-}
-
 int64_t byte_size(const char* option, const std::string& text) {
   const auto bytes = parse_byte_size(text);
   if (!bytes || *bytes > comm_limits::kMaxBytes)
-    usage(fmt::format("{} '{}' is not valid; valid: a size from 1 to 1T in bytes, or with K, M or G (x1024), "
+    refuse(fmt::format("{} '{}' is not valid; valid: a size from 1 to 1T in bytes, or with K, M or G (x1024), "
                       "e.g. 4096, 1K, 64M",
                       option, printable(text)));
   return *bytes;
@@ -40,19 +32,19 @@ int64_t byte_size(const char* option, const std::string& text) {
 
 void resolve_launcher(const CommOptions& o, const run::MachineInfo& m, CommPlan& plan) {
   using namespace run::limits;
-  if (!m.dist_env_error.empty()) usage(m.dist_env_error);
+  if (!m.dist_env_error.empty()) refuse(m.dist_env_error);
   plan.env = m.dist_env;
   // Checked even when unused (a rank gets them on its command line too), as `tokbench run`.
-  if (o.nnodes < 1 || o.nnodes > kMaxNodes) usage(fmt::format("--nnodes {} is not valid; valid: 1..{}", o.nnodes, kMaxNodes));
+  if (o.nnodes < 1 || o.nnodes > kMaxNodes) refuse(fmt::format("--nnodes {} is not valid; valid: 1..{}", o.nnodes, kMaxNodes));
   if (o.node_rank < 0 || o.node_rank >= o.nnodes)
-    usage(fmt::format("--node-rank {} is not valid; valid: 0..{} (--nnodes {})", o.node_rank, o.nnodes - 1, o.nnodes));
+    refuse(fmt::format("--node-rank {} is not valid; valid: 0..{} (--nnodes {})", o.node_rank, o.nnodes - 1, o.nnodes));
   if (o.master_port < 0 || o.master_port > 65535)
-    usage(fmt::format("--master-port {} is not valid; valid: 0 (a free port) or 1..65535", o.master_port));
+    refuse(fmt::format("--master-port {} is not valid; valid: 0 (a free port) or 1..65535", o.master_port));
   if (o.nproc_per_node) {
     if (*o.nproc_per_node < 1 || *o.nproc_per_node > kMaxRanksPerNode)
-      usage(fmt::format("--nproc-per-node {} is not valid; valid: 1..{}", *o.nproc_per_node, kMaxRanksPerNode));
+      refuse(fmt::format("--nproc-per-node {} is not valid; valid: 1..{}", *o.nproc_per_node, kMaxRanksPerNode));
     if (o.master_port == 0 && o.nnodes > 1)
-      usage(fmt::format("--master-port 0 picks a free port on one node only; with --nnodes {} name the port every "
+      refuse(fmt::format("--master-port 0 picks a free port on one node only; with --nnodes {} name the port every "
                         "node uses (valid: 1..65535)",
                         o.nnodes));
     plan.env.world_size = *o.nproc_per_node * o.nnodes;
@@ -71,11 +63,11 @@ void resolve_device(const CommOptions& o, const run::MachineInfo& m, CommPlan& p
   require_choice("--device", o.device, {"cpu", "cuda"});
   plan.cuda = o.device == "cuda";
   if (plan.cuda && m.cuda_devices.empty())
-    usage(fmt::format("--device cuda cannot run here: no usable CUDA device ({}); valid here: cpu", m.cuda_status));
+    refuse(fmt::format("--device cuda cannot run here: no usable CUDA device ({}); valid here: cpu", m.cuda_status));
   if (plan.cuda) {
     const auto devices = static_cast<int64_t>(m.cuda_devices.size());
     if (plan.nproc_per_node > devices)
-      usage(fmt::format("--device cuda with {} ranks per node needs a GPU for each, and {} CUDA device(s) are visible; "
+      refuse(fmt::format("--device cuda with {} ranks per node needs a GPU for each, and {} CUDA device(s) are visible; "
                         "valid: at most {} ranks per node",
                         plan.nproc_per_node, devices, devices));
     plan.device_index = static_cast<int>(plan.env.local_rank);
@@ -85,7 +77,7 @@ void resolve_device(const CommOptions& o, const run::MachineInfo& m, CommPlan& p
   }
   require_choice("--backend", o.backend, {"auto", "gloo", "nccl"});
   if (o.backend == "nccl" && !plan.cuda)
-    usage("--backend nccl needs --device cuda (NCCL moves GPU memory only); valid with --device cpu: auto, gloo");
+    refuse("--backend nccl needs --device cuda (NCCL moves GPU memory only); valid with --device cpu: auto, gloo");
   plan.backend = o.backend == "nccl" || (o.backend == "auto" && plan.cuda) ? distributed::CommBackend::nccl
                                                                            : distributed::CommBackend::gloo;
 }
@@ -100,10 +92,10 @@ void resolve_sweep(const CommOptions& o, CommPlan& plan) {
     const std::string name = o.collectives.substr(start, comma - start);
     const auto collective = collective_from_string(name);
     if (!collective)
-      usage(fmt::format("--collectives: '{}' is not a collective; valid: a comma-separated list of {}", printable(name),
+      refuse(fmt::format("--collectives: '{}' is not a collective; valid: a comma-separated list of {}", printable(name),
                         valid));
     if (std::find(plan.collectives.begin(), plan.collectives.end(), *collective) != plan.collectives.end())
-      usage(fmt::format("--collectives: '{}' is named twice; valid: each of {} at most once", name, valid));
+      refuse(fmt::format("--collectives: '{}' is named twice; valid: each of {} at most once", name, valid));
     plan.collectives.push_back(*collective);
     start = comma + 1;
   }
@@ -114,10 +106,10 @@ void resolve_sweep(const CommOptions& o, CommPlan& plan) {
   const int64_t min_bytes = byte_size("--min-bytes", o.min_bytes);
   const int64_t max_bytes = byte_size("--max-bytes", o.max_bytes.empty() ? (plan.cuda ? "1G" : "64M") : o.max_bytes);
   if (min_bytes > max_bytes)
-    usage(fmt::format("--min-bytes {} is larger than --max-bytes {}; valid: --min-bytes <= --max-bytes", o.min_bytes,
+    refuse(fmt::format("--min-bytes {} is larger than --max-bytes {}; valid: --min-bytes <= --max-bytes", o.min_bytes,
                       o.max_bytes.empty() ? byte_size_text(max_bytes) + " (the default)" : o.max_bytes));
   if (o.step_factor < 2 || o.step_factor > comm_limits::kMaxStepFactor)
-    usage(fmt::format("--step-factor {} is not valid; valid: a whole number 2..{}", o.step_factor,
+    refuse(fmt::format("--step-factor {} is not valid; valid: a whole number 2..{}", o.step_factor,
                       comm_limits::kMaxStepFactor));
   plan.sizes = size_sweep(min_bytes, max_bytes, o.step_factor);
   // all_gather and reduce_scatter split a size evenly over the ranks; a size too small to give
@@ -126,23 +118,23 @@ void resolve_sweep(const CommOptions& o, CommPlan& plan) {
   for (Collective c : plan.collectives) {
     if (size_point(c, plan.sizes.back(), plan.element_bytes, plan.world_size).count > 0) continue;
     const bool split = c == Collective::all_gather || c == Collective::reduce_scatter;
-    usage(fmt::format("--max-bytes {}: {} over {} ranks of {} needs at least {} bytes; valid: a larger --max-bytes",
+    refuse(fmt::format("--max-bytes {}: {} over {} ranks of {} needs at least {} bytes; valid: a larger --max-bytes",
                       byte_size_text(max_bytes), to_string(c), plan.world_size, plan.dtype,
                       split ? plan.world_size * plan.element_bytes : plan.element_bytes));
   }
 
   if (o.iters < 1 || o.iters > comm_limits::kMaxIters)
-    usage(fmt::format("--iters {} is not valid; valid: 1..{}", o.iters, comm_limits::kMaxIters));
+    refuse(fmt::format("--iters {} is not valid; valid: 1..{}", o.iters, comm_limits::kMaxIters));
   if (o.warmup_iters < 0 || o.warmup_iters > comm_limits::kMaxIters)
-    usage(fmt::format("--warmup-iters {} is not valid; valid: 0..{}", o.warmup_iters, comm_limits::kMaxIters));
+    refuse(fmt::format("--warmup-iters {} is not valid; valid: 0..{}", o.warmup_iters, comm_limits::kMaxIters));
   plan.iters = o.iters;
   plan.warmup_iters = o.warmup_iters;
   if (o.num_threads < 0 || o.num_threads > run::limits::kMaxThreads)
-    usage(fmt::format("--num-threads {} is not valid; valid: 0..{} (0: LibTorch's default)", o.num_threads,
+    refuse(fmt::format("--num-threads {} is not valid; valid: 0..{} (0: LibTorch's default)", o.num_threads,
                       run::limits::kMaxThreads));
   plan.num_threads = o.num_threads;
   if (!(o.dist_timeout_s >= 1 && o.dist_timeout_s <= 7 * 24 * 3600.0))
-    usage(fmt::format("--dist-timeout {} is not valid; valid: seconds from 1 to 604800", o.dist_timeout_s));
+    refuse(fmt::format("--dist-timeout {} is not valid; valid: seconds from 1 to 604800", o.dist_timeout_s));
   plan.timeout_seconds = o.dist_timeout_s;
 }
 
@@ -153,7 +145,7 @@ void check_memory(const run::MachineInfo& m, CommPlan& plan) {
   if (plan.cuda) {
     const int64_t capacity = m.cuda_devices[static_cast<size_t>(plan.device_index)].total_memory_bytes;
     if (capacity > 0 && per_rank > capacity)
-      usage(fmt::format("--max-bytes {} needs about {:.1f} GB per GPU and {} has {:.1f} GB; valid: a smaller --max-bytes",
+      refuse(fmt::format("--max-bytes {} needs about {:.1f} GB per GPU and {} has {:.1f} GB; valid: a smaller --max-bytes",
                         byte_size_text(plan.sizes.back()), gb(per_rank), plan.device_name, gb(capacity)));
     return;
   }
@@ -161,7 +153,7 @@ void check_memory(const run::MachineInfo& m, CommPlan& plan) {
   if (m.cgroup_available_bytes) available = std::min(available, *m.cgroup_available_bytes);
   const int64_t node = per_rank * plan.nproc_per_node;
   if (available > 0 && node > available)
-    usage(fmt::format("--max-bytes {} needs about {:.1f} GB on this node ({} ranks x {:.1f} GB) and {:.1f} GB is "
+    refuse(fmt::format("--max-bytes {} needs about {:.1f} GB on this node ({} ranks x {:.1f} GB) and {:.1f} GB is "
                       "available; valid: a smaller --max-bytes",
                       byte_size_text(plan.sizes.back()), gb(node), plan.nproc_per_node, gb(per_rank), gb(available)));
 }
@@ -170,24 +162,24 @@ void resolve_output(const CommOptions& o, CommPlan& plan) {
   try {
     plan.format = &sweep::format_from_string(o.format);
   } catch (const std::invalid_argument& e) {
-    usage(std::string("--format: ") + e.what());
+    refuse(std::string("--format: ") + e.what());
   }
   plan.output = o.output;
   if (plan.format->file == sweep::FileUse::required && plan.output.empty())
-    usage(fmt::format("--format {} writes a file: name it with --output FILE (valid without --output: print, csv, "
+    refuse(fmt::format("--format {} writes a file: name it with --output FILE (valid without --output: print, csv, "
                       "json, markdown, html)",
                       plan.format->name));
   std::error_code ec;
   auto require_folder = [&ec](const char* option, const std::filesystem::path& path) {
     const std::filesystem::path folder = path.has_parent_path() ? path.parent_path() : ".";
     if (!std::filesystem::is_directory(folder, ec))
-      usage(fmt::format("{} '{}': the folder '{}' does not exist; valid: a file in an existing folder", option,
+      refuse(fmt::format("{} '{}': the folder '{}' does not exist; valid: a file in an existing folder", option,
                         printable(path.string()), printable(folder.string())));
   };
   if (!plan.output.empty()) {
     require_folder("--output", plan.output);
     if (std::filesystem::is_directory(plan.output, ec))
-      usage(fmt::format("--output '{}' is a folder; valid: a file name", printable(plan.output.string())));
+      refuse(fmt::format("--output '{}' is a folder; valid: a file name", printable(plan.output.string())));
   }
   plan.store = o.store;
   if (!plan.store.empty()) {
@@ -196,9 +188,9 @@ void resolve_output(const CommOptions& o, CommPlan& plan) {
     // created or changed here); a new one is created when the result is saved.
     if (std::filesystem::exists(plan.store, ec)) {
       try {
-        sweep::ResultStore::open_for_reading(plan.store);
+        results::ResultStore::open_for_reading(plan.store);
       } catch (const std::invalid_argument& e) {
-        usage(std::string("--store: ") + e.what() + "; valid: a tokbench result store, or a new file");
+        refuse(std::string("--store: ") + e.what() + "; valid: a tokbench result store, or a new file");
       }
     }
   }

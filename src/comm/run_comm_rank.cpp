@@ -16,7 +16,7 @@
 #include "comm/run_comm.hpp"
 #include "distributed/device_binding.hpp"
 #include "distributed/process_groups.hpp"
-#include "sweep/result_store.hpp"
+#include "results/result_store.hpp"
 #include "train/run_status.hpp"
 
 namespace tokbench::comm {
@@ -78,7 +78,7 @@ int run_comm_rank(const CommPlan& plan) {
   sweep::write_flat_report(*plan.format, comm_table(document), std::cout, plan.output);
   std::cout << std::flush;
   if (!plan.store.empty()) {
-    sweep::ResultStore store(plan.store);
+    results::ResultStore store(plan.store);
     const int64_t id = store.save_comm_run(document);
     std::cerr << "# stored as comm benchmark " << id << " in " << plan.store.string() << "\n";
   }

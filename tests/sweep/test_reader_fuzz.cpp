@@ -1,6 +1,6 @@
 // Fuzz tests of tokbench's three readers of files people hand it: a run's JSON result (compare),
 // a sweep's TOML matrix (sweep --matrix) and the SQLite result store (history, compare --store).
-// Each starts from a real input (tests/fixtures/sweep/, and a store written by ResultStore from
+// Each starts from a real input (tests/fixtures/sweep/, and a store written by results::ResultStore from
 // the real run), mutates it over 1,000+ seeded cases (bytes and structure), and calls the reader
 // the way the CLI does in a forked child with a 10 s limit (fuzz_harness.hpp). A damaged input
 // must be read or refused in one line naming it (exit 0 or 2), never a crash, a hang, another
@@ -12,7 +12,7 @@
 #include "results/read_result.hpp"
 #include "sweep/compare.hpp"
 #include "sweep/matrix.hpp"
-#include "sweep/result_store.hpp"
+#include "results/result_store.hpp"
 #include "sweep/sweep_tables.hpp"
 
 #ifndef TOKBENCH_FIXTURES_DIR
@@ -159,11 +159,11 @@ TEST(ReaderFuzz, MatrixTablesOverLongAxesAreRefusedBeforeTheyAreCopied) {
 // --- The store, read as `tokbench history` and `tokbench compare N M --store` read it -------
 
 void read_like_history(const fs::path& file, int variant) {
-  const auto store = sweep::ResultStore::open_for_reading(file);
+  const auto store = results::ResultStore::open_for_reading(file);
   std::ostringstream out;
   std::vector<int64_t> ids;
   out << fmt::format("# {:>4}  {:<20}  {:>5}  {}\n", "id", "created", "runs", "out_dir");
-  store->for_each_sweep([&](const sweep::StoredSweep& s) {
+  store->for_each_sweep([&](const results::StoredSweep& s) {
     out << fmt::format("  {:>4}  {:<20}  {:>5}  {}\n", s.id, s.created, s.runs, s.out_dir);
     ids.push_back(s.id);
   });
@@ -223,7 +223,7 @@ std::string seed_store(const fs::path& dir) {
                                   {"sweep_config_id", "00000000000000ff"}};
   const fs::path store_path = dir / "store.sqlite";
   {
-    sweep::ResultStore store(store_path);
+    results::ResultStore store(store_path);
     const nlohmann::json context{{"matrix", {{"seq-len", {"64", "128"}}}}, {"tokbench_version", "0.1.0"}};
     store.save_sweep(dir / "sweep-a", context, {row("a1", 64, "eager"), row("a2", 128, "eager"), invalid});
     store.save_sweep(dir / "sweep-b", context, {row("b1", 64, "eager"), row("b2", 128, "torch.compile")});
@@ -367,7 +367,7 @@ TEST(ReaderFuzz, ResultStore) {
   const fs::path input = dir / "store.sqlite";
   only_file(dir, input, seed);
   for (int variant = 0; variant < 4; ++variant) ASSERT_NO_THROW(read_like_history(input, variant));
-  EXPECT_EQ(sweep::ResultStore::open_for_reading(input)->runs(0, "").size(), 5u);
+  EXPECT_EQ(results::ResultStore::open_for_reading(input)->runs(0, "").size(), 5u);
   const int cases = case_count(1200);
   int variant = 0;
   const auto summary = fuzz(

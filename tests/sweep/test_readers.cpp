@@ -1,5 +1,5 @@
 // Readers refuse what is not theirs: a run result read back (results/read_result.hpp) and the
-// result store (sweep/result_store.hpp), each given files built to be wrong: truncated JSON,
+// result store (results/result_store.hpp), each given files built to be wrong: truncated JSON,
 // another program's JSON, a newer schema; a text file, another program's SQLite database, a
 // newer store. Every refusal is one line naming the file, and a refused file is never written.
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 
 #include "results/read_result.hpp"
 #include "results/result_columns.hpp"
-#include "sweep/result_store.hpp"
+#include "results/result_store.hpp"
 
 namespace tokbench::sweep {
 namespace {
@@ -89,18 +89,18 @@ TEST(ResultStoreFiles, RefusesWhatIsNotAStoreAndNeverWritesIt) {
   const std::string text_bytes = bytes_of(text), other_bytes = bytes_of(other);
   for (const auto& [file, what] : {std::pair{text, std::string("not an SQLite database")},
                                    std::pair{other, std::string("other tables")}}) {
-    expect_one_line_naming(refusal([&] { ResultStore store(file); }), file, what);
-    expect_one_line_naming(refusal([&] { ResultStore::open_for_reading(file); }), file, what);
+    expect_one_line_naming(refusal([&] { results::ResultStore store(file); }), file, what);
+    expect_one_line_naming(refusal([&] { results::ResultStore::open_for_reading(file); }), file, what);
   }
   EXPECT_EQ(bytes_of(text), text_bytes);
   EXPECT_EQ(bytes_of(other), other_bytes);
   EXPECT_FALSE(fs::exists(other.string() + "-wal"));
   const auto marked = s.dir / "marked.sqlite";
   sqlite(marked, "PRAGMA application_id = 42; CREATE TABLE t(x);");
-  expect_one_line_naming(refusal([&] { ResultStore store(marked); }), marked, "another program's");
+  expect_one_line_naming(refusal([&] { results::ResultStore store(marked); }), marked, "another program's");
   // A reader creates nothing.
   const auto missing = s.dir / "missing" / "store.sqlite";
-  expect_one_line_naming(refusal([&] { ResultStore::open_for_reading(missing); }), missing, "no such file");
+  expect_one_line_naming(refusal([&] { results::ResultStore::open_for_reading(missing); }), missing, "no such file");
   EXPECT_FALSE(fs::exists(missing.parent_path()));
 }
 
@@ -108,16 +108,16 @@ TEST(ResultStoreFiles, AcceptsItsOwnAndRefusesANewerOne) {
   Scratch s;
   const auto path = s.dir / "store.sqlite";
   {
-    ResultStore store(path);
+    results::ResultStore store(path);
     store.save_sweep(s.dir, nlohmann::json::object(), {});
   }
-  EXPECT_EQ(ResultStore::open_for_reading(path)->sweeps().size(), 1u);
+  EXPECT_EQ(results::ResultStore::open_for_reading(path)->sweeps().size(), 1u);
   // A store from before the mark (no application_id) is known by its tables.
   sqlite(path, "PRAGMA application_id = 0; PRAGMA user_version = 0;");
-  EXPECT_EQ(ResultStore::open_for_reading(path)->sweeps().size(), 1u);
-  { ResultStore again(path); }  // and marked as tokbench's when next written
+  EXPECT_EQ(results::ResultStore::open_for_reading(path)->sweeps().size(), 1u);
+  { results::ResultStore again(path); }  // and marked as tokbench's when next written
   sqlite(path, "PRAGMA user_version = 99;");
-  expect_one_line_naming(refusal([&] { ResultStore::open_for_reading(path); }), path, "newer tokbench");
+  expect_one_line_naming(refusal([&] { results::ResultStore::open_for_reading(path); }), path, "newer tokbench");
 }
 
 }  // namespace

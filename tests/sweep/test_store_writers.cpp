@@ -21,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "sweep/result_store.hpp"
+#include "results/result_store.hpp"
 
 #ifndef TOKBENCH_FIXTURES_DIR
 #error "TOKBENCH_FIXTURES_DIR: the folder of tests/fixtures (set by tests/sweep/CMakeLists.txt)"
@@ -113,7 +113,7 @@ TEST(StoreWriters, FourProcessesSavingAtOnceKeepEveryRow) {
         const int id = sweep % kSweeps;
         std::vector<nlohmann::json> runs;
         for (int r = 0; r < kRuns; ++r) runs.push_back(run_of(run, w, id, r, pass));
-        ResultStore store(store_path);
+        results::ResultStore store(store_path);
         store.save_sweep(s.dir / fmt::format("writer-{}", w) / fmt::format("sweep-{}", id),
                          {{"writer", w}, {"sweep", id}}, runs);
       }
@@ -127,8 +127,8 @@ TEST(StoreWriters, FourProcessesSavingAtOnceKeepEveryRow) {
       std::error_code ec;
       if (!fs::exists(store_path, ec) || fs::file_size(store_path, ec) == 0) continue;
       try {
-        const auto store = ResultStore::open_for_reading(store_path);
-        store->for_each_sweep([&](const StoredSweep& sweep) {
+        const auto store = results::ResultStore::open_for_reading(store_path);
+        store->for_each_sweep([&](const results::StoredSweep& sweep) {
           if (sweep.runs != kRuns) throw std::runtime_error(fmt::format("sweep {} seen with {} runs", sweep.id, sweep.runs));
         });
         ++reads;
@@ -146,7 +146,7 @@ TEST(StoreWriters, FourProcessesSavingAtOnceKeepEveryRow) {
   EXPECT_EQ(wait_for(reader, 10), "") << "the reader";
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  const auto store = ResultStore::open_for_reading(store_path);
+  const auto store = results::ResultStore::open_for_reading(store_path);
   const auto sweeps = store->sweeps();
   EXPECT_EQ(sweeps.size(), static_cast<std::size_t>(kWriters * kSweeps));
   std::map<std::string, int64_t> by_dir;
@@ -199,7 +199,7 @@ TEST(StoreWriters, AWriterKilledInsideASaveLosesOnlyThatSave) {
   const fs::path store_path = s.dir / "store.sqlite";
   const nlohmann::json run = real_run();
   {
-    ResultStore store(store_path);
+    results::ResultStore store(store_path);
     store.save_sweep(s.dir / "kept", {}, {run_of(run, 0, 0, 0, 0), run_of(run, 0, 0, 1, 0)});
   }
   // A save that never commits: its pages spilled into the store (a cache of one page), then
@@ -215,18 +215,18 @@ TEST(StoreWriters, AWriterKilledInsideASaveLosesOnlyThatSave) {
   ASSERT_EQ(wait_for(pid, 30), "");
   ASSERT_TRUE(fs::exists(store_path.string() + "-journal"));
   try {
-    ResultStore::open_for_reading(store_path);
+    results::ResultStore::open_for_reading(store_path);
     ADD_FAILURE() << "a store with a save half done was read";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("-journal"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find(store_path.string()), std::string::npos) << e.what();
   }
   {
-    ResultStore store(store_path);  // the next writer rolls the dead one's save back
+    results::ResultStore store(store_path);  // the next writer rolls the dead one's save back
     store.save_sweep(s.dir / "after", {}, {run_of(run, 1, 0, 0, 0)});
   }
   EXPECT_FALSE(fs::exists(store_path.string() + "-journal"));
-  const auto store = ResultStore::open_for_reading(store_path);
+  const auto store = results::ResultStore::open_for_reading(store_path);
   const auto runs = store->runs(0, "");
   ASSERT_EQ(runs.size(), 3u);
   for (const auto& r : runs) {
@@ -239,7 +239,7 @@ TEST(StoreWriters, AStoreAnOlderTokbenchLeftInWalModeIsReadAndReturnedToTheJourn
   Scratch s;
   const fs::path store_path = s.dir / "store.sqlite";
   {
-    ResultStore store(store_path);
+    results::ResultStore store(store_path);
     store.save_sweep(s.dir / "old", {}, {run_of(real_run(), 0, 0, 0, 0)});
   }
   sqlite3* db = nullptr;
@@ -253,9 +253,9 @@ TEST(StoreWriters, AStoreAnOlderTokbenchLeftInWalModeIsReadAndReturnedToTheJourn
     return files == std::vector<std::string>{"store.sqlite"};
   };
   ASSERT_TRUE(only_the_store());
-  EXPECT_EQ(ResultStore::open_for_reading(store_path)->runs(0, "").size(), 1u);
+  EXPECT_EQ(results::ResultStore::open_for_reading(store_path)->runs(0, "").size(), 1u);
   EXPECT_TRUE(only_the_store()) << "reading a WAL store created files beside it";
-  { ResultStore writer(store_path); }
+  { results::ResultStore writer(store_path); }
   std::ifstream in(store_path, std::ios::binary);
   char header[20];
   in.read(header, sizeof header);
@@ -272,10 +272,10 @@ TEST(StoreWriters, ARowWhoseMessageIsNotUtf8IsSaved) {
   nlohmann::json row = {{"model_name", "pythia-14m"}, {"status", "error"}, {"sweep_config_id", "dead"},
                         {"message", std::string("exit 1 without a result: \xff\xfe garbage")}};
   {
-    ResultStore store(store_path);
+    results::ResultStore store(store_path);
     EXPECT_NO_THROW(store.save_sweep(s.dir / "sweep", {{"note", std::string("\xc3")}}, {row}));
   }
-  const auto runs = ResultStore::open_for_reading(store_path)->runs(0, "");
+  const auto runs = results::ResultStore::open_for_reading(store_path)->runs(0, "");
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0]["status"], "error");
   EXPECT_NE(runs[0]["message"].get<std::string>().find("\xef\xbf\xbd"), std::string::npos);  // U+FFFD
@@ -290,7 +290,7 @@ TEST(StoreListing, ListsSweepsRowByRowWithoutReadingARun) {
   const fs::path store_path = s.dir / "store.sqlite";
   const nlohmann::json run = real_run();
   {
-    ResultStore store(store_path);
+    results::ResultStore store(store_path);
     for (int i = 0; i < kSweeps; ++i)
       store.save_sweep(s.dir / fmt::format("sweep-{}", i), {}, {run_of(run, 0, i, 0, 0), run_of(run, 0, i, 1, 0)});
   }
@@ -298,10 +298,10 @@ TEST(StoreListing, ListsSweepsRowByRowWithoutReadingARun) {
   ASSERT_EQ(sqlite3_open(store_path.c_str(), &db), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(db, "UPDATE runs SET result = 'not a document'", nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_close(db);
-  const auto store = ResultStore::open_for_reading(store_path);
+  const auto store = results::ResultStore::open_for_reading(store_path);
   int64_t previous = INT64_MAX;
   int listed = 0;
-  store->for_each_sweep([&](const StoredSweep& sweep) {
+  store->for_each_sweep([&](const results::StoredSweep& sweep) {
     EXPECT_LT(sweep.id, previous) << "newest first";
     EXPECT_EQ(sweep.runs, 2);
     previous = sweep.id;

@@ -7,7 +7,7 @@
 // nothing. Concurrent writers are serialised by SQLite's locks: each save is one BEGIN
 // IMMEDIATE transaction (it takes the write lock before reading, so two writers cannot
 // deadlock upgrading), and the busy timeout makes the second wait for the first.
-#include "sweep/result_store.hpp"
+#include "results/result_store.hpp"
 
 #include <fmt/format.h>
 #include <sqlite3.h>
@@ -21,7 +21,7 @@
 
 #include "results/read_result.hpp"
 
-namespace tokbench::sweep {
+namespace tokbench::results {
 namespace {
 
 constexpr const char* kSchema = R"sql(
@@ -471,4 +471,4 @@ std::filesystem::path default_store_path(const std::filesystem::path& out_dir) {
   return out_dir / "tokbench-results.sqlite";
 }
 
-}  // namespace tokbench::sweep
+}  // namespace tokbench::results

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-namespace tokbench::sweep {
+namespace tokbench::results {
 
 struct StoredSweep {
   int64_t id = 0;
@@ -92,4 +92,4 @@ class ResultStore {
 // The default store: tokbench-results.sqlite beside the sweep's outputs.
 std::filesystem::path default_store_path(const std::filesystem::path& out_dir);
 
-}  // namespace tokbench::sweep
+}  // namespace tokbench::results

@@ -20,7 +20,7 @@
 #include "predict/prediction.hpp"
 #include "sweep/matrix.hpp"
 
-namespace tokbench::cli {
+namespace tokbench::sweep {
 
 // What the sweep runs and shows.
 struct PredictedSweep {
@@ -58,4 +58,4 @@ SweepCluster load_sweep_cluster(const std::string& spec, const std::vector<std::
 std::vector<nlohmann::json> join_predictions(const PredictedSweep& plan, const std::vector<nlohmann::json>& runs,
                                              const SweepCluster& cluster, std::FILE* progress);
 
-}  // namespace tokbench::cli
+}  // namespace tokbench::sweep

@@ -1,5 +1,5 @@
 // `tokbench sweep --predict` (sweep_predictions.hpp).
-#include "cli/sweep_predictions.hpp"
+#include "sweep/sweep_predictions.hpp"
 
 #include <fmt/format.h>
 
@@ -14,7 +14,7 @@
 #include "results/record_status.hpp"
 #include "sweep/sweep_runner.hpp"
 
-namespace tokbench::cli {
+namespace tokbench::sweep {
 namespace {
 
 using nlohmann::json;
@@ -236,4 +236,4 @@ std::vector<json> join_predictions(const PredictedSweep& plan, const std::vector
   return out;
 }
 
-}  // namespace tokbench::cli
+}  // namespace tokbench::sweep

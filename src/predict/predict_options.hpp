@@ -1,0 +1,23 @@
+// The options of `tokbench predict`: which measured run, which cluster, how to write the
+// prediction, and the target run's shape (TargetOptions: ranks, strategy, batch), registered on
+// a CLI11 command with their help text. The checks are predict()'s (prediction.hpp).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+#include "predict/prediction.hpp"
+
+namespace tokbench::predict {
+
+struct PredictCommandOptions {
+  std::string from, cluster, format = "print", output;
+  std::vector<std::string> comm;  // --cluster measured: one document per world or group size
+  TargetOptions target;
+};
+
+void add_predict_options(CLI::App& sub, PredictCommandOptions& o);
+
+}  // namespace tokbench::predict
