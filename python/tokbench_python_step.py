@@ -2,17 +2,18 @@
 """tokbench's training step in Python: litgpt's GPT under PyTorch eager, torch.compile (inductor) or thunder.jit.
 
 `tokbench run --executor python-eager|python-inductor|python-thunder` starts this script as a child with the
-configuration it has already validated and reads its stdout, one JSON object per line:
+configuration it has already validated, as one JSON document (`--config`, see read_config), and reads its
+stdout, one JSON object per line:
 
   {"event": "unavailable", "python": ..., "error": ...}   torch or litgpt cannot be imported (exit 2)
   {"event": "unavailable", "python": ..., "error": ..., "executor": true}   a requested thunder
                                                           executor is missing from this install (exit 2)
   {"event": "ready", "torch_version": ..., "litgpt_version": ..., "python_version": ..., "num_threads": N,
-   "thunder_version": ..., "thunder_executors": "a, b, ..."}   (the thunder keys with --compile thunder)
+   "thunder_version": ..., "thunder_executors": "a, b, ..."}   (the thunder keys with compiler.executor python-thunder)
   {"event": "iteration", "index": i, "warmup": bool, "seconds": s, "loss": l, "end_time": t}
   {"event": "result", "status": "ok"|"oom"|"nan"|"interrupted"|"error", "message": ...,
    "measured_window_seconds": w, "allocated_peak_bytes": n|null, "reserved_peak_bytes": n|null,
-   "peak_rss_bytes": n, "profile_message": "..."}   (profile_message only with --profile)
+   "peak_rss_bytes": n, "profile_message": "..."}   (profile_message only with a profile path)
 
 The step is the reference's: litgpt's
 GPT, torch.optim.AdamW(fused=True) — the same fused ATen kernel tokbench's AdamW calls, so a
@@ -20,35 +21,35 @@ comparison measures the executors, not two optimizers — random token ids 0..99
 draws them, loss divided by GA, backward per micro-batch, one optimizer step per iteration,
 `loss.item()` (and torch.cuda.synchronize on CUDA) at the end of every iteration. The timing
 protocol is tokbench's: the window runs from the end of the last warm-up iteration to the end of
-the last one, so tokens/s = M·G·T / window. With --compile inductor the model is wrapped in
+the last one, so tokens/s = M·G·T / window. With the inductor executor the model is wrapped in
 torch.compile (default mode, as the reference does); compilation happens in the first
-iteration, which is why warm-up iterations exist. With --compile thunder the model goes through
-thunder.jit (lightning-thunder's default executors, after any --thunder-executor; on many ranks
-with thunder's own ddp or fsdp transform on the jitted module), or with --thunder-front-end
+iteration, which is why warm-up iterations exist. With the thunder executor the model goes through
+thunder.jit (lightning-thunder's default executors, after compiler.thunder_executors; on many ranks
+with thunder's own ddp or fsdp transform on the jitted module), or with thunder_front_end
 dynamo through torch.compile with thunder as its backend (ThunderFX) inside PyTorch's own
 DDP/FSDP wrapping; either compiles in the first iteration too.
 
-Many ranks (--world-size > 1): tokbench's rank process has joined the job's store and passes
-its address (--store-host/--store-port/--store-prefix); torch.distributed meets the other ranks
+Many ranks (dist.world_size > 1): tokbench's rank process has joined the job's store and passes
+its address (step.store); torch.distributed meets the other ranks
 there (Gloo on the CPU, NCCL on CUDA) and the model is wrapped the reference's way:
   ddp    DistributedDataParallel(bucket_cap_mb), no_sync on the first GA-1 micro-batches with
-         --skip-data-sync
+         dist.skip_sync_until_last_micro
   fsdp   FullyShardedDataParallel(use_orig_params=True), SHARD_GRAD_OP (zero2) / FULL_SHARD
          (zero3), _HYBRID_SHARD_ZERO2 / HYBRID_SHARD over a (replicate, shard) device mesh with
-         --sharding-size; units by --bucketing-mode: none (the whole model), block (one per
+         dist.shard_group_size; units by dist.units: none (the whole model), block (one per
          litgpt Block), layer (each module owning parameters); no_sync as for ddp
-  fsdp2  fully_shard per unit (same --bucketing-mode) and on the root, reshard_after_forward
+  fsdp2  fully_shard per unit (same dist.units) and on the root, reshard_after_forward
          for zero3; set_requires_gradient_sync(False) on the first GA-1 micro-batches
 Each rank draws its own token stream (the seed mixed with the rank, as tokbench's steps do);
 the reported loss is the mean over ranks. A stop request is agreed on by every rank at an
 iteration start (an all-reduce posted one iteration earlier), never between micro-batches.
 
---memory-probe PATH loads tokbench's counting CPU allocator (libtokbench_memory_probe.so) and
+step.memory_probe, a path, loads tokbench's counting CPU allocator (libtokbench_memory_probe.so) and
 installs it before the model is built, so on the CPU allocated_peak_bytes is the most bytes held
 by tensors during the timed loop, counted by the same code as tokbench's own steps' (reserved =
 allocated, as for tokbench without its caching allocator). Without it the CPU peaks are null.
 
---profile PATH writes a Chrome trace of --profile-iters more iterations after the measured
+profile.path writes a Chrome trace of profile.iters more iterations after the measured
 window (torch.profiler with shapes and memory events, and forward/backward/optimizer ranges),
 as tokbench's own --profile does, so the two traces can be compared op by op.
 
@@ -81,54 +82,36 @@ def emit(stream, event, **fields):
     stream.flush()
 
 
-def parse_args():
+def read_config():
+    """The run as tokbench resolved and validated it: `--config JSON`, the plan's records
+    (src/run/run_plan_json.cpp: model, train, dist, compiler, device, profile) and this step's
+    own inputs (step: the memory probe, the job's store). Nothing is parsed or defaulted again;
+    the names below are the ones the rest of this script reads."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--model-name", required=True)
-    p.add_argument("--n-layers", type=int)
-    p.add_argument("--seq-len", type=int, required=True)
-    p.add_argument("--micro-batch-size", type=int, default=1)
-    p.add_argument("--grad-accum", type=int, default=1)
-    p.add_argument("--max-iters", type=int, default=45)
-    p.add_argument("--warmup-iters", type=int, default=25)
-    p.add_argument("--num-threads", type=int, default=0)
-    p.add_argument("--device", default="cpu")
-    p.add_argument("--dtype", default="fp32", choices=["fp32", "bf16-true", "bf16-mixed"])
-    p.add_argument("--tf32", action="store_true", help="allow TF32 matmuls (CUDA, fp32)")
-    p.add_argument("--compile", default="eager", choices=["eager", "inductor", "thunder"])
-    p.add_argument("--thunder-front-end", default="jit", choices=["jit", "dynamo"],
-                   help="thunder.jit, or thunder as torch.compile's backend (ThunderFX)")
-    p.add_argument("--thunder-executor", action="append", default=[], choices=sorted(THUNDER_EXECUTORS),
-                   help="put this thunder executor ahead of thunder's defaults; repeatable, highest priority first")
-    p.add_argument("--dynamic", action="store_true", help="torch.compile(dynamic=True) (the reference's switch)")
-    p.add_argument("--checkpoint-activations", action="store_true",
-                   help="torch.utils.checkpoint per litgpt Block (non-reentrant, as the reference's checkpoint_wrapper)")
-    p.add_argument("--seed", type=int, default=1337)
-    p.add_argument("--lr", type=float, default=5e-4)
-    p.add_argument("--weight-decay", type=float, default=0.1)
-    p.add_argument("--beta1", type=float, default=0.9)
-    p.add_argument("--beta2", type=float, default=0.95)
-    p.add_argument("--zero-grad", default="none", choices=["none", "inplace", "in-place"],
-                   help="none: zero_grad(set_to_none=True), the reference's choice; inplace: "
-                        "set_to_none=False, gradients keep their memory")
-    p.add_argument("--memory-probe", help="tokbench's libtokbench_memory_probe.so: count CPU tensor bytes")
-    p.add_argument("--profile", help="write a Chrome trace of --profile-iters iterations after the window")
-    p.add_argument("--profile-iters", type=int, default=3)
-    d = p.add_argument_group("many ranks")
-    d.add_argument("--rank", type=int, default=0)
-    d.add_argument("--world-size", type=int, default=1)
-    d.add_argument("--local-rank", type=int, default=0)
-    d.add_argument("--store-host")
-    d.add_argument("--store-port", type=int)
-    d.add_argument("--store-prefix", action="append", default=[], help="outermost first; repeatable")
-    d.add_argument("--distributed-mode", default="none", choices=["none", "ddp", "fsdp", "fsdp2"])
-    d.add_argument("--shard-mode", default="zero2", choices=["zero2", "zero3"])
-    d.add_argument("--sharding-size", type=int, help="hybrid sharding: ranks per shard group")
-    d.add_argument("--bucketing-mode", default="block", choices=["none", "block", "layer"])
-    d.add_argument("--ddp-bucket-mb", type=float, default=25.0)
-    d.add_argument("--skip-data-sync", action="store_true")
-    d.add_argument("--dist-timeout", type=float, default=1800.0)
-    d.add_argument("--backend", default=None, choices=["gloo", "nccl"], help="default: nccl on CUDA, else gloo")
-    return p.parse_args()
+    p.add_argument("--config", required=True, help="the resolved run, as tokbench writes it")
+    c = json.loads(p.parse_args().config)
+    train, dist, compiler, step = c["train"], c["dist"], c["compiler"], c["step"]
+    executor = compiler["executor"]
+    store = step["store"] or {}
+    return argparse.Namespace(
+        model_name=c["model"]["name"], n_layers=c["model"]["n_layer"],
+        seq_len=train["seq_len"], micro_batch_size=train["micro_batch"], grad_accum=train["grad_accum"],
+        max_iters=train["max_iters"], warmup_iters=train["warmup_iters"], num_threads=train["num_threads"],
+        seed=train["seed"], dtype=train["dtype"], zero_grad=train["zero_grad"],
+        lr=train["adamw"]["lr"], weight_decay=train["adamw"]["weight_decay"],
+        beta1=train["adamw"]["beta1"], beta2=train["adamw"]["beta2"],
+        device=c["device"]["string"], tf32=c["device"]["tf32"],
+        compile={"python-inductor": "inductor", "python-thunder": "thunder"}.get(executor, "eager"),
+        thunder_front_end=compiler["thunder_front_end"], thunder_executor=compiler["thunder_executors"],
+        dynamic=c["dynamic"], checkpoint_activations=c["checkpoint_activations"],
+        memory_probe=step["memory_probe"] or None,
+        profile=c["profile"]["path"] or None, profile_iters=c["profile"]["iters"],
+        rank=dist["rank"], world_size=dist["world_size"], local_rank=dist["local_rank"],
+        store_host=store.get("host"), store_port=store.get("port"), store_prefix=store.get("prefixes", []),
+        distributed_mode=dist["mode"], shard_mode=dist["shard_mode"], sharding_size=dist["shard_group_size"],
+        bucketing_mode=dist["units"], ddp_bucket_mb=dist["ddp_bucket_bytes"] / 1e6,
+        skip_data_sync=dist["skip_sync_until_last_micro"], dist_timeout=dist["timeout_seconds"],
+        backend=dist["backend"])
 
 
 # Objects of a distributed run that must not be destroyed before the process ends. Destroying a
@@ -501,7 +484,7 @@ def die_with_parent():
 
 def main():
     die_with_parent()
-    a = parse_args()
+    a = read_config()
     out = open_result_stream()
     stop = StopRequest()
     try:

@@ -26,7 +26,7 @@ std::optional<double> find_metric(const std::vector<std::pair<std::string, doubl
 BenchMetrics compute_metrics(const MetricInputs& in, const MeasuredRun& run) {
   BenchMetrics m;
   // Exact integers, like every other count; resolve refuses runs where these would overflow.
-  if (__builtin_mul_overflow(in.flops_per_microbatch, in.grad_accum, &m.flops_per_iter_per_device) ||
+  if (__builtin_mul_overflow(in.flops_per_microbatch, in.train.grad_accum, &m.flops_per_iter_per_device) ||
       __builtin_mul_overflow(m.flops_per_iter_per_device, in.world_size, &m.flops_per_iter_total))
     throw std::overflow_error("model FLOPs per iteration x GA x world size overflow int64");
   m.memory_allocated_peak_GB = static_cast<double>(run.allocated_peak_bytes) / 1e9;
@@ -36,14 +36,14 @@ BenchMetrics compute_metrics(const MetricInputs& in, const MeasuredRun& run) {
   std::vector<const IterationSample*> measured;
   double reference_time = 0;  // end of the last warm-up iteration (loop start when none)
   for (const auto& it : run.iterations) {
-    if (it.warmup || it.index < in.warmup_iters) {
+    if (it.warmup || it.index < in.train.warmup_iters) {
       reference_time = std::max(reference_time, it.end_time);
     } else {
       measured.push_back(&it);
     }
   }
   // A run that stopped inside warm-up has no measured window: every rate stays unknown.
-  if (in.warmup_iters > 0 && measured.empty()) return m;
+  if (in.train.warmup_iters > 0 && measured.empty()) return m;
   m.measured_iters = static_cast<int64_t>(measured.size());
   if (measured.empty()) return m;
 
@@ -70,11 +70,11 @@ BenchMetrics compute_metrics(const MetricInputs& in, const MeasuredRun& run) {
   throughput.update(0.0, 0, 0, int64_t{0}, flops_per_update);
   for (std::size_t i = 0; i < measured.size(); ++i) {
     const auto done = static_cast<int64_t>(i + 1);
-    const int64_t samples = done * in.micro_batch * in.grad_accum;  // per device, cumulative
+    const int64_t samples = done * in.train.micro_batch * in.train.grad_accum;  // per device, cumulative
     // The last update's time is the window itself, so the rates divide exactly what the
     // average iteration time divides.
     const double time = i + 1 == measured.size() ? m.window_seconds : measured[i]->end_time - reference_time;
-    throughput.update(time, done, samples, samples * in.seq_len, flops_per_update);
+    throughput.update(time, done, samples, samples * in.train.seq_len, flops_per_update);
   }
   const auto rates = throughput.compute();
   const auto device_items = find_metric(rates, "device/items_per_sec");
@@ -93,7 +93,7 @@ BenchMetrics compute_metrics(const MetricInputs& in, const MeasuredRun& run) {
   // iteration, M iterations.
   const int64_t hardware_micro = in.hardware_flops_per_microbatch > 0 ? in.hardware_flops_per_microbatch
                                                                       : in.flops_per_microbatch;
-  m.hardware_flops_per_s_per_device = static_cast<double>(hardware_micro) * static_cast<double>(in.grad_accum) * M /
+  m.hardware_flops_per_s_per_device = static_cast<double>(hardware_micro) * static_cast<double>(in.train.grad_accum) * M /
                                       m.window_seconds;
   m.hfu = tokbench::mfu(*m.hardware_flops_per_s_per_device, in.peak_flops_per_s);
   if (run.overhead_known && (run.overhead_seconds > 0 || finished))

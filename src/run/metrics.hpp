@@ -12,6 +12,7 @@
 #include "run/iter_stats.hpp"
 #include "train/memory_breakdown.hpp"
 #include "train/run_status.hpp"
+#include "train/train_options.hpp"
 #include "train/unit_timings.hpp"
 
 namespace tokbench::run {
@@ -73,9 +74,11 @@ struct MeasuredRun {
   std::optional<train::UnitTimings> unit_timings;
 };
 
+// What the metrics need of a run: its loop's options (B, T, GA, warm-up: the run's own record,
+// read where it lives rather than copied), the world size, the FLOPs and the peak.
 struct MetricInputs {
-  int64_t world_size = 1, micro_batch = 1, grad_accum = 1, seq_len = 1;
-  int64_t warmup_iters = 0;
+  const train::TrainOptions& train;
+  int64_t world_size = 1;
   int64_t flops_per_microbatch = 0;  // forward + backward, one device
   std::optional<double> peak_flops_per_s;  // per device
   // The FLOPs the device executes per micro-batch (with activation checkpointing, more than the

@@ -29,6 +29,7 @@
 #include "run/report.hpp"
 #include "run/resolve.hpp"
 #include "run/result_json.hpp"
+#include "run/run_plan_json.hpp"
 #include "process/child_process.hpp"
 
 #ifndef TOKBENCH_SOURCE_DIR
@@ -171,55 +172,14 @@ PythonStepCommand locate_python_step() {
 
 std::vector<std::string> python_step_argv(const RunPlan& plan, const PythonStepCommand& command,
                                           const distributed::StoreAddress* store) {
-  const auto& o = plan.options;
-  const std::string model = plan.config.name.empty() ? plan.model_label : plan.config.name;
-  std::vector<std::string> argv = {
-      command.python, "-u", command.script.string(),
-      "--model-name", model,
-      "--n-layers", std::to_string(plan.config.n_layer),
-      "--seq-len", std::to_string(plan.seq_len),
-      "--micro-batch-size", std::to_string(plan.micro_batch),
-      "--grad-accum", std::to_string(plan.grad_accum),
-      "--max-iters", std::to_string(plan.max_iters),
-      "--warmup-iters", std::to_string(plan.warmup_iters),
-      "--num-threads", std::to_string(o.num_threads),
-      "--device", plan.device_string,
-      "--dtype", std::string(model::to_string(plan.dtype)),
-      "--compile", plan.compiler.executor == Executor::python_inductor  ? "inductor"
-                   : plan.compiler.executor == Executor::python_thunder ? "thunder"
-                                                                        : "eager",
-      "--seed", std::to_string(o.seed),
-      "--lr", fmt::format("{}", o.lr),
-      "--weight-decay", fmt::format("{}", o.weight_decay),
-      "--beta1", fmt::format("{}", o.beta1),
-      "--beta2", fmt::format("{}", o.beta2),
-      "--zero-grad", std::string(train::to_string(plan.zero_grad))};
-  if (plan.compiler.executor == Executor::python_thunder) {
-    argv.insert(argv.end(), {"--thunder-front-end", to_string(plan.compiler.thunder_front_end)});
-    for (const auto& e : plan.compiler.thunder_executors) argv.insert(argv.end(), {"--thunder-executor", e});
-  }
-  if (plan.tf32) argv.push_back("--tf32");
-  if (!command.memory_probe.empty()) argv.insert(argv.end(), {"--memory-probe", command.memory_probe.string()});
-  if (o.dynamic) argv.push_back("--dynamic");
-  if (plan.checkpoint_activations) argv.push_back("--checkpoint-activations");
-  if (!plan.profile_path.empty()) {
-    argv.insert(argv.end(), {"--profile", plan.profile_path.string(), "--profile-iters",
-                             std::to_string(plan.profile_iters)});
-  }
-  if (store != nullptr) {
-    const auto& d = plan.dist;
-    argv.insert(argv.end(), {"--rank", std::to_string(d.env.rank), "--world-size", std::to_string(d.env.world_size),
-                             "--local-rank", std::to_string(d.env.local_rank), "--store-host", store->host,
-                             "--store-port", std::to_string(store->port), "--distributed-mode", distributed::to_string(d.mode),
-                             "--shard-mode", distributed::to_string(d.shard_mode), "--bucketing-mode",
-                             distributed::to_string(d.units), "--ddp-bucket-mb", fmt::format("{}", d.ddp_bucket_bytes / 1e6),
-                             "--dist-timeout", fmt::format("{}", d.timeout_seconds), "--backend",
-                             distributed::to_string(d.backend)});
-    for (const auto& prefix : store->prefixes) argv.insert(argv.end(), {"--store-prefix", prefix});
-    if (d.hybrid()) argv.insert(argv.end(), {"--sharding-size", std::to_string(*d.shard_group_size)});
-    if (d.skip_sync_until_last_micro) argv.push_back("--skip-data-sync");
-  }
-  return argv;
+  nlohmann::ordered_json config = to_json(plan);
+  // What only this process knows: where tokbench's counting allocator is, and the job's store.
+  config["step"]["memory_probe"] = command.memory_probe.string();
+  config["step"]["store"] = store == nullptr ? nlohmann::ordered_json(nullptr)
+                                             : nlohmann::ordered_json{{"host", store->host},
+                                                                      {"port", store->port},
+                                                                      {"prefixes", store->prefixes}};
+  return {command.python, "-u", command.script.string(), "--config", config.dump()};
 }
 
 namespace {
@@ -249,7 +209,7 @@ ChildRun run_child(const RunPlan& plan, const PythonStepCommand& command, const 
   run.allocation_peaks_known = false;
   run.overhead_known = false;  // the Python step has no harness of tokbench's to measure
   run.exposed_comm_known = false;
-  ProgressPrinter progress(ProgressOptions{plan.max_iters, plan.warmup_iters, plan.options.log_every, quiet,
+  ProgressPrinter progress(ProgressOptions{plan.train.max_iters, plan.train.warmup_iters, plan.options.log_every, quiet,
                                            static_cast<bool>(::isatty(STDERR_FILENO))},
                            stderr, line_stream);
   std::string pending;
@@ -389,7 +349,7 @@ int run_python_benchmark(const RunPlan& plan) {
 
   if (store) {
     gather_rank_results(plan, run, [&](const distributed::RankRecord& mine, std::chrono::milliseconds wait) {
-      return store->exchange(mine, plan.world_size, wait);
+      return store->exchange(mine, plan.world_size(), wait);
     });
   }
   if (!lead) return end_of_other_rank(plan, run);

@@ -36,8 +36,9 @@ struct PythonStepCommand {
 };
 PythonStepCommand locate_python_step();
 
-// The script's command line for a resolved plan (the parts of the plan it implements). With
-// many ranks, `store` is where the child's torch.distributed meets the other ranks' children.
+// The script's command line for a resolved plan: `--config JSON`, the plan's records as one
+// document (run_plan_json.hpp) plus this process's memory probe and, with many ranks, `store`,
+// where the child's torch.distributed meets the other ranks' children.
 std::vector<std::string> python_step_argv(const RunPlan& plan, const PythonStepCommand& command,
                                           const distributed::StoreAddress* store = nullptr);
 

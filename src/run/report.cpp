@@ -17,13 +17,13 @@ void print_config_echo(const RunPlan& plan, std::ostream& out) {
   const auto& c = plan.config;
   fmt::print(out, "# tokbench run: {} (n_layer {}, n_embd {}, n_head {}, vocab {}), {} parameters\n",
              plan.model_label, c.n_layer, c.n_embd, c.n_head, c.vocab(), plan.param_count);
-  fmt::print(out, "# batch: micro {} x GA {} x world {} = global {} sequences of {} tokens\n", plan.micro_batch,
-             plan.grad_accum, plan.world_size, plan.global_batch, plan.seq_len);
+  fmt::print(out, "# batch: micro {} x GA {} x world {} = global {} sequences of {} tokens\n", plan.train.micro_batch,
+             plan.train.grad_accum, plan.world_size(), plan.global_batch(), plan.train.seq_len);
   fmt::print(out, "# iterations: {} ({} warm-up, {} measured); seed {}; AdamW lr {} wd {} betas ({}, {}); "
                   "zero_grad {}\n",
-             plan.max_iters, plan.warmup_iters, plan.max_iters - plan.warmup_iters, plan.options.seed,
-             plan.options.lr, plan.options.weight_decay, plan.options.beta1, plan.options.beta2,
-             plan.zero_grad == train::ZeroGrad::none ? "none (gradients freed after each step)"
+             plan.train.max_iters, plan.train.warmup_iters, plan.train.max_iters - plan.train.warmup_iters, plan.train.seed,
+             plan.train.adamw.lr, plan.train.adamw.weight_decay, plan.train.adamw.beta1, plan.train.adamw.beta2,
+             plan.train.zero_grad == train::ZeroGrad::none ? "none (gradients freed after each step)"
                                                      : "inplace (gradients kept, zeroed)");
   const CompilerChoice& compiler = plan.compiler;
   const std::string executor =
@@ -31,8 +31,8 @@ void print_config_echo(const RunPlan& plan, std::ostream& out) {
           ? compiler.compiler
           : fmt::format("{} (--compile {})", to_string(compiler.executor), compiler.compiler);
   fmt::print(out, "# device: {} ({}), dtype {}{}, executor {}, data {}\n", plan.device_string, plan.device_name,
-             to_string(plan.dtype), plan.tf32 ? " (TF32 matmuls)" : "", executor,
-             plan.token_file.empty() ? "random" : plan.token_file.string());
+             to_string(plan.train.dtype), plan.tf32 ? " (TF32 matmuls)" : "", executor,
+             plan.train.data.token_file.empty() ? "random" : plan.train.data.token_file.string());
   if (compiler.executor == Executor::python_thunder)
     fmt::print(out, "# thunder: {}{}{}\n", compiler.thunder_front_end == ThunderFrontEnd::jit ? "thunder.jit"
                                                                        : "torch.compile with thunder as its backend",

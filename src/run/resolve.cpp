@@ -20,23 +20,20 @@
 #include "model/catalog.hpp"
 #include "model/checked_int.hpp"
 #include "model/memory_estimate.hpp"
+#include "usage/usage_error.hpp"
 
 namespace tokbench::run {
 namespace {
 
+using usage::refuse;
+using usage::require_choice;
+
 using model::checked_mul;
 using namespace limits;
 
-[[noreturn]] void usage(const std::string& message) { throw std::invalid_argument(message); }
-
-void require_choice(const char* option, const std::string& value,
-                    const std::vector<std::string>& valid) {
-  if (std::find(valid.begin(), valid.end(), value) == valid.end())
-    usage(fmt::format("{} '{}' is not valid; valid: {}", option, value, fmt::join(valid, ", ")));
-}
 
 void require_positive(const char* option, int64_t value) {
-  if (value <= 0) usage(fmt::format("{} {} must be a positive integer", option, value));
+  if (value <= 0) refuse(fmt::format("{} {} must be a positive integer", option, value));
 }
 
 double gb(int64_t bytes) { return static_cast<double>(bytes) / 1e9; }
@@ -54,26 +51,26 @@ void resolve_device(const RunOptions& o, const MachineInfo& m, RunPlan& plan) {
     if (d.size() > 5) {
       const std::string digits = d.substr(5);
       if (digits.empty() || !std::all_of(digits.begin(), digits.end(), ::isdigit))
-        usage(fmt::format("--device '{}' is not valid; valid: auto, cpu, cuda, cuda:N", d));
+        refuse(fmt::format("--device '{}' is not valid; valid: auto, cpu, cuda, cuda:N", d));
       const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
       if (error != std::errc() || end != digits.data() + digits.size())
-        usage(fmt::format("--device '{}' is not valid; valid: auto, cpu, cuda, cuda:N with N a device index", d));
+        refuse(fmt::format("--device '{}' is not valid; valid: auto, cpu, cuda, cuda:N with N a device index", d));
     }
     if (!has_cuda)
-      usage(fmt::format("--device '{}' cannot run here: no usable CUDA device ({}); valid here: auto, cpu",
+      refuse(fmt::format("--device '{}' cannot run here: no usable CUDA device ({}); valid here: auto, cpu",
                         d, m.cuda_status));
     if (index >= static_cast<int>(m.cuda_devices.size()))
-      usage(fmt::format("--device '{}' cannot run here: {} CUDA device(s) visible; valid: cuda:0..cuda:{}",
+      refuse(fmt::format("--device '{}' cannot run here: {} CUDA device(s) visible; valid: cuda:0..cuda:{}",
                         d, m.cuda_devices.size(), m.cuda_devices.size() - 1));
     plan.device_kind = DeviceKind::cuda;
     plan.device_index = index;
   } else {
-    usage(fmt::format("--device '{}' is not valid; valid: auto, cpu, cuda, cuda:N", d));
+    refuse(fmt::format("--device '{}' is not valid; valid: auto, cpu, cuda, cuda:N", d));
   }
   // Each rank of a node takes the GPU of its local rank, as torchrun scripts do.
-  if (plan.device_kind == DeviceKind::cuda && plan.world_size > 1 && (d == "auto" || d == "cuda")) {
+  if (plan.device_kind == DeviceKind::cuda && plan.world_size() > 1 && (d == "auto" || d == "cuda")) {
     if (plan.dist.env.local_rank >= static_cast<int64_t>(m.cuda_devices.size()))
-      usage(fmt::format("local rank {} has no GPU: {} CUDA device(s) visible for {} ranks on this node; valid: at "
+      refuse(fmt::format("local rank {} has no GPU: {} CUDA device(s) visible for {} ranks on this node; valid: at "
                         "most {} ranks per node", plan.dist.env.local_rank, m.cuda_devices.size(),
                         plan.dist.env.local_world_size, m.cuda_devices.size()));
     plan.device_index = static_cast<int>(plan.dist.env.local_rank);
@@ -82,13 +79,13 @@ void resolve_device(const RunOptions& o, const MachineInfo& m, RunPlan& plan) {
   require_choice("--dist-backend", o.dist_backend, {"auto", "gloo", "nccl"});
   const bool cuda = plan.device_kind == DeviceKind::cuda;
   if (o.dist_backend == "nccl" && !cuda)
-    usage(fmt::format("--dist-backend nccl needs a CUDA device, and this run is on {}; valid here: auto, gloo",
+    refuse(fmt::format("--dist-backend nccl needs a CUDA device, and this run is on {}; valid here: auto, gloo",
                       plan.device_kind == DeviceKind::cpu ? "the CPU" : "another device"));
   plan.dist.backend = o.dist_backend == "gloo" || (o.dist_backend == "auto" && !cuda) ? distributed::CommBackend::gloo
                                                                                        : distributed::CommBackend::nccl;
-  if (plan.dist.backend == distributed::CommBackend::nccl && plan.world_size > 1 && plan.dist.env.local_world_size > 1 &&
+  if (plan.dist.backend == distributed::CommBackend::nccl && plan.world_size() > 1 && plan.dist.env.local_world_size > 1 &&
       d.rfind("cuda:", 0) == 0)
-    usage(fmt::format("--device {} puts the {} ranks of this node on one GPU, which NCCL refuses; valid: "
+    refuse(fmt::format("--device {} puts the {} ranks of this node on one GPU, which NCCL refuses; valid: "
                       "--dist-backend gloo, or --device cuda (one GPU per rank)", d, plan.dist.env.local_world_size));
   if (plan.device_kind == DeviceKind::cuda) {
     const auto& dev = m.cuda_devices[plan.device_index];
@@ -106,18 +103,18 @@ void resolve_dtype(const RunOptions& o, const MachineInfo& m, RunPlan& plan) {
   for (model::TrainPrecision p : model::kTrainPrecisions) valid.emplace_back(model::to_string(p));
   require_choice("--dtype", o.dtype, valid);
   if (o.dtype == "auto")
-    plan.dtype = plan.device_kind == DeviceKind::cuda ? model::TrainPrecision::bf16_true : model::TrainPrecision::fp32;
+    plan.train.dtype = plan.device_kind == DeviceKind::cuda ? model::TrainPrecision::bf16_true : model::TrainPrecision::fp32;
   else
-    plan.dtype = model::train_precision_from_string(o.dtype);
-  if (plan.device_kind == DeviceKind::cuda && plan.dtype != model::TrainPrecision::fp32) {
+    plan.train.dtype = model::train_precision_from_string(o.dtype);
+  if (plan.device_kind == DeviceKind::cuda && plan.train.dtype != model::TrainPrecision::fp32) {
     const auto& dev = m.cuda_devices[plan.device_index];
     if (dev.compute_capability_major < 8)
-      usage(fmt::format("--dtype '{}' cannot run on {} (compute capability {}.{}, bf16 needs 8.0+); valid here: fp32",
-                        to_string(plan.dtype), dev.name, dev.compute_capability_major,
+      refuse(fmt::format("--dtype '{}' cannot run on {} (compute capability {}.{}, bf16 needs 8.0+); valid here: fp32",
+                        to_string(plan.train.dtype), dev.name, dev.compute_capability_major,
                         dev.compute_capability_minor));
   }
-  plan.tf32 = o.tf32 && plan.device_kind == DeviceKind::cuda && plan.dtype == model::TrainPrecision::fp32;
-  if (plan.dtype == model::TrainPrecision::fp32)
+  plan.tf32 = o.tf32 && plan.device_kind == DeviceKind::cuda && plan.train.dtype == model::TrainPrecision::fp32;
+  if (plan.train.dtype == model::TrainPrecision::fp32)
     plan.precision = plan.tf32 ? Precision::tf32 : Precision::fp32;
   else
     plan.precision = Precision::bf16;
@@ -128,25 +125,25 @@ void resolve_model(const RunOptions& o, RunPlan& plan) {
   if (!o.model_config.empty()) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(o.model_config, ec))
-      usage(fmt::format("--model-config '{}' is not a readable file", o.model_config));
+      refuse(fmt::format("--model-config '{}' is not a readable file", o.model_config));
     try {
       base = model::load_model_config(o.model_config);
     } catch (const std::invalid_argument& e) {
-      usage(fmt::format("--model-config '{}': {}", o.model_config, e.what()));
+      refuse(fmt::format("--model-config '{}': {}", o.model_config, e.what()));
     }
     plan.model_label = base.name.empty() ? std::filesystem::path(o.model_config).stem().string() : base.name;
   } else {
     try {
       base = model::config_by_name(o.model_name);
     } catch (const model::UnknownModelError& e) {
-      usage(fmt::format("--model-name '{}': {}", o.model_name, e.what()));
+      refuse(fmt::format("--model-name '{}': {}", o.model_name, e.what()));
     }
     plan.model_label = o.model_name;
   }
   if (o.n_layers) require_positive("--n-layers", *o.n_layers);
   // Checked before the config is built: its per-layer lists have n_layer entries.
   if (o.n_layers && *o.n_layers > kMaxLayers)
-    usage(fmt::format("--n-layers {} is not valid; valid: 1..{} (the deepest litgpt model has 126)", *o.n_layers,
+    refuse(fmt::format("--n-layers {} is not valid; valid: 1..{} (the deepest litgpt model has 126)", *o.n_layers,
                       kMaxLayers));
   if (o.seq_len) require_positive("--seq-len", *o.seq_len);
   model::ModelOverrides overrides;
@@ -155,13 +152,13 @@ void resolve_model(const RunOptions& o, RunPlan& plan) {
   try {
     plan.config = model::with_overrides(base, overrides);
   } catch (const std::invalid_argument& e) {
-    usage(fmt::format("--model-name '{}' with overrides: {}", plan.model_label, e.what()));
+    refuse(fmt::format("--model-name '{}' with overrides: {}", plan.model_label, e.what()));
   }
-  plan.seq_len = plan.config.block_size;
+  plan.train.seq_len = plan.config.block_size;
 }
 
 void resolve_distributed(const RunOptions& o, const MachineInfo& m, RunPlan& plan) {
-  if (!m.dist_env_error.empty()) usage(m.dist_env_error);
+  if (!m.dist_env_error.empty()) refuse(m.dist_env_error);
   require_choice("--distributed-mode", o.distributed_mode, {"none", "ddp", "fsdp", "fsdp2"});
   require_choice("--shard-mode", o.shard_mode, {"zero2", "zero3", "hybrid_zero2", "hybrid_zero3"});
   require_choice("--bucketing-mode", o.bucketing_mode, {"none", "block", "layer"});
@@ -170,19 +167,19 @@ void resolve_distributed(const RunOptions& o, const MachineInfo& m, RunPlan& pla
   // The launcher's values are checked even when unused (a rank started by a launcher gets
   // them on its command line too), so a wrong one never passes silently.
   if (o.nnodes < 1 || o.nnodes > kMaxNodes)
-    usage(fmt::format("--nnodes {} is not valid; valid: 1..{}", o.nnodes, kMaxNodes));
+    refuse(fmt::format("--nnodes {} is not valid; valid: 1..{}", o.nnodes, kMaxNodes));
   if (o.node_rank < 0 || o.node_rank >= o.nnodes)
-    usage(fmt::format("--node-rank {} is not valid; valid: 0..{} (--nnodes {})", o.node_rank, o.nnodes - 1,
+    refuse(fmt::format("--node-rank {} is not valid; valid: 0..{} (--nnodes {})", o.node_rank, o.nnodes - 1,
                       o.nnodes));
   if (o.master_port < 0 || o.master_port > 65535)
-    usage(fmt::format("--master-port {} is not valid; valid: 0 (a free port) or 1..65535", o.master_port));
+    refuse(fmt::format("--master-port {} is not valid; valid: 0 (a free port) or 1..65535", o.master_port));
   // Under the built-in launcher this process only starts ranks: validate as one of them.
   if (o.nproc_per_node) {
     require_positive("--nproc-per-node", *o.nproc_per_node);
     if (*o.nproc_per_node > kMaxRanksPerNode)
-      usage(fmt::format("--nproc-per-node {} is not valid; valid: 1..{}", *o.nproc_per_node, kMaxRanksPerNode));
+      refuse(fmt::format("--nproc-per-node {} is not valid; valid: 1..{}", *o.nproc_per_node, kMaxRanksPerNode));
     if (o.master_port == 0 && o.nnodes > 1)
-      usage(fmt::format("--master-port 0 picks a free port on one node only; with --nnodes {} name the port "
+      refuse(fmt::format("--master-port 0 picks a free port on one node only; with --nnodes {} name the port "
                         "every node uses (valid: 1..65535)", o.nnodes));
     d.env.world_size = *o.nproc_per_node * o.nnodes;
     d.env.local_world_size = *o.nproc_per_node;
@@ -193,10 +190,10 @@ void resolve_distributed(const RunOptions& o, const MachineInfo& m, RunPlan& pla
   const std::string where = d.env.source == "none" && !o.nproc_per_node ? "one process (no launcher)"
                             : fmt::format("{} ranks", w);
   if (o.distributed_mode == "none" && w > 1)
-    usage(fmt::format("--distributed-mode 'none' cannot run on {}: every rank would train alone; valid: ddp, fsdp, fsdp2",
+    refuse(fmt::format("--distributed-mode 'none' cannot run on {}: every rank would train alone; valid: ddp, fsdp, fsdp2",
                       where));
   if (o.distributed_mode != "none" && w <= 1)
-    usage(fmt::format("--distributed-mode '{}' needs more than one rank, but this is {}; valid here: none "
+    refuse(fmt::format("--distributed-mode '{}' needs more than one rank, but this is {}; valid here: none "
                       "(start ranks with --nproc-per-node N, torchrun --no-python or srun)",
                       o.distributed_mode, where));
   d.mode = o.distributed_mode == "ddp"     ? distributed::DistMode::ddp
@@ -206,7 +203,7 @@ void resolve_distributed(const RunOptions& o, const MachineInfo& m, RunPlan& pla
   const CompilerChoice& compiler = plan.compiler;
   // thunder.jit's own refusal of fsdp2 is resolve_python_executor's.
   if (d.mode == distributed::DistMode::fsdp2 && !is_python(compiler.executor))
-    usage(fmt::format("--distributed-mode fsdp2 (PyTorch's fully_shard) runs with --compile python-eager, "
+    refuse(fmt::format("--distributed-mode fsdp2 (PyTorch's fully_shard) runs with --compile python-eager, "
                       "python-inductor/inductor or a thunder name with dynamo, not '{}'; tokbench's own sharded step "
                       "is --distributed-mode fsdp", o.compile));
   const bool hybrid = o.shard_mode.rfind("hybrid_", 0) == 0;
@@ -217,23 +214,23 @@ void resolve_distributed(const RunOptions& o, const MachineInfo& m, RunPlan& pla
   if (o.sharding_size) {
     require_positive("--sharding-size", *o.sharding_size);
     if (w > 1 && w % *o.sharding_size != 0)
-      usage(fmt::format("--sharding-size {} does not divide the world size {}; valid: a divisor of {}",
+      refuse(fmt::format("--sharding-size {} does not divide the world size {}; valid: a divisor of {}",
                         *o.sharding_size, w, w));
     if (*o.sharding_size > w && w > 1)
-      usage(fmt::format("--sharding-size {} exceeds the world size {}", *o.sharding_size, w));
+      refuse(fmt::format("--sharding-size {} exceeds the world size {}", *o.sharding_size, w));
   }
   if (hybrid && !o.sharding_size)
-    usage(fmt::format("--shard-mode '{}' needs --sharding-size (ranks per shard group)", o.shard_mode));
+    refuse(fmt::format("--shard-mode '{}' needs --sharding-size (ranks per shard group)", o.shard_mode));
   if (o.sharding_size && !distributed::is_sharded(d.mode))
-    usage(fmt::format("--sharding-size {} applies to --distributed-mode fsdp or fsdp2 only (mode is {})", *o.sharding_size,
+    refuse(fmt::format("--sharding-size {} applies to --distributed-mode fsdp or fsdp2 only (mode is {})", *o.sharding_size,
                       o.distributed_mode));
   d.shard_group_size = o.sharding_size;
   if (d.mode == distributed::DistMode::fsdp && d.shard_mode == distributed::ShardMode::zero3 &&
       d.units == distributed::UnitPolicy::per_layer)
-    usage("--bucketing-mode 'layer' with --shard-mode zero3 is not supported (ZeRO-3 gathers whole blocks); "
+    refuse("--bucketing-mode 'layer' with --shard-mode zero3 is not supported (ZeRO-3 gathers whole blocks); "
           "valid: none, block");
   if (!(o.ddp_bucket_size_mb > 0 && o.ddp_bucket_size_mb <= 1e6))
-    usage(fmt::format("--ddp-bucket-size {} is not valid; valid: a size in MB in (0, 1000000]", o.ddp_bucket_size_mb));
+    refuse(fmt::format("--ddp-bucket-size {} is not valid; valid: a size in MB in (0, 1000000]", o.ddp_bucket_size_mb));
   d.ddp_bucket_bytes = static_cast<int64_t>(o.ddp_bucket_size_mb * 1e6);
   d.ddp_overlap = o.ddp_overlap;
   // tokbench's FSDP reduce-scatters every micro-batch: an explicit --skip-data-sync is refused
@@ -241,7 +238,7 @@ void resolve_distributed(const RunOptions& o, const MachineInfo& m, RunPlan& pla
   // to the Python executors' FSDP (no_sync).
   if (d.mode == distributed::DistMode::fsdp && !is_python(compiler.executor)) {
     if (o.skip_data_sync_given && o.skip_data_sync)
-      usage("--skip-data-sync with --distributed-mode fsdp is not supported by tokbench's FSDP step (it "
+      refuse("--skip-data-sync with --distributed-mode fsdp is not supported by tokbench's FSDP step (it "
             "reduce-scatters every micro-batch, keeping only gradient shards); valid: --no-skip-data-sync, or "
             "--executor python-eager / python-inductor (FSDP's no_sync)");
     d.skip_sync_until_last_micro = false;
@@ -249,48 +246,47 @@ void resolve_distributed(const RunOptions& o, const MachineInfo& m, RunPlan& pla
     d.skip_sync_until_last_micro = o.skip_data_sync;
   }
   if (!(o.dist_timeout_s >= 1 && o.dist_timeout_s <= 7 * 24 * 3600.0))
-    usage(fmt::format("--dist-timeout {} is not valid; valid: seconds from 1 to 604800", o.dist_timeout_s));
+    refuse(fmt::format("--dist-timeout {} is not valid; valid: seconds from 1 to 604800", o.dist_timeout_s));
   d.timeout_seconds = o.dist_timeout_s;
   if (o.nsys_enabled)
-    usage("--nsys-enabled True is not supported: run `nsys profile tokbench run ...` instead; valid: False");
-  plan.world_size = w;
+    refuse("--nsys-enabled True is not supported: run `nsys profile tokbench run ...` instead; valid: False");
 }
 
 void resolve_batches(const RunOptions& o, const MachineInfo& m, RunPlan& plan) {
   resolve_distributed(o, m, plan);
 
   require_positive("--micro-batch-size", o.micro_batch_size);
-  plan.micro_batch = o.micro_batch_size;
-  const std::optional<int64_t> micro_batches_per_step = checked_mul(plan.micro_batch, plan.world_size);
+  plan.train.micro_batch = o.micro_batch_size;
+  const std::optional<int64_t> micro_batches_per_step = checked_mul(plan.train.micro_batch, plan.world_size());
   if (!micro_batches_per_step)
-    usage(fmt::format("--micro-batch-size {} x world size {} overflows int64; valid: a smaller --micro-batch-size",
-                      plan.micro_batch, plan.world_size));
+    refuse(fmt::format("--micro-batch-size {} x world size {} overflows int64; valid: a smaller --micro-batch-size",
+                      plan.train.micro_batch, plan.world_size()));
   const int64_t per_step = *micro_batches_per_step;
-  plan.global_batch = o.global_batch_size.value_or(per_step);
-  require_positive("--global-batch-size", plan.global_batch);
-  if (plan.global_batch % per_step != 0)
-    usage(fmt::format("--global-batch-size {} is not a multiple of micro batch {} x world size {} = {}; "
+  const int64_t global_batch = o.global_batch_size.value_or(per_step);
+  require_positive("--global-batch-size", global_batch);
+  if (global_batch % per_step != 0)
+    refuse(fmt::format("--global-batch-size {} is not a multiple of micro batch {} x world size {} = {}; "
                       "valid: {}, {}, {}, ...",
-                      plan.global_batch, plan.micro_batch, plan.world_size, per_step, per_step,
+                      global_batch, plan.train.micro_batch, plan.world_size(), per_step, per_step,
                       2 * per_step, 3 * per_step));
-  plan.grad_accum = plan.global_batch / per_step;
+  plan.train.grad_accum = global_batch / per_step;
   // GA > kMaxGradAccum implies per_step x kMaxGradAccum < G, so the product below fits.
-  if (plan.grad_accum > kMaxGradAccum)
-    usage(fmt::format("--global-batch-size {} is {} micro-batches per device per iteration (GA = G / (micro batch "
+  if (plan.train.grad_accum > kMaxGradAccum)
+    refuse(fmt::format("--global-batch-size {} is {} micro-batches per device per iteration (GA = G / (micro batch "
                       "{} x world size {})); valid: GA at most {}, i.e. --global-batch-size at most {}",
-                      plan.global_batch, plan.grad_accum, plan.micro_batch, plan.world_size, kMaxGradAccum,
+                      global_batch, plan.train.grad_accum, plan.train.micro_batch, plan.world_size(), kMaxGradAccum,
                       per_step * kMaxGradAccum));
 
   require_positive("--max-iters", o.max_iters);
   if (o.max_iters > kMaxIters)
-    usage(fmt::format("--max-iters {} is not valid; valid: 1..{} (every iteration's time is kept and written to "
+    refuse(fmt::format("--max-iters {} is not valid; valid: 1..{} (every iteration's time is kept and written to "
                       "the JSON)", o.max_iters, kMaxIters));
-  if (o.warmup_iters < 0) usage(fmt::format("--warmup-iters {} must be >= 0", o.warmup_iters));
+  if (o.warmup_iters < 0) refuse(fmt::format("--warmup-iters {} must be >= 0", o.warmup_iters));
   if (o.warmup_iters >= o.max_iters)
-    usage(fmt::format("--warmup-iters {} must be fewer than --max-iters {}; valid: 0..{}", o.warmup_iters,
+    refuse(fmt::format("--warmup-iters {} must be fewer than --max-iters {}; valid: 0..{}", o.warmup_iters,
                       o.max_iters, o.max_iters - 1));
-  plan.max_iters = o.max_iters;
-  plan.warmup_iters = o.warmup_iters;
+  plan.train.max_iters = o.max_iters;
+  plan.train.warmup_iters = o.warmup_iters;
 }
 
 // What python/tokbench_python_step.py does not implement is refused here, before the child
@@ -299,98 +295,104 @@ void resolve_batches(const RunOptions& o, const MachineInfo& m, RunPlan& plan) {
 void resolve_python_executor(const RunOptions& o, const RunPlan& plan) {
   const CompilerChoice& compiler = plan.compiler;
   if (!is_python(compiler.executor)) return;
-  const auto refuse = [&](const std::string& what, const std::string& valid) {
-    usage(fmt::format("--executor {} does not support {}; valid with it: {} (or --executor eager)", o.compile, what,
-                      valid));
+  const auto unsupported = [&](const std::string& what, const std::string& valid) {
+    refuse(fmt::format("--executor {} does not support {}; valid with it: {} (or --executor eager)", o.compile, what,
+                       valid));
   };
   if (plan.dist.mode == distributed::DistMode::ddp && !o.ddp_overlap)
-    refuse("--no-ddp-overlap (PyTorch's DDP always all-reduces its buckets during backward)", "--ddp-overlap");
+    unsupported("--no-ddp-overlap (PyTorch's DDP always all-reduces its buckets during backward)", "--ddp-overlap");
   if (compiler.executor == Executor::python_thunder) {
     // thunder.jit shards with thunder's own transforms, ddp and fsdp (ZeRO-2/3); thunder as
     // torch.compile's backend (dynamo) runs inside PyTorch's DDP/FSDP/fully_shard, as the
     // reference orders it. The reference refuses hybrid sharding with any thunder name.
     if (plan.dist.mode == distributed::DistMode::fsdp2 && compiler.thunder_front_end == ThunderFrontEnd::jit)
-      refuse("--distributed-mode fsdp2 (thunder.jit's own transforms are ddp and fsdp; thunder under "
+      unsupported("--distributed-mode fsdp2 (thunder.jit's own transforms are ddp and fsdp; thunder under "
              "fully_shard is a name with dynamo, e.g. thunder_dynamo)", "ddp, fsdp");
-    if (plan.dist.hybrid()) refuse("hybrid sharding (thunder's fsdp shards over the whole world)", "zero2, zero3");
+    if (plan.dist.hybrid()) unsupported("hybrid sharding (thunder's fsdp shards over the whole world)", "zero2, zero3");
     if (o.checkpoint_activations)
-      refuse("--checkpoint-activations (thunder.jit over torch.utils.checkpoint is not measured here)",
+      unsupported("--checkpoint-activations (thunder.jit over torch.utils.checkpoint is not measured here)",
              "no checkpointing");
   }
-  if (!o.model_config.empty()) refuse(fmt::format("--model-config '{}'", o.model_config), "--model-name");
-  if (o.data != "random") refuse(fmt::format("--data '{}'", o.data), "--data random");
-  if (o.cpu_memory_cap_mb) refuse("--cpu-memory-cap-mb", "no cap");
+  if (!o.model_config.empty()) unsupported(fmt::format("--model-config '{}'", o.model_config), "--model-name");
+  if (o.data != "random") unsupported(fmt::format("--data '{}'", o.data), "--data random");
+  if (o.cpu_memory_cap_mb) unsupported("--cpu-memory-cap-mb", "no cap");
   if (o.cpu_allocator == "caching")
-    refuse("--cpu-allocator caching (Python's torch allocates CPU memory itself)", "--cpu-allocator system");
+    unsupported("--cpu-allocator caching (Python's torch allocates CPU memory itself)", "--cpu-allocator system");
 }
 
 void resolve_training(const RunOptions& o, RunPlan& plan) {
   plan.checkpoint_activations = o.checkpoint_activations;
   if (const auto cuda_only = plan.compiler.cuda_only_executors();
       !cuda_only.empty() && plan.device_kind != DeviceKind::cuda)
-    usage(fmt::format("--compile '{}' needs thunder's {} executor, which runs on CUDA only, and this run is on the "
+    refuse(fmt::format("--compile '{}' needs thunder's {} executor, which runs on CUDA only, and this run is on the "
                       "CPU; valid here: thunder names without transformerengine or cudnn (e.g. thunder, "
                       "thunder_inductor)", o.compile, fmt::join(cuda_only, " and ")));
-  if (plan.compiler.executor == Executor::fused && plan.dtype == model::TrainPrecision::bf16_mixed)
-    usage("--executor fused does not support --dtype bf16-mixed (autocast); valid: fp32, bf16-true");
-  if (!(o.lr > 0) || !std::isfinite(o.lr)) usage(fmt::format("--lr {} must be a positive number", o.lr));
+  if (plan.compiler.executor == Executor::fused && plan.train.dtype == model::TrainPrecision::bf16_mixed)
+    refuse("--executor fused does not support --dtype bf16-mixed (autocast); valid: fp32, bf16-true");
+  if (!(o.lr > 0) || !std::isfinite(o.lr)) refuse(fmt::format("--lr {} must be a positive number", o.lr));
   if (!(o.weight_decay >= 0) || !std::isfinite(o.weight_decay))
-    usage(fmt::format("--weight-decay {} must be a finite number >= 0", o.weight_decay));
-  if (!(o.beta1 >= 0 && o.beta1 < 1)) usage(fmt::format("--beta1 {} must be in [0, 1)", o.beta1));
-  if (!(o.beta2 >= 0 && o.beta2 < 1)) usage(fmt::format("--beta2 {} must be in [0, 1)", o.beta2));
+    refuse(fmt::format("--weight-decay {} must be a finite number >= 0", o.weight_decay));
+  if (!(o.beta1 >= 0 && o.beta1 < 1)) refuse(fmt::format("--beta1 {} must be in [0, 1)", o.beta1));
+  if (!(o.beta2 >= 0 && o.beta2 < 1)) refuse(fmt::format("--beta2 {} must be in [0, 1)", o.beta2));
   if (o.num_threads < 0 || o.num_threads > kMaxThreads)
-    usage(fmt::format("--num-threads {} is not valid; valid: 0..{} (0: LibTorch's default)", o.num_threads,
+    refuse(fmt::format("--num-threads {} is not valid; valid: 0..{} (0: LibTorch's default)", o.num_threads,
                       kMaxThreads));
+  plan.train.seed = o.seed;
+  plan.train.adamw.lr = o.lr;
+  plan.train.adamw.weight_decay = o.weight_decay;
+  plan.train.adamw.beta1 = o.beta1;
+  plan.train.adamw.beta2 = o.beta2;
+  plan.train.num_threads = o.num_threads;
   require_choice("--zero-grad", o.zero_grad, {"none", "inplace"});
   if (!o.cpu_allocator.empty()) require_choice("--cpu-allocator", o.cpu_allocator, {"caching", "system"});
   plan.cpu_allocator = !o.cpu_allocator.empty()            ? o.cpu_allocator
                        : is_python(plan.compiler.executor) ? "system"
                                                            : "caching";
-  plan.zero_grad = o.zero_grad == "none" ? train::ZeroGrad::none : train::ZeroGrad::inplace;
+  plan.train.zero_grad = o.zero_grad == "none" ? train::ZeroGrad::none : train::ZeroGrad::inplace;
   if (o.log_every < 0 || o.log_every > kMaxLogEvery)
-    usage(fmt::format("--log-every {} is not valid; valid: 0..{} (0: a live line on a terminal)", o.log_every,
+    refuse(fmt::format("--log-every {} is not valid; valid: 0..{} (0: a live line on a terminal)", o.log_every,
                       kMaxLogEvery));
   require_choice("--data-dtype", o.data_dtype, {"uint16", "uint32"});
-  plan.token_bytes = o.data_dtype == "uint16" ? 2 : 4;
+  plan.train.data.token_bytes = o.data_dtype == "uint16" ? 2 : 4;
   if (o.data != "random") {
     std::error_code ec;
     const std::filesystem::path file(o.data);
     if (!std::filesystem::is_regular_file(file, ec) || ::access(file.c_str(), R_OK) != 0)
-      usage(fmt::format("--data '{}' is not a readable file; valid: random or a .bin file of {} tokens",
+      refuse(fmt::format("--data '{}' is not a readable file; valid: random or a .bin file of {} tokens",
                         o.data, o.data_dtype));
     const auto size = static_cast<int64_t>(std::filesystem::file_size(file, ec));
-    if (size % plan.token_bytes != 0)
-      usage(fmt::format("--data '{}' has {} bytes, not a whole number of {} tokens (--data-dtype)", o.data,
+    if (size % plan.train.data.token_bytes != 0)
+      refuse(fmt::format("--data '{}' has {} bytes, not a whole number of {} tokens (--data-dtype)", o.data,
                         size, o.data_dtype));
-    if (size / plan.token_bytes < plan.seq_len + 1)
-      usage(fmt::format("--data '{}' holds {} tokens; a sequence needs --seq-len + 1 = {}", o.data,
-                        size / plan.token_bytes, plan.seq_len + 1));
-    plan.token_file = file;
+    if (size / plan.train.data.token_bytes < plan.train.seq_len + 1)
+      refuse(fmt::format("--data '{}' holds {} tokens; a sequence needs --seq-len + 1 = {}", o.data,
+                        size / plan.train.data.token_bytes, plan.train.seq_len + 1));
+    plan.train.data.token_file = file;
   }
   try {
     plan.convention = model::flop_convention_from_string(o.flops_convention);
   } catch (const std::invalid_argument&) {
-    usage(fmt::format("--flops-convention '{}' is not valid; valid: matmul, causal, palm", o.flops_convention));
+    refuse(fmt::format("--flops-convention '{}' is not valid; valid: matmul, causal, palm", o.flops_convention));
   }
   if (o.peak_tflops && !(*o.peak_tflops > 0 && *o.peak_tflops <= kMaxPeakTflops))
-    usage(fmt::format("--peak-tflops {} is not valid; valid: a per-device peak in (0, {:.0f}] TFLOP/s",
+    refuse(fmt::format("--peak-tflops {} is not valid; valid: a per-device peak in (0, {:.0f}] TFLOP/s",
                       *o.peak_tflops, kMaxPeakTflops));
   if (o.cpu_memory_cap_mb) {
     require_positive("--cpu-memory-cap-mb", *o.cpu_memory_cap_mb);
     if (plan.device_kind != DeviceKind::cpu)
-      usage(fmt::format("--cpu-memory-cap-mb {} applies to --device cpu only (device is {})",
+      refuse(fmt::format("--cpu-memory-cap-mb {} applies to --device cpu only (device is {})",
                         *o.cpu_memory_cap_mb, plan.device_string));
     const std::optional<int64_t> cap_bytes = checked_mul(*o.cpu_memory_cap_mb, 1000000);
     if (!cap_bytes)
-      usage(fmt::format("--cpu-memory-cap-mb {} overflows int64 in bytes; valid: 1..{}", *o.cpu_memory_cap_mb,
+      refuse(fmt::format("--cpu-memory-cap-mb {} overflows int64 in bytes; valid: 1..{}", *o.cpu_memory_cap_mb,
                         std::numeric_limits<int64_t>::max() / 1000000));
-    plan.cpu_memory_cap_bytes = *cap_bytes;
+    plan.train.cpu_memory_cap_bytes = *cap_bytes;
   }
   if (o.cpu_memory_cap_rank) {
-    if (!o.cpu_memory_cap_mb || *o.cpu_memory_cap_rank < 0 || *o.cpu_memory_cap_rank >= plan.world_size)
-      usage(fmt::format("--cpu-memory-cap-rank {} is not valid; valid: 0..{} together with --cpu-memory-cap-mb",
-                        *o.cpu_memory_cap_rank, plan.world_size - 1));
-    if (*o.cpu_memory_cap_rank != plan.dist.env.rank) plan.cpu_memory_cap_bytes.reset();
+    if (!o.cpu_memory_cap_mb || *o.cpu_memory_cap_rank < 0 || *o.cpu_memory_cap_rank >= plan.world_size())
+      refuse(fmt::format("--cpu-memory-cap-rank {} is not valid; valid: 0..{} together with --cpu-memory-cap-mb",
+                        *o.cpu_memory_cap_rank, plan.world_size() - 1));
+    if (*o.cpu_memory_cap_rank != plan.dist.env.rank) plan.train.cpu_memory_cap_bytes.reset();
   }
 }
 
@@ -400,14 +402,14 @@ std::filesystem::path writable_file_path(const char* option, const std::string& 
   const std::filesystem::path path(text);
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
-    usage(fmt::format("{} '{}' is a directory; valid: a file path in a writable directory", option, text));
+    refuse(fmt::format("{} '{}' is a directory; valid: a file path in a writable directory", option, text));
   const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
   if (!std::filesystem::is_directory(dir, ec))
-    usage(fmt::format("{} '{}': directory '{}' does not exist", option, text, dir.string()));
+    refuse(fmt::format("{} '{}': directory '{}' does not exist", option, text, dir.string()));
   if (::access(dir.c_str(), W_OK | X_OK) != 0)
-    usage(fmt::format("{} '{}': directory '{}' is not writable", option, text, dir.string()));
+    refuse(fmt::format("{} '{}': directory '{}' is not writable", option, text, dir.string()));
   if (std::filesystem::exists(path, ec) && ::access(path.c_str(), W_OK) != 0)
-    usage(fmt::format("{} '{}' exists and is not writable", option, text));
+    refuse(fmt::format("{} '{}' exists and is not writable", option, text));
   return path;
 }
 
@@ -424,16 +426,16 @@ void resolve_output(const RunOptions& o, RunPlan& plan) {
 void resolve_profile(const RunOptions& o, RunPlan& plan) {
   if (o.profile_path.empty()) {
     if (o.profile_iters)
-      usage(fmt::format("--profile-iters {} needs --profile PATH; valid: --profile PATH --profile-iters 1..{}",
+      refuse(fmt::format("--profile-iters {} needs --profile PATH; valid: --profile PATH --profile-iters 1..{}",
                         *o.profile_iters, kMaxProfileIters));
     return;
   }
-  if (plan.world_size > 1)
-    usage(fmt::format("--profile '{}' records one process; valid: a run of one rank (this one has {})",
-                      o.profile_path, plan.world_size));
+  if (plan.world_size() > 1)
+    refuse(fmt::format("--profile '{}' records one process; valid: a run of one rank (this one has {})",
+                      o.profile_path, plan.world_size()));
   plan.profile_iters = o.profile_iters.value_or(3);
   if (plan.profile_iters < 1 || plan.profile_iters > kMaxProfileIters)
-    usage(fmt::format("--profile-iters {} is not valid; valid: 1..{}", plan.profile_iters, kMaxProfileIters));
+    refuse(fmt::format("--profile-iters {} is not valid; valid: 1..{}", plan.profile_iters, kMaxProfileIters));
   plan.profile_path = writable_file_path("--profile", o.profile_path);
 }
 
@@ -443,10 +445,10 @@ void resolve_unit_timing(const RunOptions& o, RunPlan& plan) {
   const bool python = is_python(plan.compiler.executor);
   plan.unit_timing_iters = o.unit_timing_iters.value_or(python ? 0 : 2);
   if (plan.unit_timing_iters < 0 || plan.unit_timing_iters > kMaxUnitTimingIters)
-    usage(fmt::format("--unit-timing-iters {} is not valid; valid: 0..{} (0: no per-unit timings)",
+    refuse(fmt::format("--unit-timing-iters {} is not valid; valid: 0..{} (0: no per-unit timings)",
                       plan.unit_timing_iters, kMaxUnitTimingIters));
   if (python && plan.unit_timing_iters > 0)
-    usage(fmt::format("--executor {} does not support --unit-timing-iters {} (per-unit timings hook into "
+    refuse(fmt::format("--executor {} does not support --unit-timing-iters {} (per-unit timings hook into "
                       "tokbench's own steps); valid with it: --unit-timing-iters 0 (or --executor eager)",
                       o.compile, plan.unit_timing_iters));
 }
@@ -455,16 +457,16 @@ void resolve_counts_and_peak(const RunOptions& o, const MachineInfo& m, RunPlan&
   plan.param_count = model::count_params(plan.config).total;
   try {
     plan.flops_per_microbatch =
-        model::count_flops(plan.config, plan.micro_batch, plan.seq_len, plan.convention).total();
+        model::count_flops(plan.config, plan.train.micro_batch, plan.train.seq_len, plan.convention).total();
     plan.hardware_flops_per_microbatch = plan.flops_per_microbatch;
     if (plan.checkpoint_activations &&
         __builtin_add_overflow(plan.flops_per_microbatch,
-                               model::count_recompute_flops(plan.config, plan.micro_batch, plan.seq_len, plan.convention),
+                               model::count_recompute_flops(plan.config, plan.train.micro_batch, plan.train.seq_len, plan.convention),
                                &plan.hardware_flops_per_microbatch))
       throw std::overflow_error("hardware FLOPs overflow int64");
   } catch (const std::overflow_error& e) {
-    usage(fmt::format("--micro-batch-size {} x --seq-len {}: the FLOP count overflows ({}); valid: a smaller "
-                      "--micro-batch-size or --seq-len", plan.micro_batch, plan.seq_len, e.what()));
+    refuse(fmt::format("--micro-batch-size {} x --seq-len {}: the FLOP count overflows ({}); valid: a smaller "
+                      "--micro-batch-size or --seq-len", plan.train.micro_batch, plan.train.seq_len, e.what()));
   }
   if (o.peak_tflops) {
     plan.peak = PeakChoice{*o.peak_tflops * 1e12, plan.device_name, "--peak-tflops", false};
@@ -497,54 +499,54 @@ void resolve_counts_and_peak(const RunOptions& o, const MachineInfo& m, RunPlan&
 // fit int64 (or a run whose token count would no longer be exact as a double) is refused
 // naming the options it comes from, never left to wrap or to fail halfway through a run.
 void resolve_derived_counts(RunPlan& plan) {
-  const std::optional<int64_t> tokens_per_iter = checked_mul(plan.global_batch, plan.seq_len);
+  const std::optional<int64_t> tokens_per_iter = checked_mul(plan.global_batch(), plan.train.seq_len);
   const std::optional<int64_t> tokens_per_run =
-      tokens_per_iter ? checked_mul(*tokens_per_iter, plan.max_iters) : std::nullopt;
+      tokens_per_iter ? checked_mul(*tokens_per_iter, plan.train.max_iters) : std::nullopt;
   const std::string global_batch =
       plan.options.global_batch_size
-          ? fmt::format("--global-batch-size {}", plan.global_batch)
-          : fmt::format("global batch {} (--micro-batch-size {} x world size {})", plan.global_batch,
-                        plan.micro_batch, plan.world_size);
+          ? fmt::format("--global-batch-size {}", plan.global_batch())
+          : fmt::format("global batch {} (--micro-batch-size {} x world size {})", plan.global_batch(),
+                        plan.train.micro_batch, plan.world_size());
   if (!tokens_per_run || *tokens_per_run > kMaxTokensPerRun)
-    usage(fmt::format("--max-iters {} x {} x --seq-len {} is {} tokens; valid: at most 2^53 = {} tokens per run "
+    refuse(fmt::format("--max-iters {} x {} x --seq-len {} is {} tokens; valid: at most 2^53 = {} tokens per run "
                       "(token counts stay exact in the rates): fewer --max-iters, a smaller --global-batch-size, "
                       "--micro-batch-size or --seq-len",
-                      plan.max_iters, global_batch, plan.seq_len,
+                      plan.train.max_iters, global_batch, plan.train.seq_len,
                       tokens_per_run ? std::to_string(*tokens_per_run) : std::string("more than 2^63"),
                       kMaxTokensPerRun));
-  if (!checked_mul(plan.flops_per_microbatch, plan.grad_accum, plan.world_size))
-    usage(fmt::format("model FLOPs per iteration ({} per micro-batch of --micro-batch-size {} x --seq-len {}, x GA "
+  if (!checked_mul(plan.flops_per_microbatch, plan.train.grad_accum, plan.world_size()))
+    refuse(fmt::format("model FLOPs per iteration ({} per micro-batch of --micro-batch-size {} x --seq-len {}, x GA "
                       "{} x world size {}) overflow int64; valid: a smaller --global-batch-size, "
                       "--micro-batch-size or --seq-len",
-                      plan.flops_per_microbatch, plan.micro_batch, plan.seq_len, plan.grad_accum, plan.world_size));
+                      plan.flops_per_microbatch, plan.train.micro_batch, plan.train.seq_len, plan.train.grad_accum, plan.world_size()));
   // One micro-batch's buffers: the logits (B·T·V; the memory estimate counts their bytes)
   // and the host token buffers, x and y as int64 (2·8·B·T bytes each; on CUDA the batcher
   // keeps GA of them in pinned memory, one per micro-batch of an iteration).
-  if (!checked_mul(plan.micro_batch, plan.seq_len, plan.config.vocab(), 4))
-    usage(fmt::format("--micro-batch-size {} x --seq-len {} x vocabulary {} logits overflow int64 bytes; valid: a "
+  if (!checked_mul(plan.train.micro_batch, plan.train.seq_len, plan.config.vocab(), 4))
+    refuse(fmt::format("--micro-batch-size {} x --seq-len {} x vocabulary {} logits overflow int64 bytes; valid: a "
                       "smaller --micro-batch-size or --seq-len",
-                      plan.micro_batch, plan.seq_len, plan.config.vocab()));
-  const int64_t host_buffers = plan.device_kind == DeviceKind::cuda ? plan.grad_accum : 1;
-  const std::optional<int64_t> token_bytes = checked_mul(host_buffers, plan.micro_batch, plan.seq_len, 2 * 8);
+                      plan.train.micro_batch, plan.train.seq_len, plan.config.vocab()));
+  const int64_t host_buffers = plan.device_kind == DeviceKind::cuda ? plan.train.grad_accum : 1;
+  const std::optional<int64_t> token_bytes = checked_mul(host_buffers, plan.train.micro_batch, plan.train.seq_len, 2 * 8);
   if (!token_bytes)
-    usage(fmt::format("token buffers of --micro-batch-size {} x --seq-len {} x {} buffer(s) overflow int64 bytes; "
+    refuse(fmt::format("token buffers of --micro-batch-size {} x --seq-len {} x {} buffer(s) overflow int64 bytes; "
                       "valid: a smaller --micro-batch-size, --seq-len or --global-batch-size",
-                      plan.micro_batch, plan.seq_len, host_buffers));
+                      plan.train.micro_batch, plan.train.seq_len, host_buffers));
   plan.token_buffer_bytes = *token_bytes;
 }
 
 void resolve_memory_fit(const MachineInfo& m, RunPlan& plan) {
   const std::string what =
       fmt::format("--model-name '{}' (n_layer {}, --micro-batch-size {}, --seq-len {}, --dtype {})", plan.model_label,
-                  plan.config.n_layer, plan.micro_batch, plan.seq_len, to_string(plan.dtype));
+                  plan.config.n_layer, plan.train.micro_batch, plan.train.seq_len, to_string(plan.train.dtype));
   const char* remedies = "valid: a smaller model, --n-layers, --micro-batch-size or --seq-len";
   try {
     plan.memory_estimate_bytes =
-        model::estimate_training_memory(plan.config, plan.micro_batch, plan.seq_len, plan.dtype,
+        model::estimate_training_memory(plan.config, plan.train.micro_batch, plan.train.seq_len, plan.train.dtype,
                                         plan.checkpoint_activations)
             .total_bytes();
   } catch (const std::overflow_error& e) {
-    usage(fmt::format("{}: the training-memory estimate overflows ({}); {}", what, e.what(), remedies));
+    refuse(fmt::format("{}: the training-memory estimate overflows ({}); {}", what, e.what(), remedies));
   }
   // Host memory: MemAvailable, or less when this process's cgroup limit leaves less.
   int64_t host_bytes = m.mem_available_bytes;
@@ -563,13 +565,13 @@ void resolve_memory_fit(const MachineInfo& m, RunPlan& plan) {
                             : model::checked_add(plan.memory_estimate_bytes, plan.token_buffer_bytes)
                                   .value_or(std::numeric_limits<int64_t>::max());
   if (plan.memory_capacity_bytes > 0 && need > plan.memory_capacity_bytes)
-    usage(fmt::format("{} needs about {:.2f} GB to train but {} has {:.2f} GB {}; {}", what, gb(need),
+    refuse(fmt::format("{} needs about {:.2f} GB to train but {} has {:.2f} GB {}; {}", what, gb(need),
                       plan.device_string, gb(plan.memory_capacity_bytes), cuda ? "in total" : host_label, remedies));
   if (cuda && host_bytes > 0 && plan.token_buffer_bytes > host_bytes)
-    usage(fmt::format("--global-batch-size {} (GA {}) x --micro-batch-size {} x --seq-len {} needs {:.2f} GB of pinned "
+    refuse(fmt::format("--global-batch-size {} (GA {}) x --micro-batch-size {} x --seq-len {} needs {:.2f} GB of pinned "
                       "host token buffers but the host has {:.2f} GB {}; valid: a smaller --global-batch-size, "
                       "--micro-batch-size or --seq-len",
-                      plan.global_batch, plan.grad_accum, plan.micro_batch, plan.seq_len, gb(plan.token_buffer_bytes),
+                      plan.global_batch(), plan.train.grad_accum, plan.train.micro_batch, plan.train.seq_len, gb(plan.token_buffer_bytes),
                       gb(host_bytes), host_label));
 }
 
@@ -612,12 +614,7 @@ RunPlan resolve_run(const RunOptions& options, const MachineInfo& machine) {
 }
 
 MetricInputs metric_inputs(const RunPlan& plan) {
-  MetricInputs in;
-  in.world_size = plan.world_size;
-  in.micro_batch = plan.micro_batch;
-  in.grad_accum = plan.grad_accum;
-  in.seq_len = plan.seq_len;
-  in.warmup_iters = plan.warmup_iters;
+  MetricInputs in{plan.train, plan.world_size()};
   in.flops_per_microbatch = plan.flops_per_microbatch;
   in.hardware_flops_per_microbatch = plan.hardware_flops_per_microbatch;
   if (plan.peak) in.peak_flops_per_s = plan.peak->flops_per_s;

@@ -32,9 +32,9 @@ nlohmann::ordered_json communication_json(const RunPlan& plan, const train::Unit
                                             : predict::UnitKind::block;
     in.units.push_back({u.name, kind, u.parameters});
   }
-  in.bytes_per_element = plan.dtype == model::TrainPrecision::bf16_true ? 2 : 4;  // bf16-mixed keeps fp32 parameters
-  in.world_size = plan.world_size;
-  in.grad_accum = plan.grad_accum;
+  in.bytes_per_element = plan.train.dtype == model::TrainPrecision::bf16_true ? 2 : 4;  // bf16-mixed keeps fp32 parameters
+  in.world_size = plan.world_size();
+  in.grad_accum = plan.train.grad_accum;
   in.backend = d.backend == distributed::CommBackend::nccl ? predict::Backend::nccl : predict::Backend::gloo;
   in.ddp_bucket_bytes = d.ddp_bucket_bytes;
   in.ddp_skip_sync = d.skip_sync_until_last_micro;
@@ -46,7 +46,7 @@ nlohmann::ordered_json communication_json(const RunPlan& plan, const train::Unit
     in.strategy = predict::Strategy::fsdp;
     in.zero3 = d.shard_mode == distributed::ShardMode::zero3;
     in.fsdp_units = d.units == distributed::UnitPolicy::per_block ? predict::FsdpUnits::per_block : predict::FsdpUnits::whole_model;
-    in.shard_size = d.hybrid() ? *d.shard_group_size : plan.world_size;
+    in.shard_size = d.hybrid() ? *d.shard_group_size : plan.world_size();
   } else {
     return nullptr;
   }
@@ -108,11 +108,11 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
   const json allocated_peak = run.allocation_peaks_known ? json(m.memory_allocated_peak_GB) : json(nullptr);
   j["memory_used_GB"] = allocated_peak;                  // 10^9 bytes
   j["model_name"] = plan.model_label;
-  j["Num GPUS"] = plan.world_size;
-  j["Seq Len"] = plan.seq_len;
-  j["Micro BS"] = plan.micro_batch;
-  j["Global BS"] = plan.global_batch;
-  j["GA"] = plan.grad_accum;
+  j["Num GPUS"] = plan.world_size();
+  j["Seq Len"] = plan.train.seq_len;
+  j["Micro BS"] = plan.train.micro_batch;
+  j["Global BS"] = plan.global_batch();
+  j["GA"] = plan.train.grad_accum;
   j["Distributed Mode"] = distributed_mode_label(plan);
   j["Sharding Size"] =
       distributed::is_sharded(plan.dist.mode) && plan.dist.shard_group_size ? json(*plan.dist.shard_group_size)
@@ -145,8 +145,8 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
   j["mfu_peak_is_estimate"] = plan.peak ? json(plan.peak->estimate) : json(nullptr);
   j["mfu_precision"] = std::string(to_string(plan.precision));
   j["flops_convention"] = std::string(model::to_string(plan.convention));
-  j["warmup_iters"] = plan.warmup_iters;
-  j["max_iters"] = plan.max_iters;
+  j["warmup_iters"] = plan.train.warmup_iters;
+  j["max_iters"] = plan.train.max_iters;
   j["measured_iters"] = m.measured_iters;
   j["measured_window_s"] = m.window_seconds;
   json stats = nullptr;
@@ -194,16 +194,16 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
     put_memory_breakdown(rank, r.memory_breakdown);
     ranks.push_back(std::move(rank));
   }
-  j["world_size"] = plan.world_size;
+  j["world_size"] = plan.world_size();
   const bool fsdp = distributed::is_sharded(plan.dist.mode);
   j["sharding_mode"] = fsdp ? json(distributed::shard_mode_label(plan.dist)) : json(nullptr);
   j["bucketing"] = fsdp ? json(distributed::to_string(plan.dist.units)) : json(nullptr);
   j["ranks"] = ranks;
   j["device"] = plan.device_string;
   j["device_name"] = plan.device_name;
-  j["dtype"] = std::string(to_string(plan.dtype));
+  j["dtype"] = std::string(to_string(plan.train.dtype));
   j["tf32"] = plan.tf32;
-  j["zero_grad"] = train::to_string(plan.zero_grad);  // none: gradients freed after each step
+  j["zero_grad"] = train::to_string(plan.train.zero_grad);  // none: gradients freed after each step
   j["unit_timings"] = run.outcome == Outcome::ok ? unit_timings_json(plan, run.unit_timings) : nullptr;
   j["config"] = {{"model_config", o.model_config},
                  {"data", o.data},
@@ -226,7 +226,7 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
                  {"skip_data_sync", plan.dist.skip_sync_until_last_micro},
                  {"dist_timeout_s", o.dist_timeout_s},
                  {"dist_launcher", plan.dist.env.source},
-                 {"dist_backend", plan.world_size > 1 ? json(distributed::to_string(plan.dist.backend)) : json(nullptr)},
+                 {"dist_backend", plan.world_size() > 1 ? json(distributed::to_string(plan.dist.backend)) : json(nullptr)},
                  {"dynamic", o.dynamic},
                  {"tf32", o.tf32},
                  {"device", o.device},

@@ -135,27 +135,6 @@ IterationSample sample_of(const train::IterationRecord& r) {
   return IterationSample{r.index, r.warmup, r.seconds, r.loss, r.end_time};
 }
 
-train::TrainOptions train_options_of(const RunPlan& plan) {
-  train::TrainOptions t;
-  t.micro_batch = plan.micro_batch;
-  t.seq_len = plan.seq_len;
-  t.grad_accum = plan.grad_accum;
-  t.max_iters = plan.max_iters;
-  t.warmup_iters = plan.warmup_iters;
-  t.seed = plan.options.seed;
-  t.dtype = plan.dtype;
-  t.adamw.lr = plan.options.lr;
-  t.adamw.weight_decay = plan.options.weight_decay;
-  t.adamw.beta1 = plan.options.beta1;
-  t.adamw.beta2 = plan.options.beta2;
-  t.data.token_file = plan.token_file;
-  t.data.token_bytes = plan.token_bytes;
-  t.cpu_memory_cap_bytes = plan.cpu_memory_cap_bytes;
-  t.num_threads = plan.options.num_threads;
-  t.zero_grad = plan.zero_grad;
-  return t;
-}
-
 torch::Device device_of(const RunPlan& plan) {
   return plan.device_kind == DeviceKind::cuda
              ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(plan.device_index))
@@ -169,8 +148,8 @@ std::shared_ptr<train::LossComputation> make_computation(const RunPlan& plan, co
                                                          const std::optional<distributed::ProcessGroups>& groups) {
   if (plan.compiler.executor != Executor::fused) return nullptr;
   train::FusedComputationOptions o;
-  o.dtype = plan.dtype;
-  o.rows_per_micro_batch = plan.micro_batch * plan.seq_len;
+  o.dtype = plan.train.dtype;
+  o.rows_per_micro_batch = plan.train.micro_batch * plan.train.seq_len;
   if (groups) {
     o.share_choice = [world = groups->world, rank = groups->rank,
                       device](const std::function<train::GemmChoices()>& measure) {
@@ -182,7 +161,7 @@ std::shared_ptr<train::LossComputation> make_computation(const RunPlan& plan, co
 
 std::unique_ptr<train::TrainStep> make_step(const RunPlan& plan, model::GPT model, const torch::Device& device,
                                             const std::optional<distributed::ProcessGroups>& groups) {
-  const train::TrainOptions t = train_options_of(plan);
+  const train::TrainOptions& t = plan.train;
   auto computation = make_computation(plan, model, device, groups);
   switch (plan.dist.mode) {
     case distributed::DistMode::none:
@@ -207,7 +186,7 @@ std::unique_ptr<train::TrainStep> make_step(const RunPlan& plan, model::GPT mode
       o.shard_mode = plan.dist.shard_mode;
       o.units = plan.dist.units;
       o.computation = std::move(computation);
-      o.init_seed = plan.options.seed;
+      o.init_seed = plan.train.seed;
       return distributed::make_fsdp_step(std::move(model), device, *groups, o);
     }
     case distributed::DistMode::fsdp2:  // resolve refuses it for tokbench's executors
@@ -222,7 +201,7 @@ int run_benchmark(const RunPlan& plan) {
   // The train layer's own checks (dtype on this device, data file against the vocabulary)
   // are usage errors too: std::invalid_argument reaches main() as exit code 2, before any work.
   const torch::Device device = device_of(plan);
-  const train::TrainOptions train_options = train_options_of(plan);
+  const train::TrainOptions& train_options = plan.train;
   try {
     train::validate_options(train_options, plan.config, device);
   } catch (const std::invalid_argument& e) {
@@ -275,7 +254,7 @@ int run_benchmark(const RunPlan& plan) {
   // Before any device work: this thread (and so the step, the model, the allocations that
   // follow the current device) is on the plan's device, cuda:LOCAL_RANK for a rank.
   distributed::bind_rank_device(device);
-  if (plan.options.num_threads > 0) torch::set_num_threads(plan.options.num_threads);
+  if (plan.train.num_threads > 0) torch::set_num_threads(plan.train.num_threads);
   // --cpu-allocator caching: every CPU tensor of the run (the model's parameters included,
   // whatever the executor) comes from the caching allocator, installed before the model.
   std::optional<train::ScopedCachingCpuAllocator> caching_allocator;
@@ -288,7 +267,7 @@ int run_benchmark(const RunPlan& plan) {
   MeasuredRun run;
   std::string profile_message;  // --profile: the trace's path, or why none was written
   std::string unit_timing_message;  // why an ok run has no unit_timings ("" when it has them)
-  ProgressPrinter progress(ProgressOptions{plan.max_iters, plan.warmup_iters, plan.options.log_every, quiet || !lead,
+  ProgressPrinter progress(ProgressOptions{plan.train.max_iters, plan.train.warmup_iters, plan.options.log_every, quiet || !lead,
                                            static_cast<bool>(::isatty(STDERR_FILENO))},
                            stderr, line_stream);
   std::optional<distributed::ProcessGroups> groups;
@@ -306,10 +285,10 @@ int run_benchmark(const RunPlan& plan) {
       // FSDP builds the model without storage and keeps only what each rank's sharding holds,
       // drawn from the seed (the same weights as one process's); the others build it whole.
       const bool shard_from_seed = plan.dist.mode == distributed::DistMode::fsdp;
-      model::GPT gpt(plan.config, torch::TensorOptions().device(device).dtype(train::param_dtype(plan.dtype)),
+      model::GPT gpt(plan.config, torch::TensorOptions().device(device).dtype(train::param_dtype(plan.train.dtype)),
                      shard_from_seed ? model::GPTImpl::ParameterStorage::deferred
                                      : model::GPTImpl::ParameterStorage::allocated);
-      if (!shard_from_seed) gpt->reset_parameters(plan.options.seed);
+      if (!shard_from_seed) gpt->reset_parameters(plan.train.seed);
       // Per block, in every executor and step: the steps' hooks see the recomputation's
       // gradients as any others (ZeRO-3 gathers a unit again before its block recomputes).
       gpt->set_activation_checkpointing(plan.checkpoint_activations);
@@ -324,10 +303,10 @@ int run_benchmark(const RunPlan& plan) {
         agreement.emplace(groups->world, device);
         decide_stop = [&agreement](bool local) { return (*agreement)(local); };
       }
-      const train::LoopOptions loop{.grad_accum = plan.grad_accum,
-                                    .max_iters = plan.max_iters,
-                                    .warmup_iters = plan.warmup_iters,
-                                    .cpu_memory_cap_bytes = plan.cpu_memory_cap_bytes,
+      const train::LoopOptions loop{.grad_accum = plan.train.grad_accum,
+                                    .max_iters = plan.train.max_iters,
+                                    .warmup_iters = plan.train.warmup_iters,
+                                    .cpu_memory_cap_bytes = plan.train.cpu_memory_cap_bytes,
                                     .profile_path = plan.profile_path,
                                     .profile_iters = plan.profile_iters,
                                     .unit_timing_iters = plan.unit_timing_iters};
@@ -365,7 +344,7 @@ int run_benchmark(const RunPlan& plan) {
 
   if (multi_rank && groups) {
     gather_rank_results(plan, run, [&](const distributed::RankRecord& mine, std::chrono::milliseconds wait) {
-      return distributed::exchange_rank_records(*groups->store, mine, plan.world_size, wait);
+      return distributed::exchange_rank_records(*groups->store, mine, plan.world_size(), wait);
     });
   }
   if (!lead) return end_of_other_rank(plan, run);

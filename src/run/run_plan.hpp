@@ -11,10 +11,9 @@
 #include "distributed/dist_settings.hpp"
 #include "model/config.hpp"
 #include "model/counting.hpp"
-#include "model/train_precision.hpp"
 #include "run/compiler_choice.hpp"
 #include "run/run_options.hpp"
-#include "train/zero_grad.hpp"
+#include "train/train_options.hpp"
 #include "tokbench/throughput.hpp"
 
 namespace tokbench::run {
@@ -29,20 +28,21 @@ struct PeakChoice {
   bool estimate = false;  // true for the CPU estimate
 };
 
+// One run's configuration, parsed once (run_options.hpp), validated and derived once
+// (resolve.hpp) and passed down by reference. It is made of the lower layers' own records: the
+// loop's options (train::TrainOptions: B, T, GA, iterations, seed, dtype, AdamW, data) and the
+// distributed settings (world, rank, strategy), so a figure such as the sequence length has
+// one home here, `train.seq_len`, which the loop, the metrics, the report and the JSON all read.
 struct RunPlan {
   RunOptions options;  // as given, for the config echo and the JSON "config" block
   model::Config config;  // finalized, overrides applied
   std::string model_label;
-  int64_t world_size = 1;
+  train::TrainOptions train;              // what the timed loop runs
   distributed::DistributedSettings dist;  // typed: nothing below resolve reads the raw strings
-  int64_t micro_batch = 1, global_batch = 1, grad_accum = 1, seq_len = 0;
-  int64_t max_iters = 0, warmup_iters = 0;
   DeviceKind device_kind = DeviceKind::cpu;
   int device_index = 0;
   std::string device_string;  // "cpu", "cuda:0"
   std::string device_name;    // CPU model or GPU name
-  model::TrainPrecision dtype = model::TrainPrecision::fp32;
-  train::ZeroGrad zero_grad = train::ZeroGrad::none;
   // caching | system: what serves CPU tensors (--cpu-allocator, or the executor's default:
   // caching for tokbench's, system for the Python executors, whose torch has its own).
   std::string cpu_allocator;
@@ -57,8 +57,6 @@ struct RunPlan {
   bool checkpoint_activations = false;
   int64_t param_count = 0;           // whole model
   std::optional<PeakChoice> peak;    // nullopt: MFU is N/A
-  std::filesystem::path token_file;  // empty: random tokens
-  int token_bytes = 2;
   std::filesystem::path json_path;   // empty: no file
   bool json_to_stdout = false;
   std::filesystem::path profile_path;  // empty: no --profile
@@ -67,7 +65,10 @@ struct RunPlan {
   int64_t memory_estimate_bytes = 0;  // model::estimate_training_memory(...).total_bytes()
   int64_t memory_capacity_bytes = 0;  // device memory; on the CPU the host's (MemAvailable or cgroup)
   int64_t token_buffer_bytes = 0;     // host token buffers (x, y as int64; GA of them on CUDA)
-  std::optional<int64_t> cpu_memory_cap_bytes;
+
+  int64_t world_size() const { return dist.env.world_size; }
+  // G = B * GA * W sequences per iteration (resolve checks that it fits in int64).
+  int64_t global_batch() const { return train.micro_batch * train.grad_accum * dist.env.world_size; }
 };
 
 }  // namespace tokbench::run

@@ -12,21 +12,10 @@
 #include <optional>
 #include <vector>
 
+#include "train/train_options.hpp"
 #include "train/zero_grad.hpp"
 
 namespace tokbench::train {
-
-struct AdamWOptions {
-  double lr = 5e-4;
-  double weight_decay = 0.1;
-  double beta1 = 0.9;
-  double beta2 = 0.95;
-  double eps = 1e-8;
-  // Unset: fused, on CUDA (as the reference) and on the CPU (ATen's CPU kernel; several
-  // times faster than the per-parameter loop, which is Python's CPU default: a Python
-  // comparison must pass fused=True to match). false selects the per-parameter loop.
-  std::optional<bool> fused;
-};
 
 class AdamW {
  public:

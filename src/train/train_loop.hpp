@@ -20,41 +20,15 @@
 #include "train/memory_tracking.hpp"
 #include "train/optimizer.hpp"
 #include "train/token_data.hpp"
+#include "train/train_options.hpp"
 #include "train/train_step.hpp"
 #include "train/unit_timings.hpp"
 
 namespace tokbench::train {
 
-// model::TrainPrecision is in model/train_precision.hpp (its param_dtype and dtype_supported
-// in train/dtype_mode.hpp), AdamWOptions in train/optimizer.hpp, MemoryPeaks in
-// train/memory_tracking.hpp.
-
-struct DataOptions {
-  // Empty path: random tokens drawn as the reference benchmark draws them (ids 0..99),
-  // seeded. Otherwise a file of little-endian uint16 or uint32 tokens read through mmap.
-  std::filesystem::path token_file;
-  int token_bytes = 2;  // 2 (uint16) or 4 (uint32) for token_file
-  bool sequential = false;  // token_file windows in file order (wrapping) instead of random
-};
-
-struct TrainOptions {
-  int64_t micro_batch = 1;
-  int64_t seq_len = 0;      // T; the model's block_size must be >= T
-  int64_t grad_accum = 1;   // GA micro-batches per iteration
-  int64_t max_iters = 45;
-  int64_t warmup_iters = 25;
-  uint64_t seed = 1337;
-  model::TrainPrecision dtype = model::TrainPrecision::fp32;
-  AdamWOptions adamw;
-  ZeroGrad zero_grad = ZeroGrad::none;  // gradients freed after each step, as the reference
-  DataOptions data;
-  // CPU only: an allocation cap in bytes for the counting allocator; exceeding it raises
-  // an out-of-memory error as a real device would (used by tests to drive the OOM path).
-  std::optional<int64_t> cpu_memory_cap_bytes;
-  // Intra-op threads (at::set_num_threads) for the run; 0 keeps LibTorch's default (the
-  // number of physical cores, as in Python).
-  int num_threads = 0;
-};
+// TrainOptions (with AdamWOptions and DataOptions) is in train/train_options.hpp,
+// model::TrainPrecision in model/train_precision.hpp (its param_dtype and dtype_supported in
+// train/dtype_mode.hpp), MemoryPeaks in train/memory_tracking.hpp.
 
 struct IterationRecord {
   int64_t index = 0;       // 0-based iteration number

@@ -3,6 +3,8 @@
 // and a run stopped early reports over what it measured.
 #include <gtest/gtest.h>
 
+#include <deque>
+
 #include <cmath>
 
 #include "run/metrics.hpp"
@@ -27,12 +29,14 @@ MeasuredRun synthetic_run(int warmup, int measured, double first_seconds = 0.5) 
 }
 
 MetricInputs inputs(int64_t B, int64_t GA, int64_t T, int64_t warmup) {
-  MetricInputs in;
-  in.world_size = 1;
-  in.micro_batch = B;
-  in.grad_accum = GA;
-  in.seq_len = T;
-  in.warmup_iters = warmup;
+  // MetricInputs reads the run's loop options where they live; these live as long as the program.
+  static std::deque<train::TrainOptions> loops;
+  train::TrainOptions& loop = loops.emplace_back();
+  loop.micro_batch = B;
+  loop.grad_accum = GA;
+  loop.seq_len = T;
+  loop.warmup_iters = warmup;
+  MetricInputs in{loop, 1};
   in.flops_per_microbatch = 1'000'000'000;
   return in;
 }

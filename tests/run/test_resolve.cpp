@@ -55,11 +55,11 @@ TEST(Resolve, SmallCpuRun) {
   RunOptions o = small();
   o.global_batch_size = 4;
   RunPlan p = resolve_run(o, cpu_machine());
-  EXPECT_EQ(p.grad_accum, 2);
-  EXPECT_EQ(p.global_batch, 4);
-  EXPECT_EQ(p.seq_len, 32);
+  EXPECT_EQ(p.train.grad_accum, 2);
+  EXPECT_EQ(p.global_batch(), 4);
+  EXPECT_EQ(p.train.seq_len, 32);
   EXPECT_EQ(p.device_kind, DeviceKind::cpu);
-  EXPECT_EQ(p.dtype, model::TrainPrecision::fp32);  // auto on CPU
+  EXPECT_EQ(p.train.dtype, model::TrainPrecision::fp32);  // auto on CPU
   EXPECT_FALSE(p.tf32);
   EXPECT_GT(p.flops_per_microbatch, 0);
   EXPECT_GT(p.param_count, 14'000'000);
@@ -68,7 +68,7 @@ TEST(Resolve, SmallCpuRun) {
 TEST(Resolve, SeqLenDefaultsToBlockSize) {
   RunOptions o = small();
   o.seq_len.reset();
-  EXPECT_EQ(resolve_run(o, cpu_machine()).seq_len, model::config_by_name("pythia-14m").block_size);
+  EXPECT_EQ(resolve_run(o, cpu_machine()).train.seq_len, model::config_by_name("pythia-14m").block_size);
 }
 
 TEST(Resolve, PeakTflopsOverrides) {
@@ -347,13 +347,13 @@ TEST(Resolve, DistributedPlanIsTyped) {
   o.bucketing_mode = "block";
   o.nproc_per_node = 4;
   const RunPlan plan = resolve_run(o, cpu_machine());
-  EXPECT_EQ(plan.world_size, 4);
+  EXPECT_EQ(plan.world_size(), 4);
   EXPECT_EQ(plan.dist.mode, distributed::DistMode::fsdp);
   EXPECT_EQ(plan.dist.shard_mode, distributed::ShardMode::zero3);
   EXPECT_EQ(plan.dist.units, distributed::UnitPolicy::per_block);
   EXPECT_EQ(plan.dist.shard_group_size, 2);
   EXPECT_EQ(distributed::distributed_mode_label(plan.dist), "fsdp_hybrid_zero3_block_bucketing");
-  EXPECT_EQ(plan.global_batch, 8);  // B x W by default
+  EXPECT_EQ(plan.global_batch(), 8);  // B x W by default
 }
 
 TEST(Resolve, UnwritableJsonPathCreatesNothing) {
@@ -446,7 +446,7 @@ TEST(Resolve, CpuMemoryCapInBytesMustFit) {
   o.cpu_memory_cap_mb = std::numeric_limits<int64_t>::max();
   expect_usage(o, {"--cpu-memory-cap-mb", "9223372036854775807", "1..9223372036854"});
   o.cpu_memory_cap_mb = 9223372036854;
-  EXPECT_EQ(*resolve_run(o, cpu_machine()).cpu_memory_cap_bytes, 9223372036854000000);
+  EXPECT_EQ(*resolve_run(o, cpu_machine()).train.cpu_memory_cap_bytes, 9223372036854000000);
 }
 
 TEST(Resolve, LauncherValuesAreCheckedEvenWithoutTheLauncher) {

@@ -70,9 +70,10 @@ MeasuredRun measured_run_of(const train::TrainResult& result) {
 }
 
 MetricInputs inputs_of(const RunPlan& plan) {
-  return {plan.world_size,    plan.micro_batch,  plan.grad_accum,
-          plan.seq_len,       plan.warmup_iters, plan.flops_per_microbatch,
-          plan.peak ? std::optional<double>(plan.peak->flops_per_s) : std::nullopt};
+  MetricInputs in{plan.train, plan.world_size()};
+  in.flops_per_microbatch = plan.flops_per_microbatch;
+  if (plan.peak) in.peak_flops_per_s = plan.peak->flops_per_s;
+  return in;
 }
 
 // The mean of the measured (non-warm-up) iteration times listed in the JSON, in ms.
@@ -126,19 +127,19 @@ TEST(ResultJson, ARunsFiguresEqualTheirIndependentValues) {
   EXPECT_EQ(*c.n_query_groups, 4);
   EXPECT_EQ(*c.intermediate_size, 512);
   EXPECT_EQ(*c.padded_vocab_size, 50304);
-  ASSERT_EQ(plan.micro_batch, 2);
-  ASSERT_EQ(plan.seq_len, 32);
-  ASSERT_EQ(plan.grad_accum, 2);
-  ASSERT_EQ(plan.world_size, 1);
+  ASSERT_EQ(plan.train.micro_batch, 2);
+  ASSERT_EQ(plan.train.seq_len, 32);
+  ASSERT_EQ(plan.train.grad_accum, 2);
+  ASSERT_EQ(plan.world_size(), 1);
 
   model::GPT gpt(c, torch::TensorOptions().dtype(torch::kFloat).device(torch::kCPU));
-  gpt->reset_parameters(plan.options.seed);
+  gpt->reset_parameters(plan.train.seed);
   train::TrainOptions options;
-  options.micro_batch = plan.micro_batch;
-  options.seq_len = plan.seq_len;
-  options.grad_accum = plan.grad_accum;
-  options.max_iters = plan.max_iters;
-  options.warmup_iters = plan.warmup_iters;
+  options.micro_batch = plan.train.micro_batch;
+  options.seq_len = plan.train.seq_len;
+  options.grad_accum = plan.train.grad_accum;
+  options.max_iters = plan.train.max_iters;
+  options.warmup_iters = plan.train.warmup_iters;
   const train::TrainResult result = train::run_training(gpt, torch::Device(torch::kCPU), options, nullptr, nullptr);
   ASSERT_EQ(result.status, train::RunStatus::ok) << result.message;
   const MeasuredRun run = measured_run_of(result);
@@ -280,9 +281,8 @@ TEST(ResultJson, UnitTimingsKeepTheirKeysAndAreNullWithoutThem) {
 // unit_timings.communication: what the step sends, unit by unit, from the units' parameters.
 TEST(ResultJson, UnitTimingsHoldTheStepsCommunicationPlan) {
   RunPlan plan = plan_for_test();
-  plan.world_size = 4;
   plan.dist.env.world_size = 4;
-  plan.grad_accum = 2;
+  plan.train.grad_accum = 2;
   MeasuredRun run;
   train::UnitTimings t;
   t.iterations = 1;

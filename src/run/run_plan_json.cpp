@@ -1,0 +1,67 @@
+// run_plan_json.hpp. Enumerations are written as the option words a user types (dtype
+// "bf16-true", dist.units "block"), the same words the JSON result uses.
+#include "run/run_plan_json.hpp"
+
+#include <string>
+
+namespace tokbench::run {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+json to_json(const train::TrainOptions& t) {
+  return json{{"micro_batch", t.micro_batch},
+              {"seq_len", t.seq_len},
+              {"grad_accum", t.grad_accum},
+              {"max_iters", t.max_iters},
+              {"warmup_iters", t.warmup_iters},
+              {"seed", t.seed},
+              {"dtype", std::string(model::to_string(t.dtype))},
+              {"adamw",
+               {{"lr", t.adamw.lr}, {"weight_decay", t.adamw.weight_decay}, {"beta1", t.adamw.beta1},
+                {"beta2", t.adamw.beta2}, {"eps", t.adamw.eps}}},
+              {"zero_grad", train::to_string(t.zero_grad)},
+              {"data",
+               {{"token_file", t.data.token_file.string()}, {"token_bytes", t.data.token_bytes},
+                {"sequential", t.data.sequential}}},
+              {"cpu_memory_cap_bytes", t.cpu_memory_cap_bytes ? json(*t.cpu_memory_cap_bytes) : json(nullptr)},
+              {"num_threads", t.num_threads}};
+}
+
+json to_json(const distributed::DistributedSettings& d) {
+  return json{{"world_size", d.env.world_size},
+              {"rank", d.env.rank},
+              {"local_rank", d.env.local_rank},
+              {"mode", distributed::to_string(d.mode)},
+              {"shard_mode", distributed::to_string(d.shard_mode)},
+              {"units", distributed::to_string(d.units)},
+              {"shard_group_size", d.hybrid() ? json(*d.shard_group_size) : json(nullptr)},
+              {"ddp_bucket_bytes", d.ddp_bucket_bytes},
+              {"ddp_overlap", d.ddp_overlap},
+              {"skip_sync_until_last_micro", d.skip_sync_until_last_micro},
+              {"timeout_seconds", d.timeout_seconds},
+              {"backend", distributed::to_string(d.backend)}};
+}
+
+json to_json(const CompilerChoice& c) {
+  return json{{"compiler", c.compiler},
+              {"executor", to_string(c.executor)},
+              {"thunder_front_end", to_string(c.thunder_front_end)},
+              {"thunder_executors", c.thunder_executors}};
+}
+
+}  // namespace
+
+json to_json(const RunPlan& plan) {
+  return json{{"model", {{"name", plan.config.name.empty() ? plan.model_label : plan.config.name},
+                         {"n_layer", plan.config.n_layer}}},
+              {"train", to_json(plan.train)},
+              {"dist", to_json(plan.dist)},
+              {"compiler", to_json(plan.compiler)},
+              {"device", {{"string", plan.device_string}, {"tf32", plan.tf32}}},
+              {"checkpoint_activations", plan.checkpoint_activations},
+              {"dynamic", plan.options.dynamic},
+              {"profile", {{"path", plan.profile_path.string()}, {"iters", plan.profile_iters}}}};
+}
+
+}  // namespace tokbench::run
