@@ -173,6 +173,16 @@ def thunder_executors(a):
     return executors
 
 
+INDUCTOR_NOTE = "inductor's CPU horizontal fusion capped at 1: PyTorch bug, docs/inductor-bf16-cpu.md"
+
+
+def is_inductor_duplicate_name(error):
+    """The inductor bug of docs/inductor-bf16-cpu.md: generated C++ that declares one
+    temporary twice, which the C++ compiler rejects."""
+    text = f"{type(error).__name__}: {error}"
+    return "CppCompileError" in text and ("conflicting declaration" in text or "redefinition of" in text)
+
+
 def uses_thunder_jit(a):
     """thunder.jit takes the model whole and shards it with its own transforms; as torch.compile's
     backend (dynamo) it runs inside PyTorch's DDP/FSDP wrapping, as the reference orders it."""
@@ -340,6 +350,7 @@ def train(a, torch, GPT, Config, Block, out, stop, probe, executors):
     elif a.compile == "thunder" and a.thunder_front_end == "dynamo":
         from thunder.dynamo import ThunderCompiler
         forward = torch.compile(model, backend=ThunderCompiler(executors=executors))
+    inductor_note = ""  # set when the retry in the loop capped inductor's horizontal fusion
     generator = torch.Generator().manual_seed(rank_seed(a.seed, a.rank))
     agree_to_stop = StopAgreement(torch, dist, device) if dist is not None else None
     if dist is not None:  # not destroyed before main() ends the process, even after an error
@@ -405,7 +416,23 @@ def train(a, torch, GPT, Config, Block, out, stop, probe, executors):
         if agree_to_stop is not None and agree_to_stop(stop.requested):
             status, message = "interrupted", f"stopped on request after {index} iterations"
             break
-        loss = one_iteration()
+        try:
+            loss = one_iteration()
+        except Exception as e:
+            # PyTorch's inductor writes invalid C++ for some bf16/fp16 CPU reductions (pythia's
+            # twin bias gradients; docs/inductor-bf16-cpu.md). Its public workaround slows other
+            # models' kernels, so it is applied only once the bug has struck, in the first
+            # (warm-up) iteration of a one-process run, and the step compiles again.
+            if not (index == 0 and a.compile == "inductor" and dist is None and not inductor_note
+                    and is_inductor_duplicate_name(e)):
+                raise
+            inductor_note = INDUCTOR_NOTE
+            print(f"# note: {INDUCTOR_NOTE}; compiling again", file=sys.stderr, flush=True)
+            torch._inductor.config.cpp.max_horizontal_fusion_size = 1
+            torch._dynamo.reset()
+            optimizer.zero_grad(set_to_none=True)
+            forward = torch.compile(model, dynamic=a.dynamic or None)
+            loss = one_iteration()
         if loss is None:
             status, message = "interrupted", f"stopped by a signal in iteration {index}"
             break
@@ -445,6 +472,8 @@ def train(a, torch, GPT, Config, Block, out, stop, probe, executors):
     if dist is not None:
         if agree_to_stop.pending is not None:  # every rank posted the same number of flags
             agree_to_stop.pending.wait()
+    if status == "ok" and inductor_note:
+        message = inductor_note
     return status, message, iterations, window, memory, profile_message
 
 
@@ -526,6 +555,8 @@ def main():
         status, message = "oom", str(e).splitlines()[0]
     except Exception as e:
         status, message = "error", (f"{type(e).__name__}: {e}".splitlines() or [""])[0]
+        if is_inductor_duplicate_name(e):
+            message += " (PyTorch inductor's bf16/fp16 CPU reduction bug: docs/inductor-bf16-cpu.md)"
     profile = {} if profile_message is None else {"profile_message": profile_message}
     emit(out, "result", status=status, message=message, measured_window_seconds=window,
          peak_rss_bytes=peak_rss_bytes(), **memory, **profile)

@@ -11,6 +11,9 @@ Scenarios:
             and both traces hold the forward/backward/optimizer ranges, a matmul and [memory] events
             (what bench/allocations_by_op.py compares); the options echo the allocator each used
   inductor  the same through torch.compile (the compile happens inside the warm-up)
+  inductor_bf16  pythia in bf16-true through torch.compile: PyTorch's CPU code generator fails on
+            it (docs/inductor-bf16-cpu.md); the step retries with the public workaround, trains,
+            and names the workaround in the record's message and on stderr
   refusals  an interpreter that does not exist, one without litgpt, and the options the Python step
             does not implement: exit 2 with one line each, no JSON written
   interrupt SIGINT during a long run: exit 5, status interrupted, the measured iterations kept
@@ -381,11 +384,30 @@ def scenario_memory(scratch):
             fail(f"{label}: {peaks[label, 'eager']:.4f} GB per rank, not below one process's {peaks['none', 'eager']:.4f}")
 
 
+def scenario_inductor_bf16(scratch):
+    """pythia in bf16-true under inductor on the CPU: PyTorch's code generator declares one C++
+    temporary twice for its twin bias gradients (docs/inductor-bf16-cpu.md); the step caps
+    horizontal fusion after the first failure and trains, saying so in the record."""
+    out = os.path.join(scratch, "inductor-bf16.json")
+    proc = run(SMALL + ["--compile", "inductor", "--dtype", "bf16-true", "--json-path", out])
+    if proc.returncode != 0:
+        fail(f"inductor bf16-true: exit {proc.returncode}", proc)
+    j = load(out, proc)
+    if j["status"] != "ok" or j["measured_iters"] != 2:
+        fail(f"inductor bf16-true: status {j['status']}, measured_iters {j['measured_iters']}", proc)
+    if "docs/inductor-bf16-cpu.md" not in j["message"] or "docs/inductor-bf16-cpu.md" not in proc.stderr:
+        fail(f"inductor bf16-true: the workaround is not named: message {j['message']!r}", proc)
+    if not all(math.isfinite(it["loss"]) for it in j["iterations"]):
+        fail(f"inductor bf16-true: losses {[it['loss'] for it in j['iterations']]}")
+
+
 with tempfile.TemporaryDirectory() as scratch:
     if SCENARIO == "eager":
         scenario_eager(scratch)
     elif SCENARIO == "inductor":
         check_python_run("python-inductor", scratch)
+    elif SCENARIO == "inductor_bf16":
+        scenario_inductor_bf16(scratch)
     elif SCENARIO == "refusals":
         scenario_refusals(scratch)
     elif SCENARIO == "interrupt":
