@@ -55,7 +55,7 @@ CommPlan plan_communication(const Layout& layout, const CommSettings& in) {
   auto add = [&](std::size_t unit, CommPurpose purpose, CollectiveCall call, CommGroup group, int64_t group_size,
                  int64_t bytes, int64_t times) {
     plan.collectives.push_back(
-        {static_cast<int64_t>(unit), layout.units[unit].name, purpose, call, group, group_size, bytes, times});
+        {static_cast<int64_t>(unit), purpose, call, group, group_size, bytes, times, layout.units[unit].name});
   };
   if (in.mode == DistMode::ddp) {
     const int64_t times = in.ddp_skip_sync ? 1 : in.grad_accum;

@@ -46,13 +46,13 @@ struct CommSettings {
 
 struct PlannedCollective {
   int64_t comm_unit = 0;  // index into the layout's units
-  std::string unit;       // that unit's name
   CommPurpose purpose = CommPurpose::ddp_bucket;
   CollectiveCall call = CollectiveCall::all_reduce;  // what is called (Gloo: all-reduce for every one)
   CommGroup group = CommGroup::world;
   int64_t group_size = 1;
   int64_t bytes = 0;          // the buffer the call is given (NCCL's "size")
   int64_t per_iteration = 1;  // how many times an iteration issues it (GA for per-micro-batch ones)
+  std::string unit;           // the layout unit's name (the record's "unit")
 };
 
 struct CommPlan {
