@@ -2,9 +2,10 @@
 // per transformer block plus the root, or one per parameter-owning layer).
 //
 // Each unit's parameters become views of one flat buffer (FSDP's flat parameter), padded to
-// a multiple of the shard-group size S; which parameters form a unit, and where each lies in
-// its buffer, is parallel::layout_fsdp_units's answer. A rank owns 1/S of it: a flat shard that the
-// optimizer updates (so its AdamW state is 1/S too), with a gradient of the same size.
+// a multiple of the shard-group size S (which parameters form a unit, and where each lies in
+// its buffer, is parallel::layout_fsdp_units's answer; comm_layout() hands it on). A rank owns
+// 1/S of it: a flat shard that the optimizer updates (so its AdamW state is 1/S too), with a
+// gradient of the same size.
 //  - Backward: just before a unit's first gradient arrives, the unit's .grad fields become
 //    views of one zeroed flat gradient (padded), so autograd accumulates straight into the
 //    buffer that is reduce-scattered: no per-parameter gradients beside it, no copy (FSDP's

@@ -49,7 +49,8 @@ CommPlan plan_communication(const Layout& layout, const CommSettings& in) {
     throw std::invalid_argument("communication plan: shard size " + std::to_string(s) + " does not divide world size " +
                                 std::to_string(in.world_size));
   if (in.mode == DistMode::fsdp2)
-    throw std::invalid_argument("communication plan: fsdp2 is PyTorch's fully_shard, not a tokbench step; valid: none, ddp, fsdp");
+    throw std::invalid_argument(
+        "communication plan: fsdp2 is PyTorch's fully_shard, not a tokbench step; valid: none, ddp, fsdp");
   CommPlan plan;
   if (in.world_size == 1 || in.mode == DistMode::none) return plan;
   auto add = [&](std::size_t unit, CommPurpose purpose, CollectiveCall call, CommGroup group, int64_t group_size,

@@ -48,7 +48,8 @@ std::string module_of(const std::string& parameter_name) {
 Layout layout_ddp_buckets(std::vector<ParameterShape> parameters, int64_t bucket_cap_bytes) {
   check_parameters(parameters, "DDP buckets");
   if (bucket_cap_bytes <= 0)
-    throw std::invalid_argument("--ddp-bucket-size " + std::to_string(bucket_cap_bytes) + " bytes is not valid; valid: positive");
+    throw std::invalid_argument("--ddp-bucket-size " + std::to_string(bucket_cap_bytes) +
+                                " bytes is not valid; valid: positive");
   Layout layout;
   layout.parameters = std::move(parameters);
   CommUnit current;

@@ -62,11 +62,14 @@ CommBackend parse_comm_backend(std::string_view word, std::string_view option) {
   return parse_word(word, option, values);
 }
 
-std::string shard_mode_label(ShardMode mode, bool hybrid) { return std::string(hybrid ? "hybrid_" : "") + to_string(mode); }
+std::string shard_mode_label(ShardMode mode, bool hybrid) {
+  return std::string(hybrid ? "hybrid_" : "") + to_string(mode);
+}
 
 std::string distributed_mode_label(DistMode mode, ShardMode shard_mode, bool hybrid, UnitPolicy units) {
   if (!is_sharded(mode)) return to_string(mode);
-  return std::string(to_string(mode)) + "_" + shard_mode_label(shard_mode, hybrid) + "_" + to_string(units) + "_bucketing";
+  return std::string(to_string(mode)) + "_" + shard_mode_label(shard_mode, hybrid) + "_" + to_string(units) +
+         "_bucketing";
 }
 
 }  // namespace tokbench::parallel
