@@ -17,6 +17,7 @@
 #include "distributed/grad_hooks.hpp"
 #include "distributed/parallel_step.hpp"
 #include "train/dtype_mode.hpp"
+#include "train/parameter_shapes.hpp"
 
 namespace tokbench::distributed {
 namespace {
@@ -86,32 +87,21 @@ class DdpStep final : public train::TrainStep {
     computation_->set_forward_end_callback(std::move(callback));
   }
   model::GPT model() const override { return model_; }
+  const parallel::Layout* comm_layout() const override { return &layout_; }
 
  private:
 
+  // The buckets as parallel::layout_ddp_buckets lays them out; each gets its flat buffer here.
   void build_buckets() {
     auto params = model_->parameters();
-    Bucket current;
-    int64_t bytes = 0;
-    auto close = [&] {
-      if (current.params.empty()) return;
-      int64_t numel = 0;
-      for (const auto& p : current.params) {
-        current.offsets.push_back(numel);
-        numel += p.numel();
-      }
-      current.flat = at::empty({numel}, current.params.front().options().requires_grad(false));
-      buckets_.push_back(std::move(current));
-      current = Bucket{};
-      bytes = 0;
-    };
-    for (auto it = params.rbegin(); it != params.rend(); ++it) {
-      // A bucket holds one dtype (all parameters share one here) and closes once full.
-      if (!current.params.empty() && bytes + static_cast<int64_t>(it->nbytes()) > options_.bucket_bytes) close();
-      current.params.push_back(*it);
-      bytes += static_cast<int64_t>(it->nbytes());
+    layout_ = parallel::layout_ddp_buckets(train::parameter_shapes(model_), options_.bucket_bytes);
+    for (const auto& unit : layout_.units) {
+      Bucket bucket;
+      for (const int64_t i : unit.parameters) bucket.params.push_back(params[i]);
+      bucket.offsets = unit.offsets;
+      bucket.flat = at::empty({unit.elements}, bucket.params.front().options().requires_grad(false));
+      buckets_.push_back(std::move(bucket));
     }
-    close();
     if (!options_.overlap) return;
     for (std::size_t b = 0; b < buckets_.size(); ++b) {
       for (auto& p : buckets_[b].params) {
@@ -175,6 +165,7 @@ class DdpStep final : public train::TrainStep {
   DdpOptions options_;
   std::shared_ptr<train::LossComputation> computation_;
   train::AdamW optimizer_;
+  parallel::Layout layout_;  // what buckets_ were built from
   std::vector<Bucket> buckets_;
   bool syncing_ = true;
   ExposedCommTimer comm_timer_;

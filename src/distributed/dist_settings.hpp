@@ -8,18 +8,18 @@
 #include <string>
 
 #include "distributed/dist_env.hpp"
+#include "parallel/strategy.hpp"
 
 namespace tokbench::distributed {
 
-// fsdp2: PyTorch's per-parameter sharding (fully_shard), run by the Python executors only;
-// tokbench's own sharded step is fsdp (flat parameters per unit).
-enum class DistMode { none, ddp, fsdp, fsdp2 };
-inline bool is_sharded(DistMode mode) { return mode == DistMode::fsdp || mode == DistMode::fsdp2; }
-enum class ShardMode { zero2, zero3 };
-enum class CommBackend { gloo, nccl };
-// Which parameters form one FSDP unit: all of them, one transformer block each (plus the
-// root: embedding, final norm, head), or each module that owns parameters.
-enum class UnitPolicy { whole_model, per_block, per_layer };
+// The vocabulary lives in src/parallel (shared with predict); these names keep the settings'
+// users reading as before.
+using parallel::CommBackend;
+using parallel::DistMode;
+using parallel::is_sharded;
+using parallel::ShardMode;
+using parallel::to_string;
+using parallel::UnitPolicy;
 
 struct DistributedSettings {
   DistEnv env;                  // world size, rank, local rank, master address and port
@@ -39,16 +39,12 @@ struct DistributedSettings {
   bool hybrid() const { return shard_group_size && *shard_group_size < env.world_size; }
 };
 
-const char* to_string(DistMode mode);      // "none", "ddp", "fsdp", "fsdp2"
-const char* to_string(ShardMode mode);     // "zero2", "zero3"
-const char* to_string(UnitPolicy units);   // "none", "block", "layer" (the option's words)
-const char* to_string(CommBackend backend);  // "gloo", "nccl"
-
 // The reference's --shard_mode word for what runs: "zero2", "zero3", "hybrid_zero2", ...
 std::string shard_mode_label(const DistributedSettings& settings);
 
 // The reference's label for the JSON `Distributed Mode` key and its matrix tables:
-// "none", "ddp", or "<fsdp|fsdp2>_[hybrid_]<zero2|zero3>_<none|block|layer>_bucketing".
+// "none", "ddp", or "<fsdp|fsdp2>_[hybrid_]<zero2|zero3>_<none|block|layer>_bucketing"
+// (parallel::distributed_mode_label over these settings).
 std::string distributed_mode_label(const DistributedSettings& settings);
 
 }  // namespace tokbench::distributed

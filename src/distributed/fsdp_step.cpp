@@ -2,8 +2,10 @@
 // per transformer block plus the root, or one per parameter-owning layer).
 //
 // Each unit's parameters become views of one flat buffer (FSDP's flat parameter), padded to
-// a multiple of the shard-group size S. A rank owns 1/S of it: a flat shard that the
-// optimizer updates (so its AdamW state is 1/S too), with a gradient of the same size.
+// a multiple of the shard-group size S (which parameters form a unit, and where each lies in
+// its buffer, is parallel::layout_fsdp_units's answer; comm_layout() hands it on). A rank owns
+// 1/S of it: a flat shard that the optimizer updates (so its AdamW state is 1/S too), with a
+// gradient of the same size.
 //  - Backward: just before a unit's first gradient arrives, the unit's .grad fields become
 //    views of one zeroed flat gradient (padded), so autograd accumulates straight into the
 //    buffer that is reduce-scattered: no per-parameter gradients beside it, no copy (FSDP's
@@ -38,6 +40,7 @@
 #include "distributed/grad_hooks.hpp"
 #include "distributed/parallel_step.hpp"
 #include "train/dtype_mode.hpp"
+#include "train/parameter_shapes.hpp"
 
 namespace tokbench::distributed {
 namespace {
@@ -193,6 +196,7 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
     computation_->set_forward_end_callback(std::move(callback));
   }
   model::GPT model() const override { return model_; }
+  const parallel::Layout* comm_layout() const override { return &layout_; }
   int64_t optimizer_state_step() const override { return optimizer_->state_step(); }
   int64_t optimizer_steps_taken() const override { return optimizer_->steps_taken(); }
   bool fused_adamw() const override { return optimizer_->fused(); }
@@ -223,49 +227,35 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
   static bool shard_in_full(const Unit& u) { return u.shard.storage().is_alias_of(u.full.storage()); }
 
 
-  // Groups parameters into units by policy, in forward order: the root's unit first. With
-  // deferred parameters, the buffers are filled from the seed's initial values instead of
-  // copied from the parameters, and ZeRO-3 never allocates a unit's full buffer here.
+  // Builds the units parallel::layout_fsdp_units lays out (the root's unit first under
+  // per_block). With deferred parameters, the buffers are filled from the seed's initial values
+  // instead of copied from the parameters, and ZeRO-3 never allocates a unit's full buffer here.
   void build_units(bool deferred) {
+    const auto all = model_->parameters();
+    layout_ = parallel::layout_fsdp_units(train::parameter_shapes(model_), options_.units, groups_.shard_size);
+    const int64_t n_layer = static_cast<int64_t>(model_->blocks().size());
+    root_unit_ = 0;
+    // Which unit each block's forward gathers (per_layer: none, the units are ZeRO-2 only).
+    if (options_.units != UnitPolicy::per_layer) block_unit_.assign(n_layer, 0);
     std::vector<std::vector<at::Tensor>> groups;
-    auto params_of = [](const std::shared_ptr<torch::nn::Module>& m) { return m->parameters(); };
-    switch (options_.units) {
-      case UnitPolicy::whole_model:
-        groups.push_back(model_->parameters());
-        root_unit_ = 0;
-        block_unit_.assign(model_->blocks().size(), 0);
-        break;
-      case UnitPolicy::per_block: {
-        std::vector<at::Tensor> root;
-        for (const auto& m : model_->root_modules())
-          for (auto& p : params_of(m)) root.push_back(p);
-        groups.push_back(root);
-        root_unit_ = 0;
-        for (const auto& block : model_->blocks()) {
-          block_unit_.push_back(static_cast<int64_t>(groups.size()));
-          groups.push_back(params_of(block));
-        }
-        break;
+    for (std::size_t u = 0; u < layout_.units.size(); ++u) {
+      std::vector<at::Tensor> params;
+      for (const int64_t i : layout_.units[u].parameters) {
+        params.push_back(all[i]);
+        const int64_t timed = layout_.parameters[i].timed_unit;  // 1..L: block timed - 1
+        if (!block_unit_.empty() && timed >= 1 && timed <= n_layer) block_unit_[timed - 1] = static_cast<int64_t>(u);
       }
-      case UnitPolicy::per_layer:
-        // Every module that owns parameters directly (a linear, a norm, the embedding).
-        for (const auto& item : model_->named_modules()) {
-          auto own = item.value()->parameters(/*recurse=*/false);
-          if (!own.empty()) groups.push_back(own);
-        }
-        root_unit_ = 0;
-        break;
+      groups.push_back(std::move(params));
     }
     const int64_t s = groups_.shard_size;
     torch::NoGradGuard no_grad;
-    for (auto& params : groups) {
+    for (std::size_t index = 0; index < groups.size(); ++index) {
+      auto& params = groups[index];
       Unit u;
       u.params = params;
-      for (const auto& p : params) {
-        u.offsets.push_back(u.numel);
-        u.numel += p.numel();
-      }
-      u.padded = (u.numel + s - 1) / s * s;
+      u.offsets = layout_.units[index].offsets;
+      u.numel = layout_.units[index].elements;
+      u.padded = layout_.units[index].padded_elements;
       const auto options = params.front().options().requires_grad(false);
       const int64_t n = u.padded / s;
       if (deferred && zero3()) {  // the full buffer's shape, no bytes: gathered when first used
@@ -447,6 +437,7 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
   FsdpOptions options_;
   std::shared_ptr<train::LossComputation> computation_;
   ExposedCommTimer comm_timer_;
+  parallel::Layout layout_;  // what units_ were built from
   std::vector<Unit> units_;
   std::deque<Reduction> in_flight_;  // in the order issued
   BufferMeter comm_buffers_;

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <stdexcept>
 
@@ -87,6 +89,33 @@ void read_unit_timings(const json& t, const std::string& source, MeasuredRun& ru
   run.optimizer_seconds = number_at(t, "optimizer_seconds").value_or(optimizer_sum);
 }
 
+// The model's parameters in registration order (unit_timings.parameter_shapes), each with its
+// timed unit, for the target's layout. A record of an older tokbench has none: each timed unit
+// then stands as one parameter, in the model's registration order of them (the head's lm_head
+// is registered first, then the embedding and the blocks).
+void read_parameter_shapes(const json& t, const std::string& source, MeasuredRun& run) {
+  const int64_t element_bytes = run.bytes_per_parameter();
+  const json shapes = t.value("parameter_shapes", json());
+  run.parameter_shapes_recorded = shapes.is_array() && !shapes.empty();
+  if (!run.parameter_shapes_recorded) {
+    const int64_t head = static_cast<int64_t>(run.units.size()) - 1;
+    run.parameter_shapes.push_back({run.units[head].shape.name, run.units[head].shape.parameters, element_bytes, head});
+    for (int64_t u = 0; u < head; ++u)
+      run.parameter_shapes.push_back({run.units[u].shape.name, run.units[u].shape.parameters, element_bytes, u});
+    return;
+  }
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    const json& p = shapes[i];
+    const std::string unit = p.is_object() ? text_at(p, "unit", "?") : "?";
+    const auto timed = std::find_if(run.units.begin(), run.units.end(), [&](const UnitTiming& u) { return u.shape.name == unit; });
+    const auto elements = p.is_object() ? p.find("elements") : p.end();
+    if (timed == run.units.end() || elements == p.end() || !elements->is_number_integer() || elements->get<int64_t>() <= 0)
+      refuse(source, fmt::format("unit_timings.parameter_shapes[{}] needs a unit of unit_timings.units and elements (> 0)", i));
+    run.parameter_shapes.push_back({text_at(p, "name", fmt::format("parameter.{}", i)), elements->get<int64_t>(),
+                                    element_bytes, static_cast<int64_t>(timed - run.units.begin())});
+  }
+}
+
 }  // namespace
 
 int64_t MeasuredRun::shard_size() const {
@@ -156,6 +185,7 @@ MeasuredRun read_measured_run(const json& record, const std::string& source) {
   run.memory.activations_GB = number_at(record, "memory_activations_GB");
   run.memory.comm_buffers_GB = number_at(record, "memory_comm_buffers_GB");
   read_unit_timings(*timings, source, run);
+  read_parameter_shapes(*timings, source, run);
   return run;
 }
 

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "parallel/layout.hpp"
 #include "predict/comm_plan.hpp"
 
 namespace tokbench::predict {
@@ -45,6 +46,10 @@ struct MeasuredRun {
   double average_iter_time_ms = 0;
   std::string clock;                  // unit_timings.clock
   std::vector<UnitTiming> units;      // forward order
+  // The model's parameters in registration order, timed_unit indexing `units`; one per unit
+  // when the record has none (parameter_shapes_recorded false).
+  std::vector<parallel::ParameterShape> parameter_shapes;
+  bool parameter_shapes_recorded = false;
   double iteration_seconds = 0, exposed_comm_seconds = 0, optimizer_seconds = 0;
   MeasuredMemory memory;
 

@@ -13,18 +13,18 @@ namespace {
 constexpr double kAdamWMomentsPerElement = 2.0;
 
 // The closed form of docs/distributed.md ("Memory") for the parts a step holds.
-MemoryParts closed_form(Strategy strategy, bool zero3, double shard_size, double parameter_bytes) {
+MemoryParts closed_form(parallel::DistMode strategy, bool zero3, double shard_size, double parameter_bytes) {
   MemoryParts p;
-  const double s = strategy == Strategy::fsdp ? shard_size : 1.0;
-  p.parameters = strategy == Strategy::fsdp && zero3 ? parameter_bytes / s : parameter_bytes;
+  const double s = strategy == parallel::DistMode::fsdp ? shard_size : 1.0;
+  p.parameters = strategy == parallel::DistMode::fsdp && zero3 ? parameter_bytes / s : parameter_bytes;
   p.gradients = parameter_bytes / s;
   p.optimizer_state = kAdamWMomentsPerElement * parameter_bytes / s;
-  p.comm_buffers = strategy == Strategy::ddp ? parameter_bytes : 0;
+  p.comm_buffers = strategy == parallel::DistMode::ddp ? parameter_bytes : 0;
   return p;
 }
 
-Strategy strategy_of(const std::string& mode) {
-  return mode == "ddp" ? Strategy::ddp : mode == "fsdp" ? Strategy::fsdp : Strategy::none;
+parallel::DistMode strategy_of(const std::string& mode) {
+  return mode == "ddp" ? parallel::DistMode::ddp : mode == "fsdp" ? parallel::DistMode::fsdp : parallel::DistMode::none;
 }
 
 }  // namespace
@@ -55,11 +55,11 @@ MemoryPrediction predict_memory(const MeasuredRun& run, const MemoryTarget& targ
   MemoryParts& p = m.predicted;
   p.activations = m.measured.activations;
   const double s = static_cast<double>(std::max<int64_t>(1, target.shard_size));
-  if (target.strategy != Strategy::fsdp || !target.plan || target.plan->units.empty()) {
+  if (target.strategy != parallel::DistMode::fsdp || !target.plan || target.plan->units.empty()) {
     p.parameters = whole;
     p.gradients = whole;
     p.optimizer_state = state_per_element * static_cast<double>(run.parameters);
-    if (target.strategy == Strategy::ddp) {
+    if (target.strategy == parallel::DistMode::ddp) {
       p.comm_buffers = whole;  // every bucket is allocated once and held: together, every gradient
       m.assumptions.push_back("memory (DDP): buckets hold a copy of every gradient, allocated once");
     }

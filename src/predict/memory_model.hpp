@@ -27,7 +27,7 @@ struct MemoryPrediction {
 };
 
 struct MemoryTarget {
-  Strategy strategy = Strategy::none;
+  parallel::DistMode strategy = parallel::DistMode::none;
   bool zero3 = false;
   int64_t shard_size = 1;
   const CommPlan* plan = nullptr;  // the target's units or buckets

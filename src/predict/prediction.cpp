@@ -8,9 +8,11 @@
 #include <stdexcept>
 
 #include "predict/collective_cost.hpp"
+#include "parallel/strategy.hpp"
 #include "predict/comm_plan.hpp"
 #include "predict/memory_model.hpp"
 #include "predict/schedule.hpp"
+#include "results/comm_plan_json.hpp"
 #include "results/record_status.hpp"
 #include "results/result_columns.hpp"
 
@@ -39,7 +41,7 @@ json opt(const std::optional<double>& v, double scale = 1.0) { return v ? json(*
 // Everything the target run is, resolved and checked.
 struct Target {
   int64_t nproc_per_node = 1, nnodes = 1, world_size = 1;
-  Strategy strategy = Strategy::none;
+  parallel::DistMode strategy = parallel::DistMode::none;
   std::string distributed_mode = "none", shard_mode = "zero2", bucketing_mode = "none";
   bool zero3 = false;
   std::optional<int64_t> sharding_size;
@@ -81,7 +83,7 @@ Target resolve_target(const MeasuredRun& run, const ClusterInput& in, const Targ
     usage(fmt::format("--distributed-mode '{}' needs more than one rank, but this is 1 (--nproc-per-node {} --nnodes {}); "
                       "valid here: none",
                       t.distributed_mode, t.nproc_per_node, t.nnodes));
-  t.strategy = t.distributed_mode == "ddp" ? Strategy::ddp : t.distributed_mode == "fsdp" ? Strategy::fsdp : Strategy::none;
+  t.strategy = parallel::parse_dist_mode(t.distributed_mode);
   t.shard_mode = o.shard_mode.value_or(run.distributed_mode == "fsdp" ? run.shard_mode : "zero2");
   require_choice("--shard-mode", t.shard_mode, {"zero2", "zero3", "hybrid_zero2", "hybrid_zero3"});
   t.bucketing_mode = o.bucketing_mode.value_or(run.bucketing_mode);
@@ -99,13 +101,13 @@ Target resolve_target(const MeasuredRun& run, const ClusterInput& in, const Targ
     if (w % *t.sharding_size != 0)
       usage(fmt::format("--sharding-size {} does not divide the world size {}; valid: a divisor of {}", *t.sharding_size,
                         w, w));
-    if (t.strategy != Strategy::fsdp)
+    if (t.strategy != parallel::DistMode::fsdp)
       usage(fmt::format("--sharding-size {} applies to --distributed-mode fsdp only (mode is {})", *t.sharding_size,
                         t.distributed_mode));
   }
-  if (t.shard_mode.rfind("hybrid_", 0) == 0 && !t.sharding_size && t.strategy == Strategy::fsdp)
+  if (t.shard_mode.rfind("hybrid_", 0) == 0 && !t.sharding_size && t.strategy == parallel::DistMode::fsdp)
     usage(fmt::format("--shard-mode '{}' needs --sharding-size (ranks per shard group)", t.shard_mode));
-  t.shard_size = t.strategy == Strategy::fsdp ? t.sharding_size.value_or(w) : 1;
+  t.shard_size = t.strategy == parallel::DistMode::fsdp ? t.sharding_size.value_or(w) : 1;
   t.micro_batch = run.micro_batch;
   if (o.micro_batch_size && *o.micro_batch_size != run.micro_batch)
     usage(fmt::format("--micro-batch-size {} differs from the measured run's {}: compute per micro-batch is measured, "
@@ -127,13 +129,13 @@ Target resolve_target(const MeasuredRun& run, const ClusterInput& in, const Targ
 }
 
 std::string mode_label(const Target& t) {
-  if (t.strategy != Strategy::fsdp) return t.distributed_mode;
-  const bool hybrid = t.shard_size < t.world_size;
-  return fmt::format("fsdp_{}{}_{}_bucketing", hybrid ? "hybrid_" : "", t.zero3 ? "zero3" : "zero2", t.bucketing_mode);
+  return parallel::distributed_mode_label(t.strategy, t.zero3 ? parallel::ShardMode::zero3 : parallel::ShardMode::zero2,
+                                          t.shard_size < t.world_size, parallel::parse_unit_policy(t.bucketing_mode));
 }
 
 std::string sharding_label(const Target& t) {
-  return std::string(t.shard_size < t.world_size ? "hybrid_" : "") + (t.zero3 ? "zero3" : "zero2");
+  return parallel::shard_mode_label(t.zero3 ? parallel::ShardMode::zero3 : parallel::ShardMode::zero2,
+                                    t.shard_size < t.world_size);
 }
 
 json link_json(const Link& l) {
@@ -236,17 +238,17 @@ json predict(const MeasuredRun& run, const ClusterInput& in, const TargetOptions
   // What is sent, and how long each takes.
   CommPlanInput plan_input;
   for (const auto& u : run.units) plan_input.units.push_back(u.shape);
-  plan_input.bytes_per_element = run.bytes_per_parameter();
+  plan_input.parameters = run.parameter_shapes;
   plan_input.strategy = t.strategy;
   plan_input.zero3 = t.zero3;
-  plan_input.fsdp_units = t.bucketing_mode == "block" ? FsdpUnits::per_block : FsdpUnits::whole_model;
+  plan_input.fsdp_units = parallel::parse_unit_policy(t.bucketing_mode);
   plan_input.world_size = t.world_size;
   plan_input.shard_size = t.shard_size;
   plan_input.grad_accum = t.grad_accum;
   plan_input.ddp_bucket_bytes = static_cast<int64_t>(t.ddp_bucket_size_mb * 1e6);
   // FSDP reduce-scatters every micro-batch; DDP keeps the measured run's choice (default: skip).
   plan_input.ddp_skip_sync = run.distributed_mode == "ddp" ? run.skip_data_sync : true;
-  plan_input.backend = cpu ? Backend::gloo : Backend::nccl;
+  plan_input.backend = cpu ? parallel::CommBackend::gloo : parallel::CommBackend::nccl;
   const CommPlan plan = plan_communication(plan_input);
   const CollectiveTimer timer(cluster, in.measured, Placement{t.world_size, t.nnodes, t.nproc_per_node, t.shard_size},
                               in.group_measurements);
@@ -265,7 +267,7 @@ json predict(const MeasuredRun& run, const ClusterInput& in, const TargetOptions
   const double updated_ratio = static_cast<double>(run.shard_size()) / static_cast<double>(t.shard_size);
   s.optimizer_seconds = run.optimizer_seconds * compute_factor * updated_ratio;
   s.plan = plan;
-  json communication = to_json(plan);
+  json communication = results::comm_plan_json(plan);
   for (std::size_t i = 0; i < plan.collectives.size(); ++i) {
     s.collective_seconds.push_back(timer.seconds(plan.collectives[i]));
     communication["collectives"][i]["ms_each"] = s.collective_seconds.back() * 1e3;
@@ -278,16 +280,19 @@ json predict(const MeasuredRun& run, const ClusterInput& in, const TargetOptions
   for (const auto& a : memory.assumptions) assumptions.push_back(a);
   assumptions.push_back("one communication stream per rank: collectives start in issue order when issued and the "
                         "stream is free; the loss average and the stop agreement (a few bytes) are not modelled");
-  if (t.strategy == Strategy::ddp)
+  if (t.strategy == parallel::DistMode::ddp)
     assumptions.push_back("DDP: a unit's gradients arrive evenly over its backward, in reverse registration order; "
-                          "buckets cut at the bucket size regardless of parameter boundaries");
+                          "buckets take whole parameters, as the step lays them out");
+  if (!run.parameter_shapes_recorded)
+    assumptions.push_back("the record lists no parameter_shapes (an older tokbench): each timed unit is laid out as "
+                          "one parameter");
   if (!in.measured)
     assumptions.push_back(fmt::format("collectives: {}; a group on one node uses the intra-node link, across nodes "
                                       "the inter-node bandwidth per device bounds it",
                                       timer.method()));
   else
     assumptions.push_back("collectives: " + timer.method());
-  if (in.measured && t.strategy == Strategy::fsdp && t.shard_size < t.world_size && t.nnodes == 1)
+  if (in.measured && t.strategy == parallel::DistMode::fsdp && t.shard_size < t.world_size && t.nnodes == 1)
     assumptions.push_back(fmt::format(
         "hybrid groups on one machine: the {} shard groups (or {} replica groups) run their collectives at once; a "
         "group's time is tokbench comm's for that many ranks{}",
@@ -346,7 +351,7 @@ json predict(const MeasuredRun& run, const ClusterInput& in, const TargetOptions
   config["bucketing_mode"] = t.bucketing_mode;
   config["sharding_size"] = t.sharding_size ? json(*t.sharding_size) : json(nullptr);
   config["ddp_bucket_size_mb"] = t.ddp_bucket_size_mb;
-  config["skip_data_sync"] = t.strategy == Strategy::ddp ? plan_input.ddp_skip_sync : false;
+  config["skip_data_sync"] = t.strategy == parallel::DistMode::ddp ? plan_input.ddp_skip_sync : false;
   config["dist_backend"] = w > 1 ? json(cpu ? "gloo" : "nccl") : json(nullptr);
   config["dist_launcher"] = "none";
   config["num_threads"] = t.num_threads;
@@ -365,7 +370,7 @@ json predict(const MeasuredRun& run, const ClusterInput& in, const TargetOptions
   j["Global BS"] = t.global_batch;
   j["GA"] = t.grad_accum;
   j["Distributed Mode"] = mode_label(t);
-  j["Sharding Size"] = t.strategy == Strategy::fsdp && t.sharding_size ? json(*t.sharding_size) : json(nullptr);
+  j["Sharding Size"] = t.strategy == parallel::DistMode::fsdp && t.sharding_size ? json(*t.sharding_size) : json(nullptr);
   j["compiler"] = m.value("compiler", json(run.executor));
   j["schema_version"] = results::kSchemaVersion;
   j["status"] = std::string(results::kStatusPredicted);
@@ -412,8 +417,8 @@ json predict(const MeasuredRun& run, const ClusterInput& in, const TargetOptions
   j["memory_estimate_GB"] = nullptr;
   j["harness_overhead_percent"] = nullptr;
   j["world_size"] = w;
-  j["sharding_mode"] = t.strategy == Strategy::fsdp ? json(sharding_label(t)) : json(nullptr);
-  j["bucketing"] = t.strategy == Strategy::fsdp ? json(t.bucketing_mode) : json(nullptr);
+  j["sharding_mode"] = t.strategy == parallel::DistMode::fsdp ? json(sharding_label(t)) : json(nullptr);
+  j["bucketing"] = t.strategy == parallel::DistMode::fsdp ? json(t.bucketing_mode) : json(nullptr);
   j["ranks"] = json::array();
   j["device"] = cluster.device;
   j["device_name"] = cluster.device_name.empty() ? json(run.device_name) : json(cluster.device_name);

@@ -251,7 +251,7 @@ ScheduleResult simulate_iteration(const ScheduleInput& in) {
     for (int64_t micro = 0; micro < in.grad_accum; ++micro)
       for (std::size_t u = 0; u < n; ++u) timeline.compute(in.forward_seconds[u] + in.backward_seconds[u]);
     timeline.compute(in.optimizer_seconds);
-  } else if (in.strategy == Strategy::ddp) {
+  } else if (in.strategy == parallel::DistMode::ddp) {
     simulate_ddp(in, timeline);
   } else {
     simulate_fsdp(in, timeline);

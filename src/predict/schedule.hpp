@@ -15,7 +15,7 @@
 namespace tokbench::predict {
 
 struct ScheduleInput {
-  Strategy strategy = Strategy::none;
+  parallel::DistMode strategy = parallel::DistMode::none;
   bool zero3 = false;
   bool ddp_overlap = true;    // DDP: all-reduce buckets during backward (else all at the optimizer step)
   bool ddp_skip_sync = true;  // DDP: all-reduce on the last micro-batch only

@@ -8,8 +8,9 @@
 
 #include "run/report.hpp"
 #include "distributed/dist_settings.hpp"
-#include "predict/comm_plan.hpp"
+#include "parallel/comm_plan.hpp"
 #include "results/atomic_file.hpp"
+#include "results/comm_plan_json.hpp"
 #include "results/result_columns.hpp"
 
 namespace tokbench::run {
@@ -21,40 +22,34 @@ nlohmann::ordered_json opt(const std::optional<double>& value, double scale = 1.
 
 
 // What the step sends per iteration, unit by unit (docs/run.md, "Per-unit timings"): the plan
-// `tokbench predict` times, from the same function, over the timed units' parameter counts.
-// Null where the plan does not cover the step (PyTorch's fully_shard, per-layer FSDP units).
+// over the layout the step built its DDP buckets or FSDP units from (TrainStep::comm_layout),
+// the plan `tokbench predict` times over the layout of the run it predicts. Null where no step
+// of tokbench's laid out the communication (PyTorch's fully_shard, the Python executors).
 nlohmann::ordered_json communication_json(const RunPlan& plan, const train::UnitTimings& t) {
   const distributed::DistributedSettings& d = plan.dist;
-  predict::CommPlanInput in;
-  for (const auto& u : t.units) {
-    const auto kind = u.kind == "embedding" ? predict::UnitKind::embedding
-                      : u.kind == "head"    ? predict::UnitKind::head
-                                            : predict::UnitKind::block;
-    in.units.push_back({u.name, kind, u.parameters});
+  if (!d.multi_rank() || d.mode == parallel::DistMode::none) return results::comm_plan_json(parallel::CommPlan{});
+  if (d.mode == parallel::DistMode::fsdp2 || !t.comm_layout) return nullptr;
+  parallel::CommSettings settings;
+  settings.mode = d.mode;
+  settings.shard_mode = d.shard_mode;
+  settings.world_size = plan.world_size();
+  settings.grad_accum = plan.train.grad_accum;
+  settings.ddp_skip_sync = d.skip_sync_until_last_micro;
+  settings.backend = d.backend;
+  return results::comm_plan_json(parallel::plan_communication(*t.comm_layout, settings));
+}
+
+// The model's parameters in registration order, each with its timed unit: what a prediction
+// lays the target's buckets and units out over (predict/measured_run.cpp reads them back).
+nlohmann::ordered_json parameter_shapes_json(const train::UnitTimings& t) {
+  nlohmann::ordered_json shapes = nlohmann::ordered_json::array();
+  for (const auto& p : t.parameter_shapes) {
+    const bool known = p.timed_unit >= 0 && p.timed_unit < static_cast<int64_t>(t.units.size());
+    shapes.push_back({{"name", p.name},
+                      {"unit", known ? t.units[p.timed_unit].name : std::string("?")},
+                      {"elements", p.elements}});
   }
-  in.bytes_per_element = plan.train.dtype == model::TrainPrecision::bf16_true ? 2 : 4;  // bf16-mixed keeps fp32 parameters
-  in.world_size = plan.world_size();
-  in.grad_accum = plan.train.grad_accum;
-  in.backend = d.backend == distributed::CommBackend::nccl ? predict::Backend::nccl : predict::Backend::gloo;
-  in.ddp_bucket_bytes = d.ddp_bucket_bytes;
-  in.ddp_skip_sync = d.skip_sync_until_last_micro;
-  if (!d.multi_rank() || d.mode == distributed::DistMode::none) {
-    in.strategy = predict::Strategy::none;
-  } else if (d.mode == distributed::DistMode::ddp) {
-    in.strategy = predict::Strategy::ddp;
-  } else if (d.mode == distributed::DistMode::fsdp && d.units != distributed::UnitPolicy::per_layer) {
-    in.strategy = predict::Strategy::fsdp;
-    in.zero3 = d.shard_mode == distributed::ShardMode::zero3;
-    in.fsdp_units = d.units == distributed::UnitPolicy::per_block ? predict::FsdpUnits::per_block : predict::FsdpUnits::whole_model;
-    in.shard_size = d.hybrid() ? *d.shard_group_size : plan.world_size();
-  } else {
-    return nullptr;
-  }
-  try {
-    return predict::to_json(predict::plan_communication(in));
-  } catch (const std::invalid_argument&) {
-    return nullptr;  // units of another shape than embedding, blocks, head: nothing to plan over
-  }
+  return shapes;
 }
 
 // The per-unit timings (docs/run.md, "Per-unit timings"); null when the run has none.
@@ -77,7 +72,8 @@ nlohmann::ordered_json unit_timings_json(const RunPlan& plan, const std::optiona
           {"exposed_comm_seconds", t.exposed_comm_seconds},
           {"optimizer_seconds", t.optimizer_seconds},
           {"units", units},
-          {"communication", communication_json(plan, t)}};
+          {"communication", communication_json(plan, t)},
+          {"parameter_shapes", parameter_shapes_json(t)}};
 }
 
 }  // namespace

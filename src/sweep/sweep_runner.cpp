@@ -4,6 +4,7 @@
 #include "sweep/sweep_runner.hpp"
 
 #include "process/child_process.hpp"
+#include "parallel/strategy.hpp"
 #include "results/atomic_file.hpp"
 #include "sweep/slurm_jobs.hpp"
 
@@ -180,6 +181,21 @@ bool has_result(const std::filesystem::path& path) {
   }
 }
 
+// The row's label from its options' words, through the one label builder; words a run would
+// refuse are shown as given (the row exists to say the run did not start).
+std::string distributed_mode_label_of(const Configuration& c) {
+  const std::string mode = c.value_of("distributed-mode", "none");
+  std::string shard = c.value_of("shard-mode", "zero2");
+  const bool hybrid = shard.rfind("hybrid_", 0) == 0;
+  if (hybrid) shard = shard.substr(7);
+  try {
+    return parallel::distributed_mode_label(parallel::parse_dist_mode(mode), parallel::parse_shard_mode(shard), hybrid,
+                                            parallel::parse_unit_policy(c.value_of("bucketing-mode", "none")));
+  } catch (const std::invalid_argument&) {
+    return mode;
+  }
+}
+
 nlohmann::json synthesized_row(const Configuration& c, const std::string& status, const std::string& message) {
   auto number_or_null = [&](const std::string& option) -> nlohmann::json {
     const std::string v = c.value_of(option);
@@ -207,10 +223,7 @@ nlohmann::json synthesized_row(const Configuration& c, const std::string& status
   j["Micro BS"] = number_or_null("micro-batch-size").is_null() ? nlohmann::json(1) : number_or_null("micro-batch-size");
   j["Global BS"] = number_or_null("global-batch-size");
   j["GA"] = nullptr;
-  const std::string mode = c.value_of("distributed-mode", "none");
-  j["Distributed Mode"] = mode == "fsdp" ? fmt::format("fsdp_{}_{}_bucketing", c.value_of("shard-mode", "zero2"),
-                                                       c.value_of("bucketing-mode", "none"))
-                                         : mode;
+  j["Distributed Mode"] = distributed_mode_label_of(c);
   j["Sharding Size"] = number_or_null("sharding-size");
   j["compiler"] = c.value_of("compile", c.value_of("executor", "eager"));
   j["status"] = status;

@@ -18,6 +18,7 @@
 
 #include "model/gpt.hpp"
 #include "model/train_precision.hpp"
+#include "parallel/layout.hpp"
 #include "train/gemm_kernels.hpp"
 #include "train/loss_computation.hpp"
 #include "train/memory_breakdown.hpp"
@@ -74,6 +75,10 @@ class TrainStep {
 
   // Hands the loop's forward-end callback to the step's computation (LossComputation).
   virtual void set_forward_end_callback(std::function<void()> callback) = 0;
+
+  // The layout of the step's DDP buckets or FSDP units (parallel/layout.hpp), as it built its
+  // flat buffers from it: what the run records it sent. Null where nothing is communicated.
+  virtual const parallel::Layout* comm_layout() const { return nullptr; }
 
   // The model the step trains (the per-unit timing pass hooks into its forward,
   // unit_timing_pass.hpp). Where the step shards it, its parameters keep their full shapes.

@@ -10,6 +10,7 @@
 #include <string>
 #include <unordered_set>
 
+#include "train/parameter_shapes.hpp"
 #include "train/unit_clock.hpp"
 #include "train/unit_timing_hooks.hpp"
 
@@ -161,6 +162,8 @@ std::optional<UnitTimings> measure_unit_timings(TrainStep& step, TokenBatcher& d
   t.iteration_seconds = per_iteration(iteration_seconds);
   t.exposed_comm_seconds = per_iteration(exposed_comm_seconds);
   t.optimizer_seconds = per_iteration(optimizer_seconds);
+  t.parameter_shapes = parameter_shapes(model);
+  if (const parallel::Layout* layout = step.comm_layout()) t.comm_layout = *layout;
   const std::vector<int64_t> parameters = unit_parameters(model);
   int64_t total_parameters = 0;
   for (const int64_t p : parameters) total_parameters += p;

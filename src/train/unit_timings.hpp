@@ -6,8 +6,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "parallel/layout.hpp"
 
 namespace tokbench::train {
 
@@ -32,6 +35,11 @@ struct UnitTimings {
   double exposed_comm_seconds = 0;          // mean per profile iteration (TrainStep's)
   double optimizer_seconds = 0;             // mean per iteration, the whole optimizer step
   std::vector<UnitTiming> units;            // embedding, block.0 .. block.{n-1}, head
+  // The model's parameters in registration order (what a prediction lays buckets and units out
+  // over), and the layout the step built its DDP buckets or FSDP units from (what the record
+  // says it sent; none for one device).
+  std::vector<parallel::ParameterShape> parameter_shapes;
+  std::optional<parallel::Layout> comm_layout;
 };
 
 }  // namespace tokbench::train

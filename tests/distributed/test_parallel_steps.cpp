@@ -34,6 +34,8 @@
 #include "distributed/stop_agreement.hpp"
 #include "model/catalog.hpp"
 #include "model/config_json.hpp"
+#include "parallel/comm_plan.hpp"
+#include "results/comm_plan_json.hpp"
 #include "../model/test_gpt_support.hpp"
 #include "train/loss_computation.hpp"
 #include "train/unit_timing_pass.hpp"
@@ -727,6 +729,99 @@ TEST(ParallelUnitTimings, EveryStepTimesEveryUnitOnEveryRank) {
                                             c.name + " rank " + std::to_string(r),
                                             test_device().is_cuda() ? "cuda_events" : "host");
     }
+  }
+}
+
+
+// The layout each step built its buffers from (TrainStep::comm_layout), read from the step
+// itself after a unit-timing pass, against what the run's record reports from it: the pass
+// carries the step's own layout into UnitTimings (what result_json turns into
+// unit_timings.communication), and the record's bytes are the step's real buffers, padding
+// included: DDP's buckets sum to its communication buffers; each FSDP unit's flat gradient is S
+// times this rank's shard of it (the shards' bytes are the step's gradients); under ZeRO-2 each
+// parameter views its unit's buffer at the layout's offset.
+TEST(ParallelStepLayout, TheRecordReportsTheLayoutTheStepBuilt) {
+  struct LayoutCase {
+    std::string name;
+    StepFactory make;
+    parallel::DistMode mode;
+    ShardMode shard_mode = ShardMode::zero2;
+    UnitPolicy units = UnitPolicy::whole_model;
+  };
+  const std::vector<LayoutCase> cases = {
+      {"ddp", ddp(true, true), parallel::DistMode::ddp},
+      {"zero2 whole", fsdp(ShardMode::zero2, UnitPolicy::whole_model), parallel::DistMode::fsdp, ShardMode::zero2,
+       UnitPolicy::whole_model},
+      {"zero2 block", fsdp(ShardMode::zero2, UnitPolicy::per_block), parallel::DistMode::fsdp, ShardMode::zero2,
+       UnitPolicy::per_block},
+      {"zero2 layer", fsdp(ShardMode::zero2, UnitPolicy::per_layer), parallel::DistMode::fsdp, ShardMode::zero2,
+       UnitPolicy::per_layer},
+      {"zero3 whole", fsdp(ShardMode::zero3, UnitPolicy::whole_model), parallel::DistMode::fsdp, ShardMode::zero3,
+       UnitPolicy::whole_model},
+      {"zero3 block", fsdp(ShardMode::zero3, UnitPolicy::per_block), parallel::DistMode::fsdp, ShardMode::zero3,
+       UnitPolicy::per_block},
+  };
+  const int64_t world = 2;
+  std::vector<int64_t> numels;
+  for (const auto& p : build_model()->parameters()) numels.push_back(p.numel());
+  for (const auto& c : cases) {
+    on_ranks(world, std::nullopt, [&](int64_t r, const ProcessGroups& groups) {
+      auto step = c.make(build_model(), groups);
+      const parallel::Layout* layout = step->comm_layout();
+      ASSERT_NE(layout, nullptr) << c.name;
+      train::TokenBatchOptions b;
+      b.micro_batch = kMicroBatch;
+      b.seq_len = kSeqLen;
+      b.seed = 7 + static_cast<uint64_t>(r);
+      b.host_buffers = 1;
+      train::TokenBatcher data(b, test_device());
+      const auto timings = train::measure_unit_timings(*step, data, test_device(), 1, 1, {});
+      ASSERT_TRUE(timings && timings->comm_layout) << c.name;
+      const parallel::Layout& recorded = *timings->comm_layout;
+      // The record's layout is the step's, unit for unit, and covers every parameter once.
+      ASSERT_EQ(recorded.units.size(), layout->units.size()) << c.name;
+      std::vector<int> seen(numels.size(), 0);
+      for (std::size_t u = 0; u < layout->units.size(); ++u) {
+        EXPECT_EQ(recorded.units[u].name, layout->units[u].name) << c.name;
+        EXPECT_EQ(recorded.units[u].parameters, layout->units[u].parameters) << c.name;
+        EXPECT_EQ(recorded.units[u].padded_elements, layout->units[u].padded_elements) << c.name;
+        for (const int64_t i : layout->units[u].parameters) ++seen[i];
+      }
+      EXPECT_EQ(seen, std::vector<int>(numels.size(), 1)) << c.name;
+      ASSERT_EQ(recorded.parameters.size(), numels.size());
+      for (std::size_t i = 0; i < numels.size(); ++i) EXPECT_EQ(recorded.parameters[i].elements, numels[i]) << c.name;
+
+      parallel::CommSettings settings;
+      settings.mode = c.mode;
+      settings.shard_mode = c.shard_mode;
+      settings.world_size = world;
+      settings.backend = parallel::CommBackend::gloo;
+      const auto record = results::comm_plan_json(parallel::plan_communication(recorded, settings));
+      const train::MemoryBreakdown parts = step->memory_parts();
+      int64_t sent = 0, reduced = 0;
+      for (const auto& x : record["collectives"]) {
+        if (x["purpose"] == "ddp_bucket") sent += x["bytes"].get<int64_t>();
+        if (x["purpose"] == "reduce_gradients") reduced += x["bytes"].get<int64_t>();
+      }
+      if (c.mode == parallel::DistMode::ddp) {
+        EXPECT_EQ(sent, parts.comm_buffers) << c.name << ": the buckets the step allocated";
+        EXPECT_GT(layout->units.size(), 1u) << c.name << ": several buckets at a 2 MB cap";
+        return;
+      }
+      EXPECT_EQ(reduced, world * parts.gradients) << c.name << ": the flat gradients are S shards, padded";
+      for (const auto& unit : layout->units) EXPECT_EQ(unit.padded_elements % world, 0) << c.name;
+      if (c.shard_mode == ShardMode::zero3) return;  // ZeRO-3's buffers are freed at rest
+      const auto params = step->model()->parameters();
+      for (const auto& unit : layout->units) {
+        const auto* base = static_cast<const char*>(params[unit.parameters.front()].data_ptr());
+        for (std::size_t k = 0; k < unit.parameters.size(); ++k) {
+          const auto& p = params[unit.parameters[k]];
+          EXPECT_EQ(static_cast<const char*>(p.data_ptr()) - base,
+                    (unit.offsets[k] - unit.offsets.front()) * static_cast<int64_t>(p.element_size()))
+              << c.name << " unit " << unit.name;
+        }
+      }
+    });
   }
 }
 

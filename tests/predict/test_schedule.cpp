@@ -24,6 +24,15 @@ std::vector<UnitShape> units() {
           {"head", UnitKind::head, kUnitElements}};
 }
 
+// Each unit as one fp32 parameter, in the model's registration order: lm_head (the head) first,
+// then the embedding and the blocks.
+std::vector<parallel::ParameterShape> parameters() {
+  return {{"lm_head.weight", kUnitElements, 4, 3},
+          {"transformer.wte.weight", kUnitElements, 4, 0},
+          {"transformer.h.0.weight", kUnitElements, 4, 1},
+          {"transformer.h.1.weight", kUnitElements, 4, 2}};
+}
+
 Cluster links(double intra_GBps, double inter_GBps) {
   Cluster c;
   c.name = "test";
@@ -34,19 +43,19 @@ Cluster links(double intra_GBps, double inter_GBps) {
   return c;
 }
 
-ScheduleResult simulate(Strategy strategy, bool zero3, int64_t world, int64_t shard, int64_t nnodes, double optimizer_s,
+ScheduleResult simulate(parallel::DistMode strategy, bool zero3, int64_t world, int64_t shard, int64_t nnodes, double optimizer_s,
                         const Cluster& cluster = links(10, 10), double steal = 0) {
   CommPlanInput plan_input;
   plan_input.units = units();
-  plan_input.bytes_per_element = 4;
+  plan_input.parameters = parameters();
   plan_input.strategy = strategy;
   plan_input.zero3 = zero3;
-  plan_input.fsdp_units = FsdpUnits::per_block;
+  plan_input.fsdp_units = parallel::UnitPolicy::per_block;
   plan_input.world_size = world;
   plan_input.shard_size = shard;
   plan_input.grad_accum = 1;
   plan_input.ddp_bucket_bytes = 100'000'000;  // 100 MB: one unit per bucket
-  plan_input.backend = Backend::nccl;
+  plan_input.backend = parallel::CommBackend::nccl;
   ScheduleInput in;
   in.strategy = strategy;
   in.zero3 = zero3;
@@ -69,7 +78,7 @@ ScheduleResult simulate(Strategy strategy, bool zero3, int64_t world, int64_t sh
 //   embedding backward 60 → 60: all-reduce queued behind, 70 → 80.
 //   optimizer waits for every bucket: 60 → 80 (exposed 20), then 5 ms: iteration 85.
 TEST(PredictSchedule, DdpBucketsOverlapBackward) {
-  const ScheduleResult r = simulate(Strategy::ddp, false, 2, 1, 1, 0.005);
+  const ScheduleResult r = simulate(parallel::DistMode::ddp, false, 2, 1, 1, 0.005);
   EXPECT_NEAR(r.iteration_seconds, 0.085, 1e-9);
   EXPECT_NEAR(r.exposed_comm_seconds, 0.020, 1e-9);
   EXPECT_NEAR(r.comm_seconds, 0.040, 1e-9);
@@ -87,7 +96,7 @@ TEST(PredictSchedule, DdpBucketsOverlapBackward) {
 //   updated shards gathered: root 10, block.0 5, block.1 5: 77.5 → 97.5, all waited.
 //   iteration 97.5; exposed 5 + 10 + 20 = 35.
 TEST(PredictSchedule, Zero2ReduceScatterPerUnitThenRefresh) {
-  const ScheduleResult r = simulate(Strategy::fsdp, false, 2, 2, 1, 0.0025);
+  const ScheduleResult r = simulate(parallel::DistMode::fsdp, false, 2, 2, 1, 0.0025);
   EXPECT_NEAR(r.iteration_seconds, 0.0975, 1e-9);
   EXPECT_NEAR(r.exposed_comm_seconds, 0.035, 1e-9);
   EXPECT_NEAR(r.comm_seconds, 0.040, 1e-9);
@@ -103,7 +112,7 @@ TEST(PredictSchedule, Zero2ReduceScatterPerUnitThenRefresh) {
 //   micro-batch end: root's waited 95 → 105 (10). optimizer 105 → 107.5; no refresh.
 //   iteration 107.5; exposed 10 + 5 + 10 + 5 + 5 + 10 = 45.
 TEST(PredictSchedule, Zero3GathersAheadAndAgainForBackward) {
-  const ScheduleResult r = simulate(Strategy::fsdp, true, 2, 2, 1, 0.0025);
+  const ScheduleResult r = simulate(parallel::DistMode::fsdp, true, 2, 2, 1, 0.0025);
   EXPECT_NEAR(r.iteration_seconds, 0.1075, 1e-9);
   EXPECT_NEAR(r.exposed_comm_seconds, 0.045, 1e-9);
   EXPECT_NEAR(r.comm_seconds, 0.060, 1e-9);
@@ -115,7 +124,7 @@ TEST(PredictSchedule, Zero3GathersAheadAndAgainForBackward) {
 // replicas: B / 5e9 s = 20, 10, 10 ms: 75 → 115, waited (40). optimizer 115 → 117.5; refresh
 // 117.5 → 137.5 (20). iteration 137.5; exposed 5 + 10 + 40 + 20 = 75.
 TEST(PredictSchedule, HybridAllReducesShardsAcrossReplicas) {
-  const ScheduleResult r = simulate(Strategy::fsdp, false, 4, 2, 2, 0.0025, links(10, 5));
+  const ScheduleResult r = simulate(parallel::DistMode::fsdp, false, 4, 2, 2, 0.0025, links(10, 5));
   EXPECT_NEAR(r.iteration_seconds, 0.1375, 1e-9);
   EXPECT_NEAR(r.exposed_comm_seconds, 0.075, 1e-9);
 }
@@ -126,14 +135,14 @@ TEST(PredictSchedule, HybridAllReducesShardsAcrossReplicas) {
 // embedding's 90 → 100; the optimizer waits 80 → 100 (exposed 20), then 100 → 105.
 // Contention: 10 + 10 = 20.
 TEST(PredictSchedule, CpuCollectivesTakeTheComputesCore) {
-  const ScheduleResult r = simulate(Strategy::ddp, false, 2, 1, 1, 0.005, links(10, 10), 1.0);
+  const ScheduleResult r = simulate(parallel::DistMode::ddp, false, 2, 1, 1, 0.005, links(10, 10), 1.0);
   EXPECT_NEAR(r.iteration_seconds, 0.105, 1e-9);
   EXPECT_NEAR(r.exposed_comm_seconds, 0.020, 1e-9);
   EXPECT_NEAR(r.contention_seconds, 0.020, 1e-9);
 }
 
 TEST(PredictSchedule, OneRankIsComputeAlone) {
-  const ScheduleResult r = simulate(Strategy::none, false, 1, 1, 1, 0.005);
+  const ScheduleResult r = simulate(parallel::DistMode::none, false, 1, 1, 1, 0.005);
   EXPECT_NEAR(r.iteration_seconds, 0.065, 1e-9);
   EXPECT_EQ(r.exposed_comm_seconds, 0.0);
 }
@@ -141,13 +150,14 @@ TEST(PredictSchedule, OneRankIsComputeAlone) {
 TEST(PredictCommPlan, GlooSendsWholeBuffersThroughAllReduce) {
   CommPlanInput in;
   in.units = units();
-  in.strategy = Strategy::fsdp;
+  in.parameters = parameters();
+  in.strategy = parallel::DistMode::fsdp;
   in.zero3 = true;
-  in.fsdp_units = FsdpUnits::per_block;
+  in.fsdp_units = parallel::UnitPolicy::per_block;
   in.world_size = 3;  // 25e6 elements pad to 25000002 per block
   in.shard_size = 3;
   in.grad_accum = 2;
-  in.backend = Backend::gloo;
+  in.backend = parallel::CommBackend::gloo;
   const CommPlan plan = plan_communication(in);
   ASSERT_EQ(plan.units.size(), 3u);
   EXPECT_EQ(plan.units[1].padded_elements, 25'000'002);
@@ -162,7 +172,7 @@ TEST(PredictCommPlan, GlooSendsWholeBuffersThroughAllReduce) {
 TEST(PredictCommPlan, RefusesUnitsThatAreNotTheModels) {
   CommPlanInput in;
   in.units = {{"block.0", UnitKind::block, 10}, {"head", UnitKind::head, 10}};
-  in.strategy = Strategy::ddp;
+  in.strategy = parallel::DistMode::ddp;
   in.world_size = 2;
   EXPECT_THROW(plan_communication(in), std::invalid_argument);
 }

@@ -18,6 +18,7 @@
 
 #include "run/resolve.hpp"
 #include "run/result_json.hpp"
+#include "parallel/layout.hpp"
 #include "results/run_report.hpp"
 #include "model/gpt.hpp"
 #include "train/train_loop.hpp"
@@ -248,7 +249,7 @@ TEST(ResultJson, UnitTimingsKeepTheirKeysAndAreNullWithoutThem) {
   for (const auto& [key, value] : u.items()) keys.push_back(key);
   EXPECT_EQ(keys, (std::vector<std::string>{"iterations", "clock", "micro_batches_per_iteration", "iteration_seconds",
                                             "exposed_comm_seconds", "optimizer_seconds", "units",
-                                            "communication"}));
+                                            "communication", "parameter_shapes"}));
   // One rank sends nothing.
   EXPECT_EQ(u["communication"]["bytes_per_iteration"], 0);
   EXPECT_TRUE(u["communication"]["collectives"].empty());
@@ -278,7 +279,8 @@ TEST(ResultJson, UnitTimingsKeepTheirKeysAndAreNullWithoutThem) {
   EXPECT_TRUE(build_result_json(plan, run, BenchMetrics{}, capture_environment())["unit_timings"].is_null());
 }
 
-// unit_timings.communication: what the step sends, unit by unit, from the units' parameters.
+// unit_timings.communication: what the step sends, unit by unit, over the layout the step built
+// (TrainStep::comm_layout; here laid out as the steps do, over one parameter per timed unit).
 TEST(ResultJson, UnitTimingsHoldTheStepsCommunicationPlan) {
   RunPlan plan = plan_for_test();
   plan.dist.env.world_size = 4;
@@ -287,13 +289,16 @@ TEST(ResultJson, UnitTimingsHoldTheStepsCommunicationPlan) {
   train::UnitTimings t;
   t.iterations = 1;
   t.units = {{"embedding", "embedding", 1000, 0, 0, 0}, {"block.0", "block", 2001, 0, 0, 0}, {"head", "head", 1000, 0, 0, 0}};
-  run.unit_timings = t;
+  t.parameter_shapes = {{"lm_head.weight", 1000, 4, 2}, {"transformer.wte.weight", 1000, 4, 0},
+                        {"transformer.h.0.attn.weight", 2001, 4, 1}};
   const auto communication = [&] {
+    run.unit_timings = t;
     return build_result_json(plan, run, BenchMetrics{}, capture_environment())["unit_timings"]["communication"];
   };
 
   // DDP, fp32: every gradient all-reduced once per iteration (no_sync until the last micro-batch).
   plan.dist.mode = distributed::DistMode::ddp;
+  t.comm_layout = parallel::layout_ddp_buckets(t.parameter_shapes, plan.dist.ddp_bucket_bytes);
   auto c = communication();
   EXPECT_EQ(c["bytes_per_iteration"], 4001 * 4);
   ASSERT_EQ(c["collectives"].size(), 1u);  // one 25 MB bucket holds all 16 kB
@@ -306,6 +311,7 @@ TEST(ResultJson, UnitTimingsHoldTheStepsCommunicationPlan) {
   plan.dist.mode = distributed::DistMode::fsdp;
   plan.dist.shard_mode = distributed::ShardMode::zero3;
   plan.dist.units = distributed::UnitPolicy::per_block;
+  t.comm_layout = parallel::layout_fsdp_units(t.parameter_shapes, parallel::UnitPolicy::per_block, 4);
   c = communication();
   int64_t block_bytes = 0;
   std::vector<std::string> purposes;
@@ -317,9 +323,22 @@ TEST(ResultJson, UnitTimingsHoldTheStepsCommunicationPlan) {
   EXPECT_EQ(purposes, (std::vector<std::string>{"gather_for_forward", "gather_for_backward", "reduce_gradients"}));
   EXPECT_EQ(block_bytes, 3 * 2 * 2004 * 4);
 
-  // Per-layer units are not planned: null, not a wrong plan.
-  plan.dist.units = distributed::UnitPolicy::per_layer;
+  // A step that laid nothing out (PyTorch's fully_shard, the Python executors): null, not a guess.
+  t.comm_layout.reset();
   EXPECT_TRUE(communication().is_null());
+  // Per-layer units are recorded from the step's layout like the others: one unit per module.
+  plan.dist.shard_mode = distributed::ShardMode::zero2;
+  plan.dist.units = distributed::UnitPolicy::per_layer;
+  t.comm_layout = parallel::layout_fsdp_units(t.parameter_shapes, parallel::UnitPolicy::per_layer, 4);
+  c = communication();
+  ASSERT_FALSE(c.is_null());
+  EXPECT_EQ(c["collectives"][0]["unit"], "lm_head");
+  // The record lists the parameters a prediction lays out over, with their timed unit.
+  const auto shapes = build_result_json(plan, run, BenchMetrics{}, capture_environment())["unit_timings"]["parameter_shapes"];
+  ASSERT_EQ(shapes.size(), 3u);
+  EXPECT_EQ(shapes[0]["name"], "lm_head.weight");
+  EXPECT_EQ(shapes[0]["unit"], "head");
+  EXPECT_EQ(shapes[2]["elements"], 2001);
 }
 
 // Warm-up iterations ten times slower than the measured ones: an average over all iterations,

@@ -1,0 +1,61 @@
+// How tokbench's DDP step packs gradients into buckets and its FSDP step packs parameters into
+// flat units: the one copy of those rules. The steps build their tensors from this answer and
+// expose it; the run's record and `tokbench predict` read the same answer. A layout refers to
+// parameters by their index in the list it was given (the model's registration order).
+// Torch-free: the standard library only.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "parallel/strategy.hpp"
+
+namespace tokbench::parallel {
+
+// One parameter as the step registered it. `timed_unit` is the unit the per-unit timing pass
+// counts it in, in forward order: 0 the embedding, 1..L the blocks, L+1 the head (final norm
+// and lm_head); FSDP's per-block units and the prediction's schedule go by it.
+struct ParameterShape {
+  std::string name;  // the module path, "transformer.h.0.attn.qkv.weight"
+  int64_t elements = 0;
+  int64_t element_bytes = 4;
+  int64_t timed_unit = 0;
+};
+
+// A DDP bucket or an FSDP unit: which parameters it holds, where each starts in its flat buffer,
+// and the buffer's size.
+struct CommUnit {
+  std::string name;                // "bucket.0"; "model", "root", "block.3"; per layer the module's path
+  std::vector<int64_t> parameters;  // indices into Layout::parameters, in buffer order
+  std::vector<int64_t> offsets;     // of each in the flat buffer, in elements
+  int64_t elements = 0;             // real parameter elements
+  int64_t padded_elements = 0;      // FSDP: a multiple of the shard-group size; DDP: = elements
+  int64_t element_bytes = 4;
+  int64_t padded_bytes() const { return padded_elements * element_bytes; }
+};
+
+struct Layout {
+  std::vector<ParameterShape> parameters;  // as given
+  std::vector<CommUnit> units;             // DDP: in all-reduce order; FSDP: in forward order
+  int64_t shard_size = 1;                  // FSDP's padding multiple S; 1 for DDP
+};
+
+// DDP's buckets (PyTorch Reducer's order): the parameters in reverse registration order, which
+// is roughly the order backward produces their gradients. A bucket takes parameters whole; it
+// closes before a parameter that would take it past `bucket_cap_bytes`, so a bucket exceeds the
+// cap only when it holds a single parameter larger than the cap. Throws std::invalid_argument
+// for an empty list, a non-positive size, or parameters of different element sizes.
+Layout layout_ddp_buckets(std::vector<ParameterShape> parameters, int64_t bucket_cap_bytes);
+
+// FSDP's units, each one flat buffer padded to a multiple of `shard_size` (S), so each of the S
+// ranks owns padded/S elements:
+//  - whole_model: one unit "model" with every parameter in registration order;
+//  - per_block: "root" first (the embedding's and the head's parameters, registration order),
+//    then "block.i" per block (timed unit i+1), in forward order;
+//  - per_layer: one unit per module owning parameters directly (a parameter's module is its
+//    name up to the last '.'), in registration order, named after the module.
+// Throws std::invalid_argument for an empty list, a non-positive size, or mixed element sizes.
+Layout layout_fsdp_units(std::vector<ParameterShape> parameters, UnitPolicy policy, int64_t shard_size);
+
+}  // namespace tokbench::parallel
