@@ -15,6 +15,7 @@
 #include "results/comm_plan_json.hpp"
 #include "results/record_status.hpp"
 #include "results/result_columns.hpp"
+#include "usage/usage_error.hpp"
 
 namespace tokbench::predict {
 namespace {
@@ -25,16 +26,8 @@ using json = nlohmann::ordered_json;
 constexpr int64_t kMaxRanksPerNode = 4096;
 constexpr int64_t kMaxNodes = 4096;
 
-[[noreturn]] void usage(const std::string& line) { throw std::invalid_argument(line); }
-
-void require_choice(const char* option, const std::string& value, std::initializer_list<const char*> valid,
-                    const std::string& why = "") {
-  for (const char* v : valid)
-    if (value == v) return;
-  std::string list;
-  for (const char* v : valid) list += (list.empty() ? "" : ", ") + std::string(v);
-  usage(fmt::format("{} '{}' is not valid{}; valid: {}", option, value, why, list));
-}
+using usage::refuse;
+using usage::require_choice;
 
 json opt(const std::optional<double>& v, double scale = 1.0) { return v ? json(*v * scale) : json(nullptr); }
 
@@ -57,19 +50,19 @@ Target resolve_target(const MeasuredRun& run, const ClusterInput& in, const Targ
   t.nproc_per_node = o.nproc_per_node.value_or(std::min(run.local_ranks, c.devices_per_node));
   t.nnodes = o.nnodes.value_or(1);
   if (t.nproc_per_node < 1 || t.nproc_per_node > kMaxRanksPerNode)
-    usage(fmt::format("--nproc-per-node {} is not valid; valid: 1..{}", t.nproc_per_node, kMaxRanksPerNode));
+    refuse(fmt::format("--nproc-per-node {} is not valid; valid: 1..{}", t.nproc_per_node, kMaxRanksPerNode));
   // A comm document holds one world size: say so before anything else about the ranks.
   if (in.measured && t.nproc_per_node * t.nnodes != in.measured->world_size)
-    usage(fmt::format("--cluster measured: comm document '{}' was measured over {} ranks, not {}; predict for {} ranks "
+    refuse(fmt::format("--cluster measured: comm document '{}' was measured over {} ranks, not {}; predict for {} ranks "
                       "or measure {} with tokbench comm",
                       in.measured->source, in.measured->world_size, t.nproc_per_node * t.nnodes,
                       in.measured->world_size, t.nproc_per_node * t.nnodes));
   if (t.nproc_per_node > c.devices_per_node)
-    usage(fmt::format("--nproc-per-node {} exceeds cluster '{}''s {} devices per node; valid: 1..{}", t.nproc_per_node,
+    refuse(fmt::format("--nproc-per-node {} exceeds cluster '{}''s {} devices per node; valid: 1..{}", t.nproc_per_node,
                       c.name, c.devices_per_node, c.devices_per_node));
-  if (t.nnodes < 1 || t.nnodes > kMaxNodes) usage(fmt::format("--nnodes {} is not valid; valid: 1..{}", t.nnodes, kMaxNodes));
+  if (t.nnodes < 1 || t.nnodes > kMaxNodes) refuse(fmt::format("--nnodes {} is not valid; valid: 1..{}", t.nnodes, kMaxNodes));
   if (t.nnodes > 1 && !c.inter_node)
-    usage(fmt::format("--nnodes {} needs the cluster's network, but cluster '{}' has no [inter_node]; valid: --nnodes 1",
+    refuse(fmt::format("--nnodes {} needs the cluster's network, but cluster '{}' has no [inter_node]; valid: --nnodes 1",
                       t.nnodes, c.name));
   t.world_size = t.nproc_per_node * t.nnodes;
   const int64_t w = t.world_size;
@@ -78,9 +71,9 @@ Target resolve_target(const MeasuredRun& run, const ClusterInput& in, const Targ
                  t.distributed_mode == "fsdp2" ? " (PyTorch's fully_shard: its schedule is not modelled)" : "");
   if (!o.distributed_mode && t.distributed_mode == "none" && w > 1) t.distributed_mode = "ddp";
   if (t.distributed_mode == "none" && w > 1)
-    usage(fmt::format("--distributed-mode 'none' cannot run on {} ranks: every rank would train alone; valid: ddp, fsdp", w));
+    refuse(fmt::format("--distributed-mode 'none' cannot run on {} ranks: every rank would train alone; valid: ddp, fsdp", w));
   if (t.distributed_mode != "none" && w <= 1)
-    usage(fmt::format("--distributed-mode '{}' needs more than one rank, but this is 1 (--nproc-per-node {} --nnodes {}); "
+    refuse(fmt::format("--distributed-mode '{}' needs more than one rank, but this is 1 (--nproc-per-node {} --nnodes {}); "
                       "valid here: none",
                       t.distributed_mode, t.nproc_per_node, t.nnodes));
   t.strategy = parallel::parse_dist_mode(t.distributed_mode);
@@ -96,35 +89,35 @@ Target resolve_target(const MeasuredRun& run, const ClusterInput& in, const Targ
       w % *run.sharding_size == 0)
     t.sharding_size = run.sharding_size;  // the measured run's groups, when they still fit
   if (t.sharding_size) {
-    if (*t.sharding_size < 1) usage(fmt::format("--sharding-size {} is not valid; valid: a divisor of {}", *t.sharding_size, w));
-    if (*t.sharding_size > w) usage(fmt::format("--sharding-size {} exceeds the world size {}", *t.sharding_size, w));
+    if (*t.sharding_size < 1) refuse(fmt::format("--sharding-size {} is not valid; valid: a divisor of {}", *t.sharding_size, w));
+    if (*t.sharding_size > w) refuse(fmt::format("--sharding-size {} exceeds the world size {}", *t.sharding_size, w));
     if (w % *t.sharding_size != 0)
-      usage(fmt::format("--sharding-size {} does not divide the world size {}; valid: a divisor of {}", *t.sharding_size,
+      refuse(fmt::format("--sharding-size {} does not divide the world size {}; valid: a divisor of {}", *t.sharding_size,
                         w, w));
     if (t.strategy != parallel::DistMode::fsdp)
-      usage(fmt::format("--sharding-size {} applies to --distributed-mode fsdp only (mode is {})", *t.sharding_size,
+      refuse(fmt::format("--sharding-size {} applies to --distributed-mode fsdp only (mode is {})", *t.sharding_size,
                         t.distributed_mode));
   }
   if (t.shard_mode.rfind("hybrid_", 0) == 0 && !t.sharding_size && t.strategy == parallel::DistMode::fsdp)
-    usage(fmt::format("--shard-mode '{}' needs --sharding-size (ranks per shard group)", t.shard_mode));
+    refuse(fmt::format("--shard-mode '{}' needs --sharding-size (ranks per shard group)", t.shard_mode));
   t.shard_size = t.strategy == parallel::DistMode::fsdp ? t.sharding_size.value_or(w) : 1;
   t.micro_batch = run.micro_batch;
   if (o.micro_batch_size && *o.micro_batch_size != run.micro_batch)
-    usage(fmt::format("--micro-batch-size {} differs from the measured run's {}: compute per micro-batch is measured, "
+    refuse(fmt::format("--micro-batch-size {} differs from the measured run's {}: compute per micro-batch is measured, "
                       "not modelled; valid: {} (or measure a run at {})",
                       *o.micro_batch_size, run.micro_batch, run.micro_batch, *o.micro_batch_size));
   t.global_batch = o.global_batch_size.value_or(run.micro_batch * run.grad_accum * w);
   if (t.global_batch < 1 || t.global_batch % (t.micro_batch * w) != 0)
-    usage(fmt::format("--global-batch-size {} does not split into micro-batches of {} over {} ranks; valid: a multiple "
+    refuse(fmt::format("--global-batch-size {} does not split into micro-batches of {} over {} ranks; valid: a multiple "
                       "of {}",
                       t.global_batch, t.micro_batch, w, t.micro_batch * w));
   t.grad_accum = t.global_batch / (t.micro_batch * w);
   t.ddp_bucket_size_mb = o.ddp_bucket_size_mb.value_or(run.ddp_bucket_size_mb);
   if (!(t.ddp_bucket_size_mb > 0 && t.ddp_bucket_size_mb <= 1e6))
-    usage(fmt::format("--ddp-bucket-size {} is not valid; valid: a size in MB in (0, 1000000]", t.ddp_bucket_size_mb));
+    refuse(fmt::format("--ddp-bucket-size {} is not valid; valid: a size in MB in (0, 1000000]", t.ddp_bucket_size_mb));
   t.num_threads = o.num_threads.value_or(run.num_threads);
   if (t.num_threads < 0 || t.num_threads > 4096)
-    usage(fmt::format("--num-threads {} is not valid; valid: 0 (LibTorch's default: every core) or 1..4096", t.num_threads));
+    refuse(fmt::format("--num-threads {} is not valid; valid: 0 (LibTorch's default: every core) or 1..4096", t.num_threads));
   return t;
 }
 
@@ -164,7 +157,7 @@ json predict(const MeasuredRun& run, const ClusterInput& in, const TargetOptions
   if (o.cores_per_node) cluster.cores_per_node = o.cores_per_node;
   const std::string measured_kind = run.device_is_cpu() ? "cpu" : "cuda";
   if (cluster.device != measured_kind)
-    usage(fmt::format("--from '{}' was measured on {} and cluster '{}' computes on {}: compute is measured, not modelled; "
+    refuse(fmt::format("--from '{}' was measured on {} and cluster '{}' computes on {}: compute is measured, not modelled; "
                       "valid: a cluster of {} devices (or measure on the cluster's)",
                       run.source, measured_kind, cluster.name, cluster.device, measured_kind));
   const Target t = resolve_target(run, ClusterInput{cluster, in.measured, {}}, o);
@@ -176,9 +169,9 @@ json predict(const MeasuredRun& run, const ClusterInput& in, const TargetOptions
   json contention = nullptr;
   if (cpu) {
     if (!cluster.cores_per_node)
-      usage(fmt::format("cluster '{}' does not say how many cores a node has; pass --cores-per-node N", cluster.name));
+      refuse(fmt::format("cluster '{}' does not say how many cores a node has; pass --cores-per-node N", cluster.name));
     const int64_t measured_cores = o.measured_cores.value_or(run.cpu_cores.value_or(*cluster.cores_per_node));
-    if (measured_cores < 1) usage(fmt::format("--measured-cores {} is not valid; valid: 1 or more", measured_cores));
+    if (measured_cores < 1) refuse(fmt::format("--measured-cores {} is not valid; valid: 1 or more", measured_cores));
     if (!o.measured_cores && !run.cpu_cores)
       assumptions.push_back(fmt::format("the run was measured on a machine of the cluster's {} cores (the record does "
                                         "not say; --measured-cores overrides)",

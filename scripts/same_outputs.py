@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Do two tokbench binaries give the same outputs on the same inputs, apart from timings?
+
+For a change that should not alter behaviour (a restructuring): runs a fixed set of commands
+with each binary — one-rank runs of both tokbench executors, a Python executor, 2-rank DDP and
+FSDP runs, a sweep written in every format, `info` and `models` — and compares what they
+write. JSON records are compared leaf by leaf, except values that depend on timing or on the
+moment (times, rates, FLOP/s, MFU, process RSS, the environment block); their presence and
+type are still compared. Sweep tables are compared with every number masked, so their shape,
+headers, index columns and statuses must match. Prints each difference and exits 1 if any.
+
+Usage: scripts/same_outputs.py OLD_TOKBENCH NEW_TOKBENCH [--keep DIR]"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+SMALL = ["--model-name", "pythia-14m", "--n-layers", "2", "--seq-len", "64", "--max-iters", "4",
+         "--warmup-iters", "2", "--device", "cpu", "--num-threads", "1"]
+RUNS = {
+    "eager": SMALL,
+    "fused_ga2": SMALL + ["--executor", "fused", "--global-batch-size", "2"],
+    "bf16": SMALL + ["--dtype", "bf16-true"],
+    "checkpointing": SMALL + ["--checkpoint-activations"],
+    "python_eager": SMALL + ["--executor", "python-eager"],
+    "ddp_2": SMALL + ["--nproc-per-node", "2", "--distributed-mode", "ddp", "--global-batch-size", "4"],
+    "fsdp_zero3_block_2": SMALL + ["--nproc-per-node", "2", "--distributed-mode", "fsdp", "--shard-mode", "zero3",
+                                   "--bucketing-mode", "block"],
+}
+SWEEP = ["--model-name", "pythia-14m", "--n-layers", "2", "--seq-len", "64", "--max-iters", "3", "--warmup-iters", "1",
+         "--num-threads", "1", "--executor", "eager,fused", "--micro-batch-size", "1,2"]
+FORMATS = ["print", "csv", "markdown", "json", "html"]
+VOLATILE = re.compile(r"time|per_sec|per_s\b|_per_s_|TFLOP|flop_per_sec|mfu|hfu|window|overhead|rss|seconds|_ms\b|_ms_|"
+                      r"environment|date|revision|host|measured_at|elapsed|duration|started|finished|sweep_id|path|dir",
+                      re.IGNORECASE)
+
+
+def leaves(value, prefix=""):
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from leaves(v, f"{prefix}.{k}" if prefix else k)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from leaves(v, f"{prefix}[{i}]")
+    else:
+        yield prefix, value
+
+
+def compare_json(name, old, new, problems):
+    a, b = dict(leaves(old)), dict(leaves(new))
+    for key in sorted(set(a) | set(b)):
+        if key not in a or key not in b:
+            problems.append(f"{name}: {key} only in {'new' if key in b else 'old'}")
+            continue
+        if VOLATILE.search(key):
+            if type(a[key]) is not type(b[key]) and not (isinstance(a[key], (int, float)) and isinstance(b[key], (int, float))):
+                problems.append(f"{name}: {key} changed type {type(a[key]).__name__} -> {type(b[key]).__name__}")
+            continue
+        if a[key] != b[key]:
+            problems.append(f"{name}: {key}: {a[key]!r} -> {b[key]!r}")
+
+
+def mask_numbers(text, root):
+    """A table with what differs between any two sweeps masked: the sides' folders, git
+    revisions (and ids derived from hashes), then every number."""
+    text = text.replace(root, "ROOT")
+    text = re.sub(r"\b[0-9a-f]{7,40}(-dirty)?\b", "HEX", text)
+    return re.sub(r"[-+]?\d+(\.\d+)?([eE][-+]?\d+)?", "#", text)
+
+
+def produce(binary, out):
+    os.makedirs(out, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("WORLD_SIZE", "RANK", "LOCAL_RANK", "TOKBENCH_LAUNCHED")}
+    # Each side measures its own kernel choices and peaks, so neither reads the other's cache.
+    env["TOKBENCH_CACHE_DIR"] = os.path.join(out, "cache")
+    for name, args in RUNS.items():
+        proc = subprocess.run([binary, "run", *args, "--json-path", os.path.join(out, name + ".json"), "--quiet"],
+                              capture_output=True, text=True, timeout=900, env=env)
+        if proc.returncode != 0:
+            sys.exit(f"{binary} run {name} exited {proc.returncode}:\n{proc.stderr[-2000:]}")
+    sweep = os.path.join(out, "sweep")
+    proc = subprocess.run([binary, "sweep", *SWEEP, "--out", sweep, "--format", "json"], capture_output=True,
+                          text=True, timeout=1800, env=env)
+    if proc.returncode != 0:
+        sys.exit(f"{binary} sweep exited {proc.returncode}:\n{proc.stderr[-2000:]}")
+    for fmt in FORMATS:
+        table = os.path.join(out, f"sweep.{fmt}.txt")
+        extra = ["--output", table] if fmt == "html" else []  # html goes to a file only
+        proc = subprocess.run([binary, "sweep", *SWEEP, "--out", sweep, "--format", fmt, *extra],
+                              capture_output=True, text=True, timeout=600, env=env)  # resumes: every row is there
+        if not extra:
+            with open(table, "w") as f:
+                f.write(proc.stdout)
+    for name, args in {"info": ["info", "Llama-3.2-1B"], "models": ["models"]}.items():
+        proc = subprocess.run([binary, *args], capture_output=True, text=True, timeout=120, env=env)
+        with open(os.path.join(out, name + ".txt"), "w") as f:
+            f.write(proc.stdout)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("old")
+    p.add_argument("new")
+    p.add_argument("--keep", help="write both sets of outputs under this folder")
+    a = p.parse_args()
+    root = a.keep or tempfile.mkdtemp(prefix="same-outputs-")
+    produce(os.path.abspath(a.old), os.path.join(root, "old"))
+    produce(os.path.abspath(a.new), os.path.join(root, "new"))
+    problems = []
+    for name in RUNS:
+        with open(os.path.join(root, "old", name + ".json")) as f:
+            old = json.load(f)
+        with open(os.path.join(root, "new", name + ".json")) as f:
+            new = json.load(f)
+        compare_json(name, old, new, problems)
+    for fmt in FORMATS:
+        for name in [f"sweep.{fmt}"]:
+            with open(os.path.join(root, "old", name + ".txt")) as f:
+                old = mask_numbers(f.read(), os.path.join(root, "old"))
+            with open(os.path.join(root, "new", name + ".txt")) as f:
+                new = mask_numbers(f.read(), os.path.join(root, "new"))
+            if old != new:
+                problems.append(f"{name}: the tables differ beyond their numbers")
+    for name in ["info", "models"]:
+        with open(os.path.join(root, "old", name + ".txt")) as f:
+            old = f.read()
+        with open(os.path.join(root, "new", name + ".txt")) as f:
+            new = f.read()
+        if old != new:
+            problems.append(f"{name}: output differs")
+    for line in problems:
+        print(line)
+    print(f"{len(problems)} difference(s); outputs under {root}")
+    sys.exit(1 if problems else 0)
+
+
+if __name__ == "__main__":
+    main()
