@@ -16,7 +16,6 @@
 
 #include <fmt/format.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <fstream>
