@@ -11,9 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
-#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -31,6 +29,7 @@
 #include "run/result_json.hpp"
 #include "run/run_plan_json.hpp"
 #include "process/child_process.hpp"
+#include "process/signal_scope.hpp"
 
 #ifndef TOKBENCH_SOURCE_DIR
 #define TOKBENCH_SOURCE_DIR ""
@@ -65,36 +64,6 @@ std::optional<fs::path> own_directory() {
                                           plan.compiler.executor == Executor::python_thunder ? " and lightning-thunder" : "", python,
                                           why, kInstallHint));
 }
-
-// Stop requests while the child runs: the first is forwarded as SIGINT, the second kills it.
-std::atomic<pid_t> g_child{0};
-std::atomic<int> g_signals{0};
-static_assert(std::atomic<pid_t>::is_always_lock_free);
-
-extern "C" void forward_stop_signal(int) {
-  const pid_t child = g_child.load();
-  const int count = g_signals.fetch_add(1) + 1;
-  if (child > 0) ::kill(child, count == 1 ? SIGINT : SIGKILL);
-}
-
-struct ForwardSignals {
-  struct sigaction old_int {}, old_term {};
-  ForwardSignals() {
-    g_signals.store(0);
-    struct sigaction action {};
-    action.sa_handler = forward_stop_signal;
-    sigemptyset(&action.sa_mask);
-    sigaction(SIGINT, &action, &old_int);
-    sigaction(SIGTERM, &action, &old_term);
-  }
-  ~ForwardSignals() {
-    sigaction(SIGINT, &old_int, nullptr);
-    sigaction(SIGTERM, &old_term, nullptr);
-    g_child.store(0);
-  }
-  ForwardSignals(const ForwardSignals&) = delete;
-  ForwardSignals& operator=(const ForwardSignals&) = delete;
-};
 
 // The step in its own process group, dying with tokbench, stdin /dev/null, stdout into a pipe
 // whose read end is returned; stderr is tokbench's. Exec failures (no such interpreter) come back
@@ -196,14 +165,16 @@ struct ChildRun {
 };
 
 ChildRun run_child(const RunPlan& plan, const PythonStepCommand& command, const std::vector<std::string>& argv,
-                   Environment& env, std::ostream& report_out, std::FILE* line_stream, bool quiet) {
+                   Environment& env, std::ostream& report_out, std::FILE* line_stream, bool quiet,
+                   process::SignalScope& signals) {
   ChildRun c;
   std::string exec_error;
   int stdout_fd = -1;
   std::optional<process::Child> child = spawn_step(argv, stdout_fd, exec_error);
   if (!child) unavailable(plan, command.python, exec_error);
-  g_child.store(child->pid());
-  if (g_signals.load() > 0) ::kill(child->pid(), SIGINT);  // a stop request that came before the pid was known
+  // Stop requests while the child runs: the first is forwarded as SIGINT (the step stops after
+  // its micro-batch and reports), the second kills it.
+  signals.forward_to(child->pid());
 
   MeasuredRun& run = c.run;
   run.allocation_peaks_known = false;
@@ -273,7 +244,7 @@ ChildRun run_child(const RunPlan& plan, const PythonStepCommand& command, const 
   }
   ::close(stdout_fd);
   c.status = child->wait();
-  g_child.store(0);
+  signals.forward_to(0);
   progress.finish();
   return c;
 }
@@ -299,7 +270,7 @@ int run_python_benchmark(const RunPlan& plan) {
   env.python_executable = command.python;
   const MetricInputs inputs = metric_inputs(plan);
 
-  ForwardSignals signals;
+  process::SignalScope signals;
   // Many ranks: this process joins the job's store as tokbench's own steps do; the child's
   // torch.distributed meets the other children under its own key space in the same store.
   std::unique_ptr<distributed::JobStore> store;
@@ -325,7 +296,7 @@ int run_python_benchmark(const RunPlan& plan) {
     c.finished = c.ready = true;
   } else {
     c = run_child(plan, command, python_step_argv(plan, command, child_store ? &*child_store : nullptr), env,
-                  report_out, line_stream, quiet);
+                  report_out, line_stream, quiet, signals);
   }
   MeasuredRun& run = c.run;
   const process::ExitStatus& status = c.status;
@@ -333,14 +304,14 @@ int run_python_benchmark(const RunPlan& plan) {
     throw std::invalid_argument(fmt::format("--compile '{}' cannot run with {}: {}", plan.compiler.compiler,
                                             command.python, c.unavailable_error));
   if (!c.unavailable_error.empty()) unavailable(plan, command.python, c.unavailable_error);
-  if (!c.ready && g_signals.load() == 0) {
+  if (!c.ready && signals.stop_count() == 0) {
     const std::string how = status.signal != 0 ? fmt::format("ended by signal {}", status.signal)
                                                : fmt::format("exited with code {}", status.exit_code);
     unavailable(plan, command.python, how + " before it could start (its stderr is above)");
   }
   if (!c.finished) {
-    run.outcome = g_signals.load() > 0 ? Outcome::interrupted : Outcome::error;
-    run.message = g_signals.load() > 1 ? "stopped by a second signal"
+    run.outcome = signals.stop_count() > 0 ? Outcome::interrupted : Outcome::error;
+    run.message = signals.stop_count() > 1 ? "stopped by a second signal"
                   : status.signal != 0 ? fmt::format("the Python step was ended by signal {}", status.signal)
                                        : fmt::format("the Python step exited with code {} without a result",
                                                      status.exit_code);

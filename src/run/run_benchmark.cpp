@@ -9,7 +9,6 @@
 
 #include <atomic>
 #include <cerrno>
-#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -17,6 +16,7 @@
 #include <optional>
 #include <string>
 
+#include "process/signal_scope.hpp"
 #include "run/environment.hpp"
 #include "run/metrics.hpp"
 #include "run/progress.hpp"
@@ -38,12 +38,12 @@
 namespace tokbench::run {
 namespace {
 
-// Stop requests. The first SIGINT/SIGTERM sets g_stop_requested; the train loop polls it
-// between micro-batches (one process) or at iteration starts (ranks, which must agree), and
-// the run reports what it measured and writes its JSON. A second one ends the process at
-// once (a micro-batch, a collective or the set-up can take minutes), and still leaves a
-// result: the handler itself writes a minimal JSON (status interrupted, message "stopped by
-// a second signal") and _exit(5)s.
+// Stop requests, caught by a process::SignalScope. The first SIGINT/SIGTERM sets its
+// stop_requested flag; the train loop polls it between micro-batches (one process) or at
+// iteration starts (ranks, which must agree), and the run reports what it measured and writes its
+// JSON. A second one ends the process at once (a micro-batch, a collective or the set-up can take
+// minutes), and still leaves a result: the scope's on_stop action writes a minimal JSON (status
+// interrupted, message "stopped by a second signal") and _exit(5)s.
 //
 // Why the handler and not a watcher thread woken through a self-pipe: the JSON text is
 // formatted before the handler is installed (FallbackResult), so writing it needs only
@@ -52,12 +52,9 @@ namespace {
 // allocation, so it works whichever thread the signal lands on (LibTorch's pools included)
 // and whatever lock that thread holds; a watcher thread would have to format or at least
 // write from a process whose other threads may hold the allocator's or stdio's locks.
-// Signals are blocked inside the handler (sa_mask), so a third one cannot interleave.
-std::atomic<bool> g_stop_requested{false};
-std::atomic<int> g_stop_signals{0};
+// The scope blocks SIGINT/SIGTERM inside its handler, so a third one cannot interleave.
 std::atomic<bool> g_result_written{false};  // the real result is out: a late signal must not replace it
-static_assert(std::atomic<bool>::is_always_lock_free && std::atomic<int>::is_always_lock_free,
-              "the signal handler needs lock-free atomics");
+static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler needs lock-free atomics");
 
 // What the handler writes, prepared beforehand; plain pointers into strings that outlive the
 // handler's installation (SignalGuard).
@@ -84,11 +81,9 @@ bool write_all(int fd, const char* data, std::size_t size) {
   return true;
 }
 
-extern "C" void on_stop_signal(int) {
-  if (g_stop_signals.fetch_add(1) == 0) {
-    g_stop_requested.store(true);
-    return;
-  }
+// The scope's on_stop action: the first request only sets the flag the loop polls.
+void on_stop_signal(int count) {
+  if (count == 1) return;
   const FallbackResult& f = g_fallback;
   if (!g_result_written.load() && f.text != nullptr) {
     if (f.json_path != nullptr) {
@@ -105,28 +100,26 @@ extern "C" void on_stop_signal(int) {
   ::_exit(f.exit_code);
 }
 
-struct SignalGuard {
-  struct sigaction old_int {}, old_term {};
+// The stop handling of one run: the fallback is published before the scope opens and withdrawn
+// after it closes, so the handler never sees a half-written one.
+class SignalGuard {
+ public:
   explicit SignalGuard(const FallbackResult& fallback) {
-    g_stop_requested.store(false);
-    g_stop_signals.store(0);
     g_result_written.store(false);
     g_fallback = fallback;
-    struct sigaction action {};
-    action.sa_handler = on_stop_signal;
-    sigemptyset(&action.sa_mask);
-    sigaddset(&action.sa_mask, SIGINT);
-    sigaddset(&action.sa_mask, SIGTERM);
-    sigaction(SIGINT, &action, &old_int);
-    sigaction(SIGTERM, &action, &old_term);
+    scope_.emplace(process::SignalScopeOptions{.on_stop = on_stop_signal});
   }
   ~SignalGuard() {
-    sigaction(SIGINT, &old_int, nullptr);
-    sigaction(SIGTERM, &old_term, nullptr);
+    scope_.reset();
     g_fallback = FallbackResult{};
   }
   SignalGuard(const SignalGuard&) = delete;
   SignalGuard& operator=(const SignalGuard&) = delete;
+
+  const std::atomic<bool>& stop_requested() const { return scope_->stop_requested(); }
+
+ private:
+  std::optional<process::SignalScope> scope_;
 };
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
@@ -313,7 +306,7 @@ int run_benchmark(const RunPlan& plan) {
       const train::TrainResult result = train::run_timed_loop(
           *step, data, device, loop,
           [&progress](const train::IterationRecord& record) { progress.on_iteration(sample_of(record)); },
-          &g_stop_requested, decide_stop);
+          &signals.stop_requested(), decide_stop);
       run.outcome = result.status;
       run.message = first_line(result.message);
       for (const auto& record : result.iterations) {

@@ -3,6 +3,7 @@
 #include "sweep/slurm_jobs.hpp"
 
 #include "process/child_process.hpp"
+#include "process/signal_scope.hpp"
 #include "sweep/shell_words.hpp"
 
 #include <fmt/format.h>
@@ -275,7 +276,9 @@ SweepResult run_slurm_sweep(const std::vector<Configuration>& configs, const Swe
   std::filesystem::create_directories(out_dir / "logs");
   std::filesystem::create_directories(out_dir / "slurm");
   JobRecord record(out_dir / "slurm-jobs.json");
-  detail::SweepSignals signals;
+  // SIGINT/SIGTERM for the sweep's lifetime: no further job is submitted, the sweep ends, and
+  // running it again resumes.
+  process::SignalScope signals;
   SweepResult result;
   const auto sweep_start = Clock::now();
   const std::size_t total = configs.size();
@@ -385,7 +388,7 @@ SweepResult run_slurm_sweep(const std::vector<Configuration>& configs, const Swe
 
   std::size_t next = 0;
   while (next < waiting.size() || !in_flight.empty()) {
-    if (detail::stop_signal() != 0) {
+    if (signals.stop_count() != 0) {
       result.interrupted = true;
       break;
     }

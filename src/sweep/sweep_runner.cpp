@@ -5,6 +5,7 @@
 
 #include "process/child_process.hpp"
 #include "parallel/strategy.hpp"
+#include "process/signal_scope.hpp"
 #include "results/atomic_file.hpp"
 #include "sweep/slurm_jobs.hpp"
 
@@ -16,7 +17,6 @@
 
 #include <fmt/format.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -28,10 +28,6 @@ namespace tokbench::sweep {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::atomic<int> g_stop_signal{0};
-extern "C" void on_sweep_signal(int signal_number) { g_stop_signal.store(signal_number); }
-struct sigaction g_old_int {}, g_old_term {};
 
 struct ChildEnd {
   process::ExitStatus status;
@@ -45,8 +41,9 @@ constexpr std::chrono::seconds kTermToKill{30};
 
 // Runs `args` with stdout and stderr into `log`, in its own process group (so a timeout can
 // end the run and every rank it started), dying with the sweep if the sweep is killed. The wait
-// wakes when the run ends, at the timeout, or at once on the sweep's SIGINT/SIGTERM.
-ChildEnd run_child(const std::vector<std::string>& args, const std::filesystem::path& log, double timeout_seconds) {
+// wakes when the run ends, at the timeout, or at once on the sweep's SIGINT/SIGTERM (`signals`).
+ChildEnd run_child(const std::vector<std::string>& args, const std::filesystem::path& log, double timeout_seconds,
+                   const process::SignalScope& signals) {
   const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (log_fd < 0) throw std::runtime_error("cannot open " + log.string() + ": " + std::strerror(errno));
   const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -66,7 +63,7 @@ ChildEnd run_child(const std::vector<std::string>& args, const std::filesystem::
   ::close(log_fd);
   if (null_fd >= 0) ::close(null_fd);
   process::Child& child = *started;
-  const auto stop_requested = [] { return g_stop_signal.load() != 0; };
+  const auto stop_requested = [&signals] { return signals.stop_count() != 0; };
   const std::vector<int> wake{SIGINT, SIGTERM};
   ChildEnd end;
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
@@ -90,24 +87,6 @@ ChildEnd run_child(const std::vector<std::string>& args, const std::filesystem::
 }  // namespace
 
 namespace detail {
-
-// Installs SIGINT/SIGTERM handlers for the sweep's lifetime: the current run is stopped (its
-// own JSON says `interrupted`), the sweep ends, and running it again resumes.
-SweepSignals::SweepSignals() {
-  g_stop_signal.store(0);
-  struct sigaction action {};
-  action.sa_handler = on_sweep_signal;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, &g_old_int);
-  sigaction(SIGTERM, &action, &g_old_term);
-}
-
-SweepSignals::~SweepSignals() {
-  sigaction(SIGINT, &g_old_int, nullptr);
-  sigaction(SIGTERM, &g_old_term, nullptr);
-}
-
-int stop_signal() { return g_stop_signal.load(); }
 
 std::string format_duration(double seconds) {
   const auto s = static_cast<int64_t>(seconds + 0.5);
@@ -235,7 +214,9 @@ SweepResult run_sweep(const std::vector<Configuration>& configs, const SweepOpti
   if (o.launcher == Launcher::slurm) return run_slurm_sweep(configs, o);
   std::filesystem::create_directories(o.out_dir / "runs");
   std::filesystem::create_directories(o.out_dir / "logs");
-  detail::SweepSignals signals;
+  // SIGINT/SIGTERM for the sweep's lifetime: the current run is stopped (its own JSON says
+  // `interrupted`), the sweep ends, and running it again resumes.
+  process::SignalScope signals;
   SweepResult result;
   const auto sweep_start = Clock::now();
   double executed_seconds = 0;
@@ -247,7 +228,7 @@ SweepResult run_sweep(const std::vector<Configuration>& configs, const SweepOpti
     if (has_result(path)) {
       ++result.reused;
       outcome = "done earlier";
-    } else if (g_stop_signal.load() != 0) {
+    } else if (signals.stop_count() != 0) {
       result.interrupted = true;
       break;
     } else if (const std::string refusal = o.precheck ? o.precheck(c) : ""; !refusal.empty()) {
@@ -261,7 +242,7 @@ SweepResult run_sweep(const std::vector<Configuration>& configs, const SweepOpti
       for (auto& a : c.run_arguments()) args.push_back(a);
       args.insert(args.end(), {"--json-path", path.string(), "--quiet"});
       const auto start = Clock::now();
-      const ChildEnd end = run_child(args, log, o.run_timeout_seconds);
+      const ChildEnd end = run_child(args, log, o.run_timeout_seconds, signals);
       const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
       executed_seconds += seconds;
       ++result.executed;

@@ -71,14 +71,6 @@ void write_atomically(const std::filesystem::path& path, const nlohmann::json& j
 std::string format_duration(double seconds);
 // Every configuration's finished row (matrix order), with sweep_config_id and sweep_options.
 std::vector<nlohmann::json> gather_rows(const std::vector<Configuration>& configs, const std::filesystem::path& out_dir);
-// SIGINT/SIGTERM caught for the sweep's lifetime; stop_signal() is the one received, or 0.
-struct SweepSignals {
-  SweepSignals();
-  ~SweepSignals();
-  SweepSignals(const SweepSignals&) = delete;
-  SweepSignals& operator=(const SweepSignals&) = delete;
-};
-int stop_signal();
 }  // namespace detail
 
 }  // namespace tokbench::sweep
