@@ -84,7 +84,8 @@ def emit(stream, event, **fields):
 
 def read_config():
     """The run as tokbench resolved and validated it: `--config JSON`, the plan's records
-    (src/run/run_plan_json.cpp: model, train, dist, compiler, device, profile) and this step's
+    (src/run/run_plan_json.cpp: model, train, dist, compiler, device, profile, and the options as
+    given for switches that need no resolution) and this step's
     own inputs (step: the memory probe, the job's store). Nothing is parsed or defaulted again;
     the names below are the ones the rest of this script reads."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -103,7 +104,7 @@ def read_config():
         device=c["device"]["string"], tf32=c["device"]["tf32"],
         compile={"python-inductor": "inductor", "python-thunder": "thunder"}.get(executor, "eager"),
         thunder_front_end=compiler["thunder_front_end"], thunder_executor=compiler["thunder_executors"],
-        dynamic=c["dynamic"], checkpoint_activations=c["checkpoint_activations"],
+        dynamic=c["options"]["dynamic"], checkpoint_activations=c["checkpoint_activations"],
         memory_probe=step["memory_probe"] or None,
         profile=c["profile"]["path"] or None, profile_iters=c["profile"]["iters"],
         rank=dist["rank"], world_size=dist["world_size"], local_rank=dist["local_rank"],

@@ -201,36 +201,13 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
   j["tf32"] = plan.tf32;
   j["zero_grad"] = train::to_string(plan.train.zero_grad);  // none: gradients freed after each step
   j["unit_timings"] = run.outcome == Outcome::ok ? unit_timings_json(plan, run.unit_timings) : nullptr;
-  j["config"] = {{"model_config", o.model_config},
-                 {"data", o.data},
-                 {"data_dtype", o.data_dtype},
-                 {"seed", o.seed},
-                 {"lr", o.lr},
-                 {"weight_decay", o.weight_decay},
-                 {"beta1", o.beta1},
-                 {"beta2", o.beta2},
-                 {"zero_grad", o.zero_grad},
-                 {"n_layers", o.n_layers ? json(*o.n_layers) : json(nullptr)},
-                 {"peak_tflops", o.peak_tflops ? json(*o.peak_tflops) : json(nullptr)},
-                 {"flops_convention", o.flops_convention},
-                 {"distributed_mode", o.distributed_mode},
-                 {"shard_mode", o.shard_mode},
-                 {"bucketing_mode", o.bucketing_mode},
-                 {"sharding_size", o.sharding_size ? json(*o.sharding_size) : json(nullptr)},
-                 {"ddp_bucket_size_mb", o.ddp_bucket_size_mb},
-                 {"ddp_overlap", o.ddp_overlap},
-                 {"skip_data_sync", plan.dist.skip_sync_until_last_micro},
-                 {"dist_timeout_s", o.dist_timeout_s},
-                 {"dist_launcher", plan.dist.env.source},
-                 {"dist_backend", plan.world_size() > 1 ? json(distributed::to_string(plan.dist.backend)) : json(nullptr)},
-                 {"dynamic", o.dynamic},
-                 {"tf32", o.tf32},
-                 {"device", o.device},
-                 {"dtype", o.dtype},
-                 {"cpu_memory_cap_rank", o.cpu_memory_cap_rank ? json(*o.cpu_memory_cap_rank) : json(nullptr)},
-                 {"num_threads", o.num_threads},
-                 {"cpu_allocator", plan.cpu_allocator},
-                 {"cpu_memory_cap_mb", o.cpu_memory_cap_mb ? json(*o.cpu_memory_cap_mb) : json(nullptr)}};
+  // The options as given, but where resolution decided a value the record says what ran.
+  j["config"] = options_json(o);
+  j["config"]["skip_data_sync"] = plan.dist.skip_sync_until_last_micro;
+  j["config"]["dist_launcher"] = plan.dist.env.source;
+  j["config"]["dist_backend"] =
+      plan.world_size() > 1 ? json(distributed::to_string(plan.dist.backend)) : json(nullptr);
+  j["config"]["cpu_allocator"] = plan.cpu_allocator;
   j["environment"] = environment_record(env, {plan.device_name});
   // The Python executors' interpreter and packages: their torch may differ from the LibTorch
   // tokbench is built against, and a table comparing the two should say so.

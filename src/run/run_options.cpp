@@ -229,4 +229,40 @@ void add_bench_options(CLI::App& app, RunOptions& o) {
       ->transform(whole_number<int64_t>("a rank from 0 to the world size - 1"))->group("Testing");
 }
 
+nlohmann::ordered_json options_json(const RunOptions& o) {
+  using json = nlohmann::ordered_json;
+  const auto or_null = [](const auto& value) { return value ? json(*value) : json(nullptr); };
+  // Order: the record's "config" block as users know it; new options go at the end.
+  return json{{"model_config", o.model_config},
+              {"data", o.data},
+              {"data_dtype", o.data_dtype},
+              {"seed", o.seed},
+              {"lr", o.lr},
+              {"weight_decay", o.weight_decay},
+              {"beta1", o.beta1},
+              {"beta2", o.beta2},
+              {"zero_grad", o.zero_grad},
+              {"n_layers", or_null(o.n_layers)},
+              {"peak_tflops", or_null(o.peak_tflops)},
+              {"flops_convention", o.flops_convention},
+              {"distributed_mode", o.distributed_mode},
+              {"shard_mode", o.shard_mode},
+              {"bucketing_mode", o.bucketing_mode},
+              {"sharding_size", or_null(o.sharding_size)},
+              {"ddp_bucket_size_mb", o.ddp_bucket_size_mb},
+              {"ddp_overlap", o.ddp_overlap},
+              {"skip_data_sync", o.skip_data_sync},
+              {"dist_timeout_s", o.dist_timeout_s},
+              {"dist_launcher", nullptr},  // the record puts where the ranks came from here
+              {"dist_backend", o.dist_backend},
+              {"dynamic", o.dynamic},
+              {"tf32", o.tf32},
+              {"device", o.device},
+              {"dtype", o.dtype},
+              {"cpu_memory_cap_rank", or_null(o.cpu_memory_cap_rank)},
+              {"num_threads", o.num_threads},
+              {"cpu_allocator", o.cpu_allocator},
+              {"cpu_memory_cap_mb", or_null(o.cpu_memory_cap_mb)}};
+}
+
 }  // namespace tokbench::run

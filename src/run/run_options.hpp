@@ -5,6 +5,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <optional>
@@ -122,5 +123,12 @@ CLI::Validator finite_number(const std::string& valid);
 // Registers every option on `app`, bound to `options` (whose current values are the defaults
 // shown by --help).
 void add_bench_options(CLI::App& app, RunOptions& options);
+
+// The options as given, keyed by their snake_case names (unset optionals are null): the JSON
+// record's "config" block and the "options" the Python step reads. It sits beside the
+// registration so that an option is declared, registered and echoed in one place; an option
+// that needs no resolution (a switch such as --use-sdpa) is read from here by the Python step
+// and from RunPlan::options by tokbench's, with nothing copied in between.
+nlohmann::ordered_json options_json(const RunOptions& options);
 
 }  // namespace tokbench::run

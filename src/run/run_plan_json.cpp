@@ -60,7 +60,7 @@ json to_json(const RunPlan& plan) {
               {"compiler", to_json(plan.compiler)},
               {"device", {{"string", plan.device_string}, {"tf32", plan.tf32}}},
               {"checkpoint_activations", plan.checkpoint_activations},
-              {"dynamic", plan.options.dynamic},
+              {"options", options_json(plan.options)},
               {"profile", {{"path", plan.profile_path.string()}, {"iters", plan.profile_iters}}}};
 }
 

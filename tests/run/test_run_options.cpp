@@ -2,6 +2,8 @@
 // `--x=v`, booleans as `--x=True/False`, and the defaults of the reference benchmark.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -89,6 +91,39 @@ TEST(RunOptions, HelpShowsDefaults) {
   EXPECT_NE(help.find("--warmup-iters"), std::string::npos);
   EXPECT_NE(help.find("45"), std::string::npos);
   EXPECT_NE(help.find("pythia-14m"), std::string::npos);
+}
+
+// An option is declared, registered and echoed in one place (run_options.cpp): every registered
+// option appears in the echo under its snake_case name, except those the record keeps elsewhere.
+// A new option without its echo line fails here.
+TEST(RunOptions, EveryOptionIsEchoedOrRecordedElsewhere) {
+  CLI::App app;
+  RunOptions options;
+  add_bench_options(app, options);
+  const auto echo = options_json(options);
+  // Keys of the echo whose option names differ (the unit is in the key).
+  const std::set<std::string> renamed{"ddp_bucket_size", "dist_timeout"};
+  // Top-level keys of the record (model_name, Seq Len, compiler...), where it came from
+  // (the launcher's), or output and testing switches that are not the run's configuration.
+  const std::set<std::string> recorded_elsewhere{
+      "model_name", "seq_len", "micro_batch_size", "global_batch_size", "max_iters", "warmup_iters",
+      "compile", "checkpoint_activations", "nproc_per_node", "nnodes", "node_rank", "master_addr",
+      "master_port", "nsys_enabled", "json_path", "return_metrics_as_json", "log_every", "quiet",
+      "profile", "profile_iters", "unit_timing_iters"};
+  std::set<std::string> missing;
+  for (const CLI::Option* option : app.get_options()) {
+    std::string name = option->get_single_name();  // the first long name
+    if (name == "help") continue;
+    std::replace(name.begin(), name.end(), '-', '_');
+    if (recorded_elsewhere.count(name)) continue;
+    if (renamed.count(name)) {
+      EXPECT_TRUE(echo.contains(name + (name == "dist_timeout" ? "_s" : "_mb"))) << name;
+      continue;
+    }
+    if (!echo.contains(name)) missing.insert(name);
+  }
+  EXPECT_TRUE(missing.empty()) << "registered but not echoed: " << ::testing::PrintToString(missing);
+  EXPECT_GE(echo.size(), 25u);
 }
 
 }  // namespace
