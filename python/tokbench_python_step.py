@@ -60,6 +60,7 @@ Stop: the first SIGINT/SIGTERM stops the run after the current micro-batch (stat
 interrupted, what was measured is kept); the parent sends SIGKILL on a second one.
 """
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -104,7 +105,7 @@ def read_config():
         device=c["device"]["string"], tf32=c["device"]["tf32"],
         compile={"python-inductor": "inductor", "python-thunder": "thunder"}.get(executor, "eager"),
         thunder_front_end=compiler["thunder_front_end"], thunder_executor=compiler["thunder_executors"],
-        dynamic=c["options"]["dynamic"], checkpoint_activations=c["checkpoint_activations"],
+        dynamic=c["options"]["dynamic"], use_sdpa=c["options"]["use_sdpa"], checkpoint_activations=c["checkpoint_activations"],
         memory_probe=step["memory_probe"] or None,
         profile=c["profile"]["path"] or None, profile_iters=c["profile"]["iters"],
         rank=dist["rank"], world_size=dist["world_size"], local_rank=dist["local_rank"],
@@ -302,6 +303,22 @@ class MemoryProbe:
 
     def peak(self):
         return int(self.lib.tokbench_memory_probe_peak())
+
+
+def attention_priority(a, torch):
+    """--use-sdpa: the reference's sdpa_kernel([CUDNN, FLASH, EFFICIENT, MATH], set_priority=True)
+    around training, for PyTorch eager and inductor; thunder picks its own attention executor,
+    and the reference leaves the priority alone there too (with a warning, as here)."""
+    if not a.use_sdpa:
+        return contextlib.nullcontext()
+    if a.compile not in ("eager", "inductor"):
+        print("tokbench: --use-sdpa has no effect with thunder, which picks its own attention executor",
+              file=sys.stderr)
+        return contextlib.nullcontext()
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    order = [SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
+    return sdpa_kernel(order, set_priority=True)
 
 
 def train(a, torch, GPT, Config, Block, out, stop, probe, executors):
@@ -550,8 +567,9 @@ def main():
     status, message, iterations, window, memory, profile_message = "error", "", [], 0.0, {}, None
     try:
         probe = MemoryProbe(a.memory_probe) if a.memory_probe and a.device == "cpu" else None
-        status, message, iterations, window, memory, profile_message = train(a, torch, GPT, Config, Block, out, stop,
-                                                                             probe, executors)
+        with attention_priority(a, torch):
+            status, message, iterations, window, memory, profile_message = train(a, torch, GPT, Config, Block, out,
+                                                                                 stop, probe, executors)
     except torch.OutOfMemoryError as e:
         status, message = "oom", str(e).splitlines()[0]
     except Exception as e:

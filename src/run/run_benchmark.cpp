@@ -271,6 +271,15 @@ int run_benchmark(const RunPlan& plan) {
         at::globalContext().setAllowTF32CuBLAS(plan.tf32);
         at::globalContext().setAllowTF32CuDNN(plan.tf32);
       }
+      // --use-sdpa: the reference's sdpa_kernel([CUDNN, FLASH, EFFICIENT, MATH], set_priority=True).
+      // The order is process-wide, and this process runs one benchmark.
+      if (plan.options.use_sdpa) {
+        using B = at::SDPBackend;
+        at::globalContext().setSDPPriorityOrder(
+            {static_cast<int64_t>(B::cudnn_attention), static_cast<int64_t>(B::flash_attention),
+             static_cast<int64_t>(B::efficient_attention), static_cast<int64_t>(B::math),
+             static_cast<int64_t>(B::overrideable)});
+      }
       if (multi_rank)
         groups = distributed::create_process_groups(
             distributed::GroupOptions{plan.dist.env, timeout, device, plan.dist.backend,

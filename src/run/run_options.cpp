@@ -124,6 +124,10 @@ void add_bench_options(CLI::App& app, RunOptions& o) {
                  "CPU threads for LibTorch (0: LibTorch's default)")
       ->transform(whole_number<int>(fmt::format("a whole number 0..{} (0: LibTorch's default)", kMaxThreads)))
       ->group("Device");
+  app.add_flag("--use-sdpa,--use_sdpa", o.use_sdpa,
+               "attention kernels in the reference's priority: cuDNN, flash, efficient, math, each where the "
+               "device has it (PyTorch's own order puts cuDNN last); tokbench's executors, python-eager and "
+               "python-inductor (thunder picks its own, as in the reference) (=True/False)")->group("Device");
   app.add_option("--cpu-allocator,--cpu_allocator", o.cpu_allocator,
                  "CPU tensor memory: caching (blocks kept across iterations, jemalloc arena; tokbench's "
                  "executors' default) | system (LibTorch's allocator; the Python executors' only one)")->group("Device");
@@ -262,7 +266,8 @@ nlohmann::ordered_json options_json(const RunOptions& o) {
               {"cpu_memory_cap_rank", or_null(o.cpu_memory_cap_rank)},
               {"num_threads", o.num_threads},
               {"cpu_allocator", o.cpu_allocator},
-              {"cpu_memory_cap_mb", or_null(o.cpu_memory_cap_mb)}};
+              {"cpu_memory_cap_mb", or_null(o.cpu_memory_cap_mb)},
+              {"use_sdpa", o.use_sdpa}};
 }
 
 }  // namespace tokbench::run

@@ -33,6 +33,8 @@ struct RunOptions {
   // (model/gpt_checkpoint.hpp; the reference's --checkpoint_activations).
   bool checkpoint_activations = false;
   int num_threads = 0;          // 0: LibTorch's default
+  // Attention kernels in the reference's --use_sdpa priority (cuDNN, flash, efficient, math).
+  bool use_sdpa = false;
   // CPU tensor memory: caching (blocks kept across iterations in a jemalloc arena,
   // train/caching_cpu_allocator.hpp) | system (LibTorch's own CPU allocator, freed at once).
   // Empty: the executor's own (RunPlan::cpu_allocator).
