@@ -321,6 +321,33 @@ def attention_priority(a, torch):
     return sdpa_kernel(order, set_priority=True)
 
 
+def attention_kernel(a, torch, Config):
+    """The SDPA kernel PyTorch's dispatcher picks for litgpt's attention calls in this run, asked
+    with the arguments litgpt passes (B, n_head, T, head_size in the compute dtype; causal, or
+    the float mask of a sliding-window layer), under the priority in force: what eager runs and
+    what inductor's graph calls. Distinct names joined by ", ", as tokbench's step reports them.
+    None for thunder, whose own executors take the attention."""
+    if a.compile not in ("eager", "inductor"):
+        return None
+    config = Config.from_name(a.model_name, block_size=a.seq_len)
+    if config.attention_logit_softcapping is not None:
+        return "explicit (soft-capping)"
+    names = {0: "math", 1: "flash_attention", 2: "efficient_attention", 3: "cudnn_attention", 4: "overrideable"}
+    dtype = torch.float32 if a.dtype == "fp32" else torch.bfloat16
+    q = torch.zeros(a.micro_batch_size, config.n_head, a.seq_len, config.head_size, dtype=dtype, device=a.device)
+    scale = 1.0 / math.sqrt(config.attention_scores_scalar or config.head_size)
+    calls = [dict(attn_mask=None, is_causal=True)]
+    if config.sliding_window_size is not None and any(config.sliding_window_indices or []):
+        calls.append(dict(attn_mask=torch.zeros(1, 1, a.seq_len, a.seq_len, dtype=dtype, device=a.device),
+                          is_causal=False))
+    kernels = []
+    for call in calls:
+        name = names.get(int(torch._fused_sdp_choice(q, q, q, dropout_p=0.0, scale=scale, **call)), "none")
+        if name not in kernels:
+            kernels.append(name)
+    return ", ".join(kernels)
+
+
 def train(a, torch, GPT, Config, Block, out, stop, probe, executors):
     import torch.nn.functional as F
 
@@ -565,9 +592,11 @@ def main():
     emit(out, "ready", num_threads=torch.get_num_threads(), **versions)
 
     status, message, iterations, window, memory, profile_message = "error", "", [], 0.0, {}, None
+    kernel = None
     try:
         probe = MemoryProbe(a.memory_probe) if a.memory_probe and a.device == "cpu" else None
         with attention_priority(a, torch):
+            kernel = attention_kernel(a, torch, Config)
             status, message, iterations, window, memory, profile_message = train(a, torch, GPT, Config, Block, out,
                                                                                  stop, probe, executors)
     except torch.OutOfMemoryError as e:
@@ -578,7 +607,7 @@ def main():
             message += " (PyTorch inductor's bf16/fp16 CPU reduction bug: docs/inductor-bf16-cpu.md)"
     profile = {} if profile_message is None else {"profile_message": profile_message}
     emit(out, "result", status=status, message=message, measured_window_seconds=window,
-         peak_rss_bytes=peak_rss_bytes(), **memory, **profile)
+         peak_rss_bytes=peak_rss_bytes(), attention_kernel=kernel, **memory, **profile)
     if a.world_size > 1:
         out.flush()
         sys.stderr.flush()

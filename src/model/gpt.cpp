@@ -7,12 +7,15 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Dispatch.h>
+#include <ATen/SDPBackend.h>
+#include <ATen/ops/_fused_sdp_choice.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
 #include <set>
+#include <string>
 #include <string_view>
 
 #include "model/counting.hpp"
@@ -202,6 +205,7 @@ class Attention : public torch::nn::Module {
     const int64_t T = q.size(2);
     if (softcap_) {
       // tanh soft-capping of the scores cannot go through SDPA: explicit math, as litgpt.
+      if (kernel_.empty()) kernel_ = "explicit (soft-capping)";
       auto scores = torch::matmul(q, k.transpose(-2, -1)) * scale_;  // (B, nh, T, T)
       scores = torch::tanh(scores / *softcap_) * *softcap_;
       torch::Tensor additive;  // (T, T) in q's dtype
@@ -218,10 +222,32 @@ class Attention : public torch::nn::Module {
     // Sliding window: a mask only when the window is shorter than T. litgpt always builds an
     // explicit (T, T) float mask for window layers; when window >= T that mask equals the causal
     // one, so is_causal gives the same result while keeping the flash/efficient kernels usable.
-    if (sliding_ && masks.window.defined())
-      return torch::scaled_dot_product_attention(q, k, v, masks.window, 0.0, false, scale_);
-    return torch::scaled_dot_product_attention(q, k, v, {}, 0.0, true, scale_);
+    const bool windowed = sliding_ && masks.window.defined();
+    const std::optional<torch::Tensor> mask = windowed ? std::optional<torch::Tensor>(masks.window) : std::nullopt;
+    // The dispatcher's own choice for this call (what scaled_dot_product_attention asks it),
+    // once per layer: the record names the kernel that ran, whatever priority was set.
+    if (kernel_.empty()) kernel_ = sdp_backend_name(at::_fused_sdp_choice(q, k, v, mask, 0.0, !windowed, scale_));
+    return torch::scaled_dot_product_attention(q, k, v, mask, 0.0, !windowed, scale_);
   }
+
+ public:
+  // The attention kernel of this layer's first forward ("" before it): one of PyTorch's SDPA
+  // backends by its SDPBackend name, or "explicit (soft-capping)".
+  const std::string& kernel() const { return kernel_; }
+
+ private:
+  static std::string sdp_backend_name(int64_t backend) {
+    switch (static_cast<at::SDPBackend>(backend)) {
+      case at::SDPBackend::math: return "math";
+      case at::SDPBackend::flash_attention: return "flash_attention";
+      case at::SDPBackend::efficient_attention: return "efficient_attention";
+      case at::SDPBackend::cudnn_attention: return "cudnn_attention";
+      case at::SDPBackend::overrideable: return "overrideable";
+      default: return "none";  // SDPBackend::error: no kernel can run this call
+    }
+  }
+
+  std::string kernel_;
 
   // torch.finfo(dtype).min, litgpt's causal fill value on the soft-capping path.
   static double lowest(torch::ScalarType dtype) {
@@ -349,6 +375,8 @@ class Block : public torch::nn::Module {
     post_mlp_norm_ =
         register_module("post_mlp_norm", std::make_shared<Norm>(c, c.n_embd, options, c.post_mlp_norm));
   }
+
+  const Attention& attention() const { return *attn_; }
 
   // x: (B, T, C) -> (B, T, C). tail_value_needed false (a checkpoint's recomputation): the
   // output's value is not read, so a block ending `mlp.proj(h) + x` builds the projection's
@@ -519,6 +547,17 @@ const Config& GPTImpl::config() const { return state_->config; }
 
 std::vector<std::shared_ptr<torch::nn::Module>> GPTImpl::blocks() const {
   return {state_->blocks.begin(), state_->blocks.end()};
+}
+
+std::string GPTImpl::attention_kernels() const {
+  std::vector<std::string> names;
+  for (const auto& block : state_->blocks) {
+    const std::string& name = block->attention().kernel();
+    if (!name.empty() && std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  std::string joined;
+  for (const auto& name : names) joined += (joined.empty() ? "" : ", ") + name;
+  return joined;
 }
 
 std::vector<std::shared_ptr<torch::nn::Module>> GPTImpl::root_modules() const {

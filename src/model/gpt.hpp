@@ -85,6 +85,10 @@ class GPTImpl : public torch::nn::Module {
   std::vector<std::shared_ptr<torch::nn::Module>> blocks() const;
   std::vector<std::shared_ptr<torch::nn::Module>> root_modules() const;
 
+  // The attention kernels the layers' first forward used, distinct, in layer order, joined by
+  // ", " (e.g. "flash_attention"; "" before any forward): what the record's attention_kernel says.
+  std::string attention_kernels() const;
+
   // Called by forward around the root and around each block, so a wrapper can gather a
   // unit's sharded parameters just before use and free them after (FSDP's pre/post-forward
   // hooks; LibTorch modules have none of their own). Null (the default): no calls. One set is

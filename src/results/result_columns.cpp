@@ -40,6 +40,9 @@ std::vector<Column> make_columns() {
       {"thunder_executors", "thunder executors", "", "", S::tokbench, true, false, true},
       // The fused executor's GEMM choice per role and shape class (null for other executors).
       {"kernels", "Kernels", "", "", S::tokbench, true, false, true},
+      // The attention kernel PyTorch's dispatcher chose (flash_attention, cudnn_attention, ...;
+      // --use-sdpa sets the reference's priority); null where the executor cannot say (thunder).
+      {"attention_kernel", "Attention kernel", "", "", S::tokbench, true, false, true},
       {"tokens_per_sec_per_device", "Tokens/s per device", "tokens/s", "{:.1f}", S::tokbench},
       {"model_flops_per_iter_per_device", "Model FLOPs per iteration per device", "FLOPs", "", S::tokbench},
       {"model_flops_per_iter_total", "Model FLOPs per iteration total", "FLOPs", "", S::tokbench},
@@ -110,6 +113,7 @@ std::vector<Column> make_columns() {
       {"model_name", Kind::text},         {"Distributed Mode", Kind::text}, {"compiler", Kind::text},
       {"status", Kind::text},             {"message", Kind::text},          {"executor", Kind::text},
       {"thunder_front_end", Kind::text},  {"thunder_executors", Kind::text},
+      {"attention_kernel", Kind::text},
       {"kernels", Kind::structured},      {"mfu_peak_chip", Kind::text},    {"mfu_peak_source", Kind::text},
       {"mfu_peak_is_estimate", Kind::flag}, {"mfu_precision", Kind::text},  {"flops_convention", Kind::text},
       {"sharding_mode", Kind::text},      {"bucketing", Kind::text},        {"ranks", Kind::structured},

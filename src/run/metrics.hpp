@@ -66,6 +66,9 @@ struct MeasuredRun {
   bool exposed_comm_known = true;  // false: the Python executors (torch.distributed's waits are not timed)
   std::vector<RankSummary> ranks;   // empty for one process
   std::string kernel_note;          // the step's kernel choice (TrainStep::kernel_note); "" for none
+  // The attention kernels the model's layers ran (model::GPTImpl::attention_kernels; the Python
+  // step's own report for python-eager and python-inductor); "" when unknown.
+  std::string attention_kernel;
   // This process's (train/memory_breakdown.hpp); after the ranks are merged, that of the rank
   // with the largest allocated peak. None where the executor cannot see it (Python).
   std::optional<train::MemoryBreakdown> memory_breakdown;

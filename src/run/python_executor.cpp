@@ -225,6 +225,8 @@ ChildRun run_child(const RunPlan& plan, const PythonStepCommand& command, const 
       run.measured_window_seconds = number_or_null(j, "measured_window_seconds").value_or(0);
       run.peak_rss_bytes = static_cast<int64_t>(number_or_null(j, "peak_rss_bytes").value_or(0));
       c.profile_message = j.value("profile_message", "");
+      if (j.contains("attention_kernel") && j["attention_kernel"].is_string())
+        run.attention_kernel = j["attention_kernel"].get<std::string>();
       if (const auto allocated = number_or_null(j, "allocated_peak_bytes")) {
         run.allocation_peaks_known = true;
         run.allocated_peak_bytes = static_cast<int64_t>(*allocated);

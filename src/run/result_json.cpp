@@ -125,6 +125,7 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
   j["thunder_front_end"] = thunder ? json(to_string(plan.compiler.thunder_front_end)) : json(nullptr);
   j["thunder_executors"] = thunder && !env.thunder_executors.empty() ? json(env.thunder_executors) : json(nullptr);
   j["kernels"] = run.kernel_note.empty() ? json(nullptr) : json(run.kernel_note);  // the executor's kernel choice
+  j["attention_kernel"] = run.attention_kernel.empty() ? json(nullptr) : json(run.attention_kernel);
   j["tokens_per_sec_per_device"] = opt(m.tokens_per_s_per_device);
   j["model_flops_per_iter_per_device"] = m.flops_per_iter_per_device;
   j["model_flops_per_iter_total"] = m.flops_per_iter_total;

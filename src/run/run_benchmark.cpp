@@ -328,6 +328,7 @@ int run_benchmark(const RunPlan& plan) {
       run.peak_rss_bytes = result.memory.peak_rss_bytes;
       run.memory_breakdown = result.memory_breakdown;
       run.overhead_seconds = result.overhead_seconds;
+      run.attention_kernel = gpt->attention_kernels();
       profile_message = result.profile_message;
       run.unit_timings = result.unit_timings;
       unit_timing_message = result.unit_timing_message;

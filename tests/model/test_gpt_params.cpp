@@ -122,5 +122,30 @@ TEST(GptInit, SeededInitIsDeterministicAndShaped) {
   EXPECT_THROW(a->forward(torch::zeros({1, 17}, torch::kLong)), c10::Error);  // T > block_size
 }
 
+// The record's attention_kernel is the dispatcher's choice for the model's own calls: it
+// follows what PyTorch may use (flash on this CPU, math once flash is turned off), and a
+// soft-capped model says that its scores are computed explicitly.
+TEST(GptAttentionKernel, NamesTheKernelTheDispatcherChose) {
+  const auto cpu = torch::TensorOptions().dtype(torch::kFloat);
+  auto idx = torch::randint(0, 64, {2, 16}, torch::kLong);
+  GPT before(tiny_llama(), cpu);
+  EXPECT_EQ(before->attention_kernels(), "");  // no forward yet
+  before->forward(idx);
+  EXPECT_EQ(before->attention_kernels(), "flash_attention");
+
+  auto& context = at::globalContext();
+  context.setSDPUseFlash(false);
+  GPT without_flash(tiny_llama(), cpu);
+  without_flash->forward(idx);
+  context.setSDPUseFlash(true);
+  EXPECT_EQ(without_flash->attention_kernels(), "math");
+
+  Config capped = tiny_llama();
+  capped.attention_logit_softcapping = 50.0;
+  GPT soft(capped, cpu);
+  soft->forward(idx);
+  EXPECT_EQ(soft->attention_kernels(), "explicit (soft-capping)");
+}
+
 }  // namespace
 }  // namespace tokbench::model

@@ -269,6 +269,27 @@ def scenario_thunder(scratch):
             fail(f"{extra}: want exit 2 and one line naming {words}; got {proc.returncode}", proc)
 
 
+def scenario_attention_kernel(scratch):
+    """--use-sdpa sets the reference's priority, and every record names the attention kernel
+    that ran: PyTorch's flash kernel on this CPU (the CPU has no cuDNN or efficient kernel),
+    whatever the executor; thunder takes attention itself, so there it is null and the switch
+    warns, as the reference does."""
+    for executor in ("eager", "python-eager"):
+        for use_sdpa in (False, True):
+            out = os.path.join(scratch, f"{executor}-{use_sdpa}.json")
+            proc = run(SMALL + ["--executor", executor, "--json-path", out] + (["--use-sdpa"] if use_sdpa else []))
+            if proc.returncode != 0:
+                fail(f"{executor} use_sdpa={use_sdpa}: exit {proc.returncode}", proc)
+            j = load(out, proc)
+            if j["config"]["use_sdpa"] is not use_sdpa or j["attention_kernel"] != "flash_attention":
+                fail(f"{executor}: config.use_sdpa {j['config']['use_sdpa']}, attention_kernel {j['attention_kernel']}")
+    out = os.path.join(scratch, "thunder.json")
+    proc = run(SMALL + ["--executor", "python-thunder", "--use_sdpa=True", "--json-path", out])
+    j = load(out, proc)
+    if proc.returncode != 0 or j["attention_kernel"] is not None or "--use-sdpa has no effect" not in proc.stderr:
+        fail(f"python-thunder --use_sdpa: exit {proc.returncode}, attention_kernel {j['attention_kernel']}", proc)
+
+
 ALL_EXECUTORS = ["eager", "fused", "python-eager", "python-inductor", "python-thunder"]
 
 
@@ -422,6 +443,8 @@ with tempfile.TemporaryDirectory() as scratch:
         scenario_ranks(scratch)
     elif SCENARIO == "memory":
         scenario_memory(scratch)
+    elif SCENARIO == "attention_kernel":
+        scenario_attention_kernel(scratch)
     else:
         fail(f"unknown scenario {SCENARIO}")
 print("ok")
