@@ -105,7 +105,7 @@ def read_config():
         device=c["device"]["string"], tf32=c["device"]["tf32"],
         compile={"python-inductor": "inductor", "python-thunder": "thunder"}.get(executor, "eager"),
         thunder_front_end=compiler["thunder_front_end"], thunder_executor=compiler["thunder_executors"],
-        dynamic=c["options"]["dynamic"], use_sdpa=c["options"]["use_sdpa"], checkpoint_activations=c["checkpoint_activations"],
+        dynamic=train["data"]["dynamic_lengths"], use_sdpa=c["options"]["use_sdpa"], checkpoint_activations=c["checkpoint_activations"],
         memory_probe=step["memory_probe"] or None,
         profile=c["profile"]["path"] or None, profile_iters=c["profile"]["iters"],
         rank=dist["rank"], world_size=dist["world_size"], local_rank=dist["local_rank"],
@@ -122,6 +122,18 @@ def read_config():
 # holds the GIL and waits for them: a deadlock seen with torch 2.11. A distributed child
 # therefore ends with os._exit once its result is out, as nothing after it needs cleaning up.
 KEEP_UNTIL_EXIT = []
+
+
+def dynamic_length(seed, index, seq_len):
+    """--dynamic: the length of sequence `index` of the run, in [10, T]; the same arithmetic as
+    tokbench's batcher (src/train/sequence_lengths.hpp), so every executor and rank draws the
+    same lengths."""
+    mask = (1 << 64) - 1
+    z = (seed + 0x9E3779B97F4A7C15 * (index + 1)) & mask
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+    z ^= z >> 31
+    return 10 + z % (seq_len - 9)
 
 
 def rank_seed(seed, rank):
@@ -430,6 +442,9 @@ def train(a, torch, GPT, Config, Block, out, stop, probe, executors):
             return contextlib.nullcontext()
         return model.no_sync() if skip else contextlib.nullcontext()
 
+    micro_batches_drawn = [0]  # iteration i's micro-batch m is i·GA + m, as in tokbench's batcher
+    real_tokens = [0]          # this iteration's targets that are not padding
+
     def one_iteration():
         """Forward and backward of GA micro-batches and one optimizer step; the last micro-batch's
         loss (divided by GA), or None when a stop request came between micro-batches (one rank)."""
@@ -438,7 +453,16 @@ def train(a, torch, GPT, Config, Block, out, stop, probe, executors):
             if stop.requested and dist is None:
                 return None
             data = torch.randint(0, 100, (B, T + 1), generator=generator)
-            x, y = data[:, :T].to(device), data[:, 1:].to(device)
+            x, y = data[:, :T], data[:, 1:].clone()
+            if a.dynamic:  # each sequence's tail past its drawn length is padding, ignored by the loss
+                drawn = micro_batches_drawn[0]
+                for b in range(B):
+                    t = dynamic_length(a.seed, (drawn * a.world_size + a.rank) * B + b, T)
+                    x[b, t:] = 0
+                    y[b, t:] = -1
+            micro_batches_drawn[0] += 1
+            real_tokens[0] += int((y != -1).sum())
+            x, y = x.to(device), y.to(device)
             with gradient_sync(micro):
                 with ranged("forward"), autocast():
                     logits = forward(x)
@@ -458,6 +482,7 @@ def train(a, torch, GPT, Config, Block, out, stop, probe, executors):
     start = time.perf_counter()
     previous_end = 0.0
     for index in range(a.max_iters):
+        micro_batches_drawn[0], real_tokens[0] = index * GA, 0  # a retried iteration draws its own again
         if agree_to_stop is not None and agree_to_stop(stop.requested):
             status, message = "interrupted", f"stopped on request after {index} iterations"
             break
@@ -490,7 +515,7 @@ def train(a, torch, GPT, Config, Block, out, stop, probe, executors):
             torch.cuda.synchronize()
         end = time.perf_counter() - start
         sample = {"index": index, "warmup": index < a.warmup_iters, "seconds": end - previous_end,
-                  "loss": value if math.isfinite(value) else None, "end_time": end}
+                  "loss": value if math.isfinite(value) else None, "end_time": end, "real_tokens": real_tokens[0]}
         previous_end = end
         iterations.append(sample)
         emit(out, "iteration", **sample)

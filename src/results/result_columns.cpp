@@ -44,6 +44,8 @@ std::vector<Column> make_columns() {
       // --use-sdpa sets the reference's priority); null where the executor cannot say (thunder).
       {"attention_kernel", "Attention kernel", "", "", S::tokbench, true, false, true},
       {"tokens_per_sec_per_device", "Tokens/s per device", "tokens/s", "{:.1f}", S::tokbench},
+      // --dynamic: the padded positions processed per second (tokens_per_sec counts real tokens).
+      {"positions_per_sec", "Positions/s (padded)", "positions/s", "{:.1f}", S::tokbench, true, false, true},
       {"model_flops_per_iter_per_device", "Model FLOPs per iteration per device", "FLOPs", "", S::tokbench},
       {"model_flops_per_iter_total", "Model FLOPs per iteration total", "FLOPs", "", S::tokbench},
       {"model_TFLOP_per_s_per_device", "TFLOP/s per device", "TFLOP/s", "{:.4g}", S::tokbench},

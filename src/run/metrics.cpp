@@ -21,6 +21,28 @@ std::optional<double> find_metric(const std::vector<std::pair<std::string, doubl
   return std::nullopt;
 }
 
+// --dynamic: the rates above counted every position of the padded sequences; the tokens, the
+// model's FLOPs and MFU are the real ones (the reference counts the padding as tokens). Sums
+// over the measured iterations, divided by the window; per-iteration FLOPs are their means.
+void count_real_work(const MetricInputs& in, const std::vector<const IterationSample*>& measured, BenchMetrics& m) {
+  int64_t tokens = 0, flops = 0;
+  for (const IterationSample* it : measured) {
+    const IterationWork work = in.dynamic_work(it->index);
+    tokens += work.tokens;
+    flops += work.model_flops;
+  }
+  const auto W = static_cast<double>(in.world_size);
+  const auto M = static_cast<double>(measured.size());
+  m.positions_per_s = m.tokens_per_s;
+  m.tokens_per_s = static_cast<double>(tokens) / m.window_seconds;
+  m.tokens_per_s_per_device = *m.tokens_per_s / W;
+  m.flops_per_iter_total = std::llround(static_cast<double>(flops) / M);
+  m.flops_per_iter_per_device = std::llround(static_cast<double>(flops) / (M * W));
+  m.flops_per_s_total = static_cast<double>(flops) / m.window_seconds;
+  m.flops_per_s_per_device = *m.flops_per_s_total / W;
+  m.mfu = tokbench::mfu(*m.flops_per_s_per_device, in.peak_flops_per_s);
+}
+
 }  // namespace
 
 BenchMetrics compute_metrics(const MetricInputs& in, const MeasuredRun& run) {
@@ -89,6 +111,7 @@ BenchMetrics compute_metrics(const MetricInputs& in, const MeasuredRun& run) {
   else if (m.flops_per_s_per_device)
     m.flops_per_s_total = *m.flops_per_s_per_device * static_cast<double>(in.world_size);
   if (m.flops_per_s_per_device) m.mfu = tokbench::mfu(*m.flops_per_s_per_device, in.peak_flops_per_s);
+  if (in.dynamic_work) count_real_work(in, measured, m);
   // Executed FLOPs over the same window as the model's: per device, GA micro-batches per
   // iteration, M iterations.
   const int64_t hardware_micro = in.hardware_flops_per_microbatch > 0 ? in.hardware_flops_per_microbatch

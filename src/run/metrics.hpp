@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,7 @@ struct IterationSample {
   double seconds = 0;
   double loss = 0;
   double end_time = 0;  // seconds since the loop started
+  int64_t real_tokens = 0;  // this process's real (unpadded) tokens in the iteration; 0: unknown
 };
 
 // One rank's own figures in a multi-rank run (rank 0 gathers them).
@@ -77,6 +79,13 @@ struct MeasuredRun {
   std::optional<train::UnitTimings> unit_timings;
 };
 
+// --dynamic: the real tokens and the model FLOPs (of each sequence's real length) of one
+// iteration, summed over every rank.
+struct IterationWork {
+  int64_t tokens = 0;
+  int64_t model_flops = 0;
+};
+
 // What the metrics need of a run: its loop's options (B, T, GA, warm-up: the run's own record,
 // read where it lives rather than copied), the world size, the FLOPs and the peak.
 struct MetricInputs {
@@ -87,6 +96,10 @@ struct MetricInputs {
   // The FLOPs the device executes per micro-batch (with activation checkpointing, more than the
   // model's); 0: the model's.
   int64_t hardware_flops_per_microbatch = 0;
+  // --dynamic (train/sequence_lengths.hpp): iteration i's real work. Set, tokens/s, the model's
+  // FLOPs and MFU count the real tokens, and positions_per_s the padded positions processed
+  // (hardware FLOPs and HFU count those). Empty: every position is a token.
+  std::function<IterationWork(int64_t iteration)> dynamic_work;
 };
 
 struct BenchMetrics {
@@ -96,6 +109,7 @@ struct BenchMetrics {
   std::optional<IterTimeStats> iter_time_ms;   // over measured iterations
   std::optional<double> tokens_per_s;          // global
   std::optional<double> tokens_per_s_per_device;
+  std::optional<double> positions_per_s;      // --dynamic: padded positions processed, global
   int64_t flops_per_iter_per_device = 0;       // micro-batch FLOPs × GA
   int64_t flops_per_iter_total = 0;            // × W
   std::optional<double> flops_per_s_total;

@@ -216,6 +216,7 @@ ChildRun run_child(const RunPlan& plan, const PythonStepCommand& command, const 
       s.seconds = j.value("seconds", 0.0);
       s.loss = number_or_null(j, "loss").value_or(std::numeric_limits<double>::quiet_NaN());
       s.end_time = j.value("end_time", 0.0);
+      s.real_tokens = j.value("real_tokens", int64_t{0});
       run.iterations.push_back(s);
       progress.on_iteration(s);
     } else if (event == "result") {

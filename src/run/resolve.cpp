@@ -12,6 +12,8 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <system_error>
@@ -20,6 +22,7 @@
 #include "model/catalog.hpp"
 #include "model/checked_int.hpp"
 #include "model/memory_estimate.hpp"
+#include "train/sequence_lengths.hpp"
 #include "usage/usage_error.hpp"
 
 namespace tokbench::run {
@@ -352,6 +355,13 @@ void resolve_training(const RunOptions& o, RunPlan& plan) {
   if (o.log_every < 0 || o.log_every > kMaxLogEvery)
     refuse(fmt::format("--log-every {} is not valid; valid: 0..{} (0: a live line on a terminal)", o.log_every,
                       kMaxLogEvery));
+  if (o.dynamic) {
+    if (plan.train.seq_len < train::kMinDynamicLength)
+      refuse(fmt::format("--dynamic with --seq-len {}: sequences are drawn {}..T long, as the reference draws "
+                        "them; valid: --seq-len {} or more", plan.train.seq_len, train::kMinDynamicLength,
+                        train::kMinDynamicLength));
+    plan.train.data.dynamic_lengths = true;
+  }
   require_choice("--data-dtype", o.data_dtype, {"uint16", "uint32"});
   plan.train.data.token_bytes = o.data_dtype == "uint16" ? 2 : 4;
   if (o.data != "random") {
@@ -618,6 +628,27 @@ MetricInputs metric_inputs(const RunPlan& plan) {
   in.flops_per_microbatch = plan.flops_per_microbatch;
   in.hardware_flops_per_microbatch = plan.hardware_flops_per_microbatch;
   if (plan.peak) in.peak_flops_per_s = plan.peak->flops_per_s;
+  if (plan.train.data.dynamic_lengths) {
+    // Every rank's lengths, as the batchers draw them; one sequence's FLOPs by its length,
+    // each length counted once (there are at most T - 9 of them).
+    const auto flops_by_length = std::make_shared<std::map<int64_t, int64_t>>();
+    in.dynamic_work = [&plan, flops_by_length](int64_t iteration) {
+      IterationWork work;
+      const int64_t B = plan.train.micro_batch, W = plan.world_size();
+      for (int64_t micro = 0; micro < plan.train.grad_accum; ++micro)
+        for (int64_t rank = 0; rank < W; ++rank)
+          for (int64_t b = 0; b < B; ++b) {
+            const int64_t count = iteration * plan.train.grad_accum + micro;
+            const int64_t t = train::dynamic_length(plan.train.seed, train::sequence_index(count, rank, W, B, b),
+                                                    plan.train.seq_len);
+            auto [it, added] = flops_by_length->try_emplace(t, 0);
+            if (added) it->second = model::count_flops(plan.config, 1, t, plan.convention).total();
+            work.tokens += t;
+            work.model_flops += it->second;
+          }
+      return work;
+    };
+  }
   return in;
 }
 

@@ -98,7 +98,11 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
   // Reference keys (docs/reference-benchmark.md, "The JSON result"), meanings fixed by
   // docs/PERFORMANCE.md, "The contract".
   j["average_iter_time"] = opt(m.average_iter_time_ms);  // ms, window / M
-  j["model_flops"] = plan.flops_per_microbatch;          // one micro-batch, fwd+bwd, one device
+  // One micro-batch, fwd+bwd, one device; with --dynamic the mean over the measured window of
+  // the real lengths' FLOPs.
+  const bool dynamic = plan.train.data.dynamic_lengths;
+  j["model_flops"] = dynamic && m.measured_iters > 0 ? m.flops_per_iter_per_device / plan.train.grad_accum
+                                                     : plan.flops_per_microbatch;
   j["model_flop_per_sec"] = opt(m.flops_per_s_total);    // all devices, GA included
   j["tokens_per_sec"] = opt(m.tokens_per_s);             // global
   const json allocated_peak = run.allocation_peaks_known ? json(m.memory_allocated_peak_GB) : json(nullptr);
@@ -127,6 +131,7 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
   j["kernels"] = run.kernel_note.empty() ? json(nullptr) : json(run.kernel_note);  // the executor's kernel choice
   j["attention_kernel"] = run.attention_kernel.empty() ? json(nullptr) : json(run.attention_kernel);
   j["tokens_per_sec_per_device"] = opt(m.tokens_per_s_per_device);
+  j["positions_per_sec"] = opt(m.positions_per_s);  // --dynamic: padded positions processed, global
   j["model_flops_per_iter_per_device"] = m.flops_per_iter_per_device;
   j["model_flops_per_iter_total"] = m.flops_per_iter_total;
   j["model_TFLOP_per_s_per_device"] = opt(m.flops_per_s_per_device, 1e-12);
@@ -154,9 +159,12 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
   }
   j["iter_time_ms"] = stats;
   json per_iteration = json::array();
-  for (const auto& it : run.iterations)
+  for (const auto& it : run.iterations) {
     per_iteration.push_back({{"index", it.index}, {"warmup", it.warmup}, {"time_ms", it.seconds * 1e3},
                              {"loss", std::isfinite(it.loss) ? json(it.loss) : json(nullptr)}});
+    // --dynamic: the real tokens this process trained on in the iteration (rank 0's on many ranks).
+    if (dynamic) per_iteration.back()["real_tokens"] = it.real_tokens;
+  }
   j["iterations"] = per_iteration;
   j["loss_first"] = opt(m.loss_first);
   j["loss_last"] = opt(m.loss_last);

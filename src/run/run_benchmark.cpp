@@ -125,7 +125,7 @@ class SignalGuard {
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 IterationSample sample_of(const train::IterationRecord& r) {
-  return IterationSample{r.index, r.warmup, r.seconds, r.loss, r.end_time};
+  return IterationSample{r.index, r.warmup, r.seconds, r.loss, r.end_time, r.real_tokens};
 }
 
 torch::Device device_of(const RunPlan& plan) {
@@ -297,7 +297,8 @@ int run_benchmark(const RunPlan& plan) {
       torch::AutoGradMode grad_mode(true);
       auto step = make_step(plan, gpt, device, groups);
       run.kernel_note = step->kernel_note();
-      train::TokenBatcher data(train::batch_options_for(train_options, plan.config.vocab(), plan.dist.env.rank),
+      train::TokenBatcher data(train::batch_options_for(train_options, plan.config.vocab(), plan.dist.env.rank,
+                                                         plan.world_size()),
                                device);
       std::optional<distributed::StopAgreement> agreement;
       train::StopDecision decide_stop;

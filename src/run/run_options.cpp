@@ -177,8 +177,10 @@ void add_bench_options(CLI::App& app, RunOptions& o) {
   app.add_flag("--nsys-enabled,--nsys_enabled", o.nsys_enabled,
                "the reference's Nsight switch; True is refused (profile with nsys around tokbench)")
       ->group("Compatibility");
-  app.add_flag("--dynamic", o.dynamic, "the reference's torch.compile dynamic-shape switch (no effect on "
-               "tokbench's executors; recorded)")->group("Compatibility");
+  app.add_flag("--dynamic", o.dynamic,
+               "variable-length sequences, as the reference: each sequence's length drawn in [10, T] (the same on "
+               "every executor for a seed) and padded to T; tokens/s, the model's FLOPs and MFU count the real "
+               "tokens, positions_per_sec the padded positions (=True/False)")->group("Training");
   // Training
   app.add_option("--seed", o.seed, "seed of the initial weights and of the data")
       ->transform(whole_number<uint64_t>(fmt::format("a whole number 0..{}", std::numeric_limits<uint64_t>::max())))

@@ -58,7 +58,7 @@ struct RunOptions {
   int64_t master_port = 0;
   // The reference's switches, accepted for its command lines.
   bool nsys_enabled = false;
-  bool dynamic = false;
+  bool dynamic = false;  // train/sequence_lengths.hpp
   // Training
   uint64_t seed = 1337;
   double lr = 5e-4;

@@ -3,12 +3,15 @@
 // uniform on 0..99 like torch.randint(0, 100) and the stream depends only on (seed, B, T).
 #include "train/token_data.hpp"
 
+#include "train/sequence_lengths.hpp"
+
 #include <ATen/ops/empty.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <stdexcept>
@@ -221,9 +224,27 @@ TokenBatch TokenBatcher::next() {
   } else {
     fill_synthetic(x, y);
   }
-  if (device_.is_cpu()) return host_views_[index];
-  device_buffer_.copy_(host, /*non_blocking=*/true);
-  return device_views_;
+  const int64_t real_tokens = options_.dynamic_lengths ? pad_to_dynamic_lengths(x, y)
+                                                       : options_.micro_batch * options_.seq_len;
+  ++micro_batches_drawn_;
+  TokenBatch batch = device_.is_cpu() ? host_views_[index] : device_views_;
+  if (!device_.is_cpu()) device_buffer_.copy_(host, /*non_blocking=*/true);
+  batch.real_tokens = real_tokens;
+  return batch;
+}
+
+int64_t TokenBatcher::pad_to_dynamic_lengths(int64_t* x, int64_t* y) {
+  const int64_t T = options_.seq_len;
+  int64_t real = 0;
+  for (int64_t b = 0; b < options_.micro_batch; ++b, x += T, y += T) {
+    const int64_t index =
+        sequence_index(micro_batches_drawn_, options_.rank, options_.world_size, options_.micro_batch, b);
+    const int64_t length = dynamic_length(options_.run_seed, index, T);
+    std::fill(x + length, x + T, int64_t{0});
+    std::fill(y + length, y + T, int64_t{-1});  // ignored by every executor's loss
+    real += length;
+  }
+  return real;
 }
 
 }  // namespace tokbench::train

@@ -23,6 +23,12 @@ struct TokenBatchOptions {
   std::filesystem::path token_file;
   int token_bytes = 2;
   bool sequential = false;  // file windows in order (wrapping) instead of at random offsets
+  // --dynamic (sequence_lengths.hpp): each sequence's tail past its drawn length becomes padding
+  // (input 0, target -1). The lengths depend on the run's seed, this rank and the world size.
+  bool dynamic_lengths = false;
+  uint64_t run_seed = 1337;
+  int64_t rank = 0;
+  int64_t world_size = 1;
   // When > 0, file tokens must be < vocab_size (checked as they are copied).
   int64_t vocab_size = 0;
   // Host buffers in the rotation. A buffer may be refilled only once the device has finished
@@ -33,6 +39,7 @@ struct TokenBatchOptions {
 struct TokenBatch {
   at::Tensor x;  // (B, T) int64 on the device
   at::Tensor y;  // (B, T) int64 on the device, x shifted left by one
+  int64_t real_tokens = 0;  // targets that are not padding: B·T, or fewer with dynamic lengths
 };
 
 // A file of tokens, memory-mapped read-only. Validates on open; throws std::invalid_argument
@@ -71,8 +78,10 @@ class TokenBatcher {
  private:
   void fill_synthetic(int64_t* x, int64_t* y);
   void fill_from_file(int64_t* x, int64_t* y);
+  int64_t pad_to_dynamic_lengths(int64_t* x, int64_t* y);  // returns the real tokens
 
   TokenBatchOptions options_;
+  int64_t micro_batches_drawn_ = 0;
   c10::Device device_;
   std::unique_ptr<TokenFile> file_;
   std::vector<at::Tensor> host_;        // each (2, B, T): [0] = x, [1] = y

@@ -123,7 +123,8 @@ void validate_options(const TrainOptions& o, const model::Config& config, const 
   }
 }
 
-TokenBatchOptions batch_options_for(const TrainOptions& options, int64_t vocab_size, int64_t rank) {
+TokenBatchOptions batch_options_for(const TrainOptions& options, int64_t vocab_size, int64_t rank,
+                                    int64_t world_size) {
   TokenBatchOptions b;
   b.micro_batch = options.micro_batch;
   b.seq_len = options.seq_len;
@@ -132,6 +133,10 @@ TokenBatchOptions batch_options_for(const TrainOptions& options, int64_t vocab_s
   b.token_file = options.data.token_file;
   b.token_bytes = options.data.token_bytes;
   b.sequential = options.data.sequential;
+  b.dynamic_lengths = options.data.dynamic_lengths;
+  b.run_seed = options.seed;
+  b.rank = rank;
+  b.world_size = world_size;
   b.vocab_size = vocab_size;
   b.host_buffers = options.grad_accum;
   return b;
@@ -180,10 +185,12 @@ TrainResult run_timed_loop(TrainStep& step, TokenBatcher& data, const torch::Dev
           break;
         }
         double compute_seconds = 0;  // forward, backward, optimizer and the final sync
+        int64_t real_tokens = 0;     // this rank's targets that are not padding
         torch::Tensor last_loss;
         bool stopped_mid_iteration = false;
         for (int64_t micro = 0; micro < options.grad_accum; ++micro) {
           const TokenBatch batch = data.next();
+          real_tokens += batch.real_tokens;
           micro_start_bytes = memory.current_bytes();
           const Clock::time_point start = Clock::now();
           last_loss = step.forward_backward(batch, micro, options.grad_accum);
@@ -217,6 +224,7 @@ TrainResult run_timed_loop(TrainStep& step, TokenBatcher& data, const torch::Dev
         record.end_time = seconds_between(loop_start, end);
         record.overhead_seconds = std::max(0.0, record.seconds - compute_seconds);
         record.exposed_comm_seconds = step.take_exposed_comm_seconds();
+        record.real_tokens = real_tokens;
         previous_end = end;
         if (record.warmup) {
           window_start = end;

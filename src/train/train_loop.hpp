@@ -41,6 +41,9 @@ struct IterationRecord {
   double overhead_seconds = 0;
   // Of `seconds`, the time spent waiting for collectives not hidden behind compute.
   double exposed_comm_seconds = 0;
+  // This rank's real (unpadded) tokens over the iteration's GA micro-batches: B·T·GA, or fewer
+  // with --dynamic.
+  int64_t real_tokens = 0;
 };
 
 struct TrainResult {
@@ -102,7 +105,8 @@ TrainResult run_timed_loop(TrainStep& step, TokenBatcher& data, const torch::Dev
 
 // The token batcher's options for a run: each rank draws its own stream (seed mixed with
 // the rank), so one iteration of W ranks consumes W·GA distinct micro-batches.
-TokenBatchOptions batch_options_for(const TrainOptions& options, int64_t vocab_size, int64_t rank = 0);
+TokenBatchOptions batch_options_for(const TrainOptions& options, int64_t vocab_size, int64_t rank = 0,
+                                    int64_t world_size = 1);
 
 // Checks options against the model and device before any work; throws std::invalid_argument
 // whose message starts with the TrainOptions field (`seq_len`, `dtype`, `token_file`, ...),

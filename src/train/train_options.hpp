@@ -32,6 +32,8 @@ struct DataOptions {
   std::filesystem::path token_file;
   int token_bytes = 2;  // 2 (uint16) or 4 (uint32) for token_file
   bool sequential = false;  // token_file windows in file order (wrapping) instead of random
+  // --dynamic: each sequence's length drawn in [10, T] and the rest padded (sequence_lengths.hpp).
+  bool dynamic_lengths = false;
 };
 
 struct TrainOptions {

@@ -290,6 +290,47 @@ def scenario_attention_kernel(scratch):
         fail(f"python-thunder --use_sdpa: exit {proc.returncode}, attention_kernel {j['attention_kernel']}", proc)
 
 
+def scenario_dynamic(scratch):
+    """--dynamic: per-sequence lengths drawn in [10, T] and padded. Every executor trains on the
+    same lengths (its own count of real tokens per iteration agrees), the lengths vary, tokens/s
+    counts the real tokens (below the padded positions/s; their sum over the window), and the
+    model FLOPs are the real lengths' (below the fixed-length run's). T < 10 is refused."""
+    base = SMALL + ["--micro-batch-size", "2", "--global-batch-size", "4", "--max-iters", "6"]
+    counts = {}
+    for executor in ("eager", "fused", "python-eager"):
+        out = os.path.join(scratch, f"dynamic-{executor}.json")
+        proc = run(base + ["--executor", executor, "--dynamic=True", "--json-path", out])
+        j = load(out, proc)
+        if proc.returncode != 0 or j["status"] != "ok":
+            fail(f"{executor} --dynamic: exit {proc.returncode}, status {j['status']}", proc)
+        counts[executor] = [it["real_tokens"] for it in j["iterations"]]
+        real = sum(it["real_tokens"] for it in j["iterations"] if not it["warmup"])
+        if not j["tokens_per_sec"] < j["positions_per_sec"]:
+            fail(f"{executor}: tokens_per_sec {j['tokens_per_sec']} not below positions_per_sec {j['positions_per_sec']}")
+        if abs(j["tokens_per_sec"] * j["measured_window_s"] / real - 1) > 1e-9:
+            fail(f"{executor}: tokens_per_sec x window {j['tokens_per_sec'] * j['measured_window_s']} != {real} real tokens")
+        positions = j["measured_iters"] * j["Global BS"] * j["Seq Len"]
+        if abs(j["positions_per_sec"] * j["measured_window_s"] / positions - 1) > 1e-9:
+            fail(f"{executor}: positions_per_sec x window != {positions} positions")
+        fixed_out = os.path.join(scratch, f"fixed-{executor}.json")
+        if executor == "eager":
+            proc = run(base + ["--executor", executor, "--json-path", fixed_out])
+            fixed = load(fixed_out, proc)
+            if not j["model_flops"] < fixed["model_flops"]:
+                fail(f"model_flops {j['model_flops']} under --dynamic, {fixed['model_flops']} at fixed T")
+            if "positions_per_sec" in fixed and fixed["positions_per_sec"] is not None:
+                fail(f"positions_per_sec {fixed['positions_per_sec']} without --dynamic")
+    lengths = counts["eager"]
+    if len(set(lengths)) < 3 or any(not (2 * 2 * 10 <= n < 2 * 2 * 64) for n in lengths):
+        fail(f"real tokens per iteration {lengths}: want varying values in [40, 256)")
+    if counts["fused"] != lengths or counts["python-eager"] != lengths:
+        fail(f"executors trained on different lengths: {counts}")
+    proc = run(SMALL + ["--dynamic", "--seq-len", "8"])
+    lines = [l for l in proc.stderr.splitlines() if l.strip()]
+    if proc.returncode != 2 or len(lines) != 1 or "--dynamic" not in lines[0] or "--seq-len 10" not in lines[0]:
+        fail(f"--dynamic --seq-len 8: want exit 2 and one line; got {proc.returncode}", proc)
+
+
 ALL_EXECUTORS = ["eager", "fused", "python-eager", "python-inductor", "python-thunder"]
 
 
@@ -443,6 +484,8 @@ with tempfile.TemporaryDirectory() as scratch:
         scenario_ranks(scratch)
     elif SCENARIO == "memory":
         scenario_memory(scratch)
+    elif SCENARIO == "dynamic":
+        scenario_dynamic(scratch)
     elif SCENARIO == "attention_kernel":
         scenario_attention_kernel(scratch)
     else:

@@ -137,5 +137,32 @@ TEST(Metrics, ExitCodes) {
   EXPECT_EQ(exit_code(Outcome::interrupted), 5);
 }
 
+// --dynamic: tokens/s, the model's FLOPs and MFU count the real tokens of each measured
+// iteration (warm-up left out), positions/s the padded ones; HFU keeps the positions' work.
+TEST(Metrics, DynamicLengthsCountRealTokensAndTheirFlops) {
+  auto in = inputs(2, 3, 512, 2);
+  in.world_size = 2;
+  in.peak_flops_per_s = 1e12;
+  // Iteration i: 100·(i+1) real tokens and 1000·(i+1)² FLOPs over both ranks.
+  in.dynamic_work = [](int64_t i) { return IterationWork{100 * (i + 1), 1000 * (i + 1) * (i + 1)}; };
+  const MeasuredRun run = synthetic_run(2, 3);
+  const auto m = compute_metrics(in, run);
+  const double window = run.measured_window_seconds;
+  ASSERT_TRUE(m.tokens_per_s && m.positions_per_s && m.flops_per_s_total && m.mfu && m.hfu);
+  EXPECT_NEAR(*m.tokens_per_s, (300.0 + 400 + 500) / window, 1e-9);  // iterations 2, 3, 4
+  EXPECT_NEAR(*m.positions_per_s, 3 * 2 * 3 * 512 * 2 / window, 1e-6);  // M·G·T, G = B·GA·W
+  EXPECT_NEAR(*m.tokens_per_s_per_device, *m.tokens_per_s / 2, 1e-12);
+  EXPECT_NEAR(*m.flops_per_s_total, (9000.0 + 16000 + 25000) / window, 1e-9);
+  EXPECT_EQ(m.flops_per_iter_total, 16667);  // the mean, rounded
+  EXPECT_NEAR(*m.mfu, *m.flops_per_s_total / 2 / 1e12, 1e-18);
+  // The executed work is the padded positions': 1e9 FLOPs per micro-batch as without --dynamic.
+  EXPECT_NEAR(*m.hardware_flops_per_s_per_device, 1e9 * 3 * 3 / window, 1e-3);
+
+  in.dynamic_work = nullptr;  // the same run with fixed lengths: every position is a token
+  const auto fixed = compute_metrics(in, run);
+  EXPECT_FALSE(fixed.positions_per_s);
+  EXPECT_NEAR(*fixed.tokens_per_s, *m.positions_per_s, 1e-6);
+}
+
 }  // namespace
 }  // namespace tokbench::run

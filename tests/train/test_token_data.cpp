@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "train/sequence_lengths.hpp"
 #include "train/token_data.hpp"
 
 namespace tokbench::train {
@@ -169,6 +170,48 @@ TEST(FileTokens, RejectsIdsOutsideTheVocabulary) {
     EXPECT_NE(std::string(e.what()).find("0..127"), std::string::npos) << e.what();
   }
   fs::remove(path);
+}
+
+// --dynamic: every length in [10, T], all of them drawn, the same for the same seed and place;
+// the batcher pads each sequence past its length (input 0, target -1), counts the real tokens,
+// and a rank draws the lengths of its own places, so two ranks' sequences differ.
+TEST(TokenData, DynamicLengthsAreDrawnPerSequenceAndPadded) {
+  constexpr int64_t T = 40;
+  std::vector<int> seen(T + 1, 0);
+  for (int64_t index = 0; index < 20000; ++index) {
+    const int64_t t = dynamic_length(1337, index, T);
+    ASSERT_GE(t, kMinDynamicLength);
+    ASSERT_LE(t, T);
+    ++seen[t];
+    ASSERT_EQ(t, dynamic_length(1337, index, T));
+  }
+  for (int64_t t = kMinDynamicLength; t <= T; ++t) EXPECT_GT(seen[t], 400) << t;  // about 645 each
+  int same = 0;
+  for (int64_t index = 0; index < 1000; ++index) same += dynamic_length(1, index, T) == dynamic_length(2, index, T);
+  EXPECT_LT(same, 100);  // another seed, other lengths (1 in 31 agree by chance)
+
+  TokenBatchOptions options;
+  options.micro_batch = 3;
+  options.seq_len = T;
+  options.dynamic_lengths = true;
+  options.world_size = 2;
+  for (int64_t rank : {0, 1}) {
+    options.rank = rank;
+    TokenBatcher batcher(options, c10::Device(c10::kCPU));
+    for (int64_t count = 0; count < 4; ++count) {
+      const TokenBatch batch = batcher.next();
+      int64_t real = 0;
+      for (int64_t b = 0; b < 3; ++b) {
+        const int64_t t = dynamic_length(options.run_seed, sequence_index(count, rank, 2, 3, b), T);
+        real += t;
+        EXPECT_TRUE(batch.y[b].slice(0, 0, t).ge(0).all().item<bool>());
+        EXPECT_TRUE(batch.y[b].slice(0, t).eq(-1).all().item<bool>());
+        EXPECT_TRUE(batch.x[b].slice(0, t).eq(0).all().item<bool>());
+      }
+      EXPECT_EQ(batch.real_tokens, real);
+    }
+  }
+  EXPECT_NE(sequence_index(0, 0, 2, 3, 0), sequence_index(0, 1, 2, 3, 0));
 }
 
 }  // namespace
