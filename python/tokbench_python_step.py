@@ -61,6 +61,7 @@ interrupted, what was measured is kept); the parent sends SIGKILL on a second on
 """
 import argparse
 import contextlib
+import importlib
 import json
 import math
 import os
@@ -105,7 +106,7 @@ def read_config():
         device=c["device"]["string"], tf32=c["device"]["tf32"],
         compile={"python-inductor": "inductor", "python-thunder": "thunder"}.get(executor, "eager"),
         thunder_front_end=compiler["thunder_front_end"], thunder_executor=compiler["thunder_executors"],
-        dynamic=train["data"]["dynamic_lengths"], use_sdpa=c["options"]["use_sdpa"], checkpoint_activations=c["checkpoint_activations"],
+        dynamic=train["data"]["dynamic_lengths"], use_sdpa=c["options"]["use_sdpa"], options=c["options"], checkpoint_activations=c["checkpoint_activations"],
         memory_probe=step["memory_probe"] or None,
         profile=c["profile"]["path"] or None, profile_iters=c["profile"]["iters"],
         rank=dist["rank"], world_size=dist["world_size"], local_rank=dist["local_rank"],
@@ -317,6 +318,57 @@ class MemoryProbe:
         return int(self.lib.tokbench_memory_probe_peak())
 
 
+def apply_fp8(a, torch, model):
+    """The reference's fp8 recipes, applied to the model before its dtype cast, wrapping and
+    compilation, as the reference applies them (tokbench has checked the GPU, the executor and the
+    mode: src/run/resolve.cpp, resolve_low_precision). Returns the context each forward runs in.
+    - torchao (--use-torchao-fp8-linear): every Linear but lm_head becomes a float8 linear with
+      dynamic scaling; under fully_shard, optionally all-gathered in fp8.
+    - TransformerEngine (--low-precision-mode): every Linear becomes TE's (and with
+      fp8-default-te-wo_layernorm, as the reference spells it, every LayerNorm), and forwards run
+      under TE's fp8 autocast with its default recipe; thunder's transformer_engine executor
+      takes the same autocast."""
+    o = a.options
+    if o["use_torchao_fp8_linear"]:
+        from torchao.float8 import Float8LinearConfig, convert_to_float8_training
+
+        fsdp2 = a.distributed_mode == "fsdp2"
+        config = Float8LinearConfig(enable_fsdp_float8_all_gather=o["use_torchao_fp8_allgather"] and fsdp2,
+                                    force_recompute_fp8_weight_in_bwd=fsdp2,
+                                    emulate=a.device == "cpu")  # the tests' CPU check of the conversion
+        convert_to_float8_training(model, module_filter_fn=lambda _, name: name != "lm_head", config=config)
+        return contextlib.nullcontext
+    if o["low_precision_mode"] == "none":
+        return contextlib.nullcontext
+    import transformer_engine.pytorch as te
+
+    swap_norms = o["low_precision_mode"] == "fp8-default-te-wo_layernorm"
+
+    def swap(module):
+        for name, child in module.named_children():
+            swap(child)
+            if isinstance(child, torch.nn.Linear):
+                setattr(module, name, te.Linear(child.in_features, child.out_features, bias=child.bias is not None,
+                                                device=str(child.weight.device)))
+            elif swap_norms and isinstance(child, torch.nn.LayerNorm):
+                setattr(module, name, te.LayerNorm(child.normalized_shape[0], eps=child.eps,
+                                                   device=str(child.weight.device)))
+
+    swap(model)
+    return lambda: te.fp8_autocast(enabled=True)
+
+
+def precompute_fp8_scales(a, model):
+    """torchao with the fp8 all-gather under fully_shard: one all-reduce of every weight's scale
+    after the optimizer step (--use-torchao-fp8-precompute-scale-for-fsdp), as the reference."""
+    o = a.options
+    if (o["use_torchao_fp8_linear"] and o["use_torchao_fp8_allgather"] and a.distributed_mode == "fsdp2"
+            and o["use_torchao_fp8_precompute_scale_for_fsdp"]):
+        from torchao.float8 import precompute_float8_dynamic_scale_for_fsdp
+
+        precompute_float8_dynamic_scale_for_fsdp(model)
+
+
 def attention_priority(a, torch):
     """--use-sdpa: the reference's sdpa_kernel([CUDNN, FLASH, EFFICIENT, MATH], set_priority=True)
     around training, for PyTorch eager and inductor; thunder picks its own attention executor,
@@ -377,6 +429,7 @@ def train(a, torch, GPT, Config, Block, out, stop, probe, executors):
     torch.manual_seed(a.seed)
     with device:
         model = GPT(config)
+    fp8_context = apply_fp8(a, torch, model)
     if a.dtype == "bf16-true":
         model = model.to(torch.bfloat16)
     model.train()
@@ -464,13 +517,14 @@ def train(a, torch, GPT, Config, Block, out, stop, probe, executors):
             real_tokens[0] += int((y != -1).sum())
             x, y = x.to(device), y.to(device)
             with gradient_sync(micro):
-                with ranged("forward"), autocast():
+                with ranged("forward"), autocast(), fp8_context():
                     logits = forward(x)
                     loss = F.cross_entropy(logits.reshape(-1, V), y.reshape(-1), ignore_index=-1) / GA
                 with ranged("backward"):
                     loss.backward()
         with ranged("optimizer"):
             optimizer.step()
+            precompute_fp8_scales(a, model)
             optimizer.zero_grad(set_to_none=set_to_none)
         return loss
 
@@ -612,6 +666,15 @@ def main():
             emit(out, "unavailable", python=sys.executable, error=str(e).splitlines()[0], executor=True)
             sys.exit(2)
         versions["thunder_executors"] = ", ".join(e.name for e in executors)
+    fp8_library = ("torchao.float8" if a.options["use_torchao_fp8_linear"] else
+                   "transformer_engine.pytorch" if a.options["low_precision_mode"] != "none" else None)
+    if fp8_library:  # before any work, as a missing thunder executor
+        try:
+            importlib.import_module(fp8_library)
+        except ImportError as e:
+            emit(out, "unavailable", python=sys.executable, executor=True,
+                 error=f"the fp8 recipe needs {fp8_library}: " + (str(e).splitlines() or [""])[0])
+            sys.exit(2)
     if a.num_threads > 0:
         torch.set_num_threads(a.num_threads)
     emit(out, "ready", num_threads=torch.get_num_threads(), **versions)

@@ -30,6 +30,7 @@ namespace {
 
 using usage::refuse;
 using usage::require_choice;
+using usage::printable;
 
 using model::checked_mul;
 using namespace limits;
@@ -121,6 +122,62 @@ void resolve_dtype(const RunOptions& o, const MachineInfo& m, RunPlan& plan) {
     plan.precision = plan.tf32 ? Precision::tf32 : Precision::fp32;
   else
     plan.precision = Precision::bf16;
+}
+
+// fp8 training, the reference's two recipes: TransformerEngine's (--low-precision-mode) and
+// torchao's float8 linears (--use-torchao-fp8-*). Both run in the Python executors, whose
+// litgpt takes those libraries' layers, on GPUs with fp8 tensor cores (compute capability 8.9
+// and up, as the reference checks). Anywhere else they are refused here, before any work. An
+// fp8 run's MFU is against the datasheet's fp8 peak, and the record says so (mfu_precision).
+void resolve_low_precision(const RunOptions& o, const MachineInfo& m, RunPlan& plan) {
+  require_choice("--low-precision-mode", o.low_precision_mode,
+                 {"none", "fp8-default-te", "fp8-default-te-wo_layernorm"});
+  const bool te = o.low_precision_mode != "none";
+  const bool torchao = o.use_torchao_fp8_linear;
+  const auto& thunder = plan.compiler.thunder_executors;
+  const bool thunder_te = std::find(thunder.begin(), thunder.end(), kThunderTransformerEngine) != thunder.end();
+  if (!torchao && (o.use_torchao_fp8_allgather || o.use_torchao_fp8_precompute_scale_for_fsdp))
+    refuse("--use-torchao-fp8-allgather and --use-torchao-fp8-precompute-scale-for-fsdp refine torchao's float8 "
+           "linears; valid: with --use-torchao-fp8-linear");
+  if (!te && !torchao) {
+    if (thunder_te)  // as the reference: transformerengine is its fp8 recipe's executor
+      refuse(fmt::format("--compile {}: thunder's transformerengine executor runs the fp8 recipe; valid: add "
+                         "--low-precision-mode fp8-default-te or fp8-default-te-wo_layernorm",
+                         printable(o.compile)));
+    return;
+  }
+  const std::string option = te ? "--low-precision-mode " + o.low_precision_mode : "--use-torchao-fp8-linear";
+  if (te && torchao)
+    refuse(fmt::format("{} and --use-torchao-fp8-linear are two fp8 recipes; valid: one of them", option));
+  if (plan.device_kind != DeviceKind::cuda)
+    refuse(fmt::format("{}: fp8 training needs an NVIDIA GPU of compute capability 8.9 or newer (Ada, Hopper, "
+                       "Blackwell), and this run is on the CPU; valid here: without it", option));
+  const auto& gpu = m.cuda_devices[plan.device_index];
+  if (gpu.compute_capability_major * 10 + gpu.compute_capability_minor < 89)
+    refuse(fmt::format("{}: fp8 training needs compute capability 8.9 or newer, and {} has {}.{}; valid here: "
+                       "without it", option, gpu.name, gpu.compute_capability_major, gpu.compute_capability_minor));
+  if (!is_python(plan.compiler.executor))
+    refuse(fmt::format("{}: tokbench's own executor ({}) has no fp8 layers; valid: --compile python-eager or "
+                       "inductor{}", option, to_string(plan.compiler.executor), te ? ", or a thunder name" : ""));
+  if (torchao) {
+    if (plan.compiler.executor == Executor::python_thunder)
+      refuse(fmt::format("--use-torchao-fp8-linear: torchao's float8 linears run under PyTorch, not thunder ({}); "
+                         "valid: --compile python-eager or inductor", printable(o.compile)));
+    if (plan.dist.mode != distributed::DistMode::none && plan.dist.mode != distributed::DistMode::fsdp2)
+      refuse(fmt::format("--use-torchao-fp8-linear with --distributed-mode {}: torchao's float8 training runs "
+                         "on one rank or under fully_shard, as the reference; valid: none, fsdp2",
+                         distributed::to_string(plan.dist.mode)));
+  }
+  // TE's fp8 GEMMs need these multiples; the reference enlarges the model to reach them, which
+  // would train a model other than the one counted.
+  if (te && (plan.config.vocab() % 16 != 0 || plan.config.n_embd % 8 != 0))
+    refuse(fmt::format("{}: TransformerEngine's fp8 GEMMs need a padded vocabulary that is a multiple of 16 and "
+                       "n_embd a multiple of 8, and {} has {} and {}; valid: a model that has them (the reference "
+                       "pads the model, which tokbench does not, as its FLOPs would no longer be this model's)",
+                       option, plan.model_label, plan.config.vocab(), plan.config.n_embd));
+  if (te && plan.compiler.executor == Executor::python_thunder && !thunder_te)  // the reference appends it
+    plan.compiler.thunder_executors.insert(plan.compiler.thunder_executors.begin(), kThunderTransformerEngine);
+  plan.precision = Precision::fp8;
 }
 
 void resolve_model(const RunOptions& o, RunPlan& plan) {
@@ -614,6 +671,7 @@ RunPlan resolve_run(const RunOptions& options, const MachineInfo& machine) {
   resolve_dtype(options, machine, plan);
   resolve_model(options, plan);
   resolve_training(options, plan);
+  resolve_low_precision(options, machine, plan);  // after the executors' own device checks
   resolve_output(options, plan);
   resolve_profile(options, plan);
   resolve_unit_timing(options, plan);

@@ -128,6 +128,20 @@ void add_bench_options(CLI::App& app, RunOptions& o) {
                "attention kernels in the reference's priority: cuDNN, flash, efficient, math, each where the "
                "device has it (PyTorch's own order puts cuDNN last); tokbench's executors, python-eager and "
                "python-inductor (thunder picks its own, as in the reference) (=True/False)")->group("Device");
+  app.add_option("--low-precision-mode,--low_precision_mode", o.low_precision_mode,
+                 "fp8 training through TransformerEngine: none | fp8-default-te | fp8-default-te-wo_layernorm "
+                 "(its layers and fp8 autocast on python-eager/python-inductor, its executor with thunder); GPUs of "
+                 "compute capability 8.9+ only")->group("Device");
+  app.add_flag("--use-torchao-fp8-linear,--use_torchao_fp8_linear", o.use_torchao_fp8_linear,
+               "fp8 training through torchao: every Linear but lm_head a float8 linear with dynamic scaling "
+               "(python-eager/python-inductor, one rank or fsdp2; GPUs of compute capability 8.9+) (=True/False)")
+      ->group("Device");
+  app.add_flag("--use-torchao-fp8-allgather,--use_torchao_fp8_allgather", o.use_torchao_fp8_allgather,
+               "with --use-torchao-fp8-linear and fsdp2: all-gather the weights in fp8 (=True/False)")->group("Device");
+  app.add_flag("--use-torchao-fp8-precompute-scale-for-fsdp,--use_torchao_fp8_precompute_scale_for_fsdp",
+               o.use_torchao_fp8_precompute_scale_for_fsdp,
+               "with the fp8 all-gather: one all-reduce of every weight's scale after the optimizer step "
+               "(=True/False)")->group("Device");
   app.add_option("--cpu-allocator,--cpu_allocator", o.cpu_allocator,
                  "CPU tensor memory: caching (blocks kept across iterations, jemalloc arena; tokbench's "
                  "executors' default) | system (LibTorch's allocator; the Python executors' only one)")->group("Device");
@@ -269,7 +283,11 @@ nlohmann::ordered_json options_json(const RunOptions& o) {
               {"num_threads", o.num_threads},
               {"cpu_allocator", o.cpu_allocator},
               {"cpu_memory_cap_mb", or_null(o.cpu_memory_cap_mb)},
-              {"use_sdpa", o.use_sdpa}};
+              {"use_sdpa", o.use_sdpa},
+              {"low_precision_mode", o.low_precision_mode},
+              {"use_torchao_fp8_linear", o.use_torchao_fp8_linear},
+              {"use_torchao_fp8_allgather", o.use_torchao_fp8_allgather},
+              {"use_torchao_fp8_precompute_scale_for_fsdp", o.use_torchao_fp8_precompute_scale_for_fsdp}};
 }
 
 }  // namespace tokbench::run

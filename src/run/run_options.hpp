@@ -35,6 +35,12 @@ struct RunOptions {
   int num_threads = 0;          // 0: LibTorch's default
   // Attention kernels in the reference's --use_sdpa priority (cuDNN, flash, efficient, math).
   bool use_sdpa = false;
+  // fp8 training, the reference's recipes (resolve.cpp, resolve_low_precision): TransformerEngine's
+  // (none | fp8-default-te | fp8-default-te-wo_layernorm) or torchao's float8 linears.
+  std::string low_precision_mode = "none";
+  bool use_torchao_fp8_linear = false;
+  bool use_torchao_fp8_allgather = false;
+  bool use_torchao_fp8_precompute_scale_for_fsdp = false;
   // CPU tensor memory: caching (blocks kept across iterations in a jemalloc arena,
   // train/caching_cpu_allocator.hpp) | system (LibTorch's own CPU allocator, freed at once).
   // Empty: the executor's own (RunPlan::cpu_allocator).

@@ -652,5 +652,41 @@ TEST(ResolveNumericOptions, PlainDecimalIsReadAsDecimal) {
   EXPECT_NE(parse_error({"--max-iters", "0x10"}).find("'0x10'"), std::string::npos);
 }
 
+// fp8 (the reference's --low_precision_mode and --use_torchao_fp8_*): refused on the CPU, on a
+// GPU without fp8 tensor cores and with tokbench's own executors, each in one line before any
+// work; on an fp8 GPU a Python executor takes it, and MFU is against the fp8 peak.
+TEST(Resolve, Fp8NeedsAnFp8GpuAndAPythonExecutor) {
+  RunOptions o = small();
+  o.use_torchao_fp8_linear = true;
+  expect_usage(o, {"--use-torchao-fp8-linear", "compute capability 8.9", "on the CPU"});
+  o.use_torchao_fp8_linear = false;
+  o.low_precision_mode = "fp8-default-te";
+  expect_usage(o, {"--low-precision-mode fp8-default-te", "compute capability 8.9", "on the CPU"});
+  o.low_precision_mode = "fp8";
+  expect_usage(o, {"--low-precision-mode", "'fp8'", "fp8-default-te-wo_layernorm"});
+  o.low_precision_mode = "none";
+  o.use_torchao_fp8_allgather = true;
+  expect_usage(o, {"--use-torchao-fp8-allgather", "--use-torchao-fp8-linear"});
+
+  MachineInfo gpus = cpu_machine();
+  gpus.cuda_status = "ok";
+  gpus.cuda_devices.push_back({0, "NVIDIA A100-SXM4-80GB", 80'000'000'000, 8, 0, 108});
+  gpus.cuda_devices.push_back({1, "NVIDIA H100 80GB HBM3", 80'000'000'000, 9, 0, 132});
+  o = small();
+  o.use_torchao_fp8_linear = true;
+  o.compile = "python-eager";
+  o.device = "cuda:0";
+  expect_usage(o, {"--use-torchao-fp8-linear", "A100", "8.0"}, gpus);
+  o.device = "cuda:1";
+  EXPECT_EQ(resolve_run(o, gpus).precision, Precision::fp8);
+  o.compile = "eager";
+  expect_usage(o, {"tokbench's own executor", "python-eager"}, gpus);
+  o.compile = "thunder";
+  expect_usage(o, {"torchao", "thunder"}, gpus);
+  o.use_torchao_fp8_linear = false;
+  o.low_precision_mode = "fp8-default-te";
+  EXPECT_EQ(resolve_run(o, gpus).compiler.thunder_executors, std::vector<std::string>{"transformer_engine"});
+}
+
 }  // namespace
 }  // namespace tokbench::run
