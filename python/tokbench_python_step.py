@@ -108,7 +108,7 @@ def read_config():
         thunder_front_end=compiler["thunder_front_end"], thunder_executor=compiler["thunder_executors"],
         dynamic=train["data"]["dynamic_lengths"], use_sdpa=c["options"]["use_sdpa"], options=c["options"], checkpoint_activations=c["checkpoint_activations"],
         memory_probe=step["memory_probe"] or None,
-        profile=c["profile"]["path"] or None, profile_iters=c["profile"]["iters"],
+        profile=c["profile"]["path"] or None, memory_snapshot=c["memory_snapshot"] or None, profile_iters=c["profile"]["iters"],
         rank=dist["rank"], world_size=dist["world_size"], local_rank=dist["local_rank"],
         store_host=store.get("host"), store_port=store.get("port"), store_prefix=store.get("prefixes", []),
         distributed_mode=dist["mode"], shard_mode=dist["shard_mode"], sharding_size=dist["shard_group_size"],
@@ -533,6 +533,8 @@ def train(a, torch, GPT, Config, Block, out, stop, probe, executors):
     status, message = "ok", ""
     if probe is not None:  # the timed loop's peak, from what the set-up left resident
         probe.reset_peak()
+    if a.memory_snapshot:  # --dump-memory-snapshot (CUDA only here: tokbench refuses the CPU)
+        torch.cuda.memory._record_memory_history(max_entries=1_000_000)
     start = time.perf_counter()
     previous_end = 0.0
     for index in range(a.max_iters):
@@ -585,6 +587,12 @@ def train(a, torch, GPT, Config, Block, out, stop, probe, executors):
                   "reserved_peak_bytes": torch.cuda.max_memory_reserved(device)}
     elif probe is not None:
         memory = {"allocated_peak_bytes": probe.peak(), "reserved_peak_bytes": probe.peak()}
+    if a.memory_snapshot:
+        try:
+            torch.cuda.memory._dump_snapshot(a.memory_snapshot)
+            memory["memory_snapshot_message"] = f"Dump memory snapshot at {a.memory_snapshot}"
+        except Exception as e:
+            memory["memory_snapshot_message"] = f"no memory snapshot written: {e}".splitlines()[0]
     profile_message = None
     if a.profile:
         # After the peaks are read: the profiled iterations are in no reported figure.

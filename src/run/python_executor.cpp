@@ -162,6 +162,7 @@ struct ChildRun {
   std::string unavailable_error;
   bool missing_executor = false;  // the error is a thunder executor this install lacks, not an import
   std::string profile_message;  // --profile: the child's line on where its trace went
+  std::string snapshot_message;  // --dump-memory-snapshot: the child's line on where it went
 };
 
 ChildRun run_child(const RunPlan& plan, const PythonStepCommand& command, const std::vector<std::string>& argv,
@@ -226,6 +227,7 @@ ChildRun run_child(const RunPlan& plan, const PythonStepCommand& command, const 
       run.measured_window_seconds = number_or_null(j, "measured_window_seconds").value_or(0);
       run.peak_rss_bytes = static_cast<int64_t>(number_or_null(j, "peak_rss_bytes").value_or(0));
       c.profile_message = j.value("profile_message", "");
+      c.snapshot_message = j.value("memory_snapshot_message", "");
       if (j.contains("attention_kernel") && j["attention_kernel"].is_string())
         run.attention_kernel = j["attention_kernel"].get<std::string>();
       if (const auto allocated = number_or_null(j, "allocated_peak_bytes")) {
@@ -331,6 +333,7 @@ int run_python_benchmark(const RunPlan& plan) {
   const BenchMetrics metrics = compute_metrics(inputs, run);
   const int code = publish_result(plan, run, build_result_json(plan, run, metrics, env), report_out);
   if (!c.profile_message.empty()) report_out << c.profile_message << "\n" << std::flush;  // as run_benchmark does
+  if (!c.snapshot_message.empty()) report_out << c.snapshot_message << "\n" << std::flush;
   return code;
 }
 

@@ -506,6 +506,26 @@ void resolve_profile(const RunOptions& o, RunPlan& plan) {
   plan.profile_path = writable_file_path("--profile", o.profile_path);
 }
 
+// --dump-memory-snapshot: the reference's file name, in the working directory,
+// MODEL_COMPILE_MODE[_SHARDING[_BUCKETING]][_DDPBUCKETMB].pickle; with several ranks each
+// writes its own (the reference keeps rank 0's only), _rankN added.
+void resolve_memory_snapshot(const RunOptions& o, RunPlan& plan) {
+  if (!o.dump_memory_snapshot) return;
+  if (is_python(plan.compiler.executor) && plan.device_kind == DeviceKind::cpu)
+    refuse(fmt::format("--dump-memory-snapshot with --compile {} on the CPU: the CPU snapshot comes from tokbench's "
+                       "counting allocator, which records tokbench's executors; valid: --compile eager or fused, or "
+                       "a CUDA device", printable(o.compile)));
+  std::string name = fmt::format("{}_{}_{}", plan.model_label, o.compile, o.distributed_mode);
+  if (distributed::is_sharded(plan.dist.mode)) {
+    name += "_" + o.shard_mode;
+    if (plan.dist.mode == distributed::DistMode::fsdp) name += "_" + o.bucketing_mode;
+  }
+  if (plan.dist.mode == distributed::DistMode::ddp) name += fmt::format("_{}", o.ddp_bucket_size_mb);
+  if (plan.world_size() > 1) name += fmt::format("_rank{}", plan.dist.env.rank);
+  std::replace(name.begin(), name.end(), '/', '_');  // a Hugging Face id or a config file's path
+  plan.memory_snapshot_path = writable_file_path("--dump-memory-snapshot", name + ".pickle");
+}
+
 // --unit-timing-iters N: the per-unit timing pass after the window (2 by default); tokbench's
 // own steps only, since the Python executors' steps are litgpt's, without tokbench's hooks.
 void resolve_unit_timing(const RunOptions& o, RunPlan& plan) {
@@ -674,6 +694,7 @@ RunPlan resolve_run(const RunOptions& options, const MachineInfo& machine) {
   resolve_low_precision(options, machine, plan);  // after the executors' own device checks
   resolve_output(options, plan);
   resolve_profile(options, plan);
+  resolve_memory_snapshot(options, plan);
   resolve_unit_timing(options, plan);
   resolve_counts_and_peak(options, machine, plan);
   resolve_derived_counts(plan);

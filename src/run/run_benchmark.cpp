@@ -259,6 +259,7 @@ int run_benchmark(const RunPlan& plan) {
 
   MeasuredRun run;
   std::string profile_message;  // --profile: the trace's path, or why none was written
+  std::string snapshot_message;  // --dump-memory-snapshot: where it went, or why none was written
   std::string unit_timing_message;  // why an ok run has no unit_timings ("" when it has them)
   ProgressPrinter progress(ProgressOptions{plan.train.max_iters, plan.train.warmup_iters, plan.options.log_every, quiet || !lead,
                                            static_cast<bool>(::isatty(STDERR_FILENO))},
@@ -312,7 +313,8 @@ int run_benchmark(const RunPlan& plan) {
                                     .cpu_memory_cap_bytes = plan.train.cpu_memory_cap_bytes,
                                     .profile_path = plan.profile_path,
                                     .profile_iters = plan.profile_iters,
-                                    .unit_timing_iters = plan.unit_timing_iters};
+                                    .unit_timing_iters = plan.unit_timing_iters,
+                                    .memory_snapshot_path = plan.memory_snapshot_path};
       const train::TrainResult result = train::run_timed_loop(
           *step, data, device, loop,
           [&progress](const train::IterationRecord& record) { progress.on_iteration(sample_of(record)); },
@@ -331,6 +333,7 @@ int run_benchmark(const RunPlan& plan) {
       run.overhead_seconds = result.overhead_seconds;
       run.attention_kernel = gpt->attention_kernels();
       profile_message = result.profile_message;
+      snapshot_message = result.memory_snapshot_message;
       run.unit_timings = result.unit_timings;
       unit_timing_message = result.unit_timing_message;
     } catch (const c10::OutOfMemoryError& e) {
@@ -358,6 +361,7 @@ int run_benchmark(const RunPlan& plan) {
   const int code = publish_result(plan, run, json, report_out);
   // After the report: where the trace went (it is not a figure of the run, so not in the record).
   if (!profile_message.empty()) report_out << profile_message << "\n" << std::flush;
+  if (!snapshot_message.empty()) report_out << snapshot_message << "\n" << std::flush;
   if (!unit_timing_message.empty()) report_out << unit_timing_message << "\n" << std::flush;
   g_result_written.store(true);
   return code;

@@ -235,6 +235,10 @@ void add_bench_options(CLI::App& app, RunOptions& o) {
       ->group("Output");
   app.add_option("--profile-iters,--profile_iters", o.profile_iters, "iterations in the --profile trace (default 3)")
       ->transform(whole_number<int64_t>(up_to(kMaxProfileIters)))->group("Output");
+  app.add_flag("--dump-memory-snapshot,--dump_memory_snapshot", o.dump_memory_snapshot,
+               "write the timed loop's allocation history in PyTorch's memory snapshot format (pytorch.org/memory_viz) "
+               "to MODEL_COMPILE_MODE[...].pickle here, as the reference names it (each rank its own, _rankN); "
+               "CUDA: c10's allocator history; CPU: tokbench's counting allocator (=True/False)")->group("Output");
   app.add_option("--unit-timing-iters,--unit_timing_iters", o.unit_timing_iters,
                  "iterations after the measured window that time each unit (embedding, blocks, head) for the "
                  "JSON's unit_timings; 0: none (default 2; 0 with the Python executors)")
@@ -284,6 +288,7 @@ nlohmann::ordered_json options_json(const RunOptions& o) {
               {"cpu_allocator", o.cpu_allocator},
               {"cpu_memory_cap_mb", or_null(o.cpu_memory_cap_mb)},
               {"use_sdpa", o.use_sdpa},
+              {"dump_memory_snapshot", o.dump_memory_snapshot},
               {"low_precision_mode", o.low_precision_mode},
               {"use_torchao_fp8_linear", o.use_torchao_fp8_linear},
               {"use_torchao_fp8_allgather", o.use_torchao_fp8_allgather},

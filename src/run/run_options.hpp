@@ -84,6 +84,8 @@ struct RunOptions {
   // Chrome trace of profile_iters iterations run after the measured window (train/profile_trace.hpp).
   std::string profile_path;
   std::optional<int64_t> profile_iters;  // unset: 3 with --profile
+  // The reference's --dump_memory_snapshot: the loop's allocation history in PyTorch's format.
+  bool dump_memory_snapshot = false;
   // Iterations of the per-unit timing pass after the measured window (train/unit_timing_pass.hpp):
   // the record's unit_timings. Unset: 2 for tokbench's executors, 0 (none) for the Python ones.
   std::optional<int64_t> unit_timing_iters;

@@ -61,6 +61,7 @@ struct RunPlan {
   bool json_to_stdout = false;
   std::filesystem::path profile_path;  // empty: no --profile
   int64_t profile_iters = 0;
+  std::filesystem::path memory_snapshot_path;  // empty: no --dump-memory-snapshot
   int64_t unit_timing_iters = 0;     // the per-unit timing pass; 0: none (unit_timings null)
   int64_t memory_estimate_bytes = 0;  // model::estimate_training_memory(...).total_bytes()
   int64_t memory_capacity_bytes = 0;  // device memory; on the CPU the host's (MemAvailable or cgroup)

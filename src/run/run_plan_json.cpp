@@ -61,7 +61,8 @@ json to_json(const RunPlan& plan) {
               {"device", {{"string", plan.device_string}, {"tf32", plan.tf32}}},
               {"checkpoint_activations", plan.checkpoint_activations},
               {"options", options_json(plan.options)},
-              {"profile", {{"path", plan.profile_path.string()}, {"iters", plan.profile_iters}}}};
+              {"profile", {{"path", plan.profile_path.string()}, {"iters", plan.profile_iters}}},
+              {"memory_snapshot", plan.memory_snapshot_path.string()}};
 }
 
 }  // namespace tokbench::run

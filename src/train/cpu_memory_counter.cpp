@@ -23,6 +23,8 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
+#include <deque>
 #include <cstdint>
 #include <limits>
 #include <mutex>
@@ -54,6 +56,16 @@ class BlockTable {
     const CountedBlock stale = it->second;
     it->second = block;
     return stale;
+  }
+  // Every block counted now.
+  std::vector<CounterBlock> blocks() {
+    std::vector<CounterBlock> out;
+    for (Shard& shard : shards_) {
+      std::lock_guard<std::mutex> lock(shard.mutex);
+      for (const auto& [data, block] : shard.blocks)
+        out.push_back({reinterpret_cast<std::uintptr_t>(data), static_cast<int64_t>(block.bytes)});
+    }
+    return out;
   }
   // Removes and returns the record at `data`; nullopt when the counter did not count it.
   std::optional<CountedBlock> take(void* data) {
@@ -111,6 +123,7 @@ class CountingCpuAllocator final : public c10::Allocator {
       current_.fetch_sub(static_cast<int64_t>(stale->bytes), std::memory_order_relaxed);
     }
     add(static_cast<int64_t>(n));
+    if (recording_.load(std::memory_order_relaxed)) record(CounterEvent::Action::alloc, data, n);
     return {data, data, &free_block, device};
   }
 
@@ -133,12 +146,25 @@ class CountingCpuAllocator final : public c10::Allocator {
     c10::SetAllocator(c10::DeviceType::CPU, this, kPriority);
   }
   void uninstall() {
+    recording_.store(false);  // no history of what is freed after the run
     // wrapped_ stays: storages the counter made still allocate through it (resize_) and
     // pointers freed through the counter after its removal still need its raw deleter.
     c10::SetAllocator(c10::DeviceType::CPU, wrapped_.load(), kPriority);
     cap_bytes_.store(-1);
     baseline_.store(0);
   }
+
+  void record_history(std::size_t max_events) {
+    std::lock_guard<std::mutex> lock(history_mutex_);
+    max_events_ = max_events;
+    history_.clear();
+    recording_.store(max_events > 0);
+  }
+  std::vector<CounterEvent> history() {
+    std::lock_guard<std::mutex> lock(history_mutex_);
+    return {history_.begin(), history_.end()};
+  }
+  std::vector<CounterBlock> live_blocks() { return table_.blocks(); }
 
   int64_t current() const { return baseline_.load() + current_.load(); }
   int64_t peak() const { return baseline_.load() + peak_.load(); }
@@ -164,6 +190,7 @@ class CountingCpuAllocator final : public c10::Allocator {
     CountingCpuAllocator& self = instance();
     if (const auto block = self.table_.take(data)) {
       self.current_.fetch_sub(static_cast<int64_t>(block->bytes), std::memory_order_relaxed);
+      if (self.recording_.load(std::memory_order_relaxed)) self.record(CounterEvent::Action::free, data, block->bytes);
       if (block->inner_deleter != nullptr) block->inner_deleter(block->inner_context);
       return;
     }
@@ -176,7 +203,20 @@ class CountingCpuAllocator final : public c10::Allocator {
     deleter(data);
   }
 
+  void record(CounterEvent::Action action, void* data, std::size_t bytes) {
+    const auto now = std::chrono::steady_clock::now().time_since_epoch();
+    const CounterEvent event{action, reinterpret_cast<std::uintptr_t>(data), static_cast<int64_t>(bytes),
+                             std::chrono::duration_cast<std::chrono::microseconds>(now).count()};
+    std::lock_guard<std::mutex> lock(history_mutex_);
+    if (history_.size() == max_events_) history_.pop_front();
+    history_.push_back(event);
+  }
+
   BlockTable table_;
+  std::atomic<bool> recording_{false};
+  std::mutex history_mutex_;
+  std::deque<CounterEvent> history_;
+  std::size_t max_events_ = 0;
   std::atomic<c10::Allocator*> wrapped_{nullptr};  // the allocator current at the last install
   std::atomic<int64_t> current_{0};                // bytes of live counted blocks
   std::atomic<int64_t> peak_{0};                   // max of current_ since the last reset
@@ -203,5 +243,12 @@ CpuMemoryCounter::~CpuMemoryCounter() {
 int64_t CpuMemoryCounter::current_bytes() const { return CountingCpuAllocator::instance().current(); }
 int64_t CpuMemoryCounter::peak_bytes() const { return CountingCpuAllocator::instance().peak(); }
 void CpuMemoryCounter::reset_peak() { CountingCpuAllocator::instance().reset_peak(); }
+void CpuMemoryCounter::record_history(std::size_t max_events) {
+  CountingCpuAllocator::instance().record_history(max_events);
+}
+std::vector<CounterEvent> CpuMemoryCounter::history() const { return CountingCpuAllocator::instance().history(); }
+std::vector<CounterBlock> CpuMemoryCounter::live_blocks() const {
+  return CountingCpuAllocator::instance().live_blocks();
+}
 
 }  // namespace tokbench::train

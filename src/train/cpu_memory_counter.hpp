@@ -4,8 +4,10 @@
 // sides of a comparison count tensor bytes the same way.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 namespace tokbench::train {
 
@@ -23,6 +25,20 @@ namespace tokbench::train {
 // cannot see is a counted block freed by another allocator (oneDNN freeing, after the
 // counter's removal, a buffer allocated while it was installed): those bytes stay counted
 // until the address next passes through the counter, and are then uncounted once.
+// --dump-memory-snapshot on the CPU: what the counter saw, in the terms of PyTorch's CUDA
+// allocator history (model/../memory_snapshot.hpp writes it in that format).
+struct CounterEvent {
+  enum class Action { alloc, free };
+  Action action = Action::alloc;
+  std::uintptr_t address = 0;
+  int64_t bytes = 0;
+  int64_t time_us = 0;  // microseconds on the steady clock
+};
+struct CounterBlock {
+  std::uintptr_t address = 0;
+  int64_t bytes = 0;
+};
+
 class CpuMemoryCounter {
  public:
   // baseline_bytes: bytes already held when counting starts (e.g. the model's parameters,
@@ -35,6 +51,12 @@ class CpuMemoryCounter {
   int64_t current_bytes() const;  // baseline + bytes held by counted tensors now
   int64_t peak_bytes() const;     // the maximum of current_bytes() since construction/reset
   void reset_peak();
+
+  // From now on, keep every counted allocation and free, the latest max_events of them (older
+  // ones are dropped, as CUDA's allocator history drops them). Costs a lock per event while on.
+  void record_history(std::size_t max_events);
+  std::vector<CounterEvent> history() const;
+  std::vector<CounterBlock> live_blocks() const;  // the counted blocks held now
 };
 
 }  // namespace tokbench::train

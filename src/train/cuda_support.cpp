@@ -8,6 +8,10 @@
 #include <ATen/cuda/CUDAEvent.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
+#include <torch/csrc/cuda/memory_snapshot.h>
+
+#include <fstream>
+#include <stdexcept>
 
 #include <utility>
 #include <vector>
@@ -104,5 +108,23 @@ double DeviceTimestamps::seconds_between(int64_t from, int64_t to) const {
 }
 
 void DeviceTimestamps::forget() { impl_->recorded = 0; }
+
+void start_memory_history(std::size_t max_entries) {
+  // enabled "all": allocator state and trace; context "all": segments and blocks keep where
+  // they came from; stacks "python": no interpreter here, so no frames (C++ ones would cost
+  // minutes of symbolising at the dump).
+  torch::cuda::_record_memory_history("all", "all", "python", max_entries);
+}
+
+void write_memory_snapshot(const std::string& path) {
+  const std::string pickled = torch::cuda::_memory_snapshot_pickled();
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary);
+    out.write(pickled.data(), static_cast<std::streamsize>(pickled.size()));
+    if (!out.flush()) throw std::runtime_error("cannot write " + path);
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) throw std::runtime_error("cannot write " + path);
+}
 
 }  // namespace tokbench::train::cuda_support

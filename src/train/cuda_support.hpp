@@ -3,6 +3,7 @@
 // functions for builds without the CUDA translation unit (they report "not compiled").
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -27,6 +28,14 @@ int64_t allocated_bytes_now(int device_index);
 
 // Returns cached, unused blocks to the driver (after an OOM, so later runs start clean).
 void empty_cache();
+
+// --dump-memory-snapshot on CUDA: c10's caching allocator keeps its history of every device
+// (allocations, frees, segments; no stack frames: none are recorded, as symbolising C++ stacks
+// takes minutes) from start_memory_history(), the latest max_entries of it, and
+// write_memory_snapshot writes it in PyTorch's own pickle (memory_snapshot.hpp). Both throw
+// std::runtime_error without CUDA compiled, the writer also when the file cannot be written.
+void start_memory_history(std::size_t max_entries);
+void write_memory_snapshot(const std::string& path);
 
 // Intervals timed on the device: begin() and end() record events on the device's current
 // stream, so an interval is the time that stream spent between them (for a stream made to

@@ -36,4 +36,11 @@ int64_t DeviceTimestamps::record() { return 0; }
 double DeviceTimestamps::seconds_between(int64_t, int64_t) const { return 0; }
 void DeviceTimestamps::forget() {}
 
+void start_memory_history(std::size_t) {
+  throw std::runtime_error("a CUDA memory snapshot needs CUDA, and this tokbench was built without CUDA support");
+}
+void write_memory_snapshot(const std::string&) {
+  throw std::runtime_error("a CUDA memory snapshot needs CUDA, and this tokbench was built without CUDA support");
+}
+
 }  // namespace tokbench::train::cuda_support

@@ -6,6 +6,9 @@
 
 #include "train/caching_cpu_allocator.hpp"
 #include "train/cuda_support.hpp"
+#include "train/memory_snapshot.hpp"
+
+#include <exception>
 
 namespace tokbench::train {
 
@@ -49,6 +52,32 @@ MemoryPeaks RunMemoryTracker::peaks() const {
     peaks.reserved_bytes = cuda.reserved_bytes;
   }
   return peaks;
+}
+
+// Events kept: a few iterations of a large model allocate some ten thousand blocks.
+constexpr std::size_t kSnapshotEvents = 1'000'000;
+
+void RunMemoryTracker::start_history() {
+  if (cpu_) {
+    cpu_->record_history(kSnapshotEvents);
+  } else if (device_.is_cuda()) {
+    cuda_support::start_memory_history(kSnapshotEvents);
+  }
+}
+
+std::string RunMemoryTracker::write_snapshot(const std::filesystem::path& path) const {
+  try {
+    if (cpu_) {
+      write_cpu_memory_snapshot(path, cpu_->history(), cpu_->live_blocks());
+    } else if (device_.is_cuda()) {
+      cuda_support::write_memory_snapshot(path.string());
+    } else {
+      return "no memory snapshot written: " + device_.str() + " keeps no allocation history";
+    }
+  } catch (const std::exception& e) {
+    return std::string("no memory snapshot written: ") + e.what();
+  }
+  return "Dump memory snapshot at " + path.string();
 }
 
 }  // namespace tokbench::train

@@ -11,6 +11,8 @@
 #include <c10/core/Device.h>
 
 #include <cstdint>
+#include <filesystem>
+#include <string>
 #include <memory>
 #include <optional>
 
@@ -35,6 +37,12 @@ class RunMemoryTracker {
   RunMemoryTracker(const c10::Device& device, std::optional<int64_t> cpu_cap_bytes, int64_t baseline_bytes);
   ~RunMemoryTracker();
   MemoryPeaks peaks() const;
+  // --dump-memory-snapshot: start keeping the allocation history (the CPU counter's, or CUDA's
+  // caching allocator's), and write it with what is held now in PyTorch's snapshot format
+  // (memory_snapshot.hpp). The writer returns one line for the report: where the snapshot went,
+  // or why none was written.
+  void start_history();
+  std::string write_snapshot(const std::filesystem::path& path) const;
   // Bytes held by tensors now (the CPU counter, baseline included, or CUDA's allocator).
   int64_t current_bytes() const;
 

@@ -150,6 +150,7 @@ TrainResult run_timed_loop(TrainStep& step, TokenBatcher& data, const torch::Dev
   result.iterations.reserve(static_cast<std::size_t>(std::clamp<int64_t>(options.max_iters, 0, 1 << 16)));
   result.fused_adamw = step.fused_adamw();
   RunMemoryTracker memory(device, options.cpu_memory_cap_bytes, step.resident_state_bytes());
+  if (!options.memory_snapshot_path.empty()) memory.start_history();
   // Activations: what each forward left held for its backward (memory_breakdown.hpp).
   int64_t micro_start_bytes = 0;
   int64_t activation_bytes = 0;
@@ -265,6 +266,8 @@ TrainResult run_timed_loop(TrainStep& step, TokenBatcher& data, const torch::Dev
     if (device.is_cuda()) cuda_support::empty_cache();
   }
   result.memory = memory.peaks();  // before any profiled iterations: the run's own peaks
+  // The loop's history and what it left held, out-of-memory ends included (what they show best).
+  if (!options.memory_snapshot_path.empty()) result.memory_snapshot_message = memory.write_snapshot(options.memory_snapshot_path);
   result.memory_breakdown = step.memory_parts();
   result.memory_breakdown.activations = activation_bytes;
   result.memory_breakdown.allocator_reserve =

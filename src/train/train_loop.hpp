@@ -62,6 +62,7 @@ struct TrainResult {
   int64_t optimizer_steps = 0;  // the optimizer's own step count at the end (= iterations run)
   // --profile: what became of the trace ("wrote ..." or why not); empty without --profile.
   std::string profile_message;
+  std::string memory_snapshot_message;  // where the memory snapshot went, or why none; "" if not asked
   // The per-unit timing pass's figures (LoopOptions::unit_timing_iters); none when not asked
   // for, when the run was not ok, or when the pass failed or was stopped (the message says why).
   std::optional<UnitTimings> unit_timings;
@@ -86,6 +87,9 @@ struct LoopOptions {
   // forward, backward and optimizer time is marked (unit_timing_pass.hpp); neither recorded
   // nor timed, after the memory peaks are read. 0: none.
   int64_t unit_timing_iters = 0;
+  // --dump-memory-snapshot: the timed loop's allocation history, written here when it ends
+  // (an out-of-memory end too); empty: none.
+  std::filesystem::path memory_snapshot_path;
 };
 
 // Decides, at every iteration start, whether the run stops. A single process stops when its

@@ -35,6 +35,9 @@ Scenarios:
             on four (shards in pairs), and one process
             of each: tokbench's is at most PyTorch's + 5% in every mode, and below one process's
             for the sharded modes
+  attention_kernel  --use-sdpa and the record's attention_kernel (tokbench's and PyTorch's eager; thunder)
+  dynamic   --dynamic: the same lengths on every executor, real tokens and their FLOPs counted
+  memory_snapshot  --dump-memory-snapshot on the CPU, read and rendered by torch.cuda._memory_viz
 Usage: cli_python_executor.py /path/to/tokbench SCENARIO"""
 import json
 import math
@@ -331,6 +334,58 @@ def scenario_dynamic(scratch):
         fail(f"--dynamic --seq-len 8: want exit 2 and one line; got {proc.returncode}", proc)
 
 
+VIZ_CHECK = """
+import pickle, sys
+from torch.cuda import _memory_viz as viz
+s = pickle.load(open(sys.argv[1], "rb"))
+trace = s["device_traces"][0]
+live, allocs, frees = {}, 0, 0
+for e in trace:  # replayed in order: each free ends a block of its size (or one from before the history)
+    if e["action"] == "alloc":
+        assert e["addr"] not in live, "an address allocated twice"
+        live[e["addr"]], allocs = e["size"], allocs + 1
+    elif e["action"] == "free_completed":
+        assert live.pop(e["addr"], e["size"]) == e["size"], "a free of another size"
+        frees += 1
+assert allocs and frees, (allocs, frees)
+held = {seg["address"] for seg in s["segments"]}
+assert set(live) <= held, "a block allocated in the history and never freed is not among the segments"
+assert "segments: " in viz.segsum(s) and "entries" in viz.trace(s)
+for html in (viz.trace_plot(s), viz.segment_plot(s)):
+    assert html.lstrip().startswith("<!DOCTYPE html>") or "<html" in html[:2000], html[:200]
+print(len(trace), "events,", len(s["segments"]), "segments")
+"""
+
+
+def scenario_memory_snapshot(scratch):
+    """--dump-memory-snapshot on the CPU: tokbench's counting allocator's history in PyTorch's
+    snapshot format, at the reference's file name in the working directory, which PyTorch's own
+    memory-viz tools (torch.cuda._memory_viz: segsum, trace, trace_plot, segment_plot) read and
+    render; every rank writes its own; the Python executors on the CPU are refused."""
+    python = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".venv", "bin", "python")
+    cases = [(["--executor", "eager"], ["pythia-14m_eager_none.pickle"]),
+             (["--executor", "fused", "--nproc-per-node", "2", "--distributed-mode", "fsdp", "--shard-mode", "zero3",
+               "--bucketing-mode", "block"],
+              ["pythia-14m_fused_fsdp_zero3_block_rank0.pickle", "pythia-14m_fused_fsdp_zero3_block_rank1.pickle"])]
+    for extra, files in cases:
+        folder = tempfile.mkdtemp(dir=scratch)
+        proc = subprocess.run([TOKBENCH, "run", *SMALL, *extra, "--dump_memory_snapshot=True"], cwd=folder,
+                              capture_output=True, text=True, timeout=600, env=environ())
+        if proc.returncode != 0 or f"Dump memory snapshot at {files[0]}" not in proc.stdout:
+            fail(f"{extra}: exit {proc.returncode}, or no line naming {files[0]}", proc)
+        if sorted(os.listdir(folder)) != sorted(files):
+            fail(f"{extra}: files {sorted(os.listdir(folder))}, want {files}")
+        for name in files:
+            check = subprocess.run([python, "-c", VIZ_CHECK, os.path.join(folder, name)], capture_output=True,
+                                   text=True, timeout=300)
+            if check.returncode != 0:
+                fail(f"{name}: PyTorch's memory viz could not read it", check)
+    proc = run(SMALL + ["--executor", "python-eager", "--dump-memory-snapshot"])
+    lines = [l for l in proc.stderr.splitlines() if l.strip()]
+    if proc.returncode != 2 or len(lines) != 1 or "--dump-memory-snapshot" not in lines[0]:
+        fail(f"python-eager --dump-memory-snapshot on the CPU: want exit 2 and one line, got {proc.returncode}", proc)
+
+
 ALL_EXECUTORS = ["eager", "fused", "python-eager", "python-inductor", "python-thunder"]
 
 
@@ -484,6 +539,8 @@ with tempfile.TemporaryDirectory() as scratch:
         scenario_ranks(scratch)
     elif SCENARIO == "memory":
         scenario_memory(scratch)
+    elif SCENARIO == "memory_snapshot":
+        scenario_memory_snapshot(scratch)
     elif SCENARIO == "dynamic":
         scenario_dynamic(scratch)
     elif SCENARIO == "attention_kernel":

@@ -1,0 +1,112 @@
+// The CPU memory snapshot (memory_snapshot.hpp), written with LibTorch's own pickler, the one
+// PyTorch's CUDA snapshot goes through as well.
+#include "train/memory_snapshot.hpp"
+
+#include <torch/csrc/jit/serialization/pickler.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <unistd.h>
+
+namespace tokbench::train {
+namespace {
+
+using Dict = c10::Dict<c10::IValue, c10::IValue>;
+using List = c10::impl::GenericList;
+
+// Blocks of 1 MiB and more come from CUDA's large pool; the viewer names segments by pool.
+constexpr int64_t kLargeBlock = 1 << 20;
+
+List no_frames() { return List(c10::AnyType::get()); }
+
+Dict segment_of(const CounterBlock& block) {
+  Dict b(c10::StringType::get(), c10::AnyType::get());
+  b.insert("address", static_cast<int64_t>(block.address));
+  b.insert("size", block.bytes);
+  b.insert("requested_size", block.bytes);
+  b.insert("state", "active_allocated");
+  b.insert("frames", no_frames());
+  List blocks(c10::AnyType::get());
+  blocks.push_back(b);
+  Dict s(c10::StringType::get(), c10::AnyType::get());
+  s.insert("device", int64_t{0});
+  s.insert("address", static_cast<int64_t>(block.address));
+  s.insert("total_size", block.bytes);
+  s.insert("allocated_size", block.bytes);
+  s.insert("active_size", block.bytes);
+  s.insert("requested_size", block.bytes);
+  s.insert("stream", int64_t{0});
+  s.insert("segment_type", block.bytes >= kLargeBlock ? "large" : "small");
+  s.insert("segment_pool_id", c10::ivalue::Tuple::create({int64_t{0}, int64_t{0}}));
+  s.insert("is_expandable", false);
+  s.insert("frames", no_frames());
+  s.insert("blocks", blocks);
+  return s;
+}
+
+Dict trace_entry(const char* action, const CounterEvent& e) {
+  Dict d(c10::StringType::get(), c10::AnyType::get());
+  d.insert("action", action);
+  d.insert("addr", static_cast<int64_t>(e.address));
+  d.insert("size", e.bytes);
+  d.insert("stream", int64_t{0});
+  d.insert("time_us", e.time_us);
+  d.insert("frames", no_frames());
+  return d;
+}
+
+}  // namespace
+
+void write_cpu_memory_snapshot(const std::filesystem::path& path, const std::vector<CounterEvent>& events,
+                               const std::vector<CounterBlock>& live_blocks) {
+  List segments(c10::AnyType::get());
+  for (const CounterBlock& block : live_blocks) segments.push_back(segment_of(block));
+  List trace(c10::AnyType::get());
+  for (const CounterEvent& e : events) {
+    if (e.action == CounterEvent::Action::alloc) {
+      trace.push_back(trace_entry("alloc", e));
+    } else {  // a CPU free completes at once: CUDA's two steps at the same moment
+      trace.push_back(trace_entry("free_requested", e));
+      trace.push_back(trace_entry("free_completed", e));
+    }
+  }
+  List device_traces(c10::AnyType::get());
+  device_traces.push_back(trace);
+  Dict snapshot(c10::StringType::get(), c10::AnyType::get());
+  snapshot.insert("segments", segments);
+  snapshot.insert("device_traces", device_traces);
+  // A plain pickle, as PyTorch writes its CUDA snapshot (torch::pickle_save would add the
+  // persistent ids of torch.load's format, which pickle.load cannot read).
+  std::vector<char> bytes;
+  {
+    torch::jit::Pickler pickler([&bytes](const char* data, size_t size) { bytes.insert(bytes.end(), data, data + size); });
+    pickler.protocol();
+    pickler.pushIValue(snapshot);
+    pickler.stop();
+  }
+
+  std::filesystem::path temporary = path;
+  temporary += ".tmp-" + std::to_string(::getpid());
+  {
+    std::ofstream out(temporary, std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.close();
+    if (!out) {
+      const int error = errno;
+      std::filesystem::remove(temporary);
+      throw std::runtime_error("cannot write " + path.string() + ": " + std::strerror(error));
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(temporary, path, ec);
+  if (ec) {
+    std::filesystem::remove(temporary);
+    throw std::runtime_error("cannot write " + path.string() + ": " + ec.message());
+  }
+}
+
+}  // namespace tokbench::train

@@ -1,0 +1,22 @@
+// --dump-memory-snapshot: a run's memory history in PyTorch's own snapshot format, the pickle
+// torch.cuda.memory._dump_snapshot writes and PyTorch's memory viewer (pytorch.org/memory_viz,
+// torch.cuda._memory_viz) reads. On CUDA it is c10's caching allocator's history, recorded by
+// PyTorch itself (cuda_support.hpp). On the CPU, where PyTorch records none, it is built from
+// the counting allocator's (cpu_memory_counter.hpp): each counted block is its own segment (the
+// counter sees tensors' blocks, not an arena's pages), its allocations and frees are the
+// device trace, with no stack frames.
+#pragma once
+
+#include <filesystem>
+#include <vector>
+
+#include "train/cpu_memory_counter.hpp"
+
+namespace tokbench::train {
+
+// Writes the snapshot (atomically: a temporary file renamed into place). Throws
+// std::runtime_error naming the path when it cannot be written.
+void write_cpu_memory_snapshot(const std::filesystem::path& path, const std::vector<CounterEvent>& events,
+                               const std::vector<CounterBlock>& live_blocks);
+
+}  // namespace tokbench::train
