@@ -369,6 +369,24 @@ def precompute_fp8_scales(a, model):
         precompute_float8_dynamic_scale_for_fsdp(model)
 
 
+def print_thunder_traces(jitted, backend):
+    """--dump-thunder-traces: the last forward and backward trace of every thunder function, on
+    stderr (stdout is the events' channel), headed as the reference heads them."""
+    import thunder
+
+    def show(title, trace):
+        print(f"##########\n#{title}\n##########\n{trace}", file=sys.stderr)
+
+    if jitted is not None:
+        show("1-th ThunderModule", thunder.last_traces(jitted)[-1])
+        show("1-th ThunderModule", thunder.last_backward_traces(jitted)[-1])
+        return
+    for graph, infos in enumerate(backend.subgraph_infos):
+        for index, fn in enumerate(infos.thunder_compiled_fns):
+            show(f"Graph{graph}-ThunderFn{index} last forward trace", thunder.last_traces(fn)[-1])
+            show(f"Graph{graph}-ThunderFn{index} last backward trace", thunder.last_backward_traces(fn)[-1])
+
+
 def attention_priority(a, torch):
     """--use-sdpa: the reference's sdpa_kernel([CUDNN, FLASH, EFFICIENT, MATH], set_priority=True)
     around training, for PyTorch eager and inductor; thunder picks its own attention executor,
@@ -455,11 +473,13 @@ def train(a, torch, GPT, Config, Block, out, stop, probe, executors):
     optimizer = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=a.weight_decay,
                                   betas=(a.beta1, a.beta2), fused=True)
     forward = model
+    thunder_backend = None
     if a.compile == "inductor":
         forward = torch.compile(model, dynamic=a.dynamic or None)
     elif a.compile == "thunder" and a.thunder_front_end == "dynamo":
         from thunder.dynamo import ThunderCompiler
-        forward = torch.compile(model, backend=ThunderCompiler(executors=executors))
+        thunder_backend = ThunderCompiler(executors=executors)
+        forward = torch.compile(model, backend=thunder_backend)
     inductor_note = ""  # set when the retry in the loop capped inductor's horizontal fusion
     generator = torch.Generator().manual_seed(rank_seed(a.seed, a.rank))
     agree_to_stop = StopAgreement(torch, dist, device) if dist is not None else None
@@ -533,12 +553,12 @@ def train(a, torch, GPT, Config, Block, out, stop, probe, executors):
     status, message = "ok", ""
     if probe is not None:  # the timed loop's peak, from what the set-up left resident
         probe.reset_peak()
-    if a.memory_snapshot:  # --dump-memory-snapshot (CUDA only here: tokbench refuses the CPU)
-        torch.cuda.memory._record_memory_history(max_entries=1_000_000)
     start = time.perf_counter()
     previous_end = 0.0
     for index in range(a.max_iters):
         micro_batches_drawn[0], real_tokens[0] = index * GA, 0  # a retried iteration draws its own again
+        if a.memory_snapshot and index == a.warmup_iters:  # from the first measured iteration, as the reference
+            torch.cuda.memory._record_memory_history(max_entries=1_000_000)
         if agree_to_stop is not None and agree_to_stop(stop.requested):
             status, message = "interrupted", f"stopped on request after {index} iterations"
             break
@@ -593,6 +613,8 @@ def train(a, torch, GPT, Config, Block, out, stop, probe, executors):
             memory["memory_snapshot_message"] = f"Dump memory snapshot at {a.memory_snapshot}"
         except Exception as e:
             memory["memory_snapshot_message"] = f"no memory snapshot written: {e}".splitlines()[0]
+    if a.options["dump_thunder_traces"] and status == "ok":
+        print_thunder_traces(model if uses_thunder_jit(a) else None, thunder_backend)
     profile_message = None
     if a.profile:
         # After the peaks are read: the profiled iterations are in no reported figure.

@@ -509,6 +509,20 @@ void resolve_profile(const RunOptions& o, RunPlan& plan) {
 // --dump-memory-snapshot: the reference's file name, in the working directory,
 // MODEL_COMPILE_MODE[_SHARDING[_BUCKETING]][_DDPBUCKETMB].pickle; with several ranks each
 // writes its own (the reference keeps rank 0's only), _rankN added.
+// The reference's remaining switches: thunder's traces need thunder; Hugging Face's models are
+// not litgpt's; fp8_shard_intermediate_activation is read nowhere in the reference's script.
+void resolve_reference_switches(const RunOptions& o, const RunPlan& plan) {
+  if (o.dump_thunder_traces && plan.compiler.executor != Executor::python_thunder)
+    refuse(fmt::format("--dump-thunder-traces prints thunder's traces, and --compile {} is not thunder; valid: a "
+                       "thunder --compile name", printable(o.compile)));
+  if (o.use_hf)
+    refuse("--use-hf: tokbench trains litgpt's models (the reference's experimental Hugging Face transformers "
+           "path is not supported); valid: --use-hf False");
+  if (o.fp8_shard_intermediate_activation)
+    fmt::print(stderr, "tokbench: --fp8-shard-intermediate-activation has no effect (the reference's script never "
+                       "reads it either)\n");
+}
+
 void resolve_memory_snapshot(const RunOptions& o, RunPlan& plan) {
   if (!o.dump_memory_snapshot) return;
   if (is_python(plan.compiler.executor) && plan.device_kind == DeviceKind::cpu)
@@ -695,6 +709,7 @@ RunPlan resolve_run(const RunOptions& options, const MachineInfo& machine) {
   resolve_output(options, plan);
   resolve_profile(options, plan);
   resolve_memory_snapshot(options, plan);
+  resolve_reference_switches(options, plan);
   resolve_unit_timing(options, plan);
   resolve_counts_and_peak(options, machine, plan);
   resolve_derived_counts(plan);

@@ -188,6 +188,13 @@ void add_bench_options(CLI::App& app, RunOptions& o) {
                  "port of rank 0's store (0: a free one; one node only)")
       ->transform(whole_number<int64_t>("0 (a free port) or 1..65535"))->group("Launcher");
   // The reference's profiling and compile switches, accepted so its command lines run.
+  app.add_flag("--fp8-shard-intermediate-activation,--fp8_shard_intermediate_activation",
+               o.fp8_shard_intermediate_activation,
+               "the reference's switch, which its script never reads: accepted, with a warning, for its command lines")
+      ->group("Compatibility");
+  app.add_flag("--use-hf,--use_hf", o.use_hf,
+               "the reference's Hugging Face transformers models: True is refused (tokbench trains litgpt's)")
+      ->group("Compatibility");
   app.add_flag("--nsys-enabled,--nsys_enabled", o.nsys_enabled,
                "the reference's Nsight switch; True is refused (profile with nsys around tokbench)")
       ->group("Compatibility");
@@ -239,6 +246,9 @@ void add_bench_options(CLI::App& app, RunOptions& o) {
                "write the timed loop's allocation history in PyTorch's memory snapshot format (pytorch.org/memory_viz) "
                "to MODEL_COMPILE_MODE[...].pickle here, as the reference names it (each rank its own, _rankN); "
                "CUDA: c10's allocator history; CPU: tokbench's counting allocator (=True/False)")->group("Output");
+  app.add_flag("--dump-thunder-traces,--dump_thunder_traces", o.dump_thunder_traces,
+               "with a thunder --compile: print thunder's last forward and backward traces after the run, as the "
+               "reference (=True/False)")->group("Output");
   app.add_option("--unit-timing-iters,--unit_timing_iters", o.unit_timing_iters,
                  "iterations after the measured window that time each unit (embedding, blocks, head) for the "
                  "JSON's unit_timings; 0: none (default 2; 0 with the Python executors)")
@@ -289,6 +299,9 @@ nlohmann::ordered_json options_json(const RunOptions& o) {
               {"cpu_memory_cap_mb", or_null(o.cpu_memory_cap_mb)},
               {"use_sdpa", o.use_sdpa},
               {"dump_memory_snapshot", o.dump_memory_snapshot},
+              {"dump_thunder_traces", o.dump_thunder_traces},
+              {"fp8_shard_intermediate_activation", o.fp8_shard_intermediate_activation},
+              {"use_hf", o.use_hf},
               {"low_precision_mode", o.low_precision_mode},
               {"use_torchao_fp8_linear", o.use_torchao_fp8_linear},
               {"use_torchao_fp8_allgather", o.use_torchao_fp8_allgather},

@@ -86,6 +86,11 @@ struct RunOptions {
   std::optional<int64_t> profile_iters;  // unset: 3 with --profile
   // The reference's --dump_memory_snapshot: the loop's allocation history in PyTorch's format.
   bool dump_memory_snapshot = false;
+  bool dump_thunder_traces = false;  // the reference's: thunder's last traces, printed
+  // The reference declares these and reads nothing of them (fp8_shard_intermediate_activation)
+  // or trains Hugging Face's models instead of litgpt's (use_hf): resolve.cpp answers both.
+  bool fp8_shard_intermediate_activation = false;
+  bool use_hf = false;
   // Iterations of the per-unit timing pass after the measured window (train/unit_timing_pass.hpp):
   // the record's unit_timings. Unset: 2 for tokbench's executors, 0 (none) for the Python ones.
   std::optional<int64_t> unit_timing_iters;

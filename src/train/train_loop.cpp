@@ -150,7 +150,6 @@ TrainResult run_timed_loop(TrainStep& step, TokenBatcher& data, const torch::Dev
   result.iterations.reserve(static_cast<std::size_t>(std::clamp<int64_t>(options.max_iters, 0, 1 << 16)));
   result.fused_adamw = step.fused_adamw();
   RunMemoryTracker memory(device, options.cpu_memory_cap_bytes, step.resident_state_bytes());
-  if (!options.memory_snapshot_path.empty()) memory.start_history();
   // Activations: what each forward left held for its backward (memory_breakdown.hpp).
   int64_t micro_start_bytes = 0;
   int64_t activation_bytes = 0;
@@ -180,6 +179,8 @@ TrainResult run_timed_loop(TrainStep& step, TokenBatcher& data, const torch::Dev
       Clock::time_point window_start = loop_start;
       Clock::time_point window_end = loop_start;
       for (int64_t i = 0; i < options.max_iters; ++i) {
+        // --dump-memory-snapshot: from the first measured iteration, as the reference records it.
+        if (i == options.warmup_iters && !options.memory_snapshot_path.empty()) memory.start_history();
         if (stop_requested()) {
           result.status = RunStatus::interrupted;
           result.message = "stopped on request after " + std::to_string(i) + " iterations";

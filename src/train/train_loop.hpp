@@ -87,8 +87,8 @@ struct LoopOptions {
   // forward, backward and optimizer time is marked (unit_timing_pass.hpp); neither recorded
   // nor timed, after the memory peaks are read. 0: none.
   int64_t unit_timing_iters = 0;
-  // --dump-memory-snapshot: the timed loop's allocation history, written here when it ends
-  // (an out-of-memory end too); empty: none.
+  // --dump-memory-snapshot: the allocation history from the first measured iteration (as the
+  // reference records it), written when the loop ends (an out-of-memory end too); empty: none.
   std::filesystem::path memory_snapshot_path;
 };
 
