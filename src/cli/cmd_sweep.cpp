@@ -58,7 +58,7 @@ int run_sweep_command(const sweep::SweepCommandOptions& o, const std::vector<std
     throw std::invalid_argument("--format xlsx and html write a file: name it with --output FILE");
   sweep::check_sweep_options(o);
   const std::vector<sweep::Matrix> matrices = sweep::sweep_matrices(
-      o.matrix_file, run_options, [](const std::string& option) { run::require_run_option(option, "sweep"); });
+      o.matrix_file, run_options, [](const std::string& option) { return run::run_option_type(option, "sweep"); });
   const auto matrix_configs = sweep::expand_all(matrices);
   if (matrix_configs.empty()) throw std::invalid_argument("sweep: the matrix is empty");
   // With --predict, the rows gain the one-rank runs their predictions start from, and under

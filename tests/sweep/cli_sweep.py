@@ -252,7 +252,7 @@ def scenario_validation(scratch):
     matrix = os.path.join(scratch, "matrix.toml")
     with open(matrix, "w") as f:
         f.write('model-name = "pythia-14m"\nn-layers = 1\nmax-iters = 3\nwarmup-iters = 1\nnum-threads = 1\n'
-                'device = "cpu"\n[[matrix]]\nseq-len = [32, 0]\n[[matrix]]\nseq-len = "thirty-two"\n'
+                'device = "cpu"\n[[matrix]]\nseq-len = [32, 0]\n[[matrix]]\nseq-len = 32\ndtype = "fp64"\n'
                 '[[matrix]]\nseq-len = 32\nmodel-name = "no-such-model"\n')
     out = os.path.join(scratch, "sweep")
     dry = sweep(["--matrix", matrix, "--out", out, "--dry-run"])
@@ -262,8 +262,7 @@ def scenario_validation(scratch):
     points = [(i, line) for i, line in enumerate(lines) if line[:4].strip().isdigit()]
     if [line.split()[2] for _, line in points] != ["runnable", "invalid", "invalid", "invalid"]:
         fail("dry run: want 1 runnable then 3 invalid", dry)
-    for (i, line), option_value in zip(points[1:], [["--seq-len", "0"], ["--seq-len", "thirty-two"],
-                                                    ["--model-name", "no-such-model", "--seq-len", "32"]]):
+    for i, line in points[1:]:
         words = line.split()[3:]
         run_args = []
         for word in words:
