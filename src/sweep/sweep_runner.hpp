@@ -47,6 +47,12 @@ struct SweepResult {
   int executed = 0;                  // configurations run now
   int reused = 0;                    // finished earlier (resumed)
   bool interrupted = false;          // SIGINT/SIGTERM: the sweep stopped; run it again to resume
+  // Non-empty when the sweep stopped because tokbench's own output failed — a result, row or log
+  // it could not write (the disk full), a run that exited results::kExitRecordNotWritten, a run
+  // it could not start — rather than because of a configuration: one line saying what. The
+  // configuration it was on has no row (it runs when the sweep is started again); every
+  // configuration finished before it keeps its row.
+  std::string harness_failure;
 };
 
 SweepResult run_sweep(const std::vector<Configuration>& configs, const SweepOptions& options);
