@@ -189,11 +189,11 @@ int run_sweep_command(const sweep::SweepCommandOptions& o, const std::vector<std
                                : "");
   const sweep::SweepResult result = sweep::run_sweep(configs, options);
   if (!result.harness_failure.empty()) {
-    // Tokbench's own output failed: stop here, with the finished runs' rows in OUT/runs (the
-    // store and the tables are written by the sweep that completes them).
-    std::cerr << fmt::format("tokbench sweep: error: stopped, tokbench could not write its own output: {}; the {} "
-                             "finished configuration(s) are kept in {}/runs; fix the cause (free the space) and run "
-                             "the same command again to run the rest\n",
+    // Tokbench itself failed (its output, a run it could not start): stop here, with the finished
+    // runs' rows in OUT/runs (the store and the tables are written by the sweep that completes them).
+    std::cerr << fmt::format("tokbench sweep: error: stopped by a failure of tokbench itself, not of a "
+                             "configuration: {}; the {} finished configuration(s) are kept in {}/runs; fix the cause "
+                             "(free the space) and run the same command again to run the rest\n",
                              result.harness_failure, result.runs.size(), o.out_dir);
     return results::kExitRecordNotWritten;
   }

@@ -127,6 +127,14 @@ void write_atomically(const std::filesystem::path& path, const nlohmann::json& j
   results::write_file_atomically(path, j.dump(4) + "\n");
 }
 
+void write_row(const std::filesystem::path& path, const nlohmann::json& row) {
+  try {
+    write_atomically(path, row);
+  } catch (const std::runtime_error& e) {
+    throw OwnFailure(e.what());
+  }
+}
+
 std::vector<nlohmann::json> gather_rows(const std::vector<Configuration>& configs, const std::filesystem::path& out_dir) {
   std::vector<nlohmann::json> rows;
   for (const auto& c : configs) {

@@ -12,6 +12,7 @@
 #include <ios>
 #include <filesystem>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,13 @@ nlohmann::json synthesized_row(const Configuration& config, const std::string& s
 
 // Shared by both launchers.
 namespace detail {
+// A failure of tokbench itself (a row it cannot write, a run that could not write its result):
+// it stops the sweep as SweepResult::harness_failure, never as a configuration's row.
+struct OwnFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// write_atomically, its failure an OwnFailure.
+void write_row(const std::filesystem::path& path, const nlohmann::json& row);
 std::string read_text(const std::filesystem::path& path);
 std::string last_line(const std::string& text);  // the last non-empty line: why a run ended
 // The last non-empty line of a file, read from its end: at most kLastLineWindow bytes of a log
