@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <stdexcept>
 
 #include "run/launch_benchmark.hpp"
 #include "run/machine_info.hpp"
@@ -219,32 +220,40 @@ int run_sweep_command(const sweep::SweepCommandOptions& o, const std::vector<std
   context["reused"] = result.reused;
   context["complete"] = !result.interrupted;
   context["launcher"] = o.launcher;
-  std::string store_failure;  // the runs are kept in OUT/runs either way; the next sweep stores them
+  // The store or the tables' file that cannot be written (the disk full): the runs are kept in
+  // OUT/runs either way, and the same command stores and prints them without running anything.
+  std::string output_failure;
   if (store) {
     try {
       const int64_t id = store->save_sweep(o.out_dir, context, runs);
       std::cerr << fmt::format("tokbench sweep: stored as sweep {} in {}\n", id, store_path.string());
     } catch (const std::exception& e) {
-      store_failure = e.what();
+      output_failure = e.what();
     }
   }
   sweep::TableOptions tables;
   tables.only_varying_columns = o.only_varying;
-  if (!o.output.empty() && format.file == sweep::FileUse::never) {
-    std::ofstream file(o.output);
-    sweep::write_report(format, context, runs, tables, file, o.output);
-    file.close();
-    if (!file && store_failure.empty()) store_failure = fmt::format("cannot write the tables to {}", o.output);
-  } else {
-    sweep::write_report(format, context, runs, tables, std::cout, o.output);
+  try {
+    if (!o.output.empty() && format.file == sweep::FileUse::never) {
+      std::ofstream file(o.output);
+      sweep::write_report(format, context, runs, tables, file, o.output);
+      file.close();
+      if (!file) throw std::runtime_error(fmt::format("cannot write the tables to {}", o.output));
+    } else {
+      sweep::write_report(format, context, runs, tables, std::cout, o.output);  // xlsx, html: atomic files
+    }
+  } catch (const std::invalid_argument&) {
+    throw;
+  } catch (const std::exception& e) {
+    if (output_failure.empty()) output_failure = e.what();
   }
   if (result.interrupted) {
     std::cerr << "tokbench sweep: interrupted; run the same command again to resume\n";
     return train::exit_code(train::RunStatus::interrupted);
   }
-  if (!store_failure.empty()) {
+  if (!output_failure.empty()) {
     std::cerr << fmt::format("tokbench sweep: error: tokbench could not write its own output: {}; every run is kept "
-                             "in {}/runs: run the same command again to store it\n", store_failure, o.out_dir);
+                             "in {}/runs: run the same command again to store it\n", output_failure, o.out_dir);
     return results::kExitRecordNotWritten;
   }
   // Every configuration ended without a measurement (invalid, error, oom, ...): the tables say
