@@ -25,9 +25,9 @@ Scenarios:
            is written; a sweep whose every run fails (out of memory) prints its rows and exits 1
   disk_full  (with the ENOSPC library, tests/sweep/enospc_shim.cpp) the disk fills while a run
            writes its result: the sweep stops with exit 8 and one line, keeps the finished run and
-           records nothing for the one in flight; the same for a row the sweep itself writes and a
-           store it cannot open; once space is free the same command makes every configuration
-           `ok` exactly once
+           records nothing for the one in flight; the same for a row the sweep itself writes, a
+           log it cannot open and a store it cannot open; once space is free the same command
+           makes every configuration `ok` exactly once
   compare  `tokbench compare` flags a configuration made slower on purpose (24 layers
            against one behind the same configuration key; one thread against two is not reliably slower on a
            shared 2-core machine, where two threads can lose to one) with exit 1, and passes the
@@ -451,7 +451,24 @@ def scenario_disk_full(scratch):
     if sorted(r["status"] for r in runs) != ["invalid", "ok"]:
         fail("the rerun after the sweep's own failure", again)
 
-    # 4. A store that cannot be opened (its folder is a file): nothing runs, one line, exit 8.
+    # 4. A log the sweep cannot open (a folder stands at its path): no row, one line, exit 8; the
+    #    same command runs the configuration once the path is free.
+    shutil.rmtree(out)
+    args = [*BASE, "--seq-len", "32", "--out", out, "--format", "json", "--store", "none"]
+    ids = ids_of(args)
+    os.makedirs(os.path.join(out, "logs", ids[0] + ".log"))
+    proc = sweep(args)
+    errors = error_lines(proc)
+    if proc.returncode != 8 or len(errors) != 1 or ids[0] + ".log" not in errors[0] or run_files() != []:
+        fail(f"a log that cannot be written: exit {proc.returncode}, runs {run_files()}; want 8, one line, no row",
+             proc)
+    os.rmdir(os.path.join(out, "logs", ids[0] + ".log"))
+    again = sweep(args)
+    runs = json.loads(again.stdout)["runs"] if again.returncode == 0 else []
+    if [r["status"] for r in runs] != ["ok"]:
+        fail("the rerun after the log's path was freed", again)
+
+    # 5. A store that cannot be opened (its folder is a file): nothing runs, one line, exit 8.
     shutil.rmtree(out)
     blocker = os.path.join(scratch, "not-a-folder")
     with open(blocker, "w") as f:
