@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <stdexcept>
 
 #include "run/launch_benchmark.hpp"
 #include "run/machine_info.hpp"
@@ -23,6 +24,7 @@
 #include "cli/command.hpp"
 #include "sweep/folder_lock.hpp"
 #include "sweep/matrix.hpp"
+#include "results/record_status.hpp"
 #include "results/result_store.hpp"
 #include "sweep/slurm_jobs.hpp"
 #include "sweep/sweep_options.hpp"
@@ -58,7 +60,7 @@ int run_sweep_command(const sweep::SweepCommandOptions& o, const std::vector<std
     throw std::invalid_argument("--format xlsx and html write a file: name it with --output FILE");
   sweep::check_sweep_options(o);
   const std::vector<sweep::Matrix> matrices = sweep::sweep_matrices(
-      o.matrix_file, run_options, [](const std::string& option) { run::require_run_option(option, "sweep"); });
+      o.matrix_file, run_options, [](const std::string& option) { return run::run_option_type(option, "sweep"); });
   const auto matrix_configs = sweep::expand_all(matrices);
   if (matrix_configs.empty()) throw std::invalid_argument("sweep: the matrix is empty");
   // With --predict, the rows gain the one-rank runs their predictions start from, and under
@@ -119,6 +121,15 @@ int run_sweep_command(const sweep::SweepCommandOptions& o, const std::vector<std
       if (!refusal.empty()) refusals[c.id] = refusal;
     }
   }
+  // A matrix of which nothing can run is a mistake in the matrix, refused before anything is
+  // written (after --dry-run's listing, which shows each configuration's reason).
+  const auto refuse_when_none_can_run = [&] {
+    if (configs.empty() || refusals.size() < configs.size()) return;
+    const auto first = refusals.find(configs.front().id);
+    throw std::invalid_argument(fmt::format(
+        "sweep: none of the {} configuration(s) can run: `tokbench run` refuses every one (the first, {}: {}); "
+        "--dry-run lists each one's reason", configs.size(), configs.front().describe(), first->second));
+  };
   if (o.dry_run) {
     std::set<std::string> runs_here;
     for (const auto& c : configs) runs_here.insert(c.id);
@@ -137,12 +148,30 @@ int run_sweep_command(const sweep::SweepCommandOptions& o, const std::vector<std
                                predicted_sweep.source_of.size() + predicted_sweep.unpredictable.size(), o.predict,
                                predicted_sweep.added_sources.size(), rows.size() - configs.size());
 #endif
-    std::cout << "\n";
+    std::cout << "\n" << std::flush;
+    refuse_when_none_can_run();
     return kExitOk;
   }
+  refuse_when_none_can_run();
   const auto own = run::own_command_line();
   // One sweep per --out, held until this command ends (sweep/folder_lock.hpp).
   const sweep::SweepFolderLock folder_lock(o.out_dir, lock_description(own));
+  // The store is opened before any run: a file that is no tokbench store is refused now (exit 2),
+  // and a store that cannot be opened stops the sweep before it measures what it could not keep.
+  const std::filesystem::path store_path =
+      o.store.empty() ? results::default_store_path(o.out_dir) : std::filesystem::path(o.store);
+  std::unique_ptr<results::ResultStore> store;
+  if (o.store != "none") {
+    try {
+      store = std::make_unique<results::ResultStore>(store_path);
+    } catch (const std::invalid_argument&) {
+      throw;
+    } catch (const std::exception& e) {
+      std::cerr << fmt::format("tokbench sweep: error: the result store cannot be opened, nothing was run: {}\n",
+                               e.what());
+      return results::kExitRecordNotWritten;
+    }
+  }
   sweep::SweepOptions options;
   options.tokbench = own.empty() ? "tokbench" : own.front();
   options.out_dir = o.out_dir;
@@ -160,6 +189,15 @@ int run_sweep_command(const sweep::SweepCommandOptions& o, const std::vector<std
                                ? fmt::format(", as Slurm jobs, at most {} at once", o.slurm_max_jobs)
                                : "");
   const sweep::SweepResult result = sweep::run_sweep(configs, options);
+  if (!result.harness_failure.empty()) {
+    // Tokbench itself failed (its output, a run it could not start): stop here, with the finished
+    // runs' rows in OUT/runs (the store and the tables are written by the sweep that completes them).
+    std::cerr << fmt::format("tokbench sweep: error: stopped by a failure of tokbench itself, not of a "
+                             "configuration: {}; the {} finished configuration(s) are kept in {}/runs; fix the cause "
+                             "(free the space) and run the same command again to run the rest\n",
+                             result.harness_failure, result.runs.size(), o.out_dir);
+    return results::kExitRecordNotWritten;
+  }
 #if defined(TOKBENCH_HAVE_PREDICT)
   const std::vector<nlohmann::json> runs =
       cluster ? sweep::join_predictions(predicted_sweep, result.runs, *cluster, stderr) : result.runs;
@@ -182,27 +220,54 @@ int run_sweep_command(const sweep::SweepCommandOptions& o, const std::vector<std
   context["reused"] = result.reused;
   context["complete"] = !result.interrupted;
   context["launcher"] = o.launcher;
-  if (o.store != "none") {
+  // The store or the tables' file that cannot be written (the disk full): the runs are kept in
+  // OUT/runs either way, and the same command stores and prints them without running anything.
+  std::string output_failure;
+  if (store) {
     try {
-      results::ResultStore store(o.store.empty() ? results::default_store_path(o.out_dir) : std::filesystem::path(o.store));
-      const int64_t id = store.save_sweep(o.out_dir, context, runs);
-      std::cerr << fmt::format("tokbench sweep: stored as sweep {} in {}\n", id,
-                               o.store.empty() ? results::default_store_path(o.out_dir).string() : o.store);
+      const int64_t id = store->save_sweep(o.out_dir, context, runs);
+      std::cerr << fmt::format("tokbench sweep: stored as sweep {} in {}\n", id, store_path.string());
     } catch (const std::exception& e) {
-      std::cerr << "tokbench sweep: error: the result store: " << e.what() << "\n";
+      output_failure = e.what();
     }
   }
   sweep::TableOptions tables;
   tables.only_varying_columns = o.only_varying;
-  if (!o.output.empty() && format.file == sweep::FileUse::never) {
-    std::ofstream file(o.output);
-    sweep::write_report(format, context, runs, tables, file, o.output);
-  } else {
-    sweep::write_report(format, context, runs, tables, std::cout, o.output);
+  try {
+    if (!o.output.empty() && format.file == sweep::FileUse::never) {
+      std::ofstream file(o.output);
+      sweep::write_report(format, context, runs, tables, file, o.output);
+      file.close();
+      if (!file) throw std::runtime_error(fmt::format("cannot write the tables to {}", o.output));
+    } else {
+      sweep::write_report(format, context, runs, tables, std::cout, o.output);  // xlsx, html: atomic files
+    }
+  } catch (const std::invalid_argument&) {
+    throw;
+  } catch (const std::exception& e) {
+    if (output_failure.empty()) output_failure = e.what();
   }
   if (result.interrupted) {
     std::cerr << "tokbench sweep: interrupted; run the same command again to resume\n";
     return train::exit_code(train::RunStatus::interrupted);
+  }
+  if (!output_failure.empty()) {
+    std::cerr << fmt::format("tokbench sweep: error: tokbench could not write its own output: {}; every run is kept "
+                             "in {}/runs: run the same command again to store it\n", output_failure, o.out_dir);
+    return results::kExitRecordNotWritten;
+  }
+  // Every configuration ended without a measurement (invalid, error, oom, ...): the tables say
+  // why, row by row, and the exit code says the sweep measured nothing.
+  const auto finished_ok = std::count_if(result.runs.begin(), result.runs.end(), [](const nlohmann::json& run) {
+    return run.value("status", "") == results::kStatusOk;
+  });
+  if (finished_ok == 0 && !result.runs.empty()) {
+    std::map<std::string, int> by_status;
+    for (const auto& run : result.runs) ++by_status[run.value("status", "?")];
+    std::string counts;
+    for (const auto& [status, n] : by_status) counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, status);
+    std::cerr << fmt::format("tokbench sweep: error: no configuration finished ok ({}); the rows say why\n", counts);
+    return kExitError;
   }
   return kExitOk;
 }

@@ -14,4 +14,11 @@ inline constexpr std::string_view kStatusPredicted = "predicted";
 // Whether a record of `status` holds figures tables show as numbers.
 inline bool holds_figures(std::string_view status) { return status == kStatusOk || status == kStatusPredicted; }
 
+// The exit code of a `tokbench run` that could not write its record (--json-path: the disk full,
+// the folder gone), whatever the run's status was, and of a `tokbench sweep` that could not
+// write its own files. It says "tokbench's output failed", not "the configuration failed": a
+// sweep records nothing for that configuration, stops, and runs it again when started again
+// (docs/run.md and docs/sweep.md, exit codes). Outside the status table's codes 0-7.
+inline constexpr int kExitRecordNotWritten = 8;
+
 }  // namespace tokbench::results

@@ -13,12 +13,16 @@
 #include "run/resolve.hpp"
 #include "run/result_json.hpp"
 #include "distributed/launcher.hpp"
+#include "results/record_status.hpp"
 
 namespace tokbench::run {
 namespace {
 
-// Exit codes by which a rank says it reported its own ending (the status table).
-bool reported_itself(int code) { return code >= 1 && code <= 7 && code != train::kExitUsage; }
+// Exit codes by which a rank says it reported its own ending (the status table), or that it
+// could not write that report: the launcher must not write a rank_failed record over that.
+bool reported_itself(int code) {
+  return (code >= 1 && code <= 7 && code != train::kExitUsage) || code == results::kExitRecordNotWritten;
+}
 
 }  // namespace
 
@@ -63,15 +67,17 @@ int launch_benchmark(const RunPlan& plan, const std::vector<std::string>& rank_a
   MetricInputs inputs = metric_inputs(plan);
   inputs.peak_flops_per_s.reset();
   const BenchMetrics metrics = compute_metrics(inputs, run);
+  int code = exit_code(run.outcome);
   if (o.node_rank == 0 && !plan.json_path.empty()) {
     try {
       write_json_atomically(plan.json_path, build_result_json(plan, run, metrics, capture_environment()));
     } catch (const std::exception& e) {
       std::cerr << "tokbench: error: " << e.what() << "\n";
+      code = results::kExitRecordNotWritten;  // as publish_result: the record is lost, not the run's status
     }
   }
   std::cerr << "tokbench: run ended with status " << to_string(run.outcome) << ": " << run.message << "\n";
-  return exit_code(run.outcome);
+  return code;
 }
 
 }  // namespace tokbench::run

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "run/result_json.hpp"
+#include "results/record_status.hpp"
 #include "results/run_report.hpp"
 
 namespace tokbench::run {
@@ -18,8 +19,10 @@ int publish_result(const RunPlan& plan, const MeasuredRun& run, const nlohmann::
     try {
       write_json_atomically(plan.json_path, json);
     } catch (const std::exception& e) {
+      // Whatever the run's status, its record is lost: exit with the code that says so, so a
+      // sweep does not take tokbench's own failure for the configuration's result.
       std::cerr << "tokbench: error: " << e.what() << "\n";
-      if (code == 0) code = exit_code(Outcome::error);
+      code = results::kExitRecordNotWritten;
     }
   }
   if (plan.json_to_stdout) std::cout << json.dump(4) << "\n" << std::flush;

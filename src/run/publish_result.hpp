@@ -12,7 +12,8 @@
 
 namespace tokbench::run {
 
-// Returns the run's exit code (an unwritable JSON file turns an ok run into an error).
+// Returns the run's exit code; results::kExitRecordNotWritten when the JSON file could not be
+// written, whatever the run's status.
 int publish_result(const RunPlan& plan, const MeasuredRun& run, const nlohmann::ordered_json& json,
                    std::ostream& report_out);
 

@@ -1,9 +1,12 @@
 // Matrix parsing and expansion (matrix.hpp).
 #include "sweep/matrix.hpp"
 
+#include "usage/usage_error.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <unordered_set>
@@ -115,7 +118,45 @@ Matrix matrix_from_arguments(const std::vector<std::string>& args) {
 #if defined(TOKBENCH_HAVE_TOMLPLUSPLUS)
 namespace {
 
-Matrix matrix_from_table(const toml::table& table, const std::filesystem::path& file) {
+// Whether a TOML value is of a run option's type. By TOML's own types, not by the text the value
+// becomes: `n-layers = 1.5` or `n-layers = "2"` is a mistake in the file, caught here rather than
+// as a row the run refuses after the sweep has started.
+bool toml_node_is(const toml::node& node, usage::ValueType type) {
+  switch (type) {
+    case usage::ValueType::text: return node.is_string();
+    case usage::ValueType::whole_number: return node.is_integer();
+    case usage::ValueType::number:
+      return node.is_integer() || (node.is_floating_point() && std::isfinite(*node.value_exact<double>()));
+    case usage::ValueType::boolean: return node.is_boolean();
+  }
+  return false;
+}
+
+// How the file wrote the value, for the refusal (a string in quotes, so "2" and 2 differ).
+std::string toml_source_text(const toml::node& node) {
+  if (node.is_string()) return "\"" + usage::printable(*node.value_exact<std::string>()) + "\"";
+  if (node.is_boolean()) return *node.value_exact<bool>() ? "true" : "false";
+  if (node.is_integer()) return std::to_string(*node.value_exact<int64_t>());
+  if (node.is_floating_point()) {
+    // As TOML writes a float: 4.0 stays "4.0", not the "4" an integer would show.
+    std::string text = fmt::format("{}", *node.value_exact<double>());
+    if (text.find_first_not_of("-0123456789") == std::string::npos) text += ".0";
+    return text;
+  }
+  return "a table, array or date";
+}
+
+const char* toml_spelling(usage::ValueType type) {
+  switch (type) {
+    case usage::ValueType::text: return "a quoted string";
+    case usage::ValueType::whole_number: return "a whole number, a TOML integer such as 2 (not 2.0 or \"2\")";
+    case usage::ValueType::number: return "a finite number such as 0.5 or 1 (not quoted)";
+    case usage::ValueType::boolean: return "true or false (not quoted)";
+  }
+  return "";
+}
+
+Matrix matrix_from_table(const toml::table& table, const std::filesystem::path& file, const OptionTypeOf& type_of) {
   Matrix m;
   // By node type, not value<T>(): toml++ converts between types there (an integer 9 reads as
   // the boolean true).
@@ -140,12 +181,21 @@ Matrix matrix_from_table(const toml::table& table, const std::filesystem::path& 
     const toml::node& node = *node_ptr;
     if (key.str() == "matrix") continue;  // the [[matrix]] list, read by the caller
     Axis axis{canonical_option(std::string(key.str())), {}};
+    // The option's type from the run's own table (which also refuses a key that is no option).
+    const std::optional<usage::ValueType> type = type_of ? std::optional(type_of(axis.option)) : std::nullopt;
+    const auto value_text = [&](const toml::node& value) {
+      std::string text = scalar_text(value, axis.option);
+      if (type && !toml_node_is(value, *type))
+        throw std::invalid_argument(fmt::format("--matrix '{}': key '{}' = {} is not valid; valid: {}", file.string(),
+                                                axis.option, toml_source_text(value), toml_spelling(*type)));
+      return text;
+    };
     if (const auto* list = node.as_array()) {
-      for (const auto& element : *list) axis.values.push_back(scalar_text(element, axis.option));
+      for (const auto& element : *list) axis.values.push_back(value_text(element));
       if (axis.values.empty())
         throw std::invalid_argument(fmt::format("--matrix '{}': key '{}' is an empty list", file.string(), axis.option));
     } else {
-      axis.values.push_back(scalar_text(node, axis.option));
+      axis.values.push_back(value_text(node));
     }
     m.axes.push_back(axis);
   }
@@ -155,7 +205,7 @@ Matrix matrix_from_table(const toml::table& table, const std::filesystem::path& 
 }  // namespace
 #endif
 
-std::vector<Matrix> matrices_from_toml(const std::filesystem::path& file) {
+std::vector<Matrix> matrices_from_toml(const std::filesystem::path& file, const OptionTypeOf& type_of) {
 #if defined(TOKBENCH_HAVE_TOMLPLUSPLUS)
   toml::table table;
   try {
@@ -164,7 +214,7 @@ std::vector<Matrix> matrices_from_toml(const std::filesystem::path& file) {
     throw std::invalid_argument(fmt::format("--matrix '{}': {} (line {})", file.string(), e.description(),
                                             e.source().begin.line));
   }
-  const Matrix base = matrix_from_table(table, file);
+  const Matrix base = matrix_from_table(table, file, type_of);
   const toml::node* list = table.get("matrix");
   if (list == nullptr) return {base};
   if (!list->is_array_of_tables())
@@ -185,7 +235,7 @@ std::vector<Matrix> matrices_from_toml(const std::filesystem::path& file) {
   std::size_t values = 0;
   std::vector<Matrix> out;
   for (std::size_t t = 0; t < tables.size(); ++t) {
-    Matrix merged = merge(base, matrix_from_table(*tables[t].as_table(), file));
+    Matrix merged = merge(base, matrix_from_table(*tables[t].as_table(), file, type_of));
     for (const auto& axis : merged.axes) values += axis.values.size();
     if (values > kMaxValues)
       throw std::invalid_argument(fmt::format("--matrix '{}': its [[matrix]] tables, each over the top-level keys, hold "
@@ -257,22 +307,29 @@ std::optional<int64_t> whole_number(const std::string& text) {
 }  // namespace
 
 std::vector<Matrix> sweep_matrices(const std::filesystem::path& matrix_file, const std::vector<std::string>& run_options,
-                                   const std::function<void(const std::string& option)>& check_option) {
+                                   const OptionTypeOf& type_of) {
   const auto refuse_owned = [&](const Matrix& m, const std::string& where) {
-    for (const auto& axis : m.axes) {
+    for (const auto& axis : m.axes)
       for (const char* owned : {"json-path", "return-metrics-as-json", "quiet"})
         if (axis.option == owned)
           throw std::invalid_argument(fmt::format("{}--{} is set by the sweep for each run; remove it", where, owned));
-      if (check_option) check_option(axis.option);
-    }
   };
   std::vector<Matrix> matrices{Matrix{}};
   if (!matrix_file.empty()) {
-    matrices = matrices_from_toml(matrix_file);
+    matrices = matrices_from_toml(matrix_file, type_of);  // names and TOML types checked as it reads
     for (const auto& m : matrices) refuse_owned(m, fmt::format("--matrix '{}': ", matrix_file.string()));
   }
   const Matrix from_arguments = matrix_from_arguments(run_options);
   refuse_owned(from_arguments, "");
+  // The command line's values are text: each must read as its option's type.
+  if (type_of)
+    for (const auto& axis : from_arguments.axes) {
+      const usage::ValueType type = type_of(axis.option);
+      for (const auto& value : axis.values)
+        if (!usage::text_is(type, value))
+          throw std::invalid_argument(fmt::format("--{} '{}' is not valid; valid: {}", axis.option,
+                                                  usage::printable(value), usage::describe(type)));
+    }
   for (auto& matrix : matrices) matrix = merge(matrix, from_arguments);
   return matrices;
 }

@@ -12,7 +12,15 @@
 #include <utility>
 #include <vector>
 
+#include "usage/value_type.hpp"
+
 namespace tokbench::sweep {
+
+// The type of value a run option takes (usage/value_type.hpp), from the run's own option table,
+// which this torch-free layer does not hold: the CLI passes run::run_option_type. It throws
+// std::invalid_argument for a name that is no run option. Empty: neither names nor types are
+// checked (the readers' own tests).
+using OptionTypeOf = std::function<usage::ValueType(const std::string& option)>;
 
 struct Axis {
   std::string option;               // kebab-case run option without dashes: "micro-batch-size"
@@ -45,8 +53,11 @@ Matrix matrix_from_arguments(const std::vector<std::string>& args);
 // Reads a TOML matrix file; throws std::invalid_argument naming the file and the key. Top-level
 // keys are one matrix; a `[[matrix]]` array of tables gives several, each over the top-level
 // keys (its own keys win), expanded one after another (e.g. the main grid, then a deliberate
-// out-of-memory case).
-std::vector<Matrix> matrices_from_toml(const std::filesystem::path& file);
+// out-of-memory case). With `type_of`, every key must be a run option and each of its values of
+// the option's type, as TOML types it: a whole number an integer (not 1.5, not "2"), a number an
+// integer or a finite float, a flag true or false, text a string; else one line naming the file,
+// the key and the value.
+std::vector<Matrix> matrices_from_toml(const std::filesystem::path& file, const OptionTypeOf& type_of = {});
 
 // `overrides` replaces keys of `base` (keeping base's order), and appends new ones.
 Matrix merge(const Matrix& base, const Matrix& overrides);
@@ -54,10 +65,11 @@ Matrix merge(const Matrix& base, const Matrix& overrides);
 // The matrices of a sweep as `tokbench sweep` assembles them: the TOML file's (none given: one
 // empty matrix), each with the command line's axes merged over it. Refuses, naming where the key
 // came from (the file or the command line), the options the sweep sets for each run
-// (json-path, return-metrics-as-json, quiet), and hands every option name to `check_option`
-// (the run's own option table, which this torch-free layer does not hold; empty: no check).
+// (json-path, return-metrics-as-json, quiet), and checks every option name and value with
+// `type_of` (the file's values by their TOML types, as matrices_from_toml; the command line's as
+// text: `--micro-batch-size 1.5` is refused like the file's 1.5).
 std::vector<Matrix> sweep_matrices(const std::filesystem::path& matrix_file, const std::vector<std::string>& run_options,
-                                   const std::function<void(const std::string& option)>& check_option = {});
+                                   const OptionTypeOf& type_of = {});
 
 // The bound on one sweep's configurations (docs/sweep.md): a typo must not start a million runs,
 // and a sweep of more is better split into several anyway.

@@ -2,6 +2,8 @@
 // and a row for every ending.
 #include "sweep/slurm_jobs.hpp"
 
+#include "results/record_status.hpp"
+
 #include "process/child_process.hpp"
 #include "process/signal_scope.hpp"
 #include "sweep/shell_words.hpp"
@@ -310,6 +312,15 @@ SweepResult run_slurm_sweep(const std::vector<Configuration>& configs, const Swe
     const auto log = out_dir / "logs" / (c.id + ".log");
     nlohmann::json row;
     const bool own = has_result(path);
+    if (!own && state.signal == 0 && state.exit_code == results::kExitRecordNotWritten) {
+      // The run could not write its result: tokbench's failure, not the configuration's. No row,
+      // and the job is forgotten, so the next sweep submits the configuration again.
+      record.erase(c.id);
+      const std::string why = last_line_of_file(log);
+      throw detail::OwnFailure(fmt::format("Slurm job {}: `tokbench run` could not write its result (exit {}): {} "
+                                           "(configuration {} not recorded)", job.job_id, state.exit_code,
+                                           why.empty() ? "its log is empty" : why, c.describe()));
+    }
     if (own) row = nlohmann::json::parse(read_text(path));
     const bool own_stands = own && row["status"] != "interrupted" && state.state != "TIMEOUT";
     if (!own_stands) {
@@ -319,7 +330,7 @@ SweepResult run_slurm_sweep(const std::vector<Configuration>& configs, const Swe
       row["message"] = ending.message;
     }
     row["slurm_job_id"] = job.job_id;
-    write_atomically(path, row);
+    detail::write_row(path, row);
     record.erase(c.id);
     const double seconds = std::chrono::duration<double>(Clock::now() - job.since).count();
     finished_seconds += seconds;
@@ -357,65 +368,73 @@ SweepResult run_slurm_sweep(const std::vector<Configuration>& configs, const Swe
   // or running are waited for; the rest wait their turn, in matrix order.
   std::vector<InFlight> in_flight;
   std::vector<std::size_t> waiting;
-  for (std::size_t i = 0; i < total; ++i) {
-    const Configuration& c = configs[i];
-    const auto earlier_job = record.job_of(c.id);
-    if (has_result(result_path(out_dir, c)) && !earlier_job) {
-      ++result.reused;
-      progress(c, "done earlier");
-      continue;
-    }
-    if (earlier_job) {
-      const SlurmJobState state = query_job(*earlier_job);
-      if (!slurm_job_ended(state.state)) {
-        in_flight.push_back({i, *earlier_job, Clock::now(), true});
-        note(fmt::format("waiting for Slurm job {} ({}) submitted by an earlier sweep", *earlier_job, c.describe()));
-        continue;
-      }
-      if (state.state != "UNKNOWN") {
-        finish({i, *earlier_job, Clock::now(), true}, state);
-        continue;
-      }
-      record.erase(c.id);  // Slurm forgot the job and it left nothing: submit again
-      if (has_result(result_path(out_dir, c))) {
+  // Tokbench's own failure stops the sweep (harness_failure); jobs still in flight stay in
+  // slurm-jobs.json, so the next sweep waits for them instead of submitting them again.
+  try {
+    for (std::size_t i = 0; i < total; ++i) {
+      const Configuration& c = configs[i];
+      const auto earlier_job = record.job_of(c.id);
+      if (has_result(result_path(out_dir, c)) && !earlier_job) {
         ++result.reused;
         progress(c, "done earlier");
         continue;
       }
+      if (earlier_job) {
+        const SlurmJobState state = query_job(*earlier_job);
+        if (!slurm_job_ended(state.state)) {
+          in_flight.push_back({i, *earlier_job, Clock::now(), true});
+          note(fmt::format("waiting for Slurm job {} ({}) submitted by an earlier sweep", *earlier_job, c.describe()));
+          continue;
+        }
+        if (state.state != "UNKNOWN") {
+          finish({i, *earlier_job, Clock::now(), true}, state);
+          continue;
+        }
+        record.erase(c.id);  // Slurm forgot the job and it left nothing: submit again
+        if (has_result(result_path(out_dir, c))) {
+          ++result.reused;
+          progress(c, "done earlier");
+          continue;
+        }
+      }
+      waiting.push_back(i);
     }
-    waiting.push_back(i);
-  }
 
-  std::size_t next = 0;
-  while (next < waiting.size() || !in_flight.empty()) {
-    if (signals.stop_count() != 0) {
-      result.interrupted = true;
-      break;
-    }
-    while (next < waiting.size() && static_cast<int>(in_flight.size()) < o.slurm.max_jobs) {
-      const std::size_t index = waiting[next++];
-      const Configuration& c = configs[index];
-      // Refused on the node too, so refused here without a job.
-      const std::string refusal = o.precheck ? o.precheck(c) : "";
-      if (!refusal.empty()) {
-        write_atomically(result_path(out_dir, c), synthesized_row(c, "invalid", refusal));
-        ++result.executed;
-        progress(c, "invalid (not submitted)");
-        continue;
+    std::size_t next = 0;
+    while (next < waiting.size() || !in_flight.empty()) {
+      if (signals.stop_count() != 0) {
+        result.interrupted = true;
+        break;
       }
-      in_flight.push_back(submit(index));
-    }
-    for (std::size_t k = 0; k < in_flight.size();) {
-      const SlurmJobState state = query_job(in_flight[k].job_id);
-      if (slurm_job_ended(state.state)) {
-        finish(in_flight[k], state);
-        in_flight.erase(in_flight.begin() + static_cast<std::ptrdiff_t>(k));
-      } else {
-        ++k;
+      while (next < waiting.size() && static_cast<int>(in_flight.size()) < o.slurm.max_jobs) {
+        const std::size_t index = waiting[next++];
+        const Configuration& c = configs[index];
+        // Refused on the node too, so refused here without a job.
+        const std::string refusal = o.precheck ? o.precheck(c) : "";
+        if (!refusal.empty()) {
+          detail::write_row(result_path(out_dir, c), synthesized_row(c, "invalid", refusal));
+          ++result.executed;
+          progress(c, "invalid (not submitted)");
+          continue;
+        }
+        in_flight.push_back(submit(index));
       }
+      for (std::size_t k = 0; k < in_flight.size();) {
+        const SlurmJobState state = query_job(in_flight[k].job_id);
+        if (slurm_job_ended(state.state)) {
+          finish(in_flight[k], state);
+          in_flight.erase(in_flight.begin() + static_cast<std::ptrdiff_t>(k));
+        } else {
+          ++k;
+        }
+      }
+      if (!in_flight.empty() || next < waiting.size())
+        std::this_thread::sleep_for(std::chrono::duration<double>(o.slurm.poll_seconds));
     }
-    if (!in_flight.empty() || next < waiting.size())
-      std::this_thread::sleep_for(std::chrono::duration<double>(o.slurm.poll_seconds));
+  } catch (const detail::OwnFailure& e) {
+    result.harness_failure = e.what();
+    result.runs = detail::gather_rows(configs, out_dir);
+    return result;
   }
 
   if (result.interrupted && !in_flight.empty()) {

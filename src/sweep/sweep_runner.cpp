@@ -7,6 +7,7 @@
 #include "parallel/strategy.hpp"
 #include "process/signal_scope.hpp"
 #include "results/atomic_file.hpp"
+#include "results/record_status.hpp"
 #include "sweep/slurm_jobs.hpp"
 
 #include <fcntl.h>
@@ -126,6 +127,14 @@ void write_atomically(const std::filesystem::path& path, const nlohmann::json& j
   results::write_file_atomically(path, j.dump(4) + "\n");
 }
 
+void write_row(const std::filesystem::path& path, const nlohmann::json& row) {
+  try {
+    write_atomically(path, row);
+  } catch (const std::runtime_error& e) {
+    throw OwnFailure(e.what());
+  }
+}
+
 std::vector<nlohmann::json> gather_rows(const std::vector<Configuration>& configs, const std::filesystem::path& out_dir) {
   std::vector<nlohmann::json> rows;
   for (const auto& c : configs) {
@@ -180,44 +189,49 @@ nlohmann::json synthesized_row(const Configuration& c, const std::string& status
     const std::string v = c.value_of(option);
     if (v.empty()) return nullptr;
     try {
-      std::size_t used = 0;
-      const long long n = std::stoll(v, &used);
-      if (used == v.size()) return n;
+        std::size_t used = 0;
+        const long long n = std::stoll(v, &used);
+        if (used == v.size()) return n;
+      } catch (const std::exception&) {
+      }
+      return v;
+    };
+    nlohmann::json j;
+    j["average_iter_time"] = nullptr;
+    j["tokens_per_sec"] = nullptr;
+    j["memory_used_GB"] = nullptr;
+    j["model_name"] = c.value_of("model-name", c.value_of("model-config", "pythia-14m"));
+    int64_t ranks = 1;
+    try {
+      ranks = std::stoll(c.value_of("nproc-per-node", "1")) * std::stoll(c.value_of("nnodes", "1"));
     } catch (const std::exception&) {
     }
-    return v;
-  };
-  nlohmann::json j;
-  j["average_iter_time"] = nullptr;
-  j["tokens_per_sec"] = nullptr;
-  j["memory_used_GB"] = nullptr;
-  j["model_name"] = c.value_of("model-name", c.value_of("model-config", "pythia-14m"));
-  int64_t ranks = 1;
-  try {
-    ranks = std::stoll(c.value_of("nproc-per-node", "1")) * std::stoll(c.value_of("nnodes", "1"));
-  } catch (const std::exception&) {
+    j["Num GPUS"] = ranks;
+    j["Seq Len"] = number_or_null("seq-len");
+    j["Micro BS"] = number_or_null("micro-batch-size").is_null() ? nlohmann::json(1) : number_or_null("micro-batch-size");
+    j["Global BS"] = number_or_null("global-batch-size");
+    j["GA"] = nullptr;
+    j["Distributed Mode"] = distributed_mode_label_of(c);
+    j["Sharding Size"] = number_or_null("sharding-size");
+    j["compiler"] = c.value_of("compile", c.value_of("executor", "eager"));
+    j["status"] = status;
+    j["message"] = message;
+    return j;
   }
-  j["Num GPUS"] = ranks;
-  j["Seq Len"] = number_or_null("seq-len");
-  j["Micro BS"] = number_or_null("micro-batch-size").is_null() ? nlohmann::json(1) : number_or_null("micro-batch-size");
-  j["Global BS"] = number_or_null("global-batch-size");
-  j["GA"] = nullptr;
-  j["Distributed Mode"] = distributed_mode_label_of(c);
-  j["Sharding Size"] = number_or_null("sharding-size");
-  j["compiler"] = c.value_of("compile", c.value_of("executor", "eager"));
-  j["status"] = status;
-  j["message"] = message;
-  return j;
-}
 
-SweepResult run_sweep(const std::vector<Configuration>& configs, const SweepOptions& o) {
+  SweepResult run_sweep(const std::vector<Configuration>& configs, const SweepOptions& o) {
   if (o.launcher == Launcher::slurm) return run_slurm_sweep(configs, o);
-  std::filesystem::create_directories(o.out_dir / "runs");
-  std::filesystem::create_directories(o.out_dir / "logs");
+  SweepResult result;
+  try {
+    std::filesystem::create_directories(o.out_dir / "runs");
+    std::filesystem::create_directories(o.out_dir / "logs");
+  } catch (const std::exception& e) {
+    result.harness_failure = e.what();
+    return result;
+  }
   // SIGINT/SIGTERM for the sweep's lifetime: the current run is stopped (its own JSON says
   // `interrupted`), the sweep ends, and running it again resumes.
   process::SignalScope signals;
-  SweepResult result;
   const auto sweep_start = Clock::now();
   double executed_seconds = 0;
   const std::size_t total = configs.size();
@@ -225,47 +239,61 @@ SweepResult run_sweep(const std::vector<Configuration>& configs, const SweepOpti
     const Configuration& c = configs[i];
     const auto path = result_path(o.out_dir, c);
     std::string outcome;
-    if (has_result(path)) {
-      ++result.reused;
-      outcome = "done earlier";
-    } else if (signals.stop_count() != 0) {
-      result.interrupted = true;
-      break;
-    } else if (const std::string refusal = o.precheck ? o.precheck(c) : ""; !refusal.empty()) {
-      // `tokbench run` would refuse it before any work: a row now, without starting it.
-      write_atomically(path, synthesized_row(c, "invalid", refusal));
-      ++result.executed;
-      outcome = "invalid (not run): " + refusal;
-    } else {
-      const auto log = o.out_dir / "logs" / (c.id + ".log");
-      std::vector<std::string> args{o.tokbench.string(), "run"};
-      for (auto& a : c.run_arguments()) args.push_back(a);
-      args.insert(args.end(), {"--json-path", path.string(), "--quiet"});
-      const auto start = Clock::now();
-      const ChildEnd end = run_child(args, log, o.run_timeout_seconds, signals);
-      const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-      executed_seconds += seconds;
-      ++result.executed;
-      const std::string why = last_line_of_file(log);
-      if (end.timed_out) {
-        // The run wrote `interrupted` for the SIGTERM; the sweep's reason is the timeout.
-        nlohmann::json row = has_result(path) ? nlohmann::json::parse(read_text(path)) : synthesized_row(c, "", "");
-        row["status"] = "timeout";
-        row["message"] = fmt::format("exceeded the per-run timeout of {} s", o.run_timeout_seconds);
-        write_atomically(path, row);
-      } else if (end.interrupted) {
-        std::filesystem::remove(path);  // not finished: the next sweep runs it again
+    // Whatever throws in here is the sweep's own failure (a row or log it cannot write, a run it
+    // cannot start), never the configuration's: it stops the sweep with no row for `c`, so the
+    // same command runs `c` again once the cause is gone.
+    try {
+      if (has_result(path)) {
+        ++result.reused;
+        outcome = "done earlier";
+      } else if (signals.stop_count() != 0) {
         result.interrupted = true;
-      } else if (end.status.signal == 0 && end.status.exit_code == 2) {
-        write_atomically(path, synthesized_row(c, "invalid", why));
-      } else if (!has_result(path)) {
-        write_atomically(path, synthesized_row(c, "error",
-                                               end.status.signal ? fmt::format("killed by signal {}: {}", end.status.signal, why)
-                                                                 : fmt::format("exit {} without a result: {}",
-                                                                               end.status.exit_code, why)));
+        break;
+      } else if (const std::string refusal = o.precheck ? o.precheck(c) : ""; !refusal.empty()) {
+        // `tokbench run` would refuse it before any work: a row now, without starting it.
+        write_atomically(path, synthesized_row(c, "invalid", refusal));
+        ++result.executed;
+        outcome = "invalid (not run): " + refusal;
+      } else {
+        const auto log = o.out_dir / "logs" / (c.id + ".log");
+        std::vector<std::string> args{o.tokbench.string(), "run"};
+        for (auto& a : c.run_arguments()) args.push_back(a);
+        args.insert(args.end(), {"--json-path", path.string(), "--quiet"});
+        const auto start = Clock::now();
+        const ChildEnd end = run_child(args, log, o.run_timeout_seconds, signals);
+        const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        executed_seconds += seconds;
+        ++result.executed;
+        const std::string why = last_line_of_file(log);
+        if (end.timed_out) {
+          // The run wrote `interrupted` for the SIGTERM; the sweep's reason is the timeout.
+          nlohmann::json row = has_result(path) ? nlohmann::json::parse(read_text(path)) : synthesized_row(c, "", "");
+          row["status"] = "timeout";
+          row["message"] = fmt::format("exceeded the per-run timeout of {} s", o.run_timeout_seconds);
+          write_atomically(path, row);
+        } else if (end.interrupted) {
+          std::filesystem::remove(path);  // not finished: the next sweep runs it again
+          result.interrupted = true;
+        } else if (end.status.signal == 0 && end.status.exit_code == results::kExitRecordNotWritten) {
+          // The run measured, but could not write its record: tokbench's failure, not this
+          // configuration's ending. Nothing is recorded (its write was atomic: no file is left).
+          --result.executed;
+          throw std::runtime_error(fmt::format("`tokbench run` could not write its result (exit {}): {}",
+                                               end.status.exit_code, why.empty() ? "its log is empty" : why));
+        } else if (end.status.signal == 0 && end.status.exit_code == 2) {
+          write_atomically(path, synthesized_row(c, "invalid", why));
+        } else if (!has_result(path)) {
+          write_atomically(path, synthesized_row(c, "error",
+                                                 end.status.signal ? fmt::format("killed by signal {}: {}", end.status.signal, why)
+                                                                   : fmt::format("exit {} without a result: {}",
+                                                                                 end.status.exit_code, why)));
+        }
+        outcome = result.interrupted ? "interrupted" : nlohmann::json::parse(read_text(path))["status"].get<std::string>();
+        outcome += fmt::format(" in {}", format_duration(seconds));
       }
-      outcome = result.interrupted ? "interrupted" : nlohmann::json::parse(read_text(path))["status"].get<std::string>();
-      outcome += fmt::format(" in {}", format_duration(seconds));
+    } catch (const std::exception& e) {
+      result.harness_failure = fmt::format("{} (configuration {} not recorded)", e.what(), c.describe());
+      break;
     }
     if (o.progress != nullptr) {
       const std::size_t left = total - i - 1;

@@ -12,6 +12,7 @@
 #include <ios>
 #include <filesystem>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,12 @@ struct SweepResult {
   int executed = 0;                  // configurations run now
   int reused = 0;                    // finished earlier (resumed)
   bool interrupted = false;          // SIGINT/SIGTERM: the sweep stopped; run it again to resume
+  // Non-empty when the sweep stopped because tokbench's own output failed — a result, row or log
+  // it could not write (the disk full), a run that exited results::kExitRecordNotWritten, a run
+  // it could not start — rather than because of a configuration: one line saying what. The
+  // configuration it was on has no row (it runs when the sweep is started again); every
+  // configuration finished before it keeps its row.
+  std::string harness_failure;
 };
 
 SweepResult run_sweep(const std::vector<Configuration>& configs, const SweepOptions& options);
@@ -61,6 +68,13 @@ nlohmann::json synthesized_row(const Configuration& config, const std::string& s
 
 // Shared by both launchers.
 namespace detail {
+// A failure of tokbench itself (a row it cannot write, a run that could not write its result):
+// it stops the sweep as SweepResult::harness_failure, never as a configuration's row.
+struct OwnFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// write_atomically, its failure an OwnFailure.
+void write_row(const std::filesystem::path& path, const nlohmann::json& row);
 std::string read_text(const std::filesystem::path& path);
 std::string last_line(const std::string& text);  // the last non-empty line: why a run ended
 // The last non-empty line of a file, read from its end: at most kLastLineWindow bytes of a log

@@ -144,11 +144,13 @@ def main():
         check([(x["Num GPUS"], x["status"]) for x in runs] == [(1, "ok"), (8, "predicted")] * 2,
               f"one-rank rows ran, 8-rank rows predicted: {[(x['Num GPUS'], x['status']) for x in runs]}")
         check([x["GA"] for x in runs] == [1, 1, 2, 2], "GA kept from each source")
-        r = sweep(["--out", os.path.join(tmp, "failed"), *SMALL, "--micro-batch-size", "0", "--nproc-per-node", "2",
+        # Beside a source that runs: a sweep none of whose configurations can run is refused (exit 2).
+        r = sweep(["--out", os.path.join(tmp, "failed"), *SMALL, "--micro-batch-size", "0,1", "--nproc-per-node", "2",
                    "--distributed-mode", "ddp", "--predict", cpu_toml, "--predict-only", "--format", "json"])
         check(r.returncode == 0, f"a failed source: {r.stderr}")
         runs = json.loads(r.stdout)["runs"]
-        check([x["status"] for x in runs] == ["invalid", "not_predicted"], f"statuses: {[x['status'] for x in runs]}")
+        check([x["status"] for x in runs] == ["invalid", "not_predicted", "ok", "predicted"],
+              f"statuses: {[x['status'] for x in runs]}")
         check("its one-rank run" in runs[1]["message"] and "ended 'invalid'" in runs[1]["message"],
               f"says why: {runs[1]['message']}")
     print("ok")

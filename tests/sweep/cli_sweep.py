@@ -18,16 +18,27 @@ Scenarios:
   checkpointing  a configuration whose activations do not fit under the CPU memory cap is an
            `oom` row, and the same configuration with --checkpoint-activations runs (`ok`), its
            hardware FLOPs above its model FLOPs and its peak below the cap
+  wrong_types  a value of the wrong type for a run option (1.5 or "thirty" for a whole number, a
+           string for a flag, a number for text; in a file or on the command line) is refused when
+           the matrix is read: exit 2, one line naming the file, the key and the value, nothing written
+  nothing_ran  a matrix none of whose configurations `tokbench run` accepts exits 2 before anything
+           is written; a sweep whose every run fails (out of memory) prints its rows and exits 1
+  disk_full  (with the ENOSPC library, tests/sweep/enospc_shim.cpp) the disk fills while a run
+           writes its result: the sweep stops with exit 8 and one line, keeps the finished run and
+           records nothing for the one in flight; the same for a row the sweep itself writes, a
+           log it cannot open and a store it cannot open; once space is free the same command
+           makes every configuration `ok` exactly once
   compare  `tokbench compare` flags a configuration made slower on purpose (24 layers
            against one behind the same configuration key; one thread against two is not reliably slower on a
            shared 2-core machine, where two threads can lose to one) with exit 1, and passes the
            same sweep run twice
-Usage: cli_sweep.py /path/to/tokbench SCENARIO"""
+Usage: cli_sweep.py /path/to/tokbench SCENARIO [/path/to/enospc_shim.so]"""
 import csv
 import html.parser
 import io
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -79,8 +90,9 @@ def env():
     return e
 
 
-def sweep(args, **kw):
-    return subprocess.run([TOKBENCH, "sweep", *args], capture_output=True, text=True, env=env(), timeout=900, **kw)
+def sweep(args, environment=None):
+    return subprocess.run([TOKBENCH, "sweep", *args], capture_output=True, text=True,
+                          env=environment if environment is not None else env(), timeout=900)
 
 
 def expect_rows(rows, where):
@@ -252,7 +264,7 @@ def scenario_validation(scratch):
     matrix = os.path.join(scratch, "matrix.toml")
     with open(matrix, "w") as f:
         f.write('model-name = "pythia-14m"\nn-layers = 1\nmax-iters = 3\nwarmup-iters = 1\nnum-threads = 1\n'
-                'device = "cpu"\n[[matrix]]\nseq-len = [32, 0]\n[[matrix]]\nseq-len = "thirty-two"\n'
+                'device = "cpu"\n[[matrix]]\nseq-len = [32, 0]\n[[matrix]]\nseq-len = 32\ndtype = "fp64"\n'
                 '[[matrix]]\nseq-len = 32\nmodel-name = "no-such-model"\n')
     out = os.path.join(scratch, "sweep")
     dry = sweep(["--matrix", matrix, "--out", out, "--dry-run"])
@@ -262,8 +274,7 @@ def scenario_validation(scratch):
     points = [(i, line) for i, line in enumerate(lines) if line[:4].strip().isdigit()]
     if [line.split()[2] for _, line in points] != ["runnable", "invalid", "invalid", "invalid"]:
         fail("dry run: want 1 runnable then 3 invalid", dry)
-    for (i, line), option_value in zip(points[1:], [["--seq-len", "0"], ["--seq-len", "thirty-two"],
-                                                    ["--model-name", "no-such-model", "--seq-len", "32"]]):
+    for i, line in points[1:]:
         words = line.split()[3:]
         run_args = []
         for word in words:
@@ -301,6 +312,172 @@ def scenario_validation(scratch):
     for r in runs:
         if r["status"] == "invalid" and not r["message"].startswith("tokbench: "):
             fail(f"invalid row without the run's reason: {r['message']!r}")
+
+
+def scenario_wrong_types(scratch):
+    out = os.path.join(scratch, "sweep")
+    base = 'model-name = "pythia-14m"\nn-layers = 1\nmax-iters = 3\nwarmup-iters = 1\ndevice = "cpu"\n'
+    # key = value as the file writes it, and the text the refusal must show for the value.
+    wrong = [("micro-batch-size = 1.5", "micro-batch-size", "1.5"),
+             ('n-layers = "thirty"', "n-layers", '"thirty"'),
+             ('max-iters = [3, 4.0]', "max-iters", "4.0"),   # one element of an axis
+             ('seed = "2"', "seed", '"2"'),                  # a quoted number is a string
+             ('tf32 = "yes"', "tf32", '"yes"'),              # a string where a flag belongs
+             ("checkpoint-activations = 1", "checkpoint-activations", "1"),
+             ('lr = "fast"', "lr", '"fast"'),
+             ("model-name = 14", "model-name", "14"),        # a number where text belongs
+             ("ddp-overlap = false\n[[matrix]]\nnum-threads = true", "num-threads", "true")]
+    for n, (line, key, shown) in enumerate(wrong):
+        matrix = os.path.join(scratch, f"wrong-{n}.toml")
+        with open(matrix, "w") as f:
+            f.write(base.replace(line.split(" =")[0] + " = ", "# ") + line + "\n")
+        proc = sweep(["--matrix", matrix, "--out", out])
+        lines = proc.stderr.strip().splitlines()
+        if (proc.returncode != 2 or len(lines) != 1 or matrix not in lines[0] or f"'{key}'" not in lines[0]
+                or f"= {shown} is not valid" not in lines[0]):
+            fail(f"{line!r}: exit {proc.returncode}; want 2 and one line naming {matrix}, '{key}' and {shown}", proc)
+    # On the command line the values are text, checked against the same types.
+    expect_refused([*BASE, "--micro-batch-size", "1.5", "--out", out], "--micro-batch-size '1.5'", "a whole number")
+    expect_refused([*BASE, "--seq-len", "32,thirty", "--out", out], "--seq-len 'thirty'", "a whole number")
+    expect_refused([*BASE, "--tf32", "maybe", "--out", out], "--tf32 'maybe'", "true or false")
+    expect_refused([*BASE, "--lr", "1e-3,x", "--out", out], "--lr 'x'", "a number")
+    if os.path.exists(out):
+        fail("a refused sweep wrote its folder")
+    # The right types pass: an integer for a real number, a flag's booleans, text, whole numbers.
+    matrix = os.path.join(scratch, "right.toml")
+    with open(matrix, "w") as f:
+        f.write(base + "lr = 1\nbeta1 = 0.8\nddp-overlap = false\ntf32 = true\nseq-len = [32, 64]\n")
+    dry = sweep(["--matrix", matrix, "--out", out, "--dry-run", "--micro-batch-size", "1,2", "--no-ddp-overlap"])
+    if dry.returncode != 0 or "4 configuration(s): 4 runnable, 0 invalid" not in dry.stdout:
+        fail("a matrix of the right types", dry)
+
+
+def scenario_nothing_ran(scratch):
+    # Every configuration refused by `tokbench run`: refused at once, the dry run lists why.
+    out = os.path.join(scratch, "sweep")
+    for extra in [[], ["--dry-run"]]:
+        proc = sweep([*BASE, "--seq-len", "0,-1", "--out", out, *extra])
+        lines = proc.stderr.strip().splitlines()
+        if (proc.returncode != 2 or len(lines) != 1 or "none of the 2 configuration(s) can run" not in lines[0]
+                or "--seq-len" not in lines[0]):
+            fail(f"all invalid {extra}: exit {proc.returncode}; want 2 and one line", proc)
+        if extra and [line.split()[2] for line in proc.stdout.splitlines() if line[:4].strip().isdigit()] != ["invalid"] * 2:
+            fail("the dry run lists each invalid configuration", proc)
+        if os.path.exists(out):
+            fail("a sweep of which nothing can run wrote its folder", proc)
+    # Every configuration runs and fails (the weights alone exceed the memory cap): the rows, then exit 1.
+    proc = sweep([*BASE, "--seq-len", "32,64", "--cpu-memory-cap-mb", "40", "--out", out, "--format", "json",
+                  "--store", "none"])
+    statuses = [r["status"] for r in json.loads(proc.stdout)["runs"]] if proc.stdout.strip() else []
+    last = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else ""
+    if proc.returncode != 1 or statuses != ["oom", "oom"] or "no configuration finished ok (2 oom)" not in last:
+        fail(f"all failed: exit {proc.returncode}, statuses {statuses}; want 1, two oom rows and one line", proc)
+    # One ok row among failures is a result: exit 0.
+    proc = sweep([*BASE, "--seq-len", "32", "--cpu-memory-cap-mb", "40,4000", "--out", out, "--format", "json",
+                  "--store", "none"])
+    if proc.returncode != 0:
+        fail("a sweep with an ok row", proc)
+
+
+def scenario_disk_full(scratch):
+    shim = sys.argv[3]
+    out = os.path.join(scratch, "sweep")
+
+    def ids_of(args):
+        dry = sweep([*args, "--dry-run"])
+        return [line.split()[1] for line in dry.stdout.splitlines() if line[:4].strip().isdigit()]
+
+    def full_disk(named):
+        e = env()
+        e.update({"LD_PRELOAD": shim, "TOKBENCH_ENOSPC_UNDER": out, "TOKBENCH_ENOSPC_NAMED": named})
+        return e
+
+    def error_lines(proc):
+        return [line for line in proc.stderr.splitlines() if "error" in line]
+
+    def run_files():
+        return sorted(os.listdir(os.path.join(out, "runs")))
+
+    # 1. The second configuration's run cannot write its result: the sweep stops with one line.
+    args = [*BASE, "--seq-len", "32,48,64", "--out", out, "--format", "json"]
+    ids = ids_of(args)
+    if len(ids) != 3:
+        fail(f"dry run ids: {ids}")
+    full = sweep(args, environment=full_disk(ids[1]))
+    errors = error_lines(full)
+    # The run's own line (No space left on device) reaches the log only where libc's stdio is not
+    # shimmed; what the sweep itself says is that the run could not write its result.
+    if full.returncode != 8 or len(errors) != 1 or "could not write its result" not in errors[0] \
+            or "seq-len=48" not in errors[0] or "run the same command again" not in errors[0]:
+        fail(f"disk full: exit {full.returncode}, error lines {errors}; want 8 and one line", full)
+    if full.stdout.strip():
+        fail("a stopped sweep printed tables", full)
+    if run_files() != [ids[0] + ".json"]:
+        fail(f"runs after the disk filled: {run_files()}; want only the finished {ids[0]}.json (no row, no temporary)")
+    with open(os.path.join(out, "runs", ids[0] + ".json")) as f:
+        if json.load(f)["status"] != "ok":
+            fail("the finished run was not kept as ok")
+    finished_mtime = os.stat(os.path.join(out, "runs", ids[0] + ".json")).st_mtime_ns
+    # 2. Space is free again: the same command runs what is missing, each configuration ok once.
+    again = sweep(args)
+    if again.returncode != 0:
+        fail("the sweep after space was freed", again)
+    runs = json.loads(again.stdout)["runs"]
+    if sorted((r["sweep_config_id"], r["status"]) for r in runs) != sorted((i, "ok") for i in ids):
+        fail(f"after the rerun: {[(r['sweep_config_id'], r['status']) for r in runs]}", again)
+    if again.stderr.count("done earlier") != 1:
+        fail("the rerun should reuse exactly the finished configuration", again)
+    if os.stat(os.path.join(out, "runs", ids[0] + ".json")).st_mtime_ns != finished_mtime:
+        fail("the finished configuration was run again")
+    db = sqlite3.connect(os.path.join(out, "tokbench-results.sqlite"))
+    stored = db.execute("SELECT config_id, status FROM runs").fetchall()
+    (n_sweeps,) = db.execute("SELECT COUNT(*) FROM sweeps").fetchone()
+    db.close()
+    if n_sweeps != 1 or sorted(stored) != sorted((i, "ok") for i in ids):
+        fail(f"store: {n_sweeps} sweeps, runs {stored}; want 1 sweep, each configuration ok once")
+
+    # 3. The sweep's own row (an invalid configuration's, written by the sweep) cannot be written.
+    shutil.rmtree(out)
+    args = [*BASE, "--seq-len", "0,32", "--out", out, "--format", "json", "--store", "none"]
+    ids = ids_of(args)
+    full = sweep(args, environment=full_disk(ids[0]))
+    errors = error_lines(full)
+    if full.returncode != 8 or len(errors) != 1 or "No space left on device" not in errors[0]:
+        fail(f"the sweep's own row: exit {full.returncode}, error lines {errors}; want 8 and one line", full)
+    if run_files() != [] or os.listdir(os.path.join(out, "logs")):
+        fail(f"the sweep went on after its own write failed: runs {run_files()}")
+    again = sweep(args)
+    runs = json.loads(again.stdout)["runs"] if again.returncode == 0 else []
+    if sorted(r["status"] for r in runs) != ["invalid", "ok"]:
+        fail("the rerun after the sweep's own failure", again)
+
+    # 4. A log the sweep cannot open (a folder stands at its path): no row, one line, exit 8; the
+    #    same command runs the configuration once the path is free.
+    shutil.rmtree(out)
+    args = [*BASE, "--seq-len", "32", "--out", out, "--format", "json", "--store", "none"]
+    ids = ids_of(args)
+    os.makedirs(os.path.join(out, "logs", ids[0] + ".log"))
+    proc = sweep(args)
+    errors = error_lines(proc)
+    if proc.returncode != 8 or len(errors) != 1 or ids[0] + ".log" not in errors[0] or run_files() != []:
+        fail(f"a log that cannot be written: exit {proc.returncode}, runs {run_files()}; want 8, one line, no row",
+             proc)
+    os.rmdir(os.path.join(out, "logs", ids[0] + ".log"))
+    again = sweep(args)
+    runs = json.loads(again.stdout)["runs"] if again.returncode == 0 else []
+    if [r["status"] for r in runs] != ["ok"]:
+        fail("the rerun after the log's path was freed", again)
+
+    # 5. A store that cannot be opened (its folder is a file): nothing runs, one line, exit 8.
+    shutil.rmtree(out)
+    blocker = os.path.join(scratch, "not-a-folder")
+    with open(blocker, "w") as f:
+        f.write("x")
+    proc = sweep([*BASE, "--seq-len", "32", "--out", out, "--store", os.path.join(blocker, "s.sqlite")])
+    errors = error_lines(proc)
+    if proc.returncode != 8 or len(errors) != 1 or "result store" not in errors[0] or \
+            (os.path.isdir(os.path.join(out, "runs")) and run_files()):
+        fail(f"a store that cannot be opened: exit {proc.returncode}; want 8, one line, nothing run", proc)
 
 
 def scenario_lock(scratch):
@@ -415,6 +592,7 @@ def scenario_compare(scratch):
 
 with tempfile.TemporaryDirectory() as scratch:
     {"formats": scenario_formats, "resume": scenario_resume, "compare": scenario_compare,
-     "validation": scenario_validation, "lock": scenario_lock,
-     "checkpointing": scenario_checkpointing}[SCENARIO](scratch)
+     "validation": scenario_validation, "lock": scenario_lock, "checkpointing": scenario_checkpointing,
+     "wrong_types": scenario_wrong_types, "nothing_ran": scenario_nothing_ran,
+     "disk_full": scenario_disk_full}[SCENARIO](scratch)
 print("PASS", SCENARIO)
