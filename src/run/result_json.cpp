@@ -216,6 +216,10 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
                  {"distributed_mode", o.distributed_mode},
                  {"shard_mode", o.shard_mode},
                  {"bucketing_mode", o.bucketing_mode},
+                 {"fsdp_bucket_params", o.fsdp_bucket_params ? json(*o.fsdp_bucket_params) : json(nullptr)},
+                 // The threshold the size units were cut by (tokbench predict lays out the same).
+                 {"fsdp_min_unit_params", plan.dist.units == parallel::UnitPolicy::by_size && fsdp
+                                              ? json(plan.dist.min_unit_params) : json(nullptr)},
                  {"sharding_size", o.sharding_size ? json(*o.sharding_size) : json(nullptr)},
                  {"ddp_bucket_size_mb", o.ddp_bucket_size_mb},
                  {"ddp_overlap", o.ddp_overlap},
@@ -230,7 +234,8 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
                  {"cpu_memory_cap_rank", o.cpu_memory_cap_rank ? json(*o.cpu_memory_cap_rank) : json(nullptr)},
                  {"num_threads", o.num_threads},
                  {"cpu_allocator", plan.cpu_allocator},
-                 {"cpu_memory_cap_mb", o.cpu_memory_cap_mb ? json(*o.cpu_memory_cap_mb) : json(nullptr)}};
+                 {"cpu_memory_cap_mb", o.cpu_memory_cap_mb ? json(*o.cpu_memory_cap_mb) : json(nullptr)},
+                 {"warnings", plan.warnings}};
   j["environment"] = environment_record(env, {plan.device_name});
   // The Python executors' interpreter and packages: their torch may differ from the LibTorch
   // tokbench is built against, and a table comparing the two should say so.
