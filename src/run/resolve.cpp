@@ -178,8 +178,8 @@ void resolve_size_units(const RunOptions& o, RunPlan& plan) {
     return;
   }
   if (plan.compiler.executor == Executor::python_thunder)
-    refuse(fmt::format("--bucketing-mode size is not supported with --compile '{}' (the reference asserts it: "
-                       "thunder's FSDP buckets by none, block or layer); valid: none, block, layer", o.compile));
+    refuse(fmt::format("--bucketing-mode size is not supported with --compile '{}' (the reference asserts it for "
+                       "thunder, whose FSDP buckets by none, block or layer); valid: none, block, layer", o.compile));
   if (d.mode == distributed::DistMode::fsdp2) {
     // The reference's fully_shard wraps each block whatever the bucketing mode; so does this
     // run, and its label says block.
