@@ -37,8 +37,10 @@ there (Gloo on the CPU, NCCL on CUDA) and the model is wrapped the reference's w
   fsdp   FullyShardedDataParallel(use_orig_params=True), SHARD_GRAD_OP (zero2) / FULL_SHARD
          (zero3), _HYBRID_SHARD_ZERO2 / HYBRID_SHARD over a (replicate, shard) device mesh with
          dist.shard_group_size; units by dist.units: none (the whole model), block (one per
-         litgpt Block), layer (each module owning parameters); no_sync as for ddp
-  fsdp2  fully_shard per unit (same dist.units) and on the root, reshard_after_forward
+         litgpt Block), layer (each module owning parameters), size (PyTorch's
+         size_based_auto_wrap_policy, min_num_params = dist.min_unit_params); no_sync as for ddp
+  fsdp2  fully_shard per unit (same dist.units; never size, which tokbench turns into block
+         for fsdp2 as the reference ignores it) and on the root, reshard_after_forward
          for zero3; set_requires_gradient_sync(False) on the first GA-1 micro-batches
 Each rank draws its own token stream (the seed mixed with the rank, as tokbench's steps do);
 the reported loss is the mean over ranks. A stop request is agreed on by every rank at an
@@ -112,7 +114,8 @@ def read_config():
         rank=dist["rank"], world_size=dist["world_size"], local_rank=dist["local_rank"],
         store_host=store.get("host"), store_port=store.get("port"), store_prefix=store.get("prefixes", []),
         distributed_mode=dist["mode"], shard_mode=dist["shard_mode"], sharding_size=dist["shard_group_size"],
-        bucketing_mode=dist["units"], ddp_bucket_mb=dist["ddp_bucket_bytes"] / 1e6,
+        bucketing_mode=dist["units"], min_unit_params=dist["min_unit_params"],
+        ddp_bucket_mb=dist["ddp_bucket_bytes"] / 1e6,
         skip_data_sync=dist["skip_sync_until_last_micro"], dist_timeout=dist["timeout_seconds"],
         backend=dist["backend"])
 
@@ -249,6 +252,12 @@ def parallelize(a, torch, dist, model, device, Block):
                     ("zero3", True): ShardingStrategy.HYBRID_SHARD}[(a.shard_mode, mesh is not None)]
         unit_ids = {id(m) for m in units}
         policy = (lambda module, recurse, nonwrapped_numel: recurse or id(module) in unit_ids) if units else None
+        if a.bucketing_mode == "size":
+            # The reference's --bucketing_mode size: PyTorch's own policy at tokbench's threshold,
+            # which parallel::layout_fsdp_units(by_size) reproduces for tokbench's step.
+            import functools
+            from torch.distributed.fsdp.wrap import size_based_auto_wrap_policy
+            policy = functools.partial(size_based_auto_wrap_policy, min_num_params=a.min_unit_params)
         return FullyShardedDataParallel(model, sharding_strategy=strategy, auto_wrap_policy=policy,
                                         device_id=device,
                                         use_orig_params=True, device_mesh=mesh)

@@ -10,6 +10,7 @@
 #include "run/run_benchmark.hpp"
 #include "cli/command.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 
@@ -31,6 +32,9 @@ const RegisterCommand kRun{
          run::MachineInfo machine = run::probe_machine();
          machine.default_threads = at::get_num_threads();  // the calibration key of a run without --num-threads
          const run::RunPlan plan = run::resolve_run(*options, machine);
+         // Once per run: rank 0 (a launcher's ranks resolve again, and its rank 0 prints them).
+         if (!options->nproc_per_node && plan.dist.env.rank == 0)
+           for (const auto& warning : plan.warnings) std::fprintf(stderr, "tokbench: warning: %s\n", warning.c_str());
          if (options->nproc_per_node) return run::launch_benchmark(plan, run::own_command_line());
          if (run::is_python(plan.compiler.executor)) return run::run_python_benchmark(plan);
          return run::run_benchmark(plan);

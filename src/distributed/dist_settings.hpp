@@ -26,6 +26,8 @@ struct DistributedSettings {
   DistMode mode = DistMode::none;
   ShardMode shard_mode = ShardMode::zero2;
   UnitPolicy units = UnitPolicy::whole_model;
+  // UnitPolicy::by_size: the parameter count that makes a module a unit (min_num_params).
+  int64_t min_unit_params = 0;
   std::optional<int64_t> shard_group_size;  // hybrid sharding: ranks per shard group
   int64_t ddp_bucket_bytes = 25 * 1000 * 1000;
   bool ddp_overlap = true;
@@ -43,7 +45,7 @@ struct DistributedSettings {
 std::string shard_mode_label(const DistributedSettings& settings);
 
 // The reference's label for the JSON `Distributed Mode` key and its matrix tables:
-// "none", "ddp", or "<fsdp|fsdp2>_[hybrid_]<zero2|zero3>_<none|block|layer>_bucketing"
+// "none", "ddp", or "<fsdp|fsdp2>_[hybrid_]<zero2|zero3>_<none|block|layer|size>_bucketing"
 // (parallel::distributed_mode_label over these settings).
 std::string distributed_mode_label(const DistributedSettings& settings);
 

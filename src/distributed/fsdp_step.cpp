@@ -232,11 +232,13 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
   // instead of copied from the parameters, and ZeRO-3 never allocates a unit's full buffer here.
   void build_units(bool deferred) {
     const auto all = model_->parameters();
-    layout_ = parallel::layout_fsdp_units(train::parameter_shapes(model_), options_.units, groups_.shard_size);
+    layout_ = parallel::layout_fsdp_units(train::parameter_shapes(model_), options_.units, groups_.shard_size,
+                                          options_.min_unit_params);
     const int64_t n_layer = static_cast<int64_t>(model_->blocks().size());
     root_unit_ = 0;
-    // Which unit each block's forward gathers (per_layer: none, the units are ZeRO-2 only).
-    if (options_.units != UnitPolicy::per_layer) block_unit_.assign(n_layer, 0);
+    // Which unit each block's forward gathers (per_layer, by_size: none, their units are ZeRO-2
+    // only: a block may span several units, and the gathers follow blocks).
+    if (options_.units != UnitPolicy::per_layer && options_.units != UnitPolicy::by_size) block_unit_.assign(n_layer, 0);
     std::vector<std::vector<at::Tensor>> groups;
     for (std::size_t u = 0; u < layout_.units.size(); ++u) {
       std::vector<at::Tensor> params;
@@ -461,8 +463,9 @@ struct HookShim final : model::GPTImpl::ForwardHooks {
 
 std::unique_ptr<train::TrainStep> make_fsdp_step(model::GPT model, const c10::Device& device,
                                                  const ProcessGroups& groups, const FsdpOptions& options) {
-  if (options.shard_mode == ShardMode::zero3 && options.units == UnitPolicy::per_layer)
-    throw std::invalid_argument("FSDP ZeRO-3 gathers per block or per model; per-layer units are ZeRO-2 only");
+  if (options.shard_mode == ShardMode::zero3 &&
+      (options.units == UnitPolicy::per_layer || options.units == UnitPolicy::by_size))
+    throw std::invalid_argument("FSDP ZeRO-3 gathers per block or per model; per-layer and size units are ZeRO-2 only");
   auto step = std::make_unique<FsdpStep>(std::move(model), device, groups, options);
   step->attach(std::make_shared<HookShim>(step.get()));
   return step;

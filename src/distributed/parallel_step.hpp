@@ -34,6 +34,7 @@ struct FsdpOptions {
   train::ZeroGrad zero_grad = train::ZeroGrad::none;  // of the shard gradients
   ShardMode shard_mode = ShardMode::zero2;
   UnitPolicy units = UnitPolicy::per_block;
+  int64_t min_unit_params = 0;  // UnitPolicy::by_size's threshold (parallel::layout_fsdp_units)
   // How each micro-batch is computed; null: the eager computation in `dtype`.
   std::shared_ptr<train::LossComputation> computation;
   // For a model built with deferred parameters (GPTImpl::ParameterStorage::deferred): the

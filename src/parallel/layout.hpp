@@ -54,8 +54,34 @@ Layout layout_ddp_buckets(std::vector<ParameterShape> parameters, int64_t bucket
 //  - per_block: "root" first (the embedding's and the head's parameters, registration order),
 //    then "block.i" per block (timed unit i+1), in forward order;
 //  - per_layer: one unit per module owning parameters directly (a parameter's module is its
-//    name up to the last '.'), in registration order, named after the module.
-// Throws std::invalid_argument for an empty list, a non-positive size, or mixed element sizes.
-Layout layout_fsdp_units(std::vector<ParameterShape> parameters, UnitPolicy policy, int64_t shard_size);
+//    name up to the last '.'), in registration order, named after the module;
+//  - by_size: PyTorch FSDP's size_based_auto_wrap_policy(min_num_params = `min_unit_params`)
+//    over litgpt's module tree, below.
+// Throws std::invalid_argument for an empty list, a non-positive size, mixed element sizes, or
+// by_size with `min_unit_params` < 1 (the other policies ignore it).
+//
+// by_size. The module tree is read from the parameter names: every prefix of a name ending
+// before a '.' is a module ("transformer.h.3.attn.qkv.weight" lies in "", "transformer",
+// "transformer.h", "transformer.h.3", "transformer.h.3.attn" and "transformer.h.3.attn.qkv"),
+// and a module's children come in the order their first parameter was registered. Modules
+// without parameters play no part (they can never reach a positive threshold). Containers are
+// never wrapped, as the policy excludes nn.ModuleList and nn.ModuleDict: in litgpt these are
+// "transformer" (its one ModuleDict) and every module whose children are all numbered
+// ("transformer.h", an MoE's "mlp.experts"); litgpt has no nn.MultiheadAttention, the policy's
+// forced leaf. The rule, bottom-up as FSDP's recursive wrap applies it: a module whose subtree
+// holds fewer than min_unit_params elements is left alone, children and all; otherwise its
+// children are visited first, and the module becomes a unit when the elements of its subtree
+// not already in a unit (the remainder) reach min_unit_params and it is no container. The root
+// module (the model) is a unit named "root" holding what is left; it is listed first and left
+// out when nothing is left. The other units are named by their module's path and listed in
+// pre-order (a module before the units inside it; children in registration order), as
+// named_modules() lists PyTorch's FSDP instances; each buffer holds its parameters in
+// registration order.
+Layout layout_fsdp_units(std::vector<ParameterShape> parameters, UnitPolicy policy, int64_t shard_size,
+                         int64_t min_unit_params = 0);
+
+// size_based_auto_wrap_policy's min_num_params default (1e8), which the reference's
+// --bucketing_mode size gets when --fsdp_bucket_params is not given.
+inline constexpr int64_t kDefaultMinUnitParams = 100'000'000;
 
 }  // namespace tokbench::parallel

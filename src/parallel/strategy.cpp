@@ -38,6 +38,7 @@ const char* to_string(UnitPolicy units) {
     case UnitPolicy::whole_model: return "none";
     case UnitPolicy::per_block: return "block";
     case UnitPolicy::per_layer: return "layer";
+    case UnitPolicy::by_size: return "size";
   }
   return "none";
 }
@@ -53,13 +54,18 @@ ShardMode parse_shard_mode(std::string_view word, std::string_view option) {
 }
 
 UnitPolicy parse_unit_policy(std::string_view word, std::string_view option) {
-  static constexpr UnitPolicy values[] = {UnitPolicy::whole_model, UnitPolicy::per_block, UnitPolicy::per_layer};
+  static constexpr UnitPolicy values[] = {UnitPolicy::whole_model, UnitPolicy::per_block, UnitPolicy::per_layer,
+                                         UnitPolicy::by_size};
   return parse_word(word, option, values);
 }
 
 CommBackend parse_comm_backend(std::string_view word, std::string_view option) {
   static constexpr CommBackend values[] = {CommBackend::gloo, CommBackend::nccl};
   return parse_word(word, option, values);
+}
+
+UnitPolicy effective_unit_policy(DistMode mode, UnitPolicy asked) {
+  return mode == DistMode::fsdp2 && asked == UnitPolicy::by_size ? UnitPolicy::per_block : asked;
 }
 
 std::string shard_mode_label(ShardMode mode, bool hybrid) {

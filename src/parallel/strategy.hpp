@@ -18,12 +18,13 @@ inline bool is_sharded(DistMode mode) { return mode == DistMode::fsdp || mode ==
 enum class ShardMode { zero2, zero3 };
 enum class CommBackend { gloo, nccl };
 // Which parameters form one FSDP unit: all of them, one transformer block each (plus the
-// root: embedding, final norm, head), or each module that owns parameters.
-enum class UnitPolicy { whole_model, per_block, per_layer };
+// root: embedding, final norm, head), each module that owns parameters, or modules cut by
+// parameter count (PyTorch's size_based_auto_wrap_policy; layout.hpp gives the rule).
+enum class UnitPolicy { whole_model, per_block, per_layer, by_size };
 
 const char* to_string(DistMode mode);        // "none", "ddp", "fsdp", "fsdp2"
 const char* to_string(ShardMode mode);       // "zero2", "zero3"
-const char* to_string(UnitPolicy units);     // "none", "block", "layer" (the option's words)
+const char* to_string(UnitPolicy units);     // "none", "block", "layer", "size" (the option's words)
 const char* to_string(CommBackend backend);  // "gloo", "nccl"
 
 // The inverses of to_string. Each throws std::invalid_argument naming `option`, the value and
@@ -32,6 +33,10 @@ DistMode parse_dist_mode(std::string_view word, std::string_view option = "--dis
 ShardMode parse_shard_mode(std::string_view word, std::string_view option = "--shard-mode");
 UnitPolicy parse_unit_policy(std::string_view word, std::string_view option = "--bucketing-mode");
 CommBackend parse_comm_backend(std::string_view word, std::string_view option = "--dist-backend");
+
+// The units a mode actually uses: fsdp2 (fully_shard) ignores size, as the reference does, and
+// wraps each block; everything else as asked. The run and the sweep's labels both go by it.
+UnitPolicy effective_unit_policy(DistMode mode, UnitPolicy asked);
 
 // The reference's --shard_mode word for what runs: "zero2", "zero3", "hybrid_zero2", ...
 std::string shard_mode_label(ShardMode mode, bool hybrid);

@@ -71,7 +71,7 @@ CommPlan plan_communication(const CommPlanInput& in) {
   if (in.world_size == 1 || in.strategy == parallel::DistMode::none) return plan;
   const bool ddp = in.strategy == parallel::DistMode::ddp;
   plan.layout = ddp ? parallel::layout_ddp_buckets(in.parameters, in.ddp_bucket_bytes)
-                    : parallel::layout_fsdp_units(in.parameters, in.fsdp_units, in.shard_size);
+                    : parallel::layout_fsdp_units(in.parameters, in.fsdp_units, in.shard_size, in.fsdp_min_unit_params);
   parallel::CommSettings settings;
   settings.mode = in.strategy;
   settings.shard_mode = in.zero3 ? parallel::ShardMode::zero3 : parallel::ShardMode::zero2;

@@ -37,6 +37,7 @@ struct CommPlanInput {
   parallel::DistMode strategy = parallel::DistMode::none;
   bool zero3 = false;
   parallel::UnitPolicy fsdp_units = parallel::UnitPolicy::whole_model;
+  int64_t fsdp_min_unit_params = 0;  // by_size's threshold
   int64_t world_size = 1;
   int64_t shard_size = 1;  // S: W unless hybrid
   int64_t grad_accum = 1;

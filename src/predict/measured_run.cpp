@@ -150,12 +150,20 @@ MeasuredRun read_measured_run(const json& record, const std::string& source) {
     refuse(source, "it has no unit_timings; rerun it with a tokbench that records unit timings (tokbench run records "
                    "them for every run)");
   const json config = record.value("config", json::object());
+  // A --dynamic run's tokens are fewer than its positions, and how many depends on the lengths
+  // drawn; a prediction counts G·T tokens per iteration, so it starts from fixed lengths only.
+  if (config.value("dynamic", json(false)) == json(true))
+    refuse(source, "it is a --dynamic run (random sequence lengths); predict from a run of fixed lengths");
   run.distributed_mode = text_at(config, "distributed_mode", run.world_size > 1 ? "ddp" : "none");
   run.shard_mode = text_at(config, "shard_mode", "zero2");
   run.bucketing_mode = text_at(config, "bucketing_mode", "none");
   if (config.contains("sharding_size") && config["sharding_size"].is_number_integer())
     run.sharding_size = config["sharding_size"].get<int64_t>();
   run.ddp_bucket_size_mb = number_at(config, "ddp_bucket_size_mb").value_or(25.0);
+  if (config.contains("fsdp_min_unit_params") && config["fsdp_min_unit_params"].is_number_integer())
+    run.fsdp_min_unit_params = config["fsdp_min_unit_params"].get<int64_t>();
+  else if (const auto given = number_at(config, "fsdp_bucket_params"); given && *given >= 1 && std::floor(*given) == *given)
+    run.fsdp_min_unit_params = static_cast<int64_t>(*given);
   run.ddp_overlap = config.value("ddp_overlap", json(true)) != json(false);
   run.skip_data_sync = config.value("skip_data_sync", json(true)) != json(false);
   run.num_threads = whole_at(config, "num_threads", source, 0, false);

@@ -39,6 +39,9 @@ struct MeasuredRun {
   int64_t local_ranks = 1;  // ranks on the reporting rank's host
   std::string distributed_mode = "none", shard_mode = "zero2", bucketing_mode = "none";
   std::optional<int64_t> sharding_size;
+  // --bucketing-mode size: the threshold the run's units were cut by (config.fsdp_min_unit_params,
+  // else the --fsdp-bucket-params it was given); unset: PyTorch's default applies.
+  std::optional<int64_t> fsdp_min_unit_params;
   double ddp_bucket_size_mb = 25;
   bool ddp_overlap = true, skip_data_sync = true;
   int64_t num_threads = 0;            // 0: LibTorch's default (every core)

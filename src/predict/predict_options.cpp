@@ -28,7 +28,11 @@ void add_predict_options(CLI::App& sub, PredictCommandOptions& o) {
   sub.add_option("--distributed-mode", t.distributed_mode, "none, ddp or fsdp (default: the measured run's)");
   sub.add_option("--shard-mode", t.shard_mode, "fsdp: zero2, zero3, hybrid_zero2, hybrid_zero3");
   sub.add_option("--sharding-size", t.sharding_size, "fsdp: ranks per shard group (hybrid sharding)");
-  sub.add_option("--bucketing-mode", t.bucketing_mode, "fsdp units: none (the whole model) or block");
+  sub.add_option("--bucketing-mode", t.bucketing_mode,
+                 "fsdp units: none (the whole model), block, or size (modules cut by parameter count, ZeRO-2)");
+  sub.add_option("--fsdp-bucket-params,--fsdp_bucket_params", t.fsdp_bucket_params,
+                 "--bucketing-mode size: the parameter count that makes a module a unit (default: the measured "
+                 "run's, else 1e8)");
   sub.add_option("--global-batch-size", t.global_batch_size,
                  "sequences per iteration, all ranks (default: the measured GA kept: micro x GA x ranks)");
   sub.add_option("--micro-batch-size", t.micro_batch_size,

@@ -36,6 +36,7 @@ struct Target {
   int64_t nproc_per_node = 1, nnodes = 1, world_size = 1;
   parallel::DistMode strategy = parallel::DistMode::none;
   std::string distributed_mode = "none", shard_mode = "zero2", bucketing_mode = "none";
+  int64_t min_unit_params = 0;  // bucketing size: its threshold
   bool zero3 = false;
   std::optional<int64_t> sharding_size;
   int64_t shard_size = 1;  // S
@@ -80,10 +81,25 @@ Target resolve_target(const MeasuredRun& run, const ClusterInput& in, const Targ
   t.shard_mode = o.shard_mode.value_or(run.distributed_mode == "fsdp" ? run.shard_mode : "zero2");
   require_choice("--shard-mode", t.shard_mode, {"zero2", "zero3", "hybrid_zero2", "hybrid_zero3"});
   t.bucketing_mode = o.bucketing_mode.value_or(run.bucketing_mode);
-  require_choice("--bucketing-mode", t.bucketing_mode, {"none", "block"},
+  require_choice("--bucketing-mode", t.bucketing_mode, {"none", "block", "size"},
                  t.bucketing_mode == "layer" ? " (per-layer units have no timings: a run times embedding, blocks, head)"
                                              : "");
   t.zero3 = t.shard_mode.find("zero3") != std::string::npos;
+  if (o.fsdp_bucket_params) {
+    const double n = *o.fsdp_bucket_params;
+    if (!(n >= 1 && n <= 9007199254740992.0) || std::floor(n) != n)
+      refuse(fmt::format("--fsdp-bucket-params {} is not valid; valid: a positive whole number of parameters (e.g. 1e8)", n));
+    if (t.bucketing_mode != "size")
+      refuse(fmt::format("--fsdp-bucket-params applies to --bucketing-mode size only (mode is {})", t.bucketing_mode));
+  }
+  if (t.bucketing_mode == "size") {
+    t.min_unit_params = o.fsdp_bucket_params ? static_cast<int64_t>(*o.fsdp_bucket_params)
+                                             : run.fsdp_min_unit_params.value_or(parallel::kDefaultMinUnitParams);
+    // As tokbench's step: its ZeRO-3 gathers per block, which size units do not follow.
+    if (t.zero3 && t.distributed_mode == "fsdp")
+      refuse("--bucketing-mode size with --shard-mode zero3 is not a tokbench step (ZeRO-3 gathers whole blocks); "
+             "valid: zero2, hybrid_zero2, or --bucketing-mode none or block");
+  }
   t.sharding_size = o.sharding_size;
   if (!o.sharding_size && !o.distributed_mode && !o.shard_mode && run.distributed_mode == "fsdp" && run.sharding_size &&
       w % *run.sharding_size == 0)
@@ -235,6 +251,7 @@ json predict(const MeasuredRun& run, const ClusterInput& in, const TargetOptions
   plan_input.strategy = t.strategy;
   plan_input.zero3 = t.zero3;
   plan_input.fsdp_units = parallel::parse_unit_policy(t.bucketing_mode);
+  plan_input.fsdp_min_unit_params = t.min_unit_params;
   plan_input.world_size = t.world_size;
   plan_input.shard_size = t.shard_size;
   plan_input.grad_accum = t.grad_accum;
@@ -342,6 +359,8 @@ json predict(const MeasuredRun& run, const ClusterInput& in, const TargetOptions
   config["distributed_mode"] = t.distributed_mode;
   config["shard_mode"] = t.shard_mode;
   config["bucketing_mode"] = t.bucketing_mode;
+  config["fsdp_min_unit_params"] =
+      t.strategy == parallel::DistMode::fsdp && t.bucketing_mode == "size" ? json(t.min_unit_params) : json(nullptr);
   config["sharding_size"] = t.sharding_size ? json(*t.sharding_size) : json(nullptr);
   config["ddp_bucket_size_mb"] = t.ddp_bucket_size_mb;
   config["skip_data_sync"] = t.strategy == parallel::DistMode::ddp ? plan_input.ddp_skip_sync : false;

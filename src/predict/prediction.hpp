@@ -24,6 +24,7 @@ struct TargetOptions {
   std::optional<std::string> distributed_mode, shard_mode, bucketing_mode;
   std::optional<int64_t> sharding_size, global_batch_size, micro_batch_size, num_threads;
   std::optional<double> ddp_bucket_size_mb;
+  std::optional<double> fsdp_bucket_params;  // --bucketing-mode size's threshold (a whole count)
   std::optional<int64_t> measured_cores;  // the cores of the machine the run was measured on
   std::optional<int64_t> cores_per_node;  // the cluster's (CPU clusters)
 };

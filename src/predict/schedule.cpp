@@ -175,14 +175,23 @@ void simulate_fsdp(const ScheduleInput& in, Timeline& t) {
     if (in.zero3) gathered[unit] = false;  // backward is done with it: freed
     complete_reductions(1);
   };
-  // A unit is reduced once its last gradient is in: after the backward of its timed unit that
-  // backward reaches last (the root's: the embedding's).
+  // A unit is reduced once its last gradient is in: after the backward of the timed unit, among
+  // those its parameters lie in, that backward reaches last (the root's: the embedding's). Read
+  // from the layout's parameters, since a size unit may hold part of a timed unit only.
   auto backward_position = [n](int64_t u) { return u == n - 1 ? 0 : n - 1 - u; };  // head first, embedding last
   std::vector<int64_t> last_in_backward(units, -1);
-  for (int64_t u = 0; u < n; ++u) {
-    int64_t& last = last_in_backward[unit_of[u]];
-    if (last < 0 || backward_position(u) > backward_position(last)) last = u;
-  }
+  for (int64_t k = 0; k < units; ++k)
+    for (const int64_t i : plan.layout.units[k].parameters) {
+      const int64_t u = plan.layout.parameters[i].timed_unit;
+      int64_t& last = last_in_backward[k];
+      if (last < 0 || backward_position(u) > backward_position(last)) last = u;
+    }
+  // The units whose gradients are complete after timed unit u's backward; the later-listed
+  // first (an inner module's gradients are in before those of the block around it).
+  auto reduce_after = [&](int64_t u) {
+    for (int64_t k = units - 1; k >= 0; --k)
+      if (last_in_backward[k] == u) reduce_unit(k);
+  };
 
   for (micro = 0; micro < in.grad_accum; ++micro) {
     gather_purpose = CommPurpose::gather_for_forward;
@@ -209,7 +218,7 @@ void simulate_fsdp(const ScheduleInput& in, Timeline& t) {
       if (last_block != root) start_gather(last_block);
     }
     t.compute(in.backward_seconds[n - 1]);
-    if (last_in_backward[unit_of[n - 1]] == n - 1) reduce_unit(unit_of[n - 1]);
+    reduce_after(n - 1);
     for (int64_t u = n - 2; u >= 0; --u) {
       const int64_t k = unit_of[u];
       if (in.zero3 && u >= 1 && k != root) {  // the hook on the block's output gradient
@@ -218,7 +227,7 @@ void simulate_fsdp(const ScheduleInput& in, Timeline& t) {
         if (next != k) start_gather(next);
       }
       t.compute(in.backward_seconds[u]);
-      if (last_in_backward[k] == u) reduce_unit(k);
+      reduce_after(u);
     }
     complete_reductions(0);
   }

@@ -42,8 +42,12 @@ TargetOptions target_from_run_options(const std::vector<std::pair<std::string, s
     else if (option == "global-batch-size") t.global_batch_size = whole(option, value);
     else if (option == "micro-batch-size") t.micro_batch_size = whole(option, value);
     else if (option == "ddp-bucket-size") t.ddp_bucket_size_mb = number(option, value);
+    else if (option == "fsdp-bucket-params") t.fsdp_bucket_params = number(option, value);
     else if (option == "num-threads") t.num_threads = whole(option, value);
   }
+  // The run ignores the threshold (with a warning) unless its units are cut by size: so does
+  // its prediction, which would otherwise refuse it.
+  if (t.bucketing_mode != "size") t.fsdp_bucket_params.reset();
   // A row that does not name a rank count runs on one node's one rank, as `tokbench run` does.
   if (!t.nnodes) t.nnodes = 1;
   if (!t.nproc_per_node) t.nproc_per_node = 1;

@@ -22,6 +22,7 @@
 #include "model/catalog.hpp"
 #include "model/checked_int.hpp"
 #include "model/memory_estimate.hpp"
+#include "parallel/layout.hpp"
 #include "train/sequence_lengths.hpp"
 #include "usage/usage_error.hpp"
 
@@ -217,11 +218,45 @@ void resolve_model(const RunOptions& o, RunPlan& plan) {
   plan.train.seq_len = plan.config.block_size;
 }
 
+// --bucketing-mode size and --fsdp-bucket-params, as the reference reads them: its threshold
+// is a float (the reference's type) that must name a whole, positive count; thunder refuses
+// size (the reference asserts it); where the reference only warns (fsdp2 ignores the bucketing
+// mode; the threshold is ignored without size) the run goes on with one warning line, recorded.
+void resolve_size_units(const RunOptions& o, RunPlan& plan) {
+  distributed::DistributedSettings& d = plan.dist;
+  if (o.fsdp_bucket_params) {
+    const double n = *o.fsdp_bucket_params;
+    // 2^53: every whole double below it is exact, and it is far above any model's parameters.
+    if (!(n >= 1 && n <= 9007199254740992.0) || std::floor(n) != n)
+      refuse(fmt::format("--fsdp-bucket-params {} is not valid; valid: a positive whole number of parameters "
+                         "(e.g. 1e8)", n));
+  }
+  if (d.units != distributed::UnitPolicy::by_size) {
+    if (o.fsdp_bucket_params)
+      plan.warnings.push_back(fmt::format("--fsdp-bucket-params {:.0f} is ignored: it applies to --bucketing-mode size "
+                                          "only (mode is {})", *o.fsdp_bucket_params, o.bucketing_mode));
+    return;
+  }
+  if (plan.compiler.executor == Executor::python_thunder)
+    refuse(fmt::format("--bucketing-mode size is not supported with --compile '{}' (the reference asserts it for "
+                       "thunder, whose FSDP buckets by none, block or layer); valid: none, block, layer", o.compile));
+  if (d.mode == distributed::DistMode::fsdp2) {
+    // The reference's fully_shard wraps each block whatever the bucketing mode; so does this
+    // run, and its label says block.
+    plan.warnings.push_back("--bucketing-mode size is ignored by --distributed-mode fsdp2 (as the reference: "
+                            "fully_shard wraps each block); its units are the blocks");
+    d.units = parallel::effective_unit_policy(d.mode, d.units);
+    return;
+  }
+  d.min_unit_params = o.fsdp_bucket_params ? static_cast<int64_t>(*o.fsdp_bucket_params)
+                                           : parallel::kDefaultMinUnitParams;
+}
+
 void resolve_distributed(const RunOptions& o, const MachineInfo& m, RunPlan& plan) {
   if (!m.dist_env_error.empty()) refuse(m.dist_env_error);
   require_choice("--distributed-mode", o.distributed_mode, {"none", "ddp", "fsdp", "fsdp2"});
   require_choice("--shard-mode", o.shard_mode, {"zero2", "zero3", "hybrid_zero2", "hybrid_zero3"});
-  require_choice("--bucketing-mode", o.bucketing_mode, {"none", "block", "layer"});
+  require_choice("--bucketing-mode", o.bucketing_mode, {"none", "block", "layer", "size"});
   distributed::DistributedSettings& d = plan.dist;
   d.env = m.dist_env;
   // The launcher's values are checked even when unused (a rank started by a launcher gets
@@ -268,9 +303,8 @@ void resolve_distributed(const RunOptions& o, const MachineInfo& m, RunPlan& pla
                       "is --distributed-mode fsdp", o.compile));
   const bool hybrid = o.shard_mode.rfind("hybrid_", 0) == 0;
   d.shard_mode = o.shard_mode.find("zero3") != std::string::npos ? distributed::ShardMode::zero3 : distributed::ShardMode::zero2;
-  d.units = o.bucketing_mode == "block"   ? distributed::UnitPolicy::per_block
-            : o.bucketing_mode == "layer" ? distributed::UnitPolicy::per_layer
-                                          : distributed::UnitPolicy::whole_model;
+  d.units = parallel::parse_unit_policy(o.bucketing_mode);
+  resolve_size_units(o, plan);
   if (o.sharding_size) {
     require_positive("--sharding-size", *o.sharding_size);
     if (w > 1 && w % *o.sharding_size != 0)
@@ -289,6 +323,12 @@ void resolve_distributed(const RunOptions& o, const MachineInfo& m, RunPlan& pla
       d.units == distributed::UnitPolicy::per_layer)
     refuse("--bucketing-mode 'layer' with --shard-mode zero3 is not supported (ZeRO-3 gathers whole blocks); "
           "valid: none, block");
+  // tokbench's ZeRO-3 gathers at block boundaries, and size units may split a block or hold
+  // pieces of several; the Python executors' FSDP has no such limit.
+  if (d.mode == distributed::DistMode::fsdp && d.shard_mode == distributed::ShardMode::zero3 &&
+      d.units == distributed::UnitPolicy::by_size && !is_python(compiler.executor))
+    refuse("--bucketing-mode 'size' with --shard-mode zero3 is not supported by tokbench's FSDP step (ZeRO-3 gathers "
+          "whole blocks); valid: --shard-mode zero2, --bucketing-mode none or block, or --executor python-eager");
   if (!(o.ddp_bucket_size_mb > 0 && o.ddp_bucket_size_mb <= 1e6))
     refuse(fmt::format("--ddp-bucket-size {} is not valid; valid: a size in MB in (0, 1000000]", o.ddp_bucket_size_mb));
   d.ddp_bucket_bytes = static_cast<int64_t>(o.ddp_bucket_size_mb * 1e6);

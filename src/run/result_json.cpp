@@ -212,11 +212,15 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
   j["unit_timings"] = run.outcome == Outcome::ok ? unit_timings_json(plan, run.unit_timings) : nullptr;
   // The options as given, but where resolution decided a value the record says what ran.
   j["config"] = options_json(o);
+  // The threshold the size units were cut by (tokbench predict lays out the same).
+  j["config"]["fsdp_min_unit_params"] =
+      plan.dist.units == parallel::UnitPolicy::by_size && fsdp ? json(plan.dist.min_unit_params) : json(nullptr);
   j["config"]["skip_data_sync"] = plan.dist.skip_sync_until_last_micro;
   j["config"]["dist_launcher"] = plan.dist.env.source;
   j["config"]["dist_backend"] =
       plan.world_size() > 1 ? json(distributed::to_string(plan.dist.backend)) : json(nullptr);
   j["config"]["cpu_allocator"] = plan.cpu_allocator;
+  j["config"]["warnings"] = plan.warnings;
   j["environment"] = environment_record(env, {plan.device_name});
   // The Python executors' interpreter and packages: their torch may differ from the LibTorch
   // tokbench is built against, and a table comparing the two should say so.

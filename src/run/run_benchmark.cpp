@@ -178,6 +178,7 @@ std::unique_ptr<train::TrainStep> make_step(const RunPlan& plan, model::GPT mode
       o.zero_grad = t.zero_grad;
       o.shard_mode = plan.dist.shard_mode;
       o.units = plan.dist.units;
+      o.min_unit_params = plan.dist.min_unit_params;
       o.computation = std::move(computation);
       o.init_seed = plan.train.seed;
       return distributed::make_fsdp_step(std::move(model), device, *groups, o);

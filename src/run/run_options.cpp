@@ -156,8 +156,13 @@ void add_bench_options(CLI::App& app, RunOptions& o) {
                  "FSDP hybrid sharding: shard within groups of this many ranks, replicate across them")
       ->transform(whole_number<int64_t>("a positive divisor of the world size"))->group("Distributed");
   app.add_option("--bucketing-mode,--bucketing_mode", o.bucketing_mode,
-                 "FSDP units: none (whole model) | block (one per transformer block + root) | layer")
+                 "FSDP units: none (whole model) | block (one per transformer block + root) | layer | size "
+                 "(modules cut by parameter count, PyTorch's size_based_auto_wrap_policy; --fsdp-bucket-params)")
       ->group("Distributed");
+  app.add_option("--fsdp-bucket-params,--fsdp_bucket_params", o.fsdp_bucket_params,
+                 "--bucketing-mode size: a module becomes an FSDP unit once the parameters of its subtree not yet "
+                 "in a unit reach this many (min_num_params; default 1e8, PyTorch's)")
+      ->transform(finite_number("a positive whole number of parameters, e.g. 1e8"))->group("Distributed");
   app.add_option("--ddp-bucket-size,--ddp_bucket_size", o.ddp_bucket_size_mb,
                  "DDP gradient bucket size in MB (10^6 bytes)")
       ->transform(finite_number("a size in MB in (0, 1000000]"))->group("Distributed");
@@ -282,6 +287,8 @@ nlohmann::ordered_json options_json(const RunOptions& o) {
               {"distributed_mode", o.distributed_mode},
               {"shard_mode", o.shard_mode},
               {"bucketing_mode", o.bucketing_mode},
+              {"fsdp_bucket_params", or_null(o.fsdp_bucket_params)},
+              {"fsdp_min_unit_params", nullptr},  // the record puts the threshold the units were cut by here
               {"sharding_size", or_null(o.sharding_size)},
               {"ddp_bucket_size_mb", o.ddp_bucket_size_mb},
               {"ddp_overlap", o.ddp_overlap},

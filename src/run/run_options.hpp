@@ -50,6 +50,9 @@ struct RunOptions {
   std::string shard_mode = "zero2";
   std::optional<int64_t> sharding_size;
   std::string bucketing_mode = "none";
+  // --bucketing-mode size: PyTorch FSDP's size_based_auto_wrap_policy min_num_params, as the
+  // reference takes it (a float, "1e6"); resolve.cpp requires a positive whole count.
+  std::optional<double> fsdp_bucket_params;
   double ddp_bucket_size_mb = 25;  // PyTorch DDP's bucket_cap_mb default
   bool ddp_overlap = true;
   bool skip_data_sync = true;        // as the reference's later versions ...

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "distributed/dist_settings.hpp"
 #include "model/config.hpp"
@@ -35,6 +36,9 @@ struct PeakChoice {
 // one home here, `train.seq_len`, which the loop, the metrics, the report and the JSON all read.
 struct RunPlan {
   RunOptions options;  // as given, for the config echo and the JSON "config" block
+  // Options the run ignores where the reference only warns (resolve.cpp): rank 0 prints each
+  // on stderr as one line, and the JSON keeps them (config.warnings).
+  std::vector<std::string> warnings;
   model::Config config;  // finalized, overrides applied
   std::string model_label;
   train::TrainOptions train;              // what the timed loop runs

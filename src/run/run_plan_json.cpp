@@ -35,6 +35,7 @@ json to_json(const distributed::DistributedSettings& d) {
               {"mode", distributed::to_string(d.mode)},
               {"shard_mode", distributed::to_string(d.shard_mode)},
               {"units", distributed::to_string(d.units)},
+              {"min_unit_params", d.min_unit_params},
               {"shard_group_size", d.hybrid() ? json(*d.shard_group_size) : json(nullptr)},
               {"ddp_bucket_bytes", d.ddp_bucket_bytes},
               {"ddp_overlap", d.ddp_overlap},

@@ -289,7 +289,7 @@ std::string count_text(const Matrix& matrix) {
 void drop_distributed_options(std::vector<std::pair<std::string, std::string>>& options) {
   std::erase_if(options, [](const auto& option) {
     return option.first == "distributed-mode" || option.first == "shard-mode" || option.first == "bucketing-mode" ||
-           option.first == "sharding-size";
+           option.first == "sharding-size" || option.first == "fsdp-bucket-params";
   });
 }
 

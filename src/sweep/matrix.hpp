@@ -95,7 +95,8 @@ std::optional<Configuration> one_rank_source(const Configuration& config);
 
 // The configurations of several matrices, one after another, each once (by id). A point with
 // one rank runs without a distributed mode, as the reference's matrix runs its one-GPU rows:
-// `distributed-mode`, `shard-mode`, `bucketing-mode` and `sharding-size` are dropped there.
+// `distributed-mode`, `shard-mode`, `bucketing-mode`, `sharding-size` and `fsdp-bucket-params` are
+// dropped there.
 std::vector<Configuration> expand_all(const std::vector<Matrix>& matrices, std::size_t limit = kMaxConfigurations);
 
 }  // namespace tokbench::sweep

@@ -177,8 +177,10 @@ std::string distributed_mode_label_of(const Configuration& c) {
   const bool hybrid = shard.rfind("hybrid_", 0) == 0;
   if (hybrid) shard = shard.substr(7);
   try {
-    return parallel::distributed_mode_label(parallel::parse_dist_mode(mode), parallel::parse_shard_mode(shard), hybrid,
-                                            parallel::parse_unit_policy(c.value_of("bucketing-mode", "none")));
+    const parallel::DistMode dist = parallel::parse_dist_mode(mode);
+    return parallel::distributed_mode_label(
+        dist, parallel::parse_shard_mode(shard), hybrid,
+        parallel::effective_unit_policy(dist, parallel::parse_unit_policy(c.value_of("bucketing-mode", "none"))));
   } catch (const std::invalid_argument&) {
     return mode;
   }

@@ -248,6 +248,16 @@ with tempfile.TemporaryDirectory() as scratch:
             # The fused executor runs on many ranks, but never under autocast.
             ([*LONG, "--nproc-per-node", "2", "--executor", "fused", "--dtype", "bf16-mixed"], {},
              ["--executor fused", "bf16-mixed", "bf16-true"]),
+            # The reference's --bucketing_mode size: thunder refuses it (the reference asserts it), the
+            # threshold must be a positive whole count, and tokbench's ZeRO-3 gathers per block.
+            ([*LONG, "--nproc-per-node", "2", "--distributed_mode=fsdp", "--bucketing_mode=size", "--compile=thunder"],
+             {}, ["--bucketing-mode size", "'thunder'"]),
+            ([*LONG, "--nproc-per-node", "2", "--distributed_mode=fsdp", "--bucketing_mode=size",
+              "--fsdp_bucket_params=-1e6"], {}, ["--fsdp-bucket-params", "positive whole number"]),
+            ([*LONG, "--nproc-per-node", "2", "--distributed_mode=fsdp", "--bucketing_mode=size",
+              "--fsdp_bucket_params=2.5"], {}, ["--fsdp-bucket-params 2.5", "positive whole number"]),
+            ([*LONG, "--nproc-per-node", "2", "--distributed_mode=fsdp", "--bucketing_mode=size",
+              "--shard_mode=zero3"], {}, ["--bucketing-mode 'size'", "zero3"]),
         ]
         for args, env_add, needles in cases:
             start = time.monotonic()
@@ -259,6 +269,18 @@ with tempfile.TemporaryDirectory() as scratch:
                      proc.stdout, proc.stderr)
             if time.monotonic() - start > 20:
                 fail(f"{args}: the usage error took {time.monotonic() - start:.1f} s")
+        # Where the reference only warns, the run goes on: one warning line (rank 0's), kept in
+        # the record, and the threshold without size changes nothing (DDP's label).
+        args = ["--model-name", "pythia-14m", "--n-layers", "1", "--seq-len", "16", "--max-iters", "2",
+                "--warmup-iters", "1", "--num-threads", "1", "--distributed-mode", "ddp", "--nproc-per-node", "2",
+                "--fsdp_bucket_params=1e6", "--quiet", "--json-path", out_path]
+        proc = subprocess.run([TOKBENCH, "run", *args], capture_output=True, text=True, env=clean_env(), timeout=300)
+        warnings = [l for l in proc.stderr.splitlines() if "warning:" in l]
+        j = load(out_path, proc.stdout, proc.stderr)
+        if (proc.returncode != 0 or len(warnings) != 1 or "--fsdp-bucket-params 1000000 is ignored" not in warnings[0]
+                or j["config"]["warnings"] != [warnings[0].split("warning: ", 1)[1]] or j["Distributed Mode"] != "ddp"):
+            fail(f"ignored --fsdp_bucket_params: exit {proc.returncode}, warnings {warnings}, "
+                 f"recorded {j['config'].get('warnings')}", proc.stdout, proc.stderr)
     elif SCENARIO == "ports":
         jobs = []
         for i in range(6):

@@ -244,6 +244,22 @@ StepFactory fsdp(ShardMode mode, UnitPolicy units, Computation computation = Com
   };
 }
 
+// Units cut by parameter count (--bucketing-mode size). At 66'100 on pythia-14m's blocks
+// (n_embd 128: mlp 131'712, attention 66'048, norms 512) each block's mlp is a unit and the block
+// around it another (the attention and norms, 66'560): two units per block, one inside the other.
+constexpr int64_t kNestedSizeUnits = 66'100;
+
+StepFactory fsdp_by_size(ShardMode mode, int64_t min_unit_params) {
+  return [=](model::GPT m, const ProcessGroups& g) {
+    FsdpOptions o;
+    o.shard_mode = mode;
+    o.units = UnitPolicy::by_size;
+    o.min_unit_params = min_unit_params;
+    o.computation = computation_for(Computation::eager, m);
+    return make_fsdp_step(std::move(m), test_device(), g, o);
+  };
+}
+
 struct Case {
   std::string name;
   int64_t world;
@@ -275,6 +291,7 @@ TEST_P(ParallelEquivalence, EveryStrategyTrainsLikeOneProcess) {
       {"ddp no overlap, sync every micro-batch W=2", 2, std::nullopt, ddp(false, false)},
       {"zero2 block W=2", 2, std::nullopt, fsdp(ShardMode::zero2, UnitPolicy::per_block)},
       {"zero2 layer W=2", 2, std::nullopt, fsdp(ShardMode::zero2, UnitPolicy::per_layer)},
+      {"zero2 size (nested units) W=2", 2, std::nullopt, fsdp_by_size(ShardMode::zero2, kNestedSizeUnits)},
       {"zero3 block W=2", 2, std::nullopt, fsdp(ShardMode::zero3, UnitPolicy::per_block)},
       {"zero3 whole model W=2", 2, std::nullopt, fsdp(ShardMode::zero3, UnitPolicy::whole_model)},
       {"ddp W=4", 4, std::nullopt, ddp(true, true)},
@@ -756,6 +773,8 @@ TEST(ParallelStepLayout, TheRecordReportsTheLayoutTheStepBuilt) {
        UnitPolicy::per_block},
       {"zero2 layer", fsdp(ShardMode::zero2, UnitPolicy::per_layer), parallel::DistMode::fsdp, ShardMode::zero2,
        UnitPolicy::per_layer},
+      {"zero2 size", fsdp_by_size(ShardMode::zero2, kNestedSizeUnits), parallel::DistMode::fsdp, ShardMode::zero2,
+       UnitPolicy::by_size},
       {"zero3 whole", fsdp(ShardMode::zero3, UnitPolicy::whole_model), parallel::DistMode::fsdp, ShardMode::zero3,
        UnitPolicy::whole_model},
       {"zero3 block", fsdp(ShardMode::zero3, UnitPolicy::per_block), parallel::DistMode::fsdp, ShardMode::zero3,
@@ -788,6 +807,15 @@ TEST(ParallelStepLayout, TheRecordReportsTheLayoutTheStepBuilt) {
         for (const int64_t i : layout->units[u].parameters) ++seen[i];
       }
       EXPECT_EQ(seen, std::vector<int>(numels.size(), 1)) << c.name;
+      if (c.units == UnitPolicy::by_size) {
+        // The step built the size rule's units (layout_fsdp_units, which the golden test holds
+        // to PyTorch's policy): the root, lm_head, wte, and per block the block and its mlp.
+        std::vector<std::string> names;
+        for (const auto& u : layout->units) names.push_back(u.name);
+        EXPECT_EQ(names, (std::vector<std::string>{"root", "lm_head", "transformer.wte", "transformer.h.0",
+                                                   "transformer.h.0.mlp", "transformer.h.1", "transformer.h.1.mlp"}))
+            << c.name;
+      }
       ASSERT_EQ(recorded.parameters.size(), numels.size());
       for (std::size_t i = 0; i < numels.size(); ++i) EXPECT_EQ(recorded.parameters[i].elements, numels[i]) << c.name;
 

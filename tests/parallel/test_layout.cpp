@@ -3,6 +3,8 @@
 // label, and the communication plan over a layout.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "parallel/comm_plan.hpp"
@@ -99,6 +101,76 @@ TEST(FsdpUnits, PerLayerIsEachModuleOwningParameters) {
   EXPECT_EQ(padded, (std::vector<int64_t>{100, 100, 36, 40, 36, 40, 8}));
 }
 
+// by_size over model(): subtrees lm_head 100, transformer 257 (wte 100, h 150 with h.0 = h.1 =
+// 75 (attn 35, mlp 40), ln_f 7); root 357.
+//  - 40: attn (35) is too small to visit; mlp (40) reaches 40 and is wrapped; h.0's remainder
+//    35 does not; h (a list) and transformer (the dict) are never wrapped; wte and lm_head are.
+//    The root keeps the attentions and ln_f: 35 + 35 + 7 = 77, padded to 80 at S = 4.
+//  - 35: attn reaches 35 too, so both blocks are fully wrapped below their own level.
+//  - 70: the mlps (40) stay, the blocks (75) are wrapped whole.
+//  - 358: nothing is big enough, one root unit (as whole_model, but named "root").
+TEST(FsdpUnits, BySizeWrapsModulesWhoseUnwrappedRemainderReachesTheThreshold) {
+  auto names = [](const Layout& l) {
+    std::vector<std::string> out;
+    for (const auto& u : l.units) out.push_back(u.name);
+    return out;
+  };
+  const Layout l40 = layout_fsdp_units(model(), UnitPolicy::by_size, 4, 40);
+  EXPECT_EQ(names(l40), (std::vector<std::string>{"root", "lm_head", "transformer.wte", "transformer.h.0.mlp",
+                                                  "transformer.h.1.mlp"}));
+  EXPECT_EQ(elements(l40), (std::vector<int64_t>{77, 100, 100, 40, 40}));
+  EXPECT_EQ(l40.units[0].parameters, (std::vector<int64_t>{2, 3, 5, 6, 8}));
+  EXPECT_EQ(l40.units[0].offsets, (std::vector<int64_t>{0, 30, 35, 65, 70}));
+  EXPECT_EQ(l40.units[0].padded_elements, 80);
+  const Layout l35 = layout_fsdp_units(model(), UnitPolicy::by_size, 1, 35);
+  EXPECT_EQ(names(l35), (std::vector<std::string>{"root", "lm_head", "transformer.wte", "transformer.h.0.attn",
+                                                  "transformer.h.0.mlp", "transformer.h.1.attn", "transformer.h.1.mlp"}));
+  EXPECT_EQ(names(layout_fsdp_units(model(), UnitPolicy::by_size, 1, 70)),
+            (std::vector<std::string>{"root", "lm_head", "transformer.wte", "transformer.h.0", "transformer.h.1"}));
+  const Layout whole = layout_fsdp_units(model(), UnitPolicy::by_size, 1, 358);
+  EXPECT_EQ(names(whole), (std::vector<std::string>{"root"}));
+  EXPECT_EQ(elements(whole), (std::vector<int64_t>{357}));
+  EXPECT_THROW(layout_fsdp_units(model(), UnitPolicy::by_size, 1, 0), std::invalid_argument);
+  EXPECT_NO_THROW(layout_fsdp_units(model(), UnitPolicy::per_block, 1, 0));  // the others ignore it
+}
+
+// PyTorch's own answer: scripts/reference/fsdp_size_units.py wrapped litgpt's GPT (pythia and
+// a Llama shape, 3 blocks) in FullyShardedDataParallel with size_based_auto_wrap_policy at
+// thresholds from 1 to above the model and recorded every FSDP instance's flat parameter. The
+// layout must give the same units, holding the same parameters in the same order, from the
+// names and sizes alone. (PyTorch keeps an FSDP root with no flat parameter when everything
+// is wrapped below it; the layout has no empty unit.)
+TEST(FsdpUnits, BySizeEqualsPyTorchsSizeBasedAutoWrapPolicyOnLitgpt) {
+  std::ifstream in(TOKBENCH_FSDP_SIZE_FIXTURE);
+  ASSERT_TRUE(in) << TOKBENCH_FSDP_SIZE_FIXTURE;
+  const auto fixture = nlohmann::json::parse(in);
+  ASSERT_GE(fixture.at("cases").size(), 20u);
+  std::size_t nested = 0;  // cases with a unit inside a unit (the block around its wrapped mlp)
+  for (const auto& c : fixture.at("cases")) {
+    const std::string what = c.at("model").get<std::string>() + " at " + std::to_string(c.at("min_num_params").get<int64_t>());
+    std::vector<ParameterShape> shapes;
+    for (const auto& p : c.at("parameters")) shapes.push_back({p.at("name"), p.at("elements"), 4, 0});
+    const Layout l = layout_fsdp_units(shapes, UnitPolicy::by_size, 2, c.at("min_num_params").get<int64_t>());
+    std::vector<std::pair<std::string, std::vector<std::string>>> expected, got;
+    for (const auto& u : c.at("units")) {
+      if (u.at("parameters").empty()) continue;
+      const std::string module = u.at("module");
+      expected.emplace_back(module.empty() ? "root" : module, u.at("parameters").get<std::vector<std::string>>());
+    }
+    for (const auto& u : l.units) {
+      std::vector<std::string> held;
+      for (const int64_t i : u.parameters) held.push_back(shapes[i].name);
+      got.emplace_back(u.name, held);
+      EXPECT_EQ(u.padded_elements % 2, 0) << what;
+    }
+    EXPECT_EQ(got, expected) << what;
+    for (const auto& [outer, p1] : expected)
+      for (const auto& [inner, p2] : expected)
+        if (outer != "root" && inner.rfind(outer + ".", 0) == 0) ++nested;
+  }
+  EXPECT_GT(nested, 0u) << "the fixture no longer has a unit inside a unit";
+}
+
 TEST(Layouts, RefuseWhatNoStepHas) {
   EXPECT_THROW(layout_ddp_buckets({}, 100), std::invalid_argument);
   EXPECT_THROW(layout_ddp_buckets(model(), 0), std::invalid_argument);
@@ -141,6 +213,9 @@ TEST(Vocabulary, OneLabelAndTheWordsBothWays) {
   EXPECT_EQ(distributed_mode_label(DistMode::fsdp2, ShardMode::zero3, true, UnitPolicy::per_block),
             "fsdp2_hybrid_zero3_block_bucketing");
   EXPECT_EQ(parse_unit_policy("layer"), UnitPolicy::per_layer);
+  EXPECT_EQ(parse_unit_policy("size"), UnitPolicy::by_size);
+  EXPECT_EQ(distributed_mode_label(DistMode::fsdp, ShardMode::zero2, false, UnitPolicy::by_size),
+            "fsdp_zero2_size_bucketing");
   EXPECT_EQ(parse_comm_backend("nccl"), CommBackend::nccl);
   try {
     parse_dist_mode("zero");

@@ -202,6 +202,43 @@ def main():
             check(r.returncode == 2 and len(lines) == 1 and expected in lines[0],
                   f"{args}: want exit 2 and one line with '{expected}', got {r.returncode} {lines}")
 
+        # A size-bucketed FSDP record (--bucketing-mode size): predict lays out the run's units from
+        # its parameter names and its threshold, and times the same units. At 100'000 parameters each
+        # block's mlp.fc (132'864) is a unit, its attention (66'048) stays in the root with ln_f, and
+        # lm_head and wte are units: 9 units. ZeRO-3 is refused, as by tokbench's step.
+        sized = measured_record()
+        shapes = [{"name": "lm_head.weight", "unit": "head", "elements": 6_438_912},
+                  {"name": "transformer.wte.weight", "unit": "embedding", "elements": 6_438_912}]
+        for i in range(6):
+            shapes += [{"name": f"transformer.h.{i}.attn.qkv.weight", "unit": f"block.{i}", "elements": 66_048},
+                       {"name": f"transformer.h.{i}.mlp.fc.weight", "unit": f"block.{i}", "elements": 132_864}]
+        shapes.append({"name": "transformer.ln_f.weight", "unit": "head", "elements": 256})
+        sized["unit_timings"]["parameter_shapes"] = shapes
+        sized["config"].update(bucketing_mode="size", fsdp_bucket_params=1e5, fsdp_min_unit_params=100_000)
+        sized_path = write("sized.json", sized)
+        r = run(["--from", sized_path, "--cluster", cpu_toml, "--nproc-per-node", "2", "--distributed-mode", "fsdp",
+                 "--format", "json"])
+        check(r.returncode == 0, f"size-bucketed record: {r.stderr}")
+        p = json.loads(r.stdout)["runs"][0]
+        units = sorted({c["unit"] for c in p["prediction"]["communication"]["collectives"]})
+        want = sorted(["root", "lm_head", "transformer.wte"] + [f"transformer.h.{i}.mlp.fc" for i in range(6)])
+        check(units == want, f"size units predicted: {units}, want {want}")
+        check(p["Distributed Mode"] == "fsdp_zero2_size_bucketing" and p["bucketing"] == "size"
+              and p["config"]["fsdp_min_unit_params"] == 100_000, "the size-bucketed prediction's label and threshold")
+        r = run(["--from", sized_path, "--cluster", cpu_toml, "--nproc-per-node", "2", "--distributed-mode", "fsdp",
+                 "--fsdp-bucket-params", "1e9", "--format", "json"])
+        units = sorted({c["unit"] for c in json.loads(r.stdout)["runs"][0]["prediction"]["communication"]["collectives"]})
+        check(r.returncode == 0 and units == ["root"], f"--fsdp-bucket-params 1e9: one unit, got {units}")
+        for args, expected in [
+                (["--shard-mode", "zero3"], "--bucketing-mode size with --shard-mode zero3 is not a tokbench step"),
+                (["--fsdp-bucket-params", "0"], "--fsdp-bucket-params 0 is not valid"),
+                (["--bucketing-mode", "block", "--fsdp-bucket-params", "5"], "applies to --bucketing-mode size only")]:
+            r = run(["--from", sized_path, "--cluster", cpu_toml, "--nproc-per-node", "2", "--distributed-mode", "fsdp",
+                     *args])
+            lines = r.stderr.strip().splitlines()
+            check(r.returncode == 2 and len(lines) == 1 and expected in lines[0],
+                  f"{args}: want exit 2 and one line with '{expected}', got {r.returncode} {lines}")
+
         # Every text format; html needs a file; a sweep's JSON is read back (each run predicted).
         for fmt in ("print", "csv", "markdown", "json"):
             r = run(["--from", record, "--cluster", cpu_toml, "--nproc-per-node", "2", "--format", fmt])

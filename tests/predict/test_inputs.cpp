@@ -236,6 +236,13 @@ TEST(SweepTarget, ARowsRunOptionsAreThePredictionsTarget) {
   EXPECT_EQ(t.num_threads, 3);
   EXPECT_FALSE(t.micro_batch_size.has_value()) << "unset options stay the measured run's";
 
+  // A size-bucketed row's threshold (the reference's float spelling) becomes the target's; a
+  // row that gives it without size keeps its prediction, as the run goes on without it.
+  const TargetOptions sized = target_from_run_options({{"bucketing-mode", "size"}, {"fsdp-bucket-params", "1e6"}});
+  EXPECT_EQ(sized.fsdp_bucket_params, 1e6);
+  EXPECT_FALSE(target_from_run_options({{"bucketing-mode", "block"}, {"fsdp-bucket-params", "1e6"}})
+                   .fsdp_bucket_params.has_value());
+
   // A row that names no ranks runs on one, as tokbench run does.
   const TargetOptions one = target_from_run_options({{"model-name", "pythia-14m"}});
   EXPECT_EQ(one.nproc_per_node, 1);

@@ -27,9 +27,10 @@ Scenarios:
             executor, each ok with its figures filled (the memory breakdown for tokbench's two); the printed tables carry the five columns
   ranks     two ranks, the reference's way (torch.distributed over Gloo): python-eager FSDP (zero2)
             and python-inductor DDP, each under tokbench's launcher and under `torchrun
-            --no-python`, and fully_shard (fsdp2, zero3) under tokbench's launcher; each result follows the contract across ranks (both ranks
+            --no-python`, fully_shard (fsdp2, zero3) and FSDP with the reference's size bucketing
+            (size_based_auto_wrap_policy) under tokbench's launcher; each result follows the contract across ranks (both ranks
             listed, the slowest rank's time, the largest peak RSS, tokens/s × time = G·T), and the
-            three train alike: the same seed and token streams give the same losses (1e-5)
+            four train alike: the same seed and token streams give the same losses (1e-5)
   memory    per-rank peak memory, counted the same way on both sides, of tokbench's DDP, FSDP ZeRO-2
             and ZeRO-3 (per block) against PyTorch's own (python-eager) on two ranks, hybrid ZeRO-2
             on four (shards in pairs), and one process
@@ -443,9 +444,12 @@ def scenario_ranks(scratch):
         ("python-inductor ddp", "python-inductor", ["--distributed-mode", "ddp"], "ddp"),
         ("python-eager fsdp2 zero3", "python-eager", ["--distributed-mode", "fsdp2", "--shard-mode", "zero3",
                                                       "--bucketing-mode", "block"], "fsdp2_zero3_block_bucketing"),
+        # The reference's size bucketing: PyTorch's size_based_auto_wrap_policy at the threshold.
+        ("python-eager fsdp size", "python-eager", ["--distributed-mode", "fsdp", "--bucketing_mode", "size",
+                                                    "--fsdp_bucket_params", "1e5"], "fsdp_zero2_size_bucketing"),
     ]
     for label, executor, extra, mode_label in runs:
-        launchers = ["tokbench", "torchrun"] if "fsdp2" not in extra else ["tokbench"]
+        launchers = ["tokbench", "torchrun"] if "fsdp2" not in extra and "size" not in extra else ["tokbench"]
         for launcher in launchers:
             out = os.path.join(scratch, f"{label}-{launcher}.json".replace(" ", "-"))
             args = base + ["--executor", executor, *extra, "--json-path", out]

@@ -250,8 +250,55 @@ TEST(Resolve, ChoicesAreChecked) {
   o.shard_mode = "zero4";
   expect_usage(o, {"--shard-mode", "zero4", "zero3"});
   o = small();
+  o.bucketing_mode = "sized";
+  expect_usage(o, {"--bucketing-mode", "sized", "layer, size"});
+}
+
+// --bucketing-mode size (the reference's): PyTorch's default threshold, or --fsdp-bucket-params
+// as a whole count written as a float; refused with thunder (the reference asserts it), with
+// tokbench's ZeRO-3 (gathers per block) and for a count that is not positive and whole; where
+// the reference only warns (fsdp2 ignores size; a threshold without size) the run goes on with
+// one warning, and fsdp2's label names the blocks it wraps.
+TEST(Resolve, SizeBucketing) {
+  RunOptions o = small();
+  o.nproc_per_node = 2;
+  o.distributed_mode = "fsdp";
   o.bucketing_mode = "size";
-  expect_usage(o, {"--bucketing-mode", "size", "layer"});
+  RunPlan plan = resolve_run(o, cpu_machine());
+  EXPECT_EQ(plan.dist.units, distributed::UnitPolicy::by_size);
+  EXPECT_EQ(plan.dist.min_unit_params, 100'000'000);
+  EXPECT_TRUE(plan.warnings.empty());
+  EXPECT_EQ(distributed::distributed_mode_label(plan.dist), "fsdp_zero2_size_bucketing");
+  o.fsdp_bucket_params = 1e6;
+  EXPECT_EQ(resolve_run(o, cpu_machine()).dist.min_unit_params, 1'000'000);
+  for (const double bad : {0.0, -5.0, 2.5, 1e300}) {
+    o.fsdp_bucket_params = bad;
+    expect_usage(o, {"--fsdp-bucket-params", "positive whole number"});
+  }
+  o.fsdp_bucket_params = 1e6;
+  o.shard_mode = "zero3";
+  expect_usage(o, {"--bucketing-mode 'size'", "zero3", "zero2"});
+  o.compile = "python-eager";  // PyTorch's FSDP cuts size units under FULL_SHARD too
+  EXPECT_EQ(resolve_run(o, cpu_machine()).dist.units, distributed::UnitPolicy::by_size);
+  o.shard_mode = "zero2";
+  o.compile = "thunder";
+  expect_usage(o, {"--bucketing-mode size", "'thunder'", "none, block, layer"});
+  o.compile = "thunder_dynamo";
+  expect_usage(o, {"--bucketing-mode size", "'thunder_dynamo'"});
+  o.compile = "python-eager";
+  o.distributed_mode = "fsdp2";
+  plan = resolve_run(o, cpu_machine());
+  EXPECT_EQ(plan.dist.units, distributed::UnitPolicy::per_block);
+  EXPECT_EQ(distributed::distributed_mode_label(plan.dist), "fsdp2_zero2_block_bucketing");
+  ASSERT_EQ(plan.warnings.size(), 1u);
+  EXPECT_NE(plan.warnings[0].find("ignored by --distributed-mode fsdp2"), std::string::npos) << plan.warnings[0];
+  o.distributed_mode = "fsdp";
+  o.bucketing_mode = "block";
+  plan = resolve_run(o, cpu_machine());
+  EXPECT_EQ(plan.dist.units, distributed::UnitPolicy::per_block);
+  EXPECT_EQ(plan.dist.min_unit_params, 0);
+  ASSERT_EQ(plan.warnings.size(), 1u);
+  EXPECT_NE(plan.warnings[0].find("--fsdp-bucket-params 1000000 is ignored"), std::string::npos) << plan.warnings[0];
 }
 
 // --executor fused becomes a typed plan; it runs on one device or many ranks, without

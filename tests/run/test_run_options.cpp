@@ -54,6 +54,11 @@ TEST(RunOptions, ReferenceCommandLineParsesUnchanged) {
   EXPECT_EQ(o.max_iters, 10);
   EXPECT_EQ(o.warmup_iters, 3);
   EXPECT_EQ(o.seq_len, 128);
+  // The reference's size bucketing, its threshold a float as jsonargparse takes it.
+  o = parse({"--bucketing_mode=size", "--fsdp_bucket_params=1e6"});
+  EXPECT_EQ(o.bucketing_mode, "size");
+  EXPECT_EQ(o.fsdp_bucket_params, 1e6);
+  EXPECT_FALSE(parse({}).fsdp_bucket_params.has_value());
 }
 
 TEST(RunOptions, KebabCaseWithSpaceSeparatedValues) {
