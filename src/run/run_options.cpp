@@ -197,6 +197,12 @@ void add_bench_options(CLI::App& app, RunOptions& o) {
                o.fp8_shard_intermediate_activation,
                "the reference's switch, which its script never reads: accepted, with a warning, for its command lines")
       ->group("Compatibility");
+  app.add_option("--profiler-start,--profiler_start", o.profiler_start,
+                 "the reference's nsys window start (an iteration); no effect, as --nsys-enabled True is refused")
+      ->transform(whole_number<int64_t>("a whole number"))->group("Compatibility");
+  app.add_option("--profiler-stop,--profiler_stop", o.profiler_stop,
+                 "the reference's nsys window end (an iteration); no effect, as --nsys-enabled True is refused")
+      ->transform(whole_number<int64_t>("a whole number"))->group("Compatibility");
   app.add_flag("--use-hf,--use_hf", o.use_hf,
                "the reference's Hugging Face transformers models: True is refused (tokbench trains litgpt's)")
       ->group("Compatibility");

@@ -93,6 +93,9 @@ struct RunOptions {
   // The reference declares these and reads nothing of them (fp8_shard_intermediate_activation)
   // or trains Hugging Face's models instead of litgpt's (use_hf): resolve.cpp answers both.
   bool fp8_shard_intermediate_activation = false;
+  // The reference's nsys window (iterations); nothing without --nsys-enabled, which is refused.
+  int64_t profiler_start = 15;
+  int64_t profiler_stop = 15;
   bool use_hf = false;
   // Iterations of the per-unit timing pass after the measured window (train/unit_timing_pass.hpp):
   // the record's unit_timings. Unset: 2 for tokbench's executors, 0 (none) for the Python ones.

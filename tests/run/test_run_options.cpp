@@ -113,7 +113,7 @@ TEST(RunOptions, EveryOptionIsEchoedOrRecordedElsewhere) {
   const std::set<std::string> recorded_elsewhere{
       "model_name", "seq_len", "micro_batch_size", "global_batch_size", "max_iters", "warmup_iters",
       "compile", "checkpoint_activations", "nproc_per_node", "nnodes", "node_rank", "master_addr",
-      "master_port", "nsys_enabled", "json_path", "return_metrics_as_json", "log_every", "quiet",
+      "master_port", "nsys_enabled", "profiler_start", "profiler_stop", "json_path", "return_metrics_as_json", "log_every", "quiet",
       "profile", "profile_iters", "unit_timing_iters"};
   std::set<std::string> missing;
   for (const CLI::Option* option : app.get_options()) {
