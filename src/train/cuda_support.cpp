@@ -10,9 +10,6 @@
 #include <c10/cuda/CUDAFunctions.h>
 #include <torch/csrc/cuda/memory_snapshot.h>
 
-#include <fstream>
-#include <stdexcept>
-
 #include <utility>
 #include <vector>
 
@@ -116,15 +113,6 @@ void start_memory_history(std::size_t max_entries) {
   torch::cuda::_record_memory_history("all", "all", "python", max_entries);
 }
 
-void write_memory_snapshot(const std::string& path) {
-  const std::string pickled = torch::cuda::_memory_snapshot_pickled();
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary);
-    out.write(pickled.data(), static_cast<std::streamsize>(pickled.size()));
-    if (!out.flush()) throw std::runtime_error("cannot write " + path);
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) throw std::runtime_error("cannot write " + path);
-}
+std::string memory_snapshot_pickled() { return torch::cuda::_memory_snapshot_pickled(); }
 
 }  // namespace tokbench::train::cuda_support

@@ -31,11 +31,11 @@ void empty_cache();
 
 // --dump-memory-snapshot on CUDA: c10's caching allocator keeps its history of every device
 // (allocations, frees, segments; no stack frames: none are recorded, as symbolising C++ stacks
-// takes minutes) from start_memory_history(), the latest max_entries of it, and
-// write_memory_snapshot writes it in PyTorch's own pickle (memory_snapshot.hpp). Both throw
-// std::runtime_error without CUDA compiled, the writer also when the file cannot be written.
+// takes minutes) from start_memory_history(), the latest max_entries of it;
+// memory_snapshot_pickled() is that history in PyTorch's own pickle (memory_snapshot.hpp writes
+// it). Both throw std::runtime_error without CUDA compiled.
 void start_memory_history(std::size_t max_entries);
-void write_memory_snapshot(const std::string& path);
+std::string memory_snapshot_pickled();
 
 // Intervals timed on the device: begin() and end() record events on the device's current
 // stream, so an interval is the time that stream spent between them (for a stream made to

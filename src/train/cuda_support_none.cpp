@@ -39,7 +39,7 @@ void DeviceTimestamps::forget() {}
 void start_memory_history(std::size_t) {
   throw std::runtime_error("a CUDA memory snapshot needs CUDA, and this tokbench was built without CUDA support");
 }
-void write_memory_snapshot(const std::string&) {
+std::string memory_snapshot_pickled() {
   throw std::runtime_error("a CUDA memory snapshot needs CUDA, and this tokbench was built without CUDA support");
 }
 

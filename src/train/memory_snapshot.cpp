@@ -1,5 +1,5 @@
-// The CPU memory snapshot (memory_snapshot.hpp), written with LibTorch's own pickler, the one
-// PyTorch's CUDA snapshot goes through as well.
+// The CPU memory snapshot (memory_snapshot.hpp), pickled with LibTorch's own pickler, the one
+// PyTorch's CUDA snapshot goes through as well; and the one writer of either device's snapshot.
 #include "train/memory_snapshot.hpp"
 
 #include <torch/csrc/jit/serialization/pickler.h>
@@ -61,8 +61,8 @@ Dict trace_entry(const char* action, const CounterEvent& e) {
 
 }  // namespace
 
-void write_cpu_memory_snapshot(const std::filesystem::path& path, const std::vector<CounterEvent>& events,
-                               const std::vector<CounterBlock>& live_blocks) {
+std::string cpu_memory_snapshot_pickled(const std::vector<CounterEvent>& events,
+                                        const std::vector<CounterBlock>& live_blocks) {
   List segments(c10::AnyType::get());
   for (const CounterBlock& block : live_blocks) segments.push_back(segment_of(block));
   List trace(c10::AnyType::get());
@@ -81,14 +81,17 @@ void write_cpu_memory_snapshot(const std::filesystem::path& path, const std::vec
   snapshot.insert("device_traces", device_traces);
   // A plain pickle, as PyTorch writes its CUDA snapshot (torch::pickle_save would add the
   // persistent ids of torch.load's format, which pickle.load cannot read).
-  std::vector<char> bytes;
+  std::string bytes;
   {
-    torch::jit::Pickler pickler([&bytes](const char* data, size_t size) { bytes.insert(bytes.end(), data, data + size); });
+    torch::jit::Pickler pickler([&bytes](const char* data, size_t size) { bytes.append(data, size); });
     pickler.protocol();
     pickler.pushIValue(snapshot);
     pickler.stop();
   }
+  return bytes;
+}
 
+void write_memory_snapshot(const std::filesystem::path& path, const std::string& bytes) {
   std::filesystem::path temporary = path;
   temporary += ".tmp-" + std::to_string(::getpid());
   {

@@ -8,15 +8,19 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include "train/cpu_memory_counter.hpp"
 
 namespace tokbench::train {
 
-// Writes the snapshot (atomically: a temporary file renamed into place). Throws
-// std::runtime_error naming the path when it cannot be written.
-void write_cpu_memory_snapshot(const std::filesystem::path& path, const std::vector<CounterEvent>& events,
-                               const std::vector<CounterBlock>& live_blocks);
+// The CPU snapshot of the counter's history and the blocks it holds, pickled.
+std::string cpu_memory_snapshot_pickled(const std::vector<CounterEvent>& events,
+                                        const std::vector<CounterBlock>& live_blocks);
+
+// Writes a pickled snapshot (either device's) atomically: a temporary file renamed into place.
+// Throws std::runtime_error naming the path when it cannot be written.
+void write_memory_snapshot(const std::filesystem::path& path, const std::string& pickled);
 
 }  // namespace tokbench::train

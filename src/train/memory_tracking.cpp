@@ -68,9 +68,9 @@ void RunMemoryTracker::start_history() {
 std::string RunMemoryTracker::write_snapshot(const std::filesystem::path& path) const {
   try {
     if (cpu_) {
-      write_cpu_memory_snapshot(path, cpu_->history(), cpu_->live_blocks());
+      write_memory_snapshot(path, cpu_memory_snapshot_pickled(cpu_->history(), cpu_->live_blocks()));
     } else if (device_.is_cuda()) {
-      cuda_support::write_memory_snapshot(path.string());
+      write_memory_snapshot(path, cuda_support::memory_snapshot_pickled());
     } else {
       return "no memory snapshot written: " + device_.str() + " keeps no allocation history";
     }
