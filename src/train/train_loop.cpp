@@ -261,14 +261,16 @@ TrainResult run_timed_loop(TrainStep& step, TokenBatcher& data, const torch::Dev
     result.message = e.what();
     result.status = status_of_failure(result.message);
   }
+  // The history and what the loop holds at its end: for an out-of-memory end (what a snapshot
+  // shows best), before the release below frees it.
+  if (!options.memory_snapshot_path.empty())
+    result.memory_snapshot_message = memory.write_snapshot(options.memory_snapshot_path);
   if (result.status == RunStatus::oom) {
     // Free what this run still holds beyond the model itself: gradients and cached blocks.
     step.release_after_failure();
     if (device.is_cuda()) cuda_support::empty_cache();
   }
   result.memory = memory.peaks();  // before any profiled iterations: the run's own peaks
-  // The loop's history and what it left held, out-of-memory ends included (what they show best).
-  if (!options.memory_snapshot_path.empty()) result.memory_snapshot_message = memory.write_snapshot(options.memory_snapshot_path);
   result.memory_breakdown = step.memory_parts();
   result.memory_breakdown.activations = activation_bytes;
   result.memory_breakdown.allocator_reserve =
