@@ -20,7 +20,7 @@
 #include "predict/measured_run.hpp"
 #include "predict/prediction.hpp"
 #include "predict/predict_options.hpp"
-#include "results/atomic_file.hpp"
+#include "files/atomic_file.hpp"
 #include "results/read_result.hpp"
 #include "results/record_status.hpp"
 #include "results/result_store.hpp"
@@ -135,7 +135,7 @@ int run_predict(const predict::PredictCommandOptions& o) {
   } else {
     std::ostringstream text;
     sweep::write_report(format, context, predictions, {}, text, {});
-    results::write_file_atomically(o.output, text.str());
+    files::write_file_atomically(o.output, text.str());
   }
   return kExitOk;
 }

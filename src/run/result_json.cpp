@@ -1,4 +1,4 @@
-// JSON result construction, and its write through results/atomic_file.hpp.
+// JSON result construction, and its write through files/atomic_file.hpp.
 #include "run/result_json.hpp"
 
 #include <cmath>
@@ -9,7 +9,7 @@
 #include "run/report.hpp"
 #include "distributed/dist_settings.hpp"
 #include "parallel/comm_plan.hpp"
-#include "results/atomic_file.hpp"
+#include "files/atomic_file.hpp"
 #include "results/comm_plan_json.hpp"
 #include "results/result_columns.hpp"
 
@@ -236,7 +236,7 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
 }
 
 void write_json_atomically(const std::filesystem::path& path, const nlohmann::ordered_json& json) {
-  results::write_file_atomically(path, json.dump(4) + "\n");
+  files::write_file_atomically(path, json.dump(4) + "\n");
 }
 
 }  // namespace tokbench::run

@@ -1,5 +1,5 @@
 // write_report: builds the tables and hands them to the reporter of the format; files are
-// written atomically (results/atomic_file.hpp), so a reader never sees half a report. Also the
+// written atomically (files/atomic_file.hpp), so a reader never sees half a report. Also the
 // cell rules every reporter shares.
 #include "sweep/reporters.hpp"
 
@@ -16,7 +16,7 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "results/atomic_file.hpp"
+#include "files/atomic_file.hpp"
 #include "results/record_status.hpp"
 
 namespace tokbench::sweep {
@@ -153,18 +153,18 @@ void write_to_target(const ReporterPlugin& format, const TableOptions& options, 
   }
   if (path.empty()) throw std::invalid_argument("output format " + format.name + " needs a file path");
   if (format.file == FileUse::required) {
-    const std::filesystem::path temporary = results::temporary_beside(path);
+    const std::filesystem::path temporary = files::temporary_beside(path);
     try {
       run_reporter(out, temporary);  // the reporter writes the file itself
     } catch (...) {
       std::filesystem::remove(temporary);
       throw;
     }
-    results::commit_temporary(temporary, path);
+    files::commit_temporary(temporary, path);
   } else {
     std::ostringstream text;
     run_reporter(text, {});
-    results::write_file_atomically(path, text.str());
+    files::write_file_atomically(path, text.str());
   }
 }
 
@@ -185,7 +185,7 @@ void write_flat_report(const ReporterPlugin& format, const FlatTable& table, std
   if (format.file == FileUse::never && !path.empty()) {  // a text format into a file: whole or not at all
     std::ostringstream text;
     write_to_target(format, {}, text, {}, report);
-    results::write_file_atomically(path, text.str());
+    files::write_file_atomically(path, text.str());
     return;
   }
   write_to_target(format, {}, out, path, report);

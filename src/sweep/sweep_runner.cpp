@@ -6,7 +6,7 @@
 #include "process/child_process.hpp"
 #include "parallel/strategy.hpp"
 #include "process/signal_scope.hpp"
-#include "results/atomic_file.hpp"
+#include "files/atomic_file.hpp"
 #include "results/record_status.hpp"
 #include "sweep/slurm_jobs.hpp"
 
@@ -124,7 +124,7 @@ std::string last_line(const std::string& text) {
 }
 
 void write_atomically(const std::filesystem::path& path, const nlohmann::json& j) {
-  results::write_file_atomically(path, j.dump(4) + "\n");
+  files::write_file_atomically(path, j.dump(4) + "\n");
 }
 
 void write_row(const std::filesystem::path& path, const nlohmann::json& row) {

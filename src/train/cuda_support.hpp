@@ -32,8 +32,8 @@ void empty_cache();
 // --dump-memory-snapshot on CUDA: c10's caching allocator keeps its history of every device
 // (allocations, frees, segments; no stack frames: none are recorded, as symbolising C++ stacks
 // takes minutes) from start_memory_history(), the latest max_entries of it;
-// memory_snapshot_pickled() is that history in PyTorch's own pickle (memory_snapshot.hpp writes
-// it). Both throw std::runtime_error without CUDA compiled.
+// memory_snapshot_pickled() is that history in PyTorch's own pickle (the run's memory tracker
+// writes it, memory_tracking.hpp). Both throw std::runtime_error without CUDA compiled.
 void start_memory_history(std::size_t max_entries);
 std::string memory_snapshot_pickled();
 

@@ -1,16 +1,10 @@
 // The CPU memory snapshot (memory_snapshot.hpp), pickled with LibTorch's own pickler, the one
-// PyTorch's CUDA snapshot goes through as well; and the one writer of either device's snapshot.
+// PyTorch's CUDA snapshot goes through as well.
 #include "train/memory_snapshot.hpp"
 
 #include <torch/csrc/jit/serialization/pickler.h>
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <stdexcept>
 #include <string>
-#include <system_error>
-#include <unistd.h>
 
 namespace tokbench::train {
 namespace {
@@ -89,27 +83,6 @@ std::string cpu_memory_snapshot_pickled(const std::vector<CounterEvent>& events,
     pickler.stop();
   }
   return bytes;
-}
-
-void write_memory_snapshot(const std::filesystem::path& path, const std::string& bytes) {
-  std::filesystem::path temporary = path;
-  temporary += ".tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream out(temporary, std::ios::binary);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.close();
-    if (!out) {
-      const int error = errno;
-      std::filesystem::remove(temporary);
-      throw std::runtime_error("cannot write " + path.string() + ": " + std::strerror(error));
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(temporary, path, ec);
-  if (ec) {
-    std::filesystem::remove(temporary);
-    throw std::runtime_error("cannot write " + path.string() + ": " + ec.message());
-  }
 }
 
 }  // namespace tokbench::train

@@ -7,7 +7,6 @@
 // device trace, with no stack frames.
 #pragma once
 
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -18,9 +17,5 @@ namespace tokbench::train {
 // The CPU snapshot of the counter's history and the blocks it holds, pickled.
 std::string cpu_memory_snapshot_pickled(const std::vector<CounterEvent>& events,
                                         const std::vector<CounterBlock>& live_blocks);
-
-// Writes a pickled snapshot (either device's) atomically: a temporary file renamed into place.
-// Throws std::runtime_error naming the path when it cannot be written.
-void write_memory_snapshot(const std::filesystem::path& path, const std::string& pickled);
 
 }  // namespace tokbench::train

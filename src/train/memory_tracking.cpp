@@ -4,6 +4,7 @@
 #include <c10/core/Allocator.h>
 #include <sys/resource.h>
 
+#include "files/atomic_file.hpp"
 #include "train/caching_cpu_allocator.hpp"
 #include "train/cuda_support.hpp"
 #include "train/memory_snapshot.hpp"
@@ -68,9 +69,9 @@ void RunMemoryTracker::start_history() {
 std::string RunMemoryTracker::write_snapshot(const std::filesystem::path& path) const {
   try {
     if (cpu_) {
-      write_memory_snapshot(path, cpu_memory_snapshot_pickled(cpu_->history(), cpu_->live_blocks()));
+      files::write_file_atomically(path, cpu_memory_snapshot_pickled(cpu_->history(), cpu_->live_blocks()));
     } else if (device_.is_cuda()) {
-      write_memory_snapshot(path, cuda_support::memory_snapshot_pickled());
+      files::write_file_atomically(path, cuda_support::memory_snapshot_pickled());
     } else {
       return "no memory snapshot written: " + device_.str() + " keeps no allocation history";
     }

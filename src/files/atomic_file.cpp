@@ -1,5 +1,5 @@
 // Atomic file writes (atomic_file.hpp).
-#include "results/atomic_file.hpp"
+#include "files/atomic_file.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace tokbench::results {
+namespace tokbench::files {
 namespace {
 
 std::filesystem::path folder_of(const std::filesystem::path& path) {
@@ -89,4 +89,4 @@ void commit_temporary(const std::filesystem::path& temporary, const std::filesys
   sync_folder(path);
 }
 
-}  // namespace tokbench::results
+}  // namespace tokbench::files

@@ -2,13 +2,13 @@
 // temporary file of its own (a unique name beside the target), is flushed to the disk (fsync),
 // and is renamed over the target; the folder is synced after, so the rename survives a crash
 // too. A reader sees the old file or the new one, whole. Every result, row and report
-// tokbench writes goes through here.
+// tokbench writes goes through here (results, rows, reports, memory snapshots).
 #pragma once
 
 #include <filesystem>
 #include <string_view>
 
-namespace tokbench::results {
+namespace tokbench::files {
 
 // Writes `text` to `path` as above (mode 0644). Throws std::runtime_error naming the path and
 // the system's reason; the temporary is removed on failure.
@@ -20,4 +20,4 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view t
 std::filesystem::path temporary_beside(const std::filesystem::path& path);
 void commit_temporary(const std::filesystem::path& temporary, const std::filesystem::path& path);
 
-}  // namespace tokbench::results
+}  // namespace tokbench::files
