@@ -1,5 +1,5 @@
 // FSDP as a training step, ZeRO-2 and ZeRO-3, over units of the model (the whole model, one
-// per transformer block plus the root, or one per parameter-owning layer).
+// per transformer block plus the root, one per parameter-owning layer, or PyTorch's size policy).
 //
 // Each unit's parameters become views of one flat buffer (FSDP's flat parameter), padded to
 // a multiple of the shard-group size S (which parameters form a unit, and where each lies in
@@ -19,9 +19,11 @@
 //    replicas holding the same shard at the optimizer step.
 //  - Optimizer step: shards are updated, then all-gathered back into the full buffers
 //    (ZeRO-2: parameters stay whole between steps).
-//  - ZeRO-3: the full buffers are freed at rest. A unit is all-gathered just before its
-//    forward (the next unit's gather is issued ahead) and freed after; it is gathered again
-//    before its backward (from a hook on its output's gradient) and freed once its
+//  - ZeRO-3: the full buffers are freed at rest. Before each block's forward the units holding
+//    its parameters are all-gathered (the next block's are issued ahead) and freed after it
+//    unless the next block needs them too; the embedding's and head's units stay whole through
+//    the forward (parallel::zero3_gathers, for any unit layout). They are gathered again
+//    before their block's backward (from a hook on its output's gradient) and freed once their
 //    gradients are reduced. Autograd keeps the parameter tensors themselves, so freeing and
 //    refilling the buffer's storage in place is invisible to it (FSDP's storage resize).
 #include <c10/core/CPUAllocator.h>
@@ -112,31 +114,29 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
   ~FsdpStep() override { model_->set_forward_hooks(nullptr); }
 
   // The model calls these around the root and each block (GPTImpl::ForwardHooks). They
-  // gather and free only under ZeRO-3; the model owns a shared_ptr to a forwarding shim.
+  // gather and free only under ZeRO-3, as parallel::zero3_gathers lays out (timed unit 0 is
+  // the embedding, k the block k - 1, L + 1 the head); the model owns a shared_ptr to a
+  // forwarding shim.
   void before_root() override {
     if (!zero3()) return;
-    ensure_gathered(root_unit_);
-    if (!block_unit_.empty() && block_unit_[0] != root_unit_) start_gather(block_unit_[0]);
+    ensure_gathered(gathers_.kept);
+    if (n_layer_ > 0) start_gathers(gathers_.needs[1]);
   }
   void before_block(int64_t layer) override {
     if (!zero3()) return;
-    const int64_t u = block_unit_[layer];
-    ensure_gathered(u);
-    if (layer + 1 < static_cast<int64_t>(block_unit_.size()) && block_unit_[layer + 1] != u)
-      start_gather(block_unit_[layer + 1]);
+    ensure_gathered(gathers_.needs[layer + 1]);
+    if (layer + 1 < n_layer_) start_gathers(gathers_.needs[layer + 2]);
   }
   torch::Tensor after_block(int64_t layer, torch::Tensor output) override {
-    if (!zero3() || block_unit_[layer] == root_unit_) return output;
-    const int64_t u = block_unit_[layer];
-    free_full(units_[u]);
-    register_pre_backward(output, u, layer > 0 ? block_unit_[layer - 1] : root_unit_);
+    if (!zero3()) return output;
+    for (const int64_t u : gathers_.free_after_forward[layer + 1]) free_full(units_[u]);
+    register_pre_backward(output, layer + 1);
     return output;
   }
   torch::Tensor after_root(torch::Tensor logits) override {
     if (!zero3()) return logits;
-    free_full(units_[root_unit_]);
-    const int64_t last_block = block_unit_.empty() ? root_unit_ : block_unit_.back();
-    register_pre_backward(logits, root_unit_, last_block);
+    for (const int64_t u : gathers_.kept) free_full(units_[u]);
+    register_pre_backward(logits, n_layer_ + 1);
     return logits;
   }
 
@@ -228,25 +228,18 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
 
 
   // Builds the units parallel::layout_fsdp_units lays out (the root's unit first under
-  // per_block). With deferred parameters, the buffers are filled from the seed's initial values
+  // per_block), and under ZeRO-3 when each is gathered (parallel::zero3_gathers). With deferred parameters, the buffers are filled from the seed's initial values
   // instead of copied from the parameters, and ZeRO-3 never allocates a unit's full buffer here.
   void build_units(bool deferred) {
     const auto all = model_->parameters();
     layout_ = parallel::layout_fsdp_units(train::parameter_shapes(model_), options_.units, groups_.shard_size,
                                           options_.min_unit_params);
-    const int64_t n_layer = static_cast<int64_t>(model_->blocks().size());
-    root_unit_ = 0;
-    // Which unit each block's forward gathers (per_layer, by_size: none, their units are ZeRO-2
-    // only: a block may span several units, and the gathers follow blocks).
-    if (options_.units != UnitPolicy::per_layer && options_.units != UnitPolicy::by_size) block_unit_.assign(n_layer, 0);
+    n_layer_ = static_cast<int64_t>(model_->blocks().size());
+    if (zero3()) gathers_ = parallel::zero3_gathers(layout_);
     std::vector<std::vector<at::Tensor>> groups;
-    for (std::size_t u = 0; u < layout_.units.size(); ++u) {
+    for (const auto& unit : layout_.units) {
       std::vector<at::Tensor> params;
-      for (const int64_t i : layout_.units[u].parameters) {
-        params.push_back(all[i]);
-        const int64_t timed = layout_.parameters[i].timed_unit;  // 1..L: block timed - 1
-        if (!block_unit_.empty() && timed >= 1 && timed <= n_layer) block_unit_[timed - 1] = static_cast<int64_t>(u);
-      }
+      for (const int64_t i : unit.parameters) params.push_back(all[i]);
       groups.push_back(std::move(params));
     }
     const int64_t s = groups_.shard_size;
@@ -324,7 +317,10 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
   }
 
   // ZeRO-3 storage management: the buffer's storage is emptied and refilled in place.
+  // A gather still on its way (the embedding's units are gathered ahead for a backward that
+  // may never read them) lands first: its writes must not outlive the storage.
   void free_full(Unit& u) {
+    if (u.gather_work) wait_gather(u);
     if (!u.gathered) return;
     comm_buffers_.remove(static_cast<int64_t>(u.full.storage().nbytes()));
     u.full.storage().unsafeGetStorageImpl()->reset();
@@ -358,15 +354,34 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
     start_gather(index);
     wait_gather(u);
   }
+  // Every unit of a set: all gathers are issued before the first wait, so they queue together.
+  void ensure_gathered(const std::vector<int64_t>& indices) {
+    start_gathers(indices);
+    for (const int64_t u : indices) ensure_gathered(u);
+  }
+  void start_gathers(const std::vector<int64_t>& indices) {
+    for (const int64_t u : indices) start_gather(u);
+  }
 
-  // Before backward reaches a unit's nodes: gather it again, and issue the gather of the
-  // unit backward meets next.
-  void register_pre_backward(torch::Tensor& output, int64_t unit, int64_t next_unit) {
+  // Before backward reaches timed unit `timed` (from a hook on its output's gradient): gather its
+  // units again, and issue the gathers of the timed unit backward meets next. A unit already
+  // reduced this micro-batch is skipped: its gradients are all in, so nothing before it in
+  // backward uses it (a unit always holds parameters of the timed unit needing it, so this
+  // is a guard, not a case the layouts make).
+  void register_pre_backward(torch::Tensor& output, int64_t timed) {
     if (!output.requires_grad()) return;
-    output.register_hook([this, unit, next_unit](const at::Tensor& grad) {
+    output.register_hook([this, timed](const at::Tensor& grad) {
       const DeviceScope on(device_);  // autograd's thread for this device, on CUDA
-      ensure_gathered(unit);
-      if (next_unit != unit) start_gather(next_unit);
+      // Backward order: the head (L + 1), then the blocks from L down to 1, then the embedding.
+      const int64_t next = timed == n_layer_ + 1 ? n_layer_ : timed - 1;
+      std::vector<int64_t> now, ahead;
+      for (const int64_t u : gathers_.needs[timed])
+        if (!units_[u].reduced) now.push_back(u);
+      if (next >= 0)
+        for (const int64_t u : gathers_.needs[next])
+          if (!units_[u].reduced) ahead.push_back(u);
+      ensure_gathered(now);
+      start_gathers(ahead);
       return grad;
     });
   }
@@ -443,8 +458,8 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
   std::vector<Unit> units_;
   std::deque<Reduction> in_flight_;  // in the order issued
   BufferMeter comm_buffers_;
-  int64_t root_unit_ = 0;
-  std::vector<int64_t> block_unit_;  // unit of each block (per_layer: empty, no gathering)
+  int64_t n_layer_ = 0;
+  parallel::Zero3Gathers gathers_;  // ZeRO-3 only: which units each timed unit gathers
   std::unique_ptr<train::AdamW> optimizer_;
 };
 
@@ -463,9 +478,6 @@ struct HookShim final : model::GPTImpl::ForwardHooks {
 
 std::unique_ptr<train::TrainStep> make_fsdp_step(model::GPT model, const c10::Device& device,
                                                  const ProcessGroups& groups, const FsdpOptions& options) {
-  if (options.shard_mode == ShardMode::zero3 &&
-      (options.units == UnitPolicy::per_layer || options.units == UnitPolicy::by_size))
-    throw std::invalid_argument("FSDP ZeRO-3 gathers per block or per model; per-layer and size units are ZeRO-2 only");
   auto step = std::make_unique<FsdpStep>(std::move(model), device, groups, options);
   step->attach(std::make_shared<HookShim>(step.get()));
   return step;

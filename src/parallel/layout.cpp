@@ -207,4 +207,33 @@ Layout layout_fsdp_units(std::vector<ParameterShape> parameters, UnitPolicy poli
   return layout;
 }
 
+Zero3Gathers zero3_gathers(const Layout& layout) {
+  int64_t head = 0;
+  for (const auto& p : layout.parameters) {
+    if (p.timed_unit < 0)
+      throw std::invalid_argument("ZeRO-3 gathers: parameter '" + p.name + "' has timed unit " +
+                                  std::to_string(p.timed_unit) + "; valid: 0 or more");
+    head = std::max(head, p.timed_unit);
+  }
+  Zero3Gathers g;
+  std::vector<std::set<int64_t>> needs(static_cast<std::size_t>(head + 1));
+  for (std::size_t u = 0; u < layout.units.size(); ++u)
+    for (const int64_t i : layout.units[u].parameters) needs[layout.parameters[i].timed_unit].insert(static_cast<int64_t>(u));
+  for (int64_t k = 0; k <= head; ++k)
+    if (needs[k].empty())
+      throw std::invalid_argument("ZeRO-3 gathers: timed unit " + std::to_string(k) + " of 0.." + std::to_string(head) +
+                                  " holds no parameter");
+  std::set<int64_t> kept(needs.front().begin(), needs.front().end());
+  kept.insert(needs.back().begin(), needs.back().end());
+  g.kept.assign(kept.begin(), kept.end());
+  g.free_after_forward.resize(needs.size());
+  for (int64_t k = 0; k <= head; ++k) {
+    g.needs.emplace_back(needs[k].begin(), needs[k].end());
+    if (k == 0 || k == head) continue;
+    for (const int64_t u : needs[k])
+      if (!kept.count(u) && !needs[k + 1].count(u)) g.free_after_forward[k].push_back(u);
+  }
+  return g;
+}
+
 }  // namespace tokbench::parallel

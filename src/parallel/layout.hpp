@@ -80,6 +80,32 @@ Layout layout_ddp_buckets(std::vector<ParameterShape> parameters, int64_t bucket
 Layout layout_fsdp_units(std::vector<ParameterShape> parameters, UnitPolicy policy, int64_t shard_size,
                          int64_t min_unit_params = 0);
 
+// When tokbench's ZeRO-3 step holds each FSDP unit's whole parameters, over any unit layout: the
+// one copy of those rules, which the step follows and the prediction times. The forward walks the
+// timed units (0 the embedding, 1..L the blocks, L+1 the head):
+//  - before the embedding, `kept` is gathered (the units holding embedding or head parameters:
+//    both ends of the forward need them, so they stay whole until its end) and `needs[1]` is
+//    gathered ahead;
+//  - before block k, `needs[k]` (every unit holding a parameter of block k) is gathered, and
+//    `needs[k + 1]` ahead;
+//  - after block k, `free_after_forward[k]` is freed: its units the next block and `kept` do not
+//    need (a unit spanning several blocks stays whole across them);
+//  - at the forward's end `kept` is freed.
+// Backward meets the timed units in reverse; before each (the head first) `needs[k]` is gathered
+// again and the next one's gathered ahead; a unit is freed once its last gradient is in. With
+// per-block units this is one unit per block and the root; with per-layer units a block's layers
+// are gathered together; size units may hold part of a block, or several blocks, or the root
+// with the blocks too small to wrap.
+struct Zero3Gathers {
+  std::vector<std::vector<int64_t>> needs;               // per timed unit: layout unit indices, ascending
+  std::vector<int64_t> kept;                             // the embedding's and head's units, ascending
+  std::vector<std::vector<int64_t>> free_after_forward;  // per timed unit (blocks only; others empty)
+};
+
+// Throws std::invalid_argument when a parameter's timed unit is negative or no unit lies in a
+// timed unit between 0 and the largest (every block holds parameters).
+Zero3Gathers zero3_gathers(const Layout& layout);
+
 // size_based_auto_wrap_policy's min_num_params default (1e8), which the reference's
 // --bucketing_mode size gets when --fsdp_bucket_params is not given.
 inline constexpr int64_t kDefaultMinUnitParams = 100'000'000;

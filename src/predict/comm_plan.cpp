@@ -84,15 +84,14 @@ CommPlan plan_communication(const CommPlanInput& in) {
     time_buckets(in, plan);
     return plan;
   }
-  plan.fsdp_unit_of.assign(in.units.size(), 0);
   for (std::size_t u = 0; u < plan.layout.units.size(); ++u) {
     const auto& unit = plan.layout.units[u];
     CommUnit timed;
     timed.name = unit.name;
     timed.padded_elements = unit.padded_elements;
     plan.units.push_back(timed);
-    for (const int64_t i : unit.parameters) plan.fsdp_unit_of[plan.layout.parameters[i].timed_unit] = static_cast<int64_t>(u);
   }
+  plan.fsdp_gathers = parallel::zero3_gathers(plan.layout);
   return plan;
 }
 

@@ -61,8 +61,8 @@ struct CommUnit {
 struct CommPlan : parallel::CommPlan {
   parallel::Layout layout;
   std::vector<CommUnit> units;  // one per layout unit
-  // Which FSDP unit each timed unit belongs to (FSDP only; empty otherwise).
-  std::vector<int64_t> fsdp_unit_of;
+  // FSDP only: which units each timed unit gathers under ZeRO-3 (the step's own rule).
+  parallel::Zero3Gathers fsdp_gathers;
 };
 
 // Throws std::invalid_argument when the units are not embedding, blocks, head, a size is not

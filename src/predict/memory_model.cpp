@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 #include <functional>
 
 namespace tokbench::predict {
@@ -79,14 +80,25 @@ MemoryPrediction predict_memory(const MeasuredRun& run, const MemoryTarget& targ
     p.comm_buffers = two_largest;  // at most two flat gradients in flight
     m.assumptions.push_back("memory (FSDP): at most two flat gradients in flight, the two largest units'");
     if (target.zero3) {
-      // In backward the root stays gathered while a block computes and the next is gathered ahead.
-      std::vector<double> others(flat.begin() + 1, flat.end());
-      std::sort(others.begin(), others.end(), std::greater<>());
-      double gathered = flat[0];
-      for (std::size_t i = 0; i < others.size() && i < 2; ++i) gathered += others[i];
+      // Gathered at once, at most: the units kept through the forward (the embedding's and the
+      // head's), the block computing and the next, gathered ahead (parallel::zero3_gathers).
+      const parallel::Zero3Gathers& g = target.plan->fsdp_gathers;
+      auto bytes_of = [&](const std::set<int64_t>& units) {
+        double bytes = 0;
+        for (const int64_t u : units) bytes += flat[u];
+        return bytes;
+      };
+      const std::set<int64_t> kept(g.kept.begin(), g.kept.end());
+      double gathered = bytes_of(kept);
+      for (std::size_t k = 1; k + 1 < g.needs.size(); ++k) {  // the blocks; needs[k + 1] is the head's after the last
+        std::set<int64_t> held = kept;
+        held.insert(g.needs[k].begin(), g.needs[k].end());
+        held.insert(g.needs[k + 1].begin(), g.needs[k + 1].end());
+        gathered = std::max(gathered, bytes_of(held));
+      }
       p.comm_buffers += gathered;
-      m.assumptions.push_back("memory (ZeRO-3): gathered at once: the root unit, the block computing and the one gathered "
-                              "ahead (the two largest blocks)");
+      m.assumptions.push_back("memory (ZeRO-3): gathered at once: the units of the embedding and head, and those of the "
+                              "block computing and the next, gathered ahead (the largest such set)");
     } else {
       m.assumptions.push_back("memory (ZeRO-2): whole flat parameters kept, shards are slices of them");
     }

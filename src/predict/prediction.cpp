@@ -95,10 +95,6 @@ Target resolve_target(const MeasuredRun& run, const ClusterInput& in, const Targ
   if (t.bucketing_mode == "size") {
     t.min_unit_params = o.fsdp_bucket_params ? static_cast<int64_t>(*o.fsdp_bucket_params)
                                              : run.fsdp_min_unit_params.value_or(parallel::kDefaultMinUnitParams);
-    // As tokbench's step: its ZeRO-3 gathers per block, which size units do not follow.
-    if (t.zero3 && t.distributed_mode == "fsdp")
-      refuse("--bucketing-mode size with --shard-mode zero3 is not a tokbench step (ZeRO-3 gathers whole blocks); "
-             "valid: zero2, hybrid_zero2, or --bucketing-mode none or block");
   }
   t.sharding_size = o.sharding_size;
   if (!o.sharding_size && !o.distributed_mode && !o.shard_mode && run.distributed_mode == "fsdp" && run.sharding_size &&

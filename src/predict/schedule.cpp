@@ -132,17 +132,17 @@ void simulate_ddp(const ScheduleInput& in, Timeline& t) {
 }
 
 // FSDP (fsdp_step.cpp): reduce-scatter per unit after its backward, the one before it completed
-// first (at most two in flight), the last at the micro-batch's end; ZeRO-3 gathers before
-// forward and backward with one unit gathered ahead; hybrid all-reduces across replicas at the
+// first (at most two in flight), the last at the micro-batch's end; ZeRO-3 gathers each block's
+// units before its forward and backward with the next block's gathered ahead; hybrid all-reduces across replicas at the
 // optimizer step; ZeRO-2 gathers the updated shards after it.
 void simulate_fsdp(const ScheduleInput& in, Timeline& t) {
   const int64_t n = static_cast<int64_t>(in.forward_seconds.size());
   const CommPlan& plan = in.plan;
   const int64_t units = static_cast<int64_t>(plan.units.size());
   const CollectiveIndex index(plan);
-  const auto& unit_of = plan.fsdp_unit_of;
-  const int64_t root = unit_of[0];
+  const parallel::Zero3Gathers& gathers = plan.fsdp_gathers;
   std::vector<bool> gathered(units, !in.zero3);
+  std::vector<bool> reduced(units, false);  // this micro-batch's gradients are on their way
   std::vector<int64_t> gathering(units, -1);
   std::deque<int64_t> in_flight;
   int64_t micro = 0;
@@ -152,16 +152,19 @@ void simulate_fsdp(const ScheduleInput& in, Timeline& t) {
     const int64_t c = index.find(unit, purpose);
     return c < 0 ? -1 : t.issue(c, in.collective_seconds[c], micro);
   };
-  auto start_gather = [&](int64_t unit) {
-    if (gathered[unit] || gathering[unit] >= 0) return;
-    gathering[unit] = issue(unit, gather_purpose);
+  // As the step: backward skips a unit already reduced; the forward never meets one.
+  auto start_gathers = [&](const std::vector<int64_t>& set) {
+    for (const int64_t unit : set)
+      if (!gathered[unit] && gathering[unit] < 0 && !reduced[unit]) gathering[unit] = issue(unit, gather_purpose);
   };
-  auto ensure_gathered = [&](int64_t unit) {
-    if (gathered[unit]) return;
-    start_gather(unit);
-    if (gathering[unit] >= 0) t.wait(gathering[unit]);
-    gathering[unit] = -1;
-    gathered[unit] = true;
+  auto ensure_gathered = [&](const std::vector<int64_t>& set) {
+    start_gathers(set);
+    for (const int64_t unit : set) {
+      if (gathered[unit] || reduced[unit]) continue;
+      if (gathering[unit] >= 0) t.wait(gathering[unit]);
+      gathering[unit] = -1;
+      gathered[unit] = true;
+    }
   };
   auto complete_reductions = [&](std::size_t keep) {
     while (in_flight.size() > keep) {
@@ -172,6 +175,11 @@ void simulate_fsdp(const ScheduleInput& in, Timeline& t) {
   auto reduce_unit = [&](int64_t unit) {
     const int64_t id = issue(unit, CommPurpose::reduce_gradients);
     if (id >= 0) in_flight.push_back(id);
+    reduced[unit] = true;
+    if (in.zero3 && gathering[unit] >= 0) {  // a gather issued ahead lands before the buffer is freed
+      t.wait(gathering[unit]);
+      gathering[unit] = -1;
+    }
     if (in.zero3) gathered[unit] = false;  // backward is done with it: freed
     complete_reductions(1);
   };
@@ -193,38 +201,37 @@ void simulate_fsdp(const ScheduleInput& in, Timeline& t) {
       if (last_in_backward[k] == u) reduce_unit(k);
   };
 
+  // ZeRO-3's gathers and frees follow parallel::zero3_gathers, as fsdp_step.cpp does.
   for (micro = 0; micro < in.grad_accum; ++micro) {
+    std::fill(reduced.begin(), reduced.end(), false);
     gather_purpose = CommPurpose::gather_for_forward;
     if (in.zero3) {
-      ensure_gathered(root);
-      if (n > 2 && unit_of[1] != root) start_gather(unit_of[1]);
+      ensure_gathered(gathers.kept);
+      if (n > 2) start_gathers(gathers.needs[1]);
     }
     t.compute(in.forward_seconds[0]);
     for (int64_t u = 1; u + 1 < n; ++u) {
-      const int64_t k = unit_of[u];
       if (in.zero3) {
-        ensure_gathered(k);
-        if (u + 2 < n && unit_of[u + 1] != k) start_gather(unit_of[u + 1]);
+        ensure_gathered(gathers.needs[u]);
+        if (u + 2 < n) start_gathers(gathers.needs[u + 1]);
       }
       t.compute(in.forward_seconds[u]);
-      if (in.zero3 && k != root) gathered[k] = false;  // freed after its forward
+      if (in.zero3)
+        for (const int64_t k : gathers.free_after_forward[u]) gathered[k] = false;  // freed after its forward
     }
     t.compute(in.forward_seconds[n - 1]);
     gather_purpose = CommPurpose::gather_for_backward;
     if (in.zero3) {
-      gathered[root] = false;  // freed at the forward's end, gathered again for backward
-      ensure_gathered(root);
-      const int64_t last_block = n > 2 ? unit_of[n - 2] : root;
-      if (last_block != root) start_gather(last_block);
+      for (const int64_t k : gathers.kept) gathered[k] = false;  // freed at the forward's end
+      ensure_gathered(gathers.needs[n - 1]);                     // the hook on the logits' gradient
+      start_gathers(gathers.needs[n - 2]);
     }
     t.compute(in.backward_seconds[n - 1]);
     reduce_after(n - 1);
     for (int64_t u = n - 2; u >= 0; --u) {
-      const int64_t k = unit_of[u];
-      if (in.zero3 && u >= 1 && k != root) {  // the hook on the block's output gradient
-        ensure_gathered(k);
-        const int64_t next = u > 1 ? unit_of[u - 1] : root;
-        if (next != k) start_gather(next);
+      if (in.zero3 && u >= 1) {  // the hook on the block's output gradient
+        ensure_gathered(gathers.needs[u]);
+        start_gathers(gathers.needs[u - 1]);
       }
       t.compute(in.backward_seconds[u]);
       reduce_after(u);

@@ -319,16 +319,6 @@ void resolve_distributed(const RunOptions& o, const MachineInfo& m, RunPlan& pla
     refuse(fmt::format("--sharding-size {} applies to --distributed-mode fsdp or fsdp2 only (mode is {})", *o.sharding_size,
                       o.distributed_mode));
   d.shard_group_size = o.sharding_size;
-  if (d.mode == distributed::DistMode::fsdp && d.shard_mode == distributed::ShardMode::zero3 &&
-      d.units == distributed::UnitPolicy::per_layer)
-    refuse("--bucketing-mode 'layer' with --shard-mode zero3 is not supported (ZeRO-3 gathers whole blocks); "
-          "valid: none, block");
-  // tokbench's ZeRO-3 gathers at block boundaries, and size units may split a block or hold
-  // pieces of several; the Python executors' FSDP has no such limit.
-  if (d.mode == distributed::DistMode::fsdp && d.shard_mode == distributed::ShardMode::zero3 &&
-      d.units == distributed::UnitPolicy::by_size && !is_python(compiler.executor))
-    refuse("--bucketing-mode 'size' with --shard-mode zero3 is not supported by tokbench's FSDP step (ZeRO-3 gathers "
-          "whole blocks); valid: --shard-mode zero2, --bucketing-mode none or block, or --executor python-eager");
   if (!(o.ddp_bucket_size_mb > 0 && o.ddp_bucket_size_mb <= 1e6))
     refuse(fmt::format("--ddp-bucket-size {} is not valid; valid: a size in MB in (0, 1000000]", o.ddp_bucket_size_mb));
   d.ddp_bucket_bytes = static_cast<int64_t>(o.ddp_bucket_size_mb * 1e6);

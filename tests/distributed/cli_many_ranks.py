@@ -249,15 +249,13 @@ with tempfile.TemporaryDirectory() as scratch:
             ([*LONG, "--nproc-per-node", "2", "--executor", "fused", "--dtype", "bf16-mixed"], {},
              ["--executor fused", "bf16-mixed", "bf16-true"]),
             # The reference's --bucketing_mode size: thunder refuses it (the reference asserts it), the
-            # threshold must be a positive whole count, and tokbench's ZeRO-3 gathers per block.
+            # threshold must be a positive whole count.
             ([*LONG, "--nproc-per-node", "2", "--distributed_mode=fsdp", "--bucketing_mode=size", "--compile=thunder"],
              {}, ["--bucketing-mode size", "'thunder'"]),
             ([*LONG, "--nproc-per-node", "2", "--distributed_mode=fsdp", "--bucketing_mode=size",
               "--fsdp_bucket_params=-1e6"], {}, ["--fsdp-bucket-params", "positive whole number"]),
             ([*LONG, "--nproc-per-node", "2", "--distributed_mode=fsdp", "--bucketing_mode=size",
               "--fsdp_bucket_params=2.5"], {}, ["--fsdp-bucket-params 2.5", "positive whole number"]),
-            ([*LONG, "--nproc-per-node", "2", "--distributed_mode=fsdp", "--bucketing_mode=size",
-              "--shard_mode=zero3"], {}, ["--bucketing-mode 'size'", "zero3"]),
         ]
         for args, env_add, needles in cases:
             start = time.monotonic()
@@ -281,6 +279,22 @@ with tempfile.TemporaryDirectory() as scratch:
                 or j["config"]["warnings"] != [warnings[0].split("warning: ", 1)[1]] or j["Distributed Mode"] != "ddp"):
             fail(f"ignored --fsdp_bucket_params: exit {proc.returncode}, warnings {warnings}, "
                  f"recorded {j['config'].get('warnings')}", proc.stdout, proc.stderr)
+        # The reference's size units under ZeRO-3 run on tokbench's step: at 1e5 each block's mlp
+        # (131'712) is a unit, the attention and norms stay in the root, lm_head and wte are units,
+        # and every unit is gathered for forward and again for backward.
+        args = ["--model-name", "pythia-14m", "--n-layers", "2", "--seq-len", "16", "--max-iters", "2",
+                "--warmup-iters", "1", "--num-threads", "1", "--nproc-per-node", "2", "--distributed_mode=fsdp",
+                "--shard_mode=zero3", "--bucketing_mode=size", "--fsdp_bucket_params=1e5", "--quiet",
+                "--json-path", out_path]
+        proc = subprocess.run([TOKBENCH, "run", *args], capture_output=True, text=True, env=clean_env(), timeout=300)
+        j = load(out_path, proc.stdout, proc.stderr)
+        units = ["lm_head", "root", "transformer.h.0.mlp", "transformer.h.1.mlp", "transformer.wte"]
+        gathers = sorted((c["unit"], c["purpose"]) for c in j["unit_timings"]["communication"]["collectives"]
+                         if c["purpose"].startswith("gather_for"))
+        if (proc.returncode != 0 or j["status"] != "ok" or j["Distributed Mode"] != "fsdp_zero3_size_bucketing"
+                or gathers != [(u, p) for u in units for p in ("gather_for_backward", "gather_for_forward")]):
+            fail(f"ZeRO-3 size units: exit {proc.returncode} status {j['status']} mode {j['Distributed Mode']} "
+                 f"gathers {gathers}", proc.stdout, proc.stderr)
     elif SCENARIO == "ports":
         jobs = []
         for i in range(6):

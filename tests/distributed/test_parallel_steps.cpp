@@ -248,14 +248,17 @@ StepFactory fsdp(ShardMode mode, UnitPolicy units, Computation computation = Com
 // (n_embd 128: mlp 131'712, attention 66'048, norms 512) each block's mlp is a unit and the block
 // around it another (the attention and norms, 66'560): two units per block, one inside the other.
 constexpr int64_t kNestedSizeUnits = 66'100;
+// At 131'000 only the mlps reach the threshold: the attention and norms of every block are left
+// to the root, with the embedding and the head, so under ZeRO-3 each block needs the root too.
+constexpr int64_t kRootHoldsTheAttention = 131'000;
 
-StepFactory fsdp_by_size(ShardMode mode, int64_t min_unit_params) {
+StepFactory fsdp_by_size(ShardMode mode, int64_t min_unit_params, Computation computation = Computation::eager) {
   return [=](model::GPT m, const ProcessGroups& g) {
     FsdpOptions o;
     o.shard_mode = mode;
     o.units = UnitPolicy::by_size;
     o.min_unit_params = min_unit_params;
-    o.computation = computation_for(Computation::eager, m);
+    o.computation = computation_for(computation, m);
     return make_fsdp_step(std::move(m), test_device(), g, o);
   };
 }
@@ -294,11 +297,16 @@ TEST_P(ParallelEquivalence, EveryStrategyTrainsLikeOneProcess) {
       {"zero2 size (nested units) W=2", 2, std::nullopt, fsdp_by_size(ShardMode::zero2, kNestedSizeUnits)},
       {"zero3 block W=2", 2, std::nullopt, fsdp(ShardMode::zero3, UnitPolicy::per_block)},
       {"zero3 whole model W=2", 2, std::nullopt, fsdp(ShardMode::zero3, UnitPolicy::whole_model)},
+      {"zero3 layer W=2", 2, std::nullopt, fsdp(ShardMode::zero3, UnitPolicy::per_layer)},
+      {"zero3 size (nested units) W=2", 2, std::nullopt, fsdp_by_size(ShardMode::zero3, kNestedSizeUnits)},
+      {"zero3 size (attention in the root) W=2", 2, std::nullopt,
+       fsdp_by_size(ShardMode::zero3, kRootHoldsTheAttention)},
       {"ddp W=4", 4, std::nullopt, ddp(true, true)},
       {"zero2 block W=4", 4, std::nullopt, fsdp(ShardMode::zero2, UnitPolicy::per_block)},
       {"zero3 block W=4", 4, std::nullopt, fsdp(ShardMode::zero3, UnitPolicy::per_block)},
       {"hybrid zero2 2x2", 4, 2, fsdp(ShardMode::zero2, UnitPolicy::per_block)},
       {"hybrid zero3 2x2", 4, 2, fsdp(ShardMode::zero3, UnitPolicy::per_block)},
+      {"hybrid zero3 size 2x2", 4, 2, fsdp_by_size(ShardMode::zero3, kNestedSizeUnits)},
   };
   expect_cases_train_like_one_process(cases, grad_accum);
 }
@@ -313,6 +321,7 @@ TEST_P(ParallelEquivalence, FusedComputationTrainsLikeOneEagerProcess) {
       {"zero2 block fused W=2", 2, std::nullopt, fsdp(ShardMode::zero2, UnitPolicy::per_block, fused)},
       {"zero3 block fused W=2", 2, std::nullopt, fsdp(ShardMode::zero3, UnitPolicy::per_block, fused)},
       {"zero3 whole model fused W=2", 2, std::nullopt, fsdp(ShardMode::zero3, UnitPolicy::whole_model, fused)},
+      {"zero3 size (nested units) fused W=2", 2, std::nullopt, fsdp_by_size(ShardMode::zero3, kNestedSizeUnits, fused)},
       {"hybrid zero3 2x2 fused", 4, 2, fsdp(ShardMode::zero3, UnitPolicy::per_block, fused)},
   };
   expect_cases_train_like_one_process(cases, grad_accum);
@@ -340,6 +349,9 @@ TEST_P(CheckpointedParallel, EachStrategyTrainsAsWithoutCheckpointing) {
       {"zero2 block W=2", 2, std::nullopt, fsdp(ShardMode::zero2, UnitPolicy::per_block)},
       {"zero3 block W=2", 2, std::nullopt, fsdp(ShardMode::zero3, UnitPolicy::per_block)},
       {"zero3 block fused W=2", 2, std::nullopt, fsdp(ShardMode::zero3, UnitPolicy::per_block, Computation::fused)},
+      {"zero3 layer W=2", 2, std::nullopt, fsdp(ShardMode::zero3, UnitPolicy::per_layer)},
+      {"zero3 size (attention in the root) W=2", 2, std::nullopt,
+       fsdp_by_size(ShardMode::zero3, kRootHoldsTheAttention)},
       {"hybrid zero3 2x2", 4, 2, fsdp(ShardMode::zero3, UnitPolicy::per_block)},
   };
   for (const auto& c : cases) {
@@ -700,11 +712,17 @@ TEST(ParallelMemory, ShardsAreOneOverWorld) {
   // The fused computation's head reads the root's parameters: ZeRO-3 must still free them.
   const auto zero3_fused =
       ranks(world, std::nullopt, batches, fsdp(ShardMode::zero3, UnitPolicy::per_block, Computation::fused));
+  // Size units under ZeRO-3 free what they gathered too (the root, holding every block's
+  // attention, is freed at the forward's end and once backward is done with it).
+  const auto zero3_size = ranks(world, std::nullopt, batches, fsdp_by_size(ShardMode::zero3, kRootHoldsTheAttention));
+  const auto zero3_layer = ranks(world, std::nullopt, batches, fsdp(ShardMode::zero3, UnitPolicy::per_layer));
   const double ideal_resident = static_cast<double>(reference.resident_bytes) / world;
   const double ideal_optimizer = static_cast<double>(reference.optimizer_bytes) / world;
   for (int64_t r = 0; r < world; ++r) {
     EXPECT_NEAR(zero3[r].resident_bytes, ideal_resident, 0.10 * ideal_resident) << "ZeRO-3 rank " << r;
     EXPECT_NEAR(zero3_fused[r].resident_bytes, ideal_resident, 0.10 * ideal_resident) << "ZeRO-3 fused rank " << r;
+    EXPECT_NEAR(zero3_size[r].resident_bytes, ideal_resident, 0.10 * ideal_resident) << "ZeRO-3 size rank " << r;
+    EXPECT_NEAR(zero3_layer[r].resident_bytes, ideal_resident, 0.10 * ideal_resident) << "ZeRO-3 layer rank " << r;
     EXPECT_NEAR(zero2[r].optimizer_bytes, ideal_optimizer, 0.10 * ideal_optimizer) << "ZeRO-2 rank " << r;
     // ZeRO-2 keeps whole parameters: well above 1/W of the single process's state.
     EXPECT_GT(zero2[r].resident_bytes, 1.2 * ideal_resident) << "ZeRO-2 rank " << r;
@@ -779,6 +797,8 @@ TEST(ParallelStepLayout, TheRecordReportsTheLayoutTheStepBuilt) {
        UnitPolicy::whole_model},
       {"zero3 block", fsdp(ShardMode::zero3, UnitPolicy::per_block), parallel::DistMode::fsdp, ShardMode::zero3,
        UnitPolicy::per_block},
+      {"zero3 size", fsdp_by_size(ShardMode::zero3, kNestedSizeUnits), parallel::DistMode::fsdp, ShardMode::zero3,
+       UnitPolicy::by_size},
   };
   const int64_t world = 2;
   std::vector<int64_t> numels;

@@ -171,6 +171,43 @@ TEST(FsdpUnits, BySizeEqualsPyTorchsSizeBasedAutoWrapPolicyOnLitgpt) {
   EXPECT_GT(nested, 0u) << "the fixture no longer has a unit inside a unit";
 }
 
+// ZeRO-3's gathers over model() (timed units: 0 wte, 1 block 0, 2 block 1, 3 the head).
+//  - per_block: root 0, block.0 1, block.1 2: each block needs its own unit, the root is kept.
+//  - per_layer: lm_head 0, wte 1, h.0.attn 2, h.0.mlp 3, h.1.attn 4, h.1.mlp 5, ln_f 6: a block
+//    gathers both its layers; the kept set is the embedding's and the head's three units.
+//  - by_size 40: root 0 (both attentions and ln_f), lm_head 1, wte 2, h.0.mlp 3, h.1.mlp 4: each
+//    block needs the root too, which is kept, so only its mlp is freed after it.
+//  - one unit "h" holding both blocks: it stays whole after block 0 (block 1 needs it).
+TEST(Zero3Gathers, EachBlockGathersTheUnitsHoldingItsParameters) {
+  using Units = std::vector<int64_t>;
+  const Zero3Gathers block = zero3_gathers(layout_fsdp_units(model(), UnitPolicy::per_block, 1));
+  EXPECT_EQ(block.needs, (std::vector<Units>{{0}, {1}, {2}, {0}}));
+  EXPECT_EQ(block.kept, (Units{0}));
+  EXPECT_EQ(block.free_after_forward, (std::vector<Units>{{}, {1}, {2}, {}}));
+  const Zero3Gathers layer = zero3_gathers(layout_fsdp_units(model(), UnitPolicy::per_layer, 1));
+  EXPECT_EQ(layer.needs, (std::vector<Units>{{1}, {2, 3}, {4, 5}, {0, 6}}));
+  EXPECT_EQ(layer.kept, (Units{0, 1, 6}));
+  EXPECT_EQ(layer.free_after_forward, (std::vector<Units>{{}, {2, 3}, {4, 5}, {}}));
+  const Zero3Gathers size = zero3_gathers(layout_fsdp_units(model(), UnitPolicy::by_size, 1, 40));
+  EXPECT_EQ(size.needs, (std::vector<Units>{{2}, {0, 3}, {0, 4}, {0, 1}}));
+  EXPECT_EQ(size.kept, (Units{0, 1, 2}));
+  EXPECT_EQ(size.free_after_forward, (std::vector<Units>{{}, {3}, {4}, {}}));
+  const Zero3Gathers whole = zero3_gathers(layout_fsdp_units(model(), UnitPolicy::whole_model, 1));
+  EXPECT_EQ(whole.needs, (std::vector<Units>{{0}, {0}, {0}, {0}}));
+  EXPECT_EQ(whole.free_after_forward, (std::vector<Units>{{}, {}, {}, {}}));
+
+  Layout spanning;
+  spanning.parameters = model();
+  spanning.units = {CommUnit{"root", {0, 1, 8}}, CommUnit{"h", {2, 3, 4, 5, 6, 7}}};
+  const Zero3Gathers span = zero3_gathers(spanning);
+  EXPECT_EQ(span.needs, (std::vector<Units>{{0}, {1}, {1}, {0}}));
+  EXPECT_EQ(span.free_after_forward, (std::vector<Units>{{}, {}, {1}, {}}));
+
+  Layout hollow = spanning;  // block 1's parameters in no unit
+  hollow.units[1].parameters = {2, 3, 4};
+  EXPECT_THROW(zero3_gathers(hollow), std::invalid_argument);
+}
+
 TEST(Layouts, RefuseWhatNoStepHas) {
   EXPECT_THROW(layout_ddp_buckets({}, 100), std::invalid_argument);
   EXPECT_THROW(layout_ddp_buckets(model(), 0), std::invalid_argument);

@@ -205,7 +205,8 @@ def main():
         # A size-bucketed FSDP record (--bucketing-mode size): predict lays out the run's units from
         # its parameter names and its threshold, and times the same units. At 100'000 parameters each
         # block's mlp.fc (132'864) is a unit, its attention (66'048) stays in the root with ln_f, and
-        # lm_head and wte are units: 9 units. ZeRO-3 is refused, as by tokbench's step.
+        # lm_head and wte are units: 9 units. Under ZeRO-3 every one of them is gathered for forward and
+        # again for backward, as tokbench's step gathers each block's units.
         sized = measured_record()
         shapes = [{"name": "lm_head.weight", "unit": "head", "elements": 6_438_912},
                   {"name": "transformer.wte.weight", "unit": "embedding", "elements": 6_438_912}]
@@ -229,8 +230,16 @@ def main():
                  "--fsdp-bucket-params", "1e9", "--format", "json"])
         units = sorted({c["unit"] for c in json.loads(r.stdout)["runs"][0]["prediction"]["communication"]["collectives"]})
         check(r.returncode == 0 and units == ["root"], f"--fsdp-bucket-params 1e9: one unit, got {units}")
+        r = run(["--from", sized_path, "--cluster", cpu_toml, "--nproc-per-node", "2", "--distributed-mode", "fsdp",
+                 "--shard-mode", "zero3", "--format", "json"])
+        check(r.returncode == 0, f"size-bucketed ZeRO-3: {r.stderr}")
+        p = json.loads(r.stdout)["runs"][0]
+        gathers = sorted((c["unit"], c["purpose"]) for c in p["prediction"]["communication"]["collectives"]
+                         if c["purpose"].startswith("gather_for"))
+        check(gathers == sorted((u, g) for u in want for g in ("gather_for_forward", "gather_for_backward")),
+              f"size units under ZeRO-3: each gathered for forward and backward, got {gathers}")
+        check(p["Distributed Mode"] == "fsdp_zero3_size_bucketing", f"ZeRO-3 size label: {p['Distributed Mode']}")
         for args, expected in [
-                (["--shard-mode", "zero3"], "--bucketing-mode size with --shard-mode zero3 is not a tokbench step"),
                 (["--fsdp-bucket-params", "0"], "--fsdp-bucket-params 0 is not valid"),
                 (["--bucketing-mode", "block", "--fsdp-bucket-params", "5"], "applies to --bucketing-mode size only")]:
             r = run(["--from", sized_path, "--cluster", cpu_toml, "--nproc-per-node", "2", "--distributed-mode", "fsdp",

@@ -44,13 +44,14 @@ Cluster links(double intra_GBps, double inter_GBps) {
 }
 
 ScheduleResult simulate(parallel::DistMode strategy, bool zero3, int64_t world, int64_t shard, int64_t nnodes, double optimizer_s,
-                        const Cluster& cluster = links(10, 10), double steal = 0) {
+                        const Cluster& cluster = links(10, 10), double steal = 0,
+                        parallel::UnitPolicy policy = parallel::UnitPolicy::per_block) {
   CommPlanInput plan_input;
   plan_input.units = units();
   plan_input.parameters = parameters();
   plan_input.strategy = strategy;
   plan_input.zero3 = zero3;
-  plan_input.fsdp_units = parallel::UnitPolicy::per_block;
+  plan_input.fsdp_units = policy;
   plan_input.world_size = world;
   plan_input.shard_size = shard;
   plan_input.grad_accum = 1;
@@ -115,6 +116,23 @@ TEST(PredictSchedule, Zero3GathersAheadAndAgainForBackward) {
   const ScheduleResult r = simulate(parallel::DistMode::fsdp, true, 2, 2, 1, 0.0025);
   EXPECT_NEAR(r.iteration_seconds, 0.1075, 1e-9);
   EXPECT_NEAR(r.exposed_comm_seconds, 0.045, 1e-9);
+  EXPECT_NEAR(r.comm_seconds, 0.060, 1e-9);
+}
+
+// ZeRO-3 over per-layer units: lm_head, wte, h.0 and h.1 each a unit of 1e8 B (gather and
+// reduce-scatter 5 ms each); the embedding's and the head's units are kept through the forward.
+// (ms) forward: lm_head 0 → 5 and wte 5 → 10 gathered (waited: 10); h.0 10 → 15 (waited: 5);
+//   h.1 15 → 20 ahead; block.0 15 → 25, block.1 25 → 35.
+//   backward: lm_head gathered 35 → 40 (waited: 5), h.1 ahead 40 → 45; lm_head reduce-scatter
+//   45 → 50. block.1 waits for h.1 to 45 (5), h.0 ahead 50 → 55; 45 → 65; h.1 reduce-scatter
+//   65 → 70. block.0: wte ahead 70 → 75; 65 → 85; h.0 reduce-scatter 85 → 90. embedding: wte
+//   reduce-scatter 90 → 95; the micro-batch's end waits for h.0's to 90 (5) and wte's to 95 (5).
+//   optimizer 95 → 97.5. exposed 10 + 5 + 5 + 5 + 5 + 5 = 35; comm 12 x 5 = 60.
+TEST(PredictSchedule, Zero3GathersEachBlocksUnitsWhateverCutThem) {
+  const ScheduleResult r =
+      simulate(parallel::DistMode::fsdp, true, 2, 2, 1, 0.0025, links(10, 10), 0, parallel::UnitPolicy::per_layer);
+  EXPECT_NEAR(r.iteration_seconds, 0.0975, 1e-9);
+  EXPECT_NEAR(r.exposed_comm_seconds, 0.035, 1e-9);
   EXPECT_NEAR(r.comm_seconds, 0.060, 1e-9);
 }
 
