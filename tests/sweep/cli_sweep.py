@@ -479,6 +479,29 @@ def scenario_disk_full(scratch):
             (os.path.isdir(os.path.join(out, "runs")) and run_files()):
         fail(f"a store that cannot be opened: exit {proc.returncode}; want 8, one line, nothing run", proc)
 
+    # 6. Many ranks: a 2-rank run under the built-in launcher whose result cannot be written exits
+    #    8 (rank 0 writes the record; the launcher passes its code on), and a 2-rank sweep row that
+    #    meets the full disk is no result: the same command runs it once space is free.
+    shutil.rmtree(out)
+    os.makedirs(out)
+    two_ranks = ["--nproc-per-node", "2", "--distributed-mode", "ddp", "--seq-len", "32"]
+    record = os.path.join(out, "direct.json")
+    proc = subprocess.run([TOKBENCH, "run", *BASE, *two_ranks, "--quiet", "--json-path", record],
+                          capture_output=True, text=True, env=full_disk("direct"), timeout=300)
+    errors = error_lines(proc)
+    if proc.returncode != 8 or len(errors) != 1 or "No space left on device" not in errors[0] \
+            or os.path.exists(record):
+        fail(f"2 ranks, result unwritable: exit {proc.returncode}, error lines {errors}; want 8, one line", proc)
+    args = [*BASE, *two_ranks, "--out", out, "--format", "json", "--store", "none"]
+    ids = ids_of(args)
+    full = sweep(args, environment=full_disk(ids[0]))
+    if full.returncode != 8 or run_files() != []:
+        fail(f"2-rank sweep, disk full: exit {full.returncode}, runs {run_files()}; want 8 and no row", full)
+    again = sweep(args)
+    runs = json.loads(again.stdout)["runs"] if again.returncode == 0 else []
+    if [(r["status"], r["world_size"]) for r in runs] != [("ok", 2)]:
+        fail("the 2-rank rerun after space was freed", again)
+
 
 def scenario_lock(scratch):
     out = os.path.join(scratch, "sweep")

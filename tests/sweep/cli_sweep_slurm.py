@@ -11,9 +11,12 @@ its own log names its job id, no job was submitted for the invalid one, and a se
 reruns nothing; --slurm-args reaches sbatch as words (a quoted comment), and what only a
 shell would run in it is refused before anything is submitted. Then: a sweep killed (SIGKILL) while its job runs and started again waits for
 that job rather than submitting another; Ctrl-C (SIGINT) cancels the job in flight and leaves
-nothing behind, so the next sweep runs it. Missing daemons fail the test: the machine is meant
-to have them.
-Usage: cli_sweep_slurm.py /path/to/tokbench"""
+nothing behind, so the next sweep runs it. And a disk that fills (the ENOSPC library,
+tests/sweep/enospc_shim.cpp, preloaded into the job through sbatch's exported environment):
+the two-rank job cannot write its result and exits 8, so the sweep records nothing for it,
+stops with exit 8, and the same command runs it once space is free. Missing daemons fail the
+test: the machine is meant to have them.
+Usage: cli_sweep_slurm.py /path/to/tokbench /path/to/enospc_shim.so"""
 import json
 import os
 import shutil
@@ -25,6 +28,7 @@ import tempfile
 import time
 
 TOKBENCH = os.path.abspath(sys.argv[1])
+ENOSPC_SHIM = os.path.abspath(sys.argv[2])
 DAEMONS = ["munged", "slurmctld", "slurmd", "sbatch", "srun", "scontrol", "sinfo"]
 
 
@@ -320,6 +324,26 @@ def check_restart_and_cancel(cluster, scratch):
         fail(f"after Ctrl-C: runs/ {os.listdir(os.path.join(out, 'runs'))}, record {record}; want both empty")
 
 
+def check_disk_full(cluster, scratch):
+    out = os.path.join(scratch, "full")
+    args = ["--model-name", "pythia-14m", "--n-layers", "1", "--num-threads", "1", "--device", "cpu",
+            "--seq-len", "32", "--max-iters", "3", "--warmup-iters", "1", "--nproc-per-node", "2",
+            "--distributed-mode", "ddp", "--out", out, "--format", "json", "--store", "none", "--timeout", "600"]
+    env = dict(cluster.env(), LD_PRELOAD=ENOSPC_SHIM, TOKBENCH_ENOSPC_UNDER=os.path.join(out, "runs"),
+               TOKBENCH_ENOSPC_NAMED=".json")
+    full = subprocess.run([TOKBENCH, "sweep", "--launcher", "slurm", *args], capture_output=True, text=True,
+                          env=env, timeout=900)
+    errors = [line for line in full.stderr.splitlines() if "error" in line]
+    runs = os.listdir(os.path.join(out, "runs")) if os.path.isdir(os.path.join(out, "runs")) else []
+    if full.returncode != 8 or len(errors) != 1 or "could not write its result" not in errors[0] or runs:
+        fail(f"Slurm job on a full disk: exit {full.returncode}, error lines {errors}, runs {runs}; want 8, one "
+             "line, no row\n" + cluster.logs(), full)
+    again = sweep(cluster, args)
+    rows = json.loads(again.stdout)["runs"] if again.returncode == 0 else []
+    if [(r["status"], r["world_size"]) for r in rows] != [("ok", 2)]:
+        fail("the Slurm sweep after space was freed", again)
+
+
 for program in DAEMONS:
     find(program)
 scratch = tempfile.mkdtemp(prefix="tokbench-slurm-")
@@ -328,6 +352,7 @@ try:
     cluster.start()
     check(cluster, scratch)
     check_restart_and_cancel(cluster, scratch)
+    check_disk_full(cluster, scratch)
 finally:
     cluster.stop()
 shutil.rmtree(scratch, ignore_errors=True)
