@@ -82,8 +82,6 @@ constexpr std::array<std::pair<std::string_view, Rule>, 5> kCustomNodes = {{
     {"CheckpointedBlockBackward", {Category::other, Reach::self_only}},
 }};
 
-constexpr std::string_view kEngineWrapper = "autograd::engine::evaluate_function: ";
-
 template <typename List>
 bool listed(const List& list, std::string_view name) {
   return std::find(list.begin(), list.end(), name) != list.end();

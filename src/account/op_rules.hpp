@@ -22,6 +22,9 @@ enum class Reach {
   decisive,   // its category wherever it runs; a context for what runs inside it
 };
 
+// The autograd engine's range around each node it evaluates: "<this>MulBackward0".
+inline constexpr std::string_view kEngineWrapper = "autograd::engine::evaluate_function: ";
+
 struct Rule {
   Category category = Category::other;
   Reach reach = Reach::weak;

@@ -33,7 +33,9 @@ class Walk {
   Classified classify(const ProfiledEvent& e, const Open* parent) {
     const std::optional<Category> inherited = parent ? parent->context : std::nullopt;
     const Category parents = parent ? parent->category : Category::other;
-    if (e.backward_node) {
+    // The engine's wrapper of AccumulateGrad carries no sequence number, so the profiler does
+    // not mark it as a backward function: its name does.
+    if (e.backward_node || e.name.starts_with(kEngineWrapper)) {
       // A custom function's node is known by its name; an ATen node by its forward operator.
       std::optional<Rule> rule = rule_for_backward_node(e.name);
       const bool custom = rule && (rule->reach == Reach::self_only || is_custom(e.name));

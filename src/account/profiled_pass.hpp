@@ -29,7 +29,9 @@ struct ProfiledEvent {
   int64_t end_ns = 0;
   uint64_t thread = 0;
   int64_t sequence_nr = -1;    // the autograd sequence number; -1 when none
-  bool backward_node = false;  // an autograd node's evaluation (the profiler's BACKWARD_FUNCTION scope)
+  // An autograd node's evaluation (the profiler's BACKWARD_FUNCTION scope); events named
+  // "autograd::engine::evaluate_function: ..." are read as nodes whatever this says.
+  bool backward_node = false;
   Shapes input_shapes;         // recorded input shapes ({} per non-tensor input)
 };
 
