@@ -37,8 +37,8 @@ void write_waterfall(const TimeAccount& a, std::ostream& out) {
                s.seconds * 1e3, s.remaining * 100);
   }
   fmt::print(out, "{:<{}} {:7.2f}%\n", "= MFU", kLabelWidth + 2, *a.mfu * 100);
-  fmt::print(out, "  (GEMMs {:.3f} ms per iteration, {:.3f} ms of them at the ceiling: {:.4g} matrix GFLOPs counted, "
-                  "{:.4g} model GFLOPs)\n",
+  fmt::print(out, "  (matrix products, GEMMs and SDPA: {:.3f} ms per iteration, {:.3f} ms of it at the ceiling; "
+                  "{:.4g} GFLOPs counted from their shapes, the model's {:.4g})\n",
              (a[Category::gemm].seconds + a[Category::attention].seconds) * 1e3,
              a.matmul_seconds_at_ceiling.value_or(0) * 1e3, static_cast<double>(a.matmul_flops_per_iter()) / 1e9,
              static_cast<double>(a.model_flops_per_iter) / 1e9);

@@ -14,19 +14,11 @@
 #include <functional>
 #include <optional>
 
-#include "account/profiled_pass.hpp"
+#include "train/profiled_time_account.hpp"
 #include "train/token_data.hpp"
 #include "train/train_step.hpp"
 
 namespace tokbench::train {
-
-// What the pass measured, before the run's own figures (the measured iteration, the model
-// FLOPs, the peak) turn it into an account (account::make_time_account).
-struct ProfiledTimeAccount {
-  account::ProfiledPass pass;
-  double clock_seconds = 0;         // the pass's iterations by the host clock, summed
-  double exposed_comm_seconds = 0;  // the step's own measure over the pass, summed (0 on one rank)
-};
 
 // Runs `iterations` iterations of `grad_accum` micro-batches of `step` under the profiler.
 // `stop` is asked at every iteration start; when it says stop the pass ends without an account
