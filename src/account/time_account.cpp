@@ -75,7 +75,7 @@ std::vector<WaterfallStep> waterfall_steps(const TimeAccount& a) {
     remaining -= cost;
     steps.push_back({std::move(label), cost, seconds, remaining});
   };
-  add("matrix FLOPs beyond the model's (recomputation)", *a.beyond_model_mfu_cost,
+  add("matrix FLOPs beyond the model's", *a.beyond_model_mfu_cost,
       *a.beyond_model_mfu_cost * a.iteration_seconds);
   for (const Category c : all_categories()) {
     const CategoryTime& ct = a[c];
