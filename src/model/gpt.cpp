@@ -8,6 +8,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Dispatch.h>
 #include <ATen/SDPBackend.h>
+#include <ATen/record_function.h>
 #include <ATen/ops/_fused_sdp_choice.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include <string>
 #include <string_view>
 
+#include "account/range_names.hpp"
 #include "model/counting.hpp"
 #include "model/gpt_checkpoint.hpp"
 #include "model/gpt_rope.hpp"
@@ -108,6 +110,9 @@ class Norm : public torch::nn::Module {
 
   // x: (..., size) -> same shape and dtype
   torch::Tensor forward(const torch::Tensor& x) {
+    if (kind_ == Kind::identity) return x;
+    // Named for the time account: litgpt's RMSNorm is a composition of elementwise operators.
+    RECORD_USER_SCOPE(account::ranges::kNorm);
     switch (kind_) {
       case Kind::identity:
         return x;
@@ -202,6 +207,8 @@ class Attention : public torch::nn::Module {
   // q, k, v: (B, nh, T, hs) -> (B, nh, T, hs)
   torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                        const AttentionMasks& masks) {
+    // Named for the time account: the explicit path's mask and softmax are attention's.
+    RECORD_USER_SCOPE(account::ranges::kAttention);
     const int64_t T = q.size(2);
     if (softcap_) {
       // tanh soft-capping of the scores cannot go through SDPA: explicit math, as litgpt.

@@ -101,6 +101,10 @@ std::vector<Column> make_columns() {
       // Forward, backward and optimizer seconds per unit (embedding, each block, head), from
       // a pass after the window (train/unit_timings.hpp); null when none was run.
       {"unit_timings", "Unit timings", "", "", S::context, false},
+      // Where one rank's iteration time goes, by category, from a profiled pass after the window
+      // (account/time_account.hpp, docs/time-account.md); null when none was run. The report
+      // prints it as a waterfall from the peak down to the MFU.
+      {"time_account", "Time account", "", "", S::context, false},
       // `tokbench predict`'s records only: the cluster, the assumptions, the time breakdown and
       // the measured run the prediction started from (docs/predict.md).
       {"prediction", "Prediction", "", "", S::context, false},
@@ -122,7 +126,7 @@ std::vector<Column> make_columns() {
       {"device", Kind::text},             {"device_name", Kind::text},      {"dtype", Kind::text},
       {"tf32", Kind::flag},               {"checkpoint_activations", Kind::flag},               {"zero_grad", Kind::text},        {"iterations", Kind::structured},
       {"config", Kind::structured},       {"environment", Kind::structured}, {"sweep_config_id", Kind::text},
-      {"sweep_options", Kind::structured}, {"unit_timings", Kind::structured},
+      {"sweep_options", Kind::structured}, {"unit_timings", Kind::structured}, {"time_account", Kind::structured},
       {"prediction", Kind::structured},
   };
   for (const auto& [key, kind] : kinds) {

@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include "account/time_account_json.hpp"
+#include "account/waterfall.hpp"
 #include "results/result_columns.hpp"
 
 namespace tokbench::results {
@@ -94,6 +96,14 @@ void write_run_report(const ordered_json& record, std::ostream& out) {
     if (column.key == "mfu" && it->is_number() && lookup(record, "mfu_peak_is_estimate") == ordered_json(true))
       fmt::print(out, "  (MFU is of an estimated peak, which this machine may exceed; `tokbench env --calibrate` "
                       "measures it in a few seconds, and later runs use the measurement)\n");
+  }
+  // The time account, as a waterfall from the peak down to the MFU (docs/time-account.md).
+  if (const auto& account = lookup(record, "time_account"); account.is_object()) {
+    try {
+      account::write_waterfall(account::time_account_from_json(account), out);
+    } catch (const std::invalid_argument& e) {  // a record written by another version
+      fmt::print(out, "Time account: not shown ({})\n", e.what());
+    }
   }
 }
 

@@ -12,6 +12,7 @@
 
 #include "run/iter_stats.hpp"
 #include "train/memory_breakdown.hpp"
+#include "train/profiled_time_account.hpp"
 #include "train/run_status.hpp"
 #include "train/train_options.hpp"
 #include "train/unit_timings.hpp"
@@ -77,6 +78,9 @@ struct MeasuredRun {
   // This process's per-unit timings (rank 0's in a multi-rank record): the pass after the
   // window (train/unit_timings.hpp). None when not run, not ok, or an executor without it.
   std::optional<train::UnitTimings> unit_timings;
+  // This process's time-account pass (rank 0's in a multi-rank record; docs/time-account.md).
+  // None when not run, not ok, or an executor without it.
+  std::optional<train::ProfiledTimeAccount> time_account;
 };
 
 // --dynamic: the real tokens and the model FLOPs (of each sequence's real length) of one

@@ -11,6 +11,7 @@
 #include "run/run_options.hpp"
 #include "run/machine_info.hpp"
 #include "run/resolve.hpp"
+#include "run/resolve_time_account.hpp"
 
 namespace tokbench::run {
 namespace {
@@ -68,7 +69,8 @@ std::string check(const std::vector<std::string>& run_arguments, MachineOf machi
     return std::string("tokbench: ") + e.what() + " (see --help)";
   }
   try {
-    (void)resolve_run(options, machine_of(options));
+    RunPlan plan = resolve_run(options, machine_of(options));
+    resolve_time_account(options, plan);
   } catch (const std::invalid_argument& e) {
     return std::string("tokbench: ") + e.what();
   }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "run/report.hpp"
+#include "account/time_account_json.hpp"
 #include "distributed/dist_settings.hpp"
 #include "parallel/comm_plan.hpp"
 #include "files/atomic_file.hpp"
@@ -74,6 +75,27 @@ nlohmann::ordered_json unit_timings_json(const RunPlan& plan, const std::optiona
           {"units", units},
           {"communication", communication_json(plan, t)},
           {"parameter_shapes", parameter_shapes_json(t)}};
+}
+
+// The time account (docs/time-account.md): the profiled pass's shares applied to the measured
+// window's mean iteration, against the run's model FLOPs and peak; null when the run has none.
+nlohmann::ordered_json time_account_json(const RunPlan& plan, const MeasuredRun& run, const BenchMetrics& m) {
+  if (run.outcome != Outcome::ok || !run.time_account || !m.average_iter_time_ms) return nullptr;
+  account::AccountInputs in;
+  in.source = "kineto_cpu";  // host operators and ranges, LibTorch's Kineto profiler
+  in.measured_iteration_seconds = *m.average_iter_time_ms / 1e3;
+  in.profiled_clock_seconds = run.time_account->clock_seconds;
+  in.model_flops_per_iter = m.flops_per_iter_per_device;
+  if (plan.peak) {
+    in.peak_flop_per_s = plan.peak->flops_per_s;
+    in.peak_source = plan.peak->source;
+  }
+  in.exposed_comm_seconds = run.time_account->exposed_comm_seconds;
+  try {
+    return account::to_json(account::make_time_account(run.time_account->pass, in));
+  } catch (const std::invalid_argument&) {  // a pass that recorded no iteration: no account
+    return nullptr;
+  }
 }
 
 }  // namespace
@@ -210,6 +232,7 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
   j["tf32"] = plan.tf32;
   j["zero_grad"] = train::to_string(plan.train.zero_grad);  // none: gradients freed after each step
   j["unit_timings"] = run.outcome == Outcome::ok ? unit_timings_json(plan, run.unit_timings) : nullptr;
+  j["time_account"] = time_account_json(plan, run, m);
   // The options as given, but where resolution decided a value the record says what ran.
   j["config"] = options_json(o);
   // The threshold the size units were cut by (tokbench predict lays out the same).

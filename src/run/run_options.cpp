@@ -264,6 +264,12 @@ void add_bench_options(CLI::App& app, RunOptions& o) {
                  "iterations after the measured window that time each unit (embedding, blocks, head) for the "
                  "JSON's unit_timings; 0: none (default 2; 0 with the Python executors)")
       ->transform(whole_number<int64_t>(fmt::format("a whole number 0..{}", kMaxUnitTimingIters)))->group("Output");
+  app.add_option("--time-account-iters,--time_account_iters", o.time_account_iters,
+                 "iterations after the measured window run under the profiler to split the iteration time into "
+                 "GEMMs, attention, norms, elementwise, loss, optimizer, data/host, ... for the JSON's time_account "
+                 "and the report's waterfall (docs/time-account.md); 0: none (default 2 with eager and fused on one "
+                 "CPU rank, else 0)")
+      ->transform(whole_number<int64_t>(fmt::format("a whole number 0..{}", kMaxTimeAccountIters)))->group("Output");
   app.add_option("--cpu-memory-cap-mb,--cpu_memory_cap_mb", o.cpu_memory_cap_mb,
                  "testing aid: cap CPU tensor memory (MB) to exercise the out-of-memory path")
       ->transform(whole_number<int64_t>(
@@ -318,7 +324,8 @@ nlohmann::ordered_json options_json(const RunOptions& o) {
               {"low_precision_mode", o.low_precision_mode},
               {"use_torchao_fp8_linear", o.use_torchao_fp8_linear},
               {"use_torchao_fp8_allgather", o.use_torchao_fp8_allgather},
-              {"use_torchao_fp8_precompute_scale_for_fsdp", o.use_torchao_fp8_precompute_scale_for_fsdp}};
+              {"use_torchao_fp8_precompute_scale_for_fsdp", o.use_torchao_fp8_precompute_scale_for_fsdp},
+              {"time_account_iters", or_null(o.time_account_iters)}};
 }
 
 }  // namespace tokbench::run

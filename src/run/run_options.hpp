@@ -100,6 +100,10 @@ struct RunOptions {
   // Iterations of the per-unit timing pass after the measured window (train/unit_timing_pass.hpp):
   // the record's unit_timings. Unset: 2 for tokbench's executors, 0 (none) for the Python ones.
   std::optional<int64_t> unit_timing_iters;
+  // Iterations of the time account's profiled pass after the unit timings
+  // (train/time_account_pass.hpp): the record's time_account. Unset: 2 where the account is
+  // available (tokbench's executors, one rank, the CPU), else 0 (resolve_time_account.hpp).
+  std::optional<int64_t> time_account_iters;
   // Testing aid: cap the CPU counting allocator (MB, 10^6 bytes) to drive the OOM path.
   std::optional<int64_t> cpu_memory_cap_mb;
   std::optional<int64_t> cpu_memory_cap_rank;  // the cap applies to this rank only (multi-rank tests)
@@ -128,6 +132,8 @@ inline constexpr int64_t kMaxNodes = 4096;         // --nnodes
 inline constexpr int64_t kMaxProfileIters = 100;
 // --unit-timing-iters: each is a full iteration run after the window, on top of the run's.
 inline constexpr int64_t kMaxUnitTimingIters = 100;
+// --time-account-iters: each is a full iteration under the profiler, whose events are kept in memory.
+inline constexpr int64_t kMaxTimeAccountIters = 100;
 }  // namespace limits
 
 // Parse-time checks of numeric values. CLI11 alone would turn "1e30" into INT64_MAX (strtoll

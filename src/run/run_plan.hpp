@@ -67,6 +67,9 @@ struct RunPlan {
   int64_t profile_iters = 0;
   std::filesystem::path memory_snapshot_path;  // empty: no --dump-memory-snapshot
   int64_t unit_timing_iters = 0;     // the per-unit timing pass; 0: none (unit_timings null)
+  int64_t time_account_iters = 0;    // the time account's profiled pass; 0: none (time_account null)
+  // Test hook (resolve_time_account.hpp): seconds the host sleeps at every iteration's start.
+  double test_host_delay_seconds = 0;
   int64_t memory_estimate_bytes = 0;  // model::estimate_training_memory(...).total_bytes()
   int64_t memory_capacity_bytes = 0;  // device memory; on the CPU the host's (MemAvailable or cgroup)
   int64_t token_buffer_bytes = 0;     // host token buffers (x, y as int64; GA of them on CUDA)

@@ -115,18 +115,19 @@ at::Tensor forward_backward_loss(model::GPT& model, const TokenBatch& batch, mod
   // freed before returning: part of the step.
   torch::Tensor logits, loss;
   {
-    TraceRange range("forward");  // named for --profile's trace (profile_trace.hpp)
+    TraceRange range(account::ranges::kForward);  // named for --profile's trace (profile_trace.hpp)
     {
       AutocastRegion region(batch.x.device().type(), autocast);
       logits = model->forward(batch.x);  // (B, T, V)
     }
     if (autocast) logits = logits.to(torch::kFloat);
+    TraceRange loss_range(account::ranges::kLoss);
     loss = at::cross_entropy_loss(logits.reshape({-1, vocab}), batch.y.reshape({-1}), {}, at::Reduction::Mean,
                                   /*ignore_index=*/-1);
   }
   if (forward_end) forward_end();
   {
-    TraceRange range("backward");
+    TraceRange range(account::ranges::kBackward);
     (loss / static_cast<double>(grad_accum)).backward();
   }
   logits.reset();

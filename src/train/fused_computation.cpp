@@ -17,6 +17,7 @@
 #include "train/fused_ops.hpp"
 #include "train/gemm_kernels.hpp"
 #include "train/loss_computation.hpp"
+#include "train/profile_trace.hpp"
 #include "train/rms_norm_rows.hpp"
 #include "train/train_step.hpp"
 
@@ -94,13 +95,24 @@ class FusedComputation final : public LossComputation {
 
   at::Tensor forward_backward(model::GPT& model, const TokenBatch& batch, int64_t grad_accum) override {
     TORCH_INTERNAL_ASSERT(model.get() == model_.get(), "the fused computation runs the model it was built for");
-    auto hidden = model->forward_hidden(batch.x);  // (B, T, C)
-    const auto [head_weight, head_bias] = head_parameters(model);
-    auto loss = chunked_linear_cross_entropy(hidden.reshape({-1, hidden.size(-1)}), head_weight, head_bias,
-                                             batch.y.reshape({-1}), *choices_, chunk_);
-    loss = model->after_head(std::move(loss));  // the root's forward ends with the head
+    at::Tensor loss;
+    {
+      TraceRange range(account::ranges::kForward);  // named for --profile and the time account
+      auto hidden = model->forward_hidden(batch.x);  // (B, T, C)
+      const auto [head_weight, head_bias] = head_parameters(model);
+      {
+        // The head's GEMMs inside it are GEMMs; the rest is the loss's.
+        TraceRange loss_range(account::ranges::kLoss);
+        loss = chunked_linear_cross_entropy(hidden.reshape({-1, hidden.size(-1)}), head_weight, head_bias,
+                                            batch.y.reshape({-1}), *choices_, chunk_);
+      }
+      loss = model->after_head(std::move(loss));  // the root's forward ends with the head
+    }
     forward_ended();
-    (loss / static_cast<double>(grad_accum)).backward();
+    {
+      TraceRange range(account::ranges::kBackward);
+      (loss / static_cast<double>(grad_accum)).backward();
+    }
     return loss.detach();
   }
 

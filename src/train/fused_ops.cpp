@@ -4,6 +4,7 @@
 #include "train/fused_ops.hpp"
 
 #include "train/cross_entropy_rows.hpp"
+#include "train/profile_trace.hpp"
 
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/custom_function.h>
@@ -35,6 +36,7 @@ class FusedLinearFunction : public torch::autograd::Function<FusedLinearFunction
   // compute_output false: the graph only (model/gpt_checkpoint.hpp), no forward GEMM.
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
                             const std::optional<at::Tensor>& maybe_bias, int64_t kernels, bool compute_output) {
+    TraceRange range(account::ranges::kLinear);  // a custom forward records no operator of its own
     const at::Tensor bias = maybe_bias.value_or(at::Tensor());
     const auto x2 = x.reshape({-1, x.size(-1)});  // (M, K)
     ctx->save_for_backward({x2, weight});
@@ -49,6 +51,7 @@ class FusedLinearFunction : public torch::autograd::Function<FusedLinearFunction
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    TraceRange range(account::ranges::kLinear);
     const auto saved = ctx->get_saved_variables();
     const auto& x2 = saved[0];
     const auto& weight = saved[1];
@@ -111,15 +114,18 @@ class ChunkedLinearCrossEntropyFunction : public torch::autograd::Function<Chunk
       const auto h = hidden.slice(0, start, end);  // (r, C)
       auto z = linear_forward(unpack(kernels, GemmRole::forward), h, weight, bias);  // (r, V)
       at::Tensor g;  // (r, V) d(mean loss)/dz, in the weight's dtype
-      if (row_kernel) {
-        g = z.contiguous();
-        loss_sum.add_(cross_entropy_rows_in_place(g, targets.slice(0, start, end),
-                                                  softcap > 0 ? std::optional<double>(softcap) : std::nullopt,
-                                                  host_inv_count)
-                          .sum());
-      } else {
-        g = cross_entropy_rows_with_aten_ops(z, safe_targets.slice(0, start, end), valid.slice(0, start, end),
-                                             inv_count, softcap, loss_sum);
+      {
+        TraceRange rows_range(account::ranges::kCrossEntropyRows);  // a row kernel records no operator
+        if (row_kernel) {
+          g = z.contiguous();
+          loss_sum.add_(cross_entropy_rows_in_place(g, targets.slice(0, start, end),
+                                                    softcap > 0 ? std::optional<double>(softcap) : std::nullopt,
+                                                    host_inv_count)
+                            .sum());
+        } else {
+          g = cross_entropy_rows_with_aten_ops(z, safe_targets.slice(0, start, end), valid.slice(0, start, end),
+                                               inv_count, softcap, loss_sum);
+        }
       }
       grad_hidden.slice(0, start, end).copy_(linear_grad_input(unpack(kernels, GemmRole::grad_input), g, weight));
       auto chunk_grad_weight = linear_grad_weight(unpack(kernels, GemmRole::grad_weight), g, h);  // (V, C)

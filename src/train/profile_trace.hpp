@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <memory>
 
+#include "account/range_names.hpp"  // the ranges tokbench records, named once
+
 namespace tokbench::train {
 
 // A named user range: an at::RecordFunction (USER_SCOPE) that the profiler records and that

@@ -53,7 +53,7 @@ class RmsNormRowsFunction : public torch::autograd::Function<RmsNormRowsFunction
  public:
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight, bool unit_offset,
                             double eps) {
-    TraceRange range("tokbench::rms_norm_rows");  // named in profiles (a custom forward records no op)
+    TraceRange range(account::ranges::kRmsNormRows);  // named in profiles (a custom forward records no op)
     const int64_t width = weight.size(0);
     const auto x2 = x.contiguous().view({-1, width});  // (R, C)
     const int64_t rows = x2.size(0);
@@ -86,7 +86,7 @@ class RmsNormRowsFunction : public torch::autograd::Function<RmsNormRowsFunction
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
-    TraceRange range("tokbench::rms_norm_rows_backward");
+    TraceRange range(account::ranges::kRmsNormRowsBackward);
     const auto saved = ctx->get_saved_variables();
     const auto& x2 = saved[0];     // (R, C)
     const auto& scale = saved[1];  // (C) fp32

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <stdexcept>
+#include <thread>
 
 #include "train/cuda_support.hpp"
 #include "train/profile_trace.hpp"
@@ -47,7 +48,7 @@ std::string record_profile(TrainStep& step, TokenBatcher& data, const torch::Dev
       torch::Tensor loss;
       for (int64_t micro = 0; micro < grad_accum; ++micro) loss = step.forward_backward(data.next(), micro, grad_accum);
       {
-        TraceRange range("optimizer");
+        TraceRange range(account::ranges::kOptimizer);
         step.optimizer_step(loss);
       }
       synchronize(device);
@@ -78,6 +79,26 @@ void record_unit_timings(TrainStep& step, TokenBatcher& data, const torch::Devic
     result.unit_timing_message = "no per-unit timings: " + std::string(e.what_without_backtrace()).substr(0, 300);
   } catch (const std::exception& e) {
     result.unit_timing_message = std::string("no per-unit timings: ") + e.what();
+  }
+}
+
+// The time account's profiled pass after the window (time_account_pass.hpp). As the unit
+// timings', its failure is not the run's.
+void record_time_account(TrainStep& step, TokenBatcher& data, const torch::Device& device, const LoopOptions& options,
+                         const std::function<bool()>& stop, TrainResult& result) {
+  try {
+    result.time_account = profile_time_account(step, data, device, options.grad_accum, options.time_account_iters,
+                                               stop, options.test_host_delay_seconds);
+    if (!result.time_account) result.time_account_message = "no time account: stopped on request during its pass";
+    return;
+  } catch (const c10::OutOfMemoryError& e) {
+    result.time_account_message = "no time account: " + std::string(e.what_without_backtrace()).substr(0, 300);
+    step.release_after_failure();
+    if (device.is_cuda()) cuda_support::empty_cache();
+  } catch (const c10::Error& e) {
+    result.time_account_message = "no time account: " + std::string(e.what_without_backtrace()).substr(0, 300);
+  } catch (const std::exception& e) {
+    result.time_account_message = std::string("no time account: ") + e.what();
   }
 }
 
@@ -186,6 +207,8 @@ TrainResult run_timed_loop(TrainStep& step, TokenBatcher& data, const torch::Dev
           result.message = "stopped on request after " + std::to_string(i) + " iterations";
           break;
         }
+        if (options.test_host_delay_seconds > 0)
+          std::this_thread::sleep_for(std::chrono::duration<double>(options.test_host_delay_seconds));
         double compute_seconds = 0;  // forward, backward, optimizer and the final sync
         int64_t real_tokens = 0;     // this rank's targets that are not padding
         torch::Tensor last_loss;
@@ -211,7 +234,7 @@ TrainResult run_timed_loop(TrainStep& step, TokenBatcher& data, const torch::Dev
         const Clock::time_point step_start = Clock::now();
         torch::Tensor reported_loss;
         {
-          TraceRange range("optimizer");
+          TraceRange range(account::ranges::kOptimizer);
           reported_loss = step.optimizer_step(last_loss);
         }
         synchronize(device);
@@ -279,6 +302,8 @@ TrainResult run_timed_loop(TrainStep& step, TokenBatcher& data, const torch::Dev
   // during it is decided as in the loop, at iteration starts.
   if (options.unit_timing_iters > 0 && result.status == RunStatus::ok)
     record_unit_timings(step, data, device, options.grad_accum, options.unit_timing_iters, stop_requested, result);
+  if (options.time_account_iters > 0 && result.status == RunStatus::ok)
+    record_time_account(step, data, device, options, stop_requested, result);
   if (!options.profile_path.empty()) {
     result.profile_message =
         result.status == RunStatus::ok

@@ -21,6 +21,7 @@
 #include "train/optimizer.hpp"
 #include "train/token_data.hpp"
 #include "train/train_options.hpp"
+#include "train/time_account_pass.hpp"
 #include "train/train_step.hpp"
 #include "train/unit_timings.hpp"
 
@@ -67,6 +68,10 @@ struct TrainResult {
   // for, when the run was not ok, or when the pass failed or was stopped (the message says why).
   std::optional<UnitTimings> unit_timings;
   std::string unit_timing_message;
+  // The time account's profiled pass (LoopOptions::time_account_iters); none when not asked
+  // for, when the run was not ok, or when the pass failed or was stopped (the message says why).
+  std::optional<ProfiledTimeAccount> time_account;
+  std::string time_account_message;
   bool fused_adamw = false;     // which AdamW implementation ran (optimizer.hpp)
 };
 
@@ -87,6 +92,13 @@ struct LoopOptions {
   // forward, backward and optimizer time is marked (unit_timing_pass.hpp); neither recorded
   // nor timed, after the memory peaks are read. 0: none.
   int64_t unit_timing_iters = 0;
+  // After the unit-timing pass (of an ok run), this many more iterations under the profiler, whose
+  // operators the time account splits into categories (time_account_pass.hpp); 0: none.
+  int64_t time_account_iters = 0;
+  // Test hook (docs/time-account.md, "Validation"): the host sleeps this long at the start of
+  // every iteration, in the timed loop and the time-account pass, as an input pipeline or a
+  // logger between iterations would. 0 in every real run.
+  double test_host_delay_seconds = 0;
   // --dump-memory-snapshot: the allocation history from the first measured iteration (as the
   // reference records it), written when the loop ends (an out-of-memory end too); empty: none.
   std::filesystem::path memory_snapshot_path;

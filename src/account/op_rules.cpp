@@ -1,0 +1,155 @@
+// The classification tables (op_rules.hpp). Each list says what it holds and why; an operator
+// missing from every list lands in "other", which a test keeps small on the models tokbench
+// trains, so a new operator shows up there rather than in a wrong category.
+#include "account/op_rules.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <utility>
+
+#include "account/range_names.hpp"
+
+namespace tokbench::account {
+namespace {
+
+using namespace std::string_view_literals;
+
+// Matrix products, and the composites made of them (their glue is the GEMM's cost).
+constexpr std::array kGemm = {
+    "aten::mm"sv,       "aten::addmm"sv,      "aten::bmm"sv,     "aten::baddbmm"sv, "aten::addbmm"sv,
+    "aten::matmul"sv,   "aten::linear"sv,     "aten::_addmm_activation"sv, "aten::mv"sv, "aten::addmv"sv,
+    "aten::dot"sv,      "aten::mkldnn_linear"sv, "mkldnn::_linear_pointwise"sv,
+};
+// Attention kernels: PyTorch's SDPA entry point and every backend's forward and backward.
+constexpr std::array kAttentionPrefixes = {
+    "aten::scaled_dot_product_attention"sv, "aten::_scaled_dot_product_"sv, "aten::_flash_attention_"sv,
+    "aten::_efficient_attention_"sv,        "aten::_cudnn_attention_"sv,
+};
+constexpr std::array kNormalization = {
+    "aten::layer_norm"sv,      "aten::native_layer_norm"sv, "aten::native_layer_norm_backward"sv,
+    "aten::rms_norm"sv,        "aten::_fused_rms_norm"sv,   "aten::_fused_rms_norm_backward"sv,
+    "aten::group_norm"sv,      "aten::native_group_norm"sv, "aten::native_group_norm_backward"sv,
+};
+// Cross-entropy as ATen computes it: log-softmax, then NLL.
+constexpr std::array kLoss = {
+    "aten::cross_entropy_loss"sv, "aten::log_softmax"sv,       "aten::_log_softmax"sv,
+    "aten::_log_softmax_backward_data"sv, "aten::nll_loss"sv,  "aten::nll_loss_nd"sv,
+    "aten::nll_loss_forward"sv,   "aten::nll_loss_backward"sv, "aten::nll_loss2d_forward"sv,
+    "aten::nll_loss2d_backward"sv,
+};
+constexpr std::array kOptimizer = {"aten::_fused_adamw_"sv, "aten::_fused_adam_"sv};
+constexpr std::array kOptimizerPrefixes = {"aten::_foreach_"sv};
+// Memory-bound tensor work: pointwise arithmetic and activations, comparisons, reductions,
+// copies and casts, views and reshapes, concatenation, indexing (the embedding is a gather),
+// and the tensors made to hold results. Softmax is here for routers and the like; inside an
+// attention or loss context it is that context's.
+constexpr std::array kElementwise = {
+    "aten::add"sv, "aten::add_"sv, "aten::sub"sv, "aten::sub_"sv, "aten::rsub"sv, "aten::mul"sv, "aten::mul_"sv,
+    "aten::div"sv, "aten::div_"sv, "aten::neg"sv, "aten::exp"sv, "aten::exp_"sv, "aten::log"sv, "aten::rsqrt"sv,
+    "aten::sqrt"sv, "aten::pow"sv, "aten::square"sv, "aten::abs"sv, "aten::reciprocal"sv, "aten::tanh"sv,
+    "aten::tanh_backward"sv, "aten::sigmoid"sv, "aten::sigmoid_backward"sv, "aten::gelu"sv,
+    "aten::gelu_backward"sv, "aten::silu"sv, "aten::silu_backward"sv, "aten::relu"sv,
+    "aten::threshold_backward"sv, "aten::lerp_"sv, "aten::addcmul_"sv, "aten::addcdiv_"sv, "aten::where"sv,
+    "aten::masked_fill"sv, "aten::masked_fill_"sv, "aten::clamp"sv, "aten::clamp_min"sv, "aten::clamp_max"sv,
+    "aten::ne"sv, "aten::eq"sv, "aten::lt"sv, "aten::le"sv, "aten::gt"sv, "aten::ge"sv, "aten::bitwise_not"sv,
+    "aten::bitwise_and"sv, "aten::logical_not"sv, "aten::sum"sv, "aten::mean"sv, "aten::amax"sv,
+    "aten::logsumexp"sv, "aten::softmax"sv, "aten::_softmax"sv, "aten::_softmax_backward_data"sv,
+    "aten::fill_"sv, "aten::zero_"sv, "aten::zeros"sv, "aten::zeros_like"sv, "aten::ones"sv,
+    "aten::ones_like"sv, "aten::full"sv, "aten::full_like"sv, "aten::empty"sv, "aten::empty_like"sv,
+    "aten::empty_strided"sv, "aten::arange"sv, "aten::scalar_tensor"sv, "aten::copy_"sv, "aten::clone"sv,
+    "aten::contiguous"sv, "aten::to"sv, "aten::_to_copy"sv, "aten::cat"sv, "aten::stack"sv, "aten::split"sv,
+    "aten::split_with_sizes"sv, "aten::chunk"sv, "aten::unbind"sv, "aten::narrow"sv, "aten::slice"sv,
+    "aten::slice_backward"sv, "aten::select"sv, "aten::select_backward"sv, "aten::index"sv,
+    "aten::index_select"sv, "aten::index_add_"sv, "aten::gather"sv, "aten::scatter_add_"sv,
+    "aten::embedding"sv, "aten::embedding_backward"sv, "aten::embedding_dense_backward"sv, "aten::view"sv,
+    "aten::_unsafe_view"sv, "aten::reshape"sv, "aten::as_strided"sv, "aten::expand"sv, "aten::expand_as"sv,
+    "aten::view_as"sv, "aten::t"sv, "aten::transpose"sv, "aten::permute"sv, "aten::unsqueeze"sv,
+    "aten::squeeze"sv, "aten::flatten"sv, "aten::detach"sv, "aten::alias"sv, "aten::resolve_conj"sv,
+    "aten::resolve_neg"sv, "aten::repeat"sv, "aten::repeat_interleave"sv, "aten::triu"sv, "aten::tril"sv,
+    "aten::resize_"sv, "aten::item"sv, "aten::_local_scalar_dense"sv, "aten::lift_fresh"sv,
+    "torch::autograd::AccumulateGrad"sv,  // gradient accumulation into .grad: a move or an add
+};
+
+// tokbench's own autograd functions and nodes, by a part of their node names.
+constexpr std::array<std::pair<std::string_view, Rule>, 5> kCustomNodes = {{
+    {"FusedLinearFunction", {Category::gemm, Reach::context}},
+    {"LinearGraphOnly", {Category::gemm, Reach::context}},
+    {"ChunkedLinearCrossEntropyFunction", {Category::loss, Reach::context}},
+    {"RmsNormRowsFunction", {Category::normalization, Reach::context}},
+    // A checkpointed block's node: its own time is glue; the recomputed forward and the inner
+    // backward inside it are classified by their own names.
+    {"CheckpointedBlockBackward", {Category::other, Reach::self_only}},
+}};
+
+template <typename List>
+bool listed(const List& list, std::string_view name) {
+  return std::find(list.begin(), list.end(), name) != list.end();
+}
+
+template <typename List>
+bool prefixed(const List& prefixes, std::string_view name) {
+  return std::any_of(prefixes.begin(), prefixes.end(), [&](std::string_view p) { return name.starts_with(p); });
+}
+
+std::optional<Rule> range_rule(std::string_view name) {
+  if (name == ranges::kIteration) return Rule{Category::data_host, Reach::self_only};
+  if (name == ranges::kData) return Rule{Category::data_host, Reach::context};
+  // Inside the step, the time between operators is host work of the framework (dispatch, the
+  // autograd engine's bookkeeping) and, while profiling, the profiler's own: "other".
+  if (name == ranges::kForward || name == ranges::kBackward) return Rule{Category::other, Reach::self_only};
+  if (name == ranges::kOptimizer) return Rule{Category::optimizer, Reach::context};
+  if (name == ranges::kNorm || name == ranges::kRmsNormRows || name == ranges::kRmsNormRowsBackward)
+    return Rule{Category::normalization, Reach::context};
+  if (name == ranges::kAttention) return Rule{Category::attention, Reach::context};
+  if (name == ranges::kLoss || name == ranges::kCrossEntropyRows) return Rule{Category::loss, Reach::context};
+  if (name == ranges::kLinear) return Rule{Category::gemm, Reach::context};
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Rule> rule_for_name(std::string_view name) {
+  if (auto range = range_rule(name)) return range;
+  if (listed(kGemm, name)) return Rule{Category::gemm, Reach::decisive};
+  if (prefixed(kAttentionPrefixes, name)) return Rule{Category::attention, Reach::decisive};
+  if (listed(kNormalization, name)) return Rule{Category::normalization, Reach::decisive};
+  if (listed(kLoss, name)) return Rule{Category::loss, Reach::decisive};
+  if (listed(kOptimizer, name) || prefixed(kOptimizerPrefixes, name)) return Rule{Category::optimizer, Reach::decisive};
+  if (listed(kElementwise, name)) return Rule{Category::elementwise, Reach::weak};
+  return std::nullopt;
+}
+
+std::string forward_operator_of(std::string_view node) {
+  if (node.starts_with(kEngineWrapper)) node.remove_prefix(kEngineWrapper.size());
+  while (!node.empty() && std::isdigit(static_cast<unsigned char>(node.back()))) node.remove_suffix(1);
+  constexpr std::string_view kSuffix = "Backward";
+  if (!node.ends_with(kSuffix) || node.size() == kSuffix.size()) return {};
+  node.remove_suffix(kSuffix.size());
+  std::string snake;
+  for (const char c : node) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) return {};  // a C++ type name, not an ATen node
+    if (std::isupper(static_cast<unsigned char>(c))) {
+      if (!snake.empty()) snake += '_';
+      snake += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else {
+      snake += c;
+    }
+  }
+  return snake;
+}
+
+std::optional<Rule> rule_for_backward_node(std::string_view node) {
+  if (node.starts_with(kEngineWrapper)) node.remove_prefix(kEngineWrapper.size());
+  for (const auto& [part, rule] : kCustomNodes)
+    if (node.find(part) != std::string_view::npos) return rule;
+  if (auto rule = rule_for_name(node)) return Rule{rule->category, Reach::context};  // AccumulateGrad
+  const std::string op = forward_operator_of(node);
+  if (op.empty()) return std::nullopt;
+  // Node names drop the leading underscore of private operators (_unsafe_view, _to_copy).
+  for (const std::string& candidate : {"aten::" + op, "aten::_" + op})
+    if (auto rule = rule_for_name(candidate)) return Rule{rule->category, Reach::context};
+  return std::nullopt;
+}
+
+}  // namespace tokbench::account

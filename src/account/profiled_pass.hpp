@@ -1,0 +1,54 @@
+// A profiled pass's host events turned into the time account's raw figures: the seconds of each
+// category and the matrix-product FLOPs, summed over the pass's iterations. Every event's SELF
+// time (its duration less its direct children's) goes to one category, so nothing is counted
+// twice and, within an iteration range (range_names.hpp: kIteration), the categories add up to
+// the range's duration exactly. The rule per event (docs/time-account.md):
+//   1. a backward node (an autograd node, or the engine's wrapper of one) takes the category of
+//      tokbench's custom function it belongs to, else of the forward operator that made it
+//      (matched by sequence number: the last forward event recorded with that number), else
+//      the one its name spells (rule_for_backward_node);
+//   2. any other event takes its own rule (op_rules.hpp); a weak rule yields to an enclosing
+//      context, and an event no rule names takes its parent's category.
+// Torch-free: the train layer converts the profiler's events into ProfiledEvent.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "account/category.hpp"
+#include "account/matmul_flops.hpp"
+
+namespace tokbench::account {
+
+// One operator, named range or autograd node the profiler recorded on the host.
+struct ProfiledEvent {
+  std::string name;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  uint64_t thread = 0;
+  int64_t sequence_nr = -1;    // the autograd sequence number; -1 when none
+  // An autograd node's evaluation (the profiler's BACKWARD_FUNCTION scope); events named
+  // "autograd::engine::evaluate_function: ..." are read as nodes whatever this says.
+  bool backward_node = false;
+  Shapes input_shapes;         // recorded input shapes ({} per non-tensor input)
+};
+
+struct ProfiledPass {
+  int64_t iterations = 0;                      // iteration ranges found
+  std::array<double, kCategoryCount> seconds{};  // per category, summed over the iterations
+  double range_seconds = 0;                    // the iteration ranges' durations, summed (= Σ seconds)
+  int64_t gemm_flops = 0;                      // GEMM operators' FLOPs, summed over the iterations
+  int64_t attention_flops = 0;                 // SDPA kernels' FLOPs, likewise
+  int64_t uncounted_matmuls = 0;               // counted operators whose shapes were missing
+  int64_t events = 0;                          // events inside the iteration ranges
+  // What "other" holds: self seconds by event name, summed over the iterations, largest first.
+  std::vector<std::pair<std::string, double>> other_by_name;
+};
+
+// The events of every thread, in any order; only the iteration ranges' thread (the one that
+// runs the loop and, on the CPU, the autograd engine) is read, and only inside those ranges.
+ProfiledPass attribute_events(std::vector<ProfiledEvent> events);
+
+}  // namespace tokbench::account

@@ -1,0 +1,89 @@
+// The time account's arithmetic (time_account.hpp).
+#include "account/time_account.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace tokbench::account {
+namespace {
+
+// How many of "other"'s events the account names.
+constexpr std::size_t kOtherTop = 5;
+
+}  // namespace
+
+TimeAccount make_time_account(const ProfiledPass& pass, const AccountInputs& in) {
+  if (pass.iterations < 1) throw std::invalid_argument("time account: the profiled pass recorded no iteration");
+  if (!(pass.range_seconds > 0) || !(in.measured_iteration_seconds > 0))
+    throw std::invalid_argument("time account: iteration times must be positive");
+  const double n = static_cast<double>(pass.iterations);
+  TimeAccount a;
+  a.source = in.source;
+  a.profiled_iterations = pass.iterations;
+  a.iteration_seconds = in.measured_iteration_seconds;
+  a.profiled_iteration_seconds = in.profiled_clock_seconds / n;
+  a.profiled_range_seconds = pass.range_seconds / n;
+  a.gemm_flops_per_iter = pass.gemm_flops / pass.iterations;
+  a.attention_flops_per_iter = pass.attention_flops / pass.iterations;
+  a.uncounted_matmuls = pass.uncounted_matmuls;
+  a.model_flops_per_iter = in.model_flops_per_iter;
+  a.peak_flop_per_s = in.peak_flop_per_s;
+  a.peak_source = in.peak_source;
+
+  // The collectives' waits, as the step measured them, come out of where the profiler saw
+  // them (an operator or the step's gaps, "other" first) into their own category.
+  std::array<double, kCategoryCount> profiled = pass.seconds;
+  double comm = std::min(in.exposed_comm_seconds, pass.range_seconds);
+  profiled[index_of(Category::exposed_comm)] += comm;
+  for (const Category from : {Category::other, Category::data_host, Category::elementwise}) {
+    const double moved = std::min(comm, profiled[index_of(from)]);
+    profiled[index_of(from)] -= moved;
+    comm -= moved;
+  }
+
+  const double t = a.iteration_seconds;
+  for (const Category c : all_categories()) {
+    CategoryTime& ct = a.categories[index_of(c)];
+    ct.profiled_seconds = profiled[index_of(c)] / n;
+    ct.share = profiled[index_of(c)] / pass.range_seconds;
+    ct.seconds = ct.share * t;
+  }
+  if (a.peak_flop_per_s && *a.peak_flop_per_s > 0) {
+    const double P = *a.peak_flop_per_s;
+    const auto at_peak = [&](int64_t flops) { return static_cast<double>(flops) / P; };
+    a.matmul_seconds_at_ceiling = at_peak(a.matmul_flops_per_iter());
+    a.beyond_model_mfu_cost = (at_peak(a.matmul_flops_per_iter()) - at_peak(a.model_flops_per_iter)) / t;
+    a.mfu = at_peak(a.model_flops_per_iter) / t;
+    for (const Category c : all_categories()) {
+      CategoryTime& ct = a.categories[index_of(c)];
+      double ideal = 0;
+      if (c == Category::gemm) ideal = at_peak(a.gemm_flops_per_iter);
+      if (c == Category::attention) ideal = at_peak(a.attention_flops_per_iter);
+      ct.mfu_cost = (ct.seconds - ideal) / t;
+    }
+  }
+  for (std::size_t i = 0; i < pass.other_by_name.size() && i < kOtherTop; ++i)
+    a.other_top.emplace_back(pass.other_by_name[i].first, pass.other_by_name[i].second / n);
+  return a;
+}
+
+std::vector<WaterfallStep> waterfall_steps(const TimeAccount& a) {
+  std::vector<WaterfallStep> steps;
+  if (!a.mfu || !a.beyond_model_mfu_cost || !a.peak_flop_per_s) return steps;
+  double remaining = 1.0;
+  auto add = [&](std::string label, double cost, double seconds) {
+    remaining -= cost;
+    steps.push_back({std::move(label), cost, seconds, remaining});
+  };
+  add("matrix FLOPs beyond the model's", *a.beyond_model_mfu_cost,
+      *a.beyond_model_mfu_cost * a.iteration_seconds);
+  for (const Category c : all_categories()) {
+    const CategoryTime& ct = a[c];
+    std::string text(label(c));
+    if (c == Category::gemm || c == Category::attention) text += " below the ceiling";
+    add(std::move(text), ct.mfu_cost.value_or(0), ct.mfu_cost.value_or(0) * a.iteration_seconds);
+  }
+  return steps;
+}
+
+}  // namespace tokbench::account

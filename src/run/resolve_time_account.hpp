@@ -1,0 +1,27 @@
+// --time-account-iters and the time account's test hook, checked and decided before any work
+// (docs/time-account.md). The account is on by default (2 iterations) where it is built:
+// tokbench's executors (eager, fused) on one rank on the CPU. Elsewhere it is 0, and asking for
+// it is refused with one line (exit 2): the Python executors' steps carry none of tokbench's
+// ranges, a CUDA device's time is on its own timeline (kernels, launch gaps) that the host
+// events do not show, and a multi-rank account must merge every rank's (docs/time-account.md,
+// "What is left").
+//
+// TOKBENCH_TEST_HOST_DELAY_MS (a test hook, not an option): milliseconds the host sleeps at the
+// start of every iteration, in the timed loop and the account's pass, as an input pipeline would.
+//
+// resolve_run calls this last but one of its steps in spirit; until resolve.cpp calls it itself,
+// `tokbench run` and the sweep's pre-check call it right after resolve_run.
+#pragma once
+
+#include "run/run_options.hpp"
+#include "run/run_plan.hpp"
+
+namespace tokbench::run {
+
+inline constexpr const char* kTestHostDelayEnv = "TOKBENCH_TEST_HOST_DELAY_MS";
+
+// Sets plan.time_account_iters and plan.test_host_delay_seconds; throws std::invalid_argument
+// (usage::refuse) with one line naming the option, the value and what is valid.
+void resolve_time_account(const RunOptions& options, RunPlan& plan);
+
+}  // namespace tokbench::run

@@ -1,0 +1,17 @@
+// What the time account's profiled pass measured (time_account_pass.hpp), before the run's own
+// figures (the measured iteration, the model FLOPs, the peak) turn it into an account
+// (account::make_time_account). A plain record, torch-free, so the run layer's record carries
+// it without LibTorch.
+#pragma once
+
+#include "account/profiled_pass.hpp"
+
+namespace tokbench::train {
+
+struct ProfiledTimeAccount {
+  account::ProfiledPass pass;
+  double clock_seconds = 0;         // the pass's iterations by the host clock, summed
+  double exposed_comm_seconds = 0;  // the step's own measure over the pass, summed (0 on one rank)
+};
+
+}  // namespace tokbench::train

@@ -1,0 +1,166 @@
+// The classification rules, FLOPs from shapes and the self-time attribution of
+// account/profiled_pass.hpp, on events built by hand so every second has a known home.
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <set>
+
+#include "account/matmul_flops.hpp"
+#include "account/op_rules.hpp"
+#include "account/profiled_pass.hpp"
+#include "account/range_names.hpp"
+
+namespace tokbench::account {
+namespace {
+
+TEST(Categories, NamesAreUniqueAndReadBack) {
+  std::set<std::string_view> names;
+  for (const Category c : all_categories()) {
+    EXPECT_TRUE(names.insert(json_name(c)).second) << json_name(c);
+    EXPECT_EQ(category_named(json_name(c)), c);
+    EXPECT_FALSE(label(c).empty());
+  }
+  EXPECT_EQ(names.size(), kCategoryCount);
+  EXPECT_FALSE(category_named("gemms").has_value());
+}
+
+TEST(Rules, OperatorsAndRangesHaveTheirCategory) {
+  auto category = [](std::string_view name) { return rule_for_name(name).value().category; };
+  EXPECT_EQ(category("aten::addmm"), Category::gemm);
+  EXPECT_EQ(category("mkldnn::_linear_pointwise"), Category::gemm);
+  EXPECT_EQ(category("aten::_scaled_dot_product_flash_attention_for_cpu_backward"), Category::attention);
+  EXPECT_EQ(category("aten::native_layer_norm"), Category::normalization);
+  EXPECT_EQ(category("aten::_log_softmax"), Category::loss);
+  EXPECT_EQ(category("aten::_fused_adamw_"), Category::optimizer);
+  EXPECT_EQ(category("aten::_foreach_mul_"), Category::optimizer);
+  EXPECT_EQ(category("aten::gelu"), Category::elementwise);
+  EXPECT_EQ(category(ranges::kData), Category::data_host);
+  EXPECT_EQ(category(ranges::kIteration), Category::data_host);
+  EXPECT_EQ(category(ranges::kNorm), Category::normalization);
+  EXPECT_EQ(rule_for_name("aten::gelu")->reach, Reach::weak);
+  EXPECT_EQ(rule_for_name("aten::mm")->reach, Reach::decisive);
+  EXPECT_EQ(rule_for_name(ranges::kForward)->reach, Reach::self_only);
+  EXPECT_FALSE(rule_for_name("aten::some_new_op").has_value());
+}
+
+TEST(Rules, BackwardNodesByTheOperatorTheyNameOrTheirFunction) {
+  EXPECT_EQ(forward_operator_of("MulBackward0"), "mul");
+  EXPECT_EQ(forward_operator_of("autograd::engine::evaluate_function: NativeLayerNormBackward0"), "native_layer_norm");
+  EXPECT_EQ(forward_operator_of("torch::autograd::AccumulateGrad"), "");
+  auto category = [](std::string_view node) { return rule_for_backward_node(node).value().category; };
+  EXPECT_EQ(category("AddmmBackward0"), Category::gemm);
+  EXPECT_EQ(category("UnsafeViewBackward0"), Category::elementwise);  // aten::_unsafe_view
+  EXPECT_EQ(category("ScaledDotProductFlashAttentionForCpuBackward0"), Category::attention);
+  EXPECT_EQ(category("NllLossBackward0"), Category::loss);
+  EXPECT_EQ(category("torch::autograd::CppNode<tokbench::train::(anonymous namespace)::FusedLinearFunction>"),
+            Category::gemm);
+  EXPECT_EQ(category("autograd::engine::evaluate_function: torch::autograd::CppNode<x::ChunkedLinearCrossEntropyFunction>"),
+            Category::loss);
+  EXPECT_EQ(rule_for_backward_node("CheckpointedBlockBackward")->reach, Reach::self_only);
+  EXPECT_FALSE(rule_for_backward_node("SomethingElse").has_value());
+}
+
+TEST(MatmulFlops, FromTheRecordedShapes) {
+  EXPECT_EQ(matmul_flops("aten::mm", {{64, 128}, {128, 384}})->flops, 2 * 64 * 128 * 384);
+  EXPECT_EQ(matmul_flops("aten::addmm", {{384}, {64, 128}, {128, 384}, {}, {}})->flops, 2 * 64 * 128 * 384);
+  EXPECT_EQ(matmul_flops("aten::bmm", {{8, 32, 16}, {8, 16, 32}})->flops, 2 * 8 * 32 * 16 * 32);
+  EXPECT_EQ(matmul_flops("mkldnn::_linear_pointwise", {{2, 32, 128}, {512, 128}, {512}, {}})->flops,
+            2 * 64 * 512 * 128);
+  const Shapes q{{2, 4, 32, 8}, {2, 4, 32, 8}, {2, 4, 32, 8}, {}, {}};
+  const auto forward = matmul_flops("aten::_scaled_dot_product_flash_attention_for_cpu", q);
+  ASSERT_TRUE(forward.has_value());
+  EXPECT_EQ(forward->category, Category::attention);
+  EXPECT_EQ(forward->flops, 4 * 2 * 4 * 32 * 32 * 8);  // two products over the full 32×32 square
+  Shapes backward{{2, 4, 32, 8}};
+  backward.insert(backward.end(), q.begin(), q.end());
+  EXPECT_EQ(matmul_flops("aten::_scaled_dot_product_flash_attention_for_cpu_backward", backward)->flops,
+            2 * forward->flops);
+  EXPECT_FALSE(matmul_flops("aten::mm", {{64, 128}, {127, 384}}).has_value());  // shapes that do not multiply
+  EXPECT_FALSE(matmul_flops("aten::mm", {}).has_value());
+  EXPECT_FALSE(counts_matmul_flops("aten::linear"));  // composites: their kernels count
+  EXPECT_FALSE(counts_matmul_flops("aten::scaled_dot_product_attention"));
+  EXPECT_TRUE(counts_matmul_flops("aten::_scaled_dot_product_efficient_attention_backward"));
+}
+
+// Events of one thread, built in microseconds.
+struct Builder {
+  std::vector<ProfiledEvent> events;
+  ProfiledEvent& add(std::string name, int64_t start_us, int64_t end_us, int64_t seq = -1, bool node = false,
+                     Shapes shapes = {}) {
+    events.push_back({std::move(name), start_us * 1000, end_us * 1000, 7, seq, node, std::move(shapes)});
+    return events.back();
+  }
+};
+
+double seconds(const ProfiledPass& p, Category c) { return p.seconds[index_of(c)]; }
+
+TEST(Attribution, EverySelfMicrosecondInOneCategory) {
+  Builder b;
+  b.add(ranges::kIteration, 0, 1000);
+  b.add(ranges::kData, 5, 25);                   // 20 µs of batch
+  b.add("aten::copy_", 10, 20);                  //   a copy inside it: still data
+  b.add(ranges::kForward, 30, 430);              // 400 µs, of which 50 µs between operators
+  b.add(ranges::kNorm, 30, 80, -1);              //   litgpt's RMSNorm composition
+  b.add("aten::mul", 35, 75, 5);                 //     elementwise by name, normalization by context
+  b.add("aten::linear", 80, 280, 6);             //   a linear: 200 µs
+  b.add("aten::t", 82, 84, 6);                   //     its transpose
+  b.add("aten::addmm", 90, 270, 7, false, {{384}, {64, 128}, {128, 384}, {}, {}});
+  b.add("aten::gelu", 280, 330, 8);              //   an activation: 50 µs
+  b.add("aten::some_new_op", 330, 380, 9);       //   an operator no rule names: 50 µs of other
+  b.add(ranges::kBackward, 430, 930);            // 500 µs, of which 100 between nodes
+  b.add("autograd::engine::evaluate_function: MulBackward0", 430, 530, 5, true);
+  b.add("MulBackward0", 431, 529, 5, true);      //   the norm's mul: normalization via its number
+  b.add("aten::mul", 432, 528);
+  b.add("AddmmBackward0", 530, 830, 7, true);
+  b.add("aten::mm", 540, 680, -1, false, {{64, 384}, {384, 128}});
+  b.add("aten::mm", 680, 820, -1, false, {{128, 64}, {64, 384}});
+  b.add("aten::sum", 820, 825);                  //     the bias gradient: the linear's backward
+  b.add(ranges::kOptimizer, 930, 990);
+  b.add("aten::_fused_adamw_", 935, 985);
+  // Outside the iteration, and on another thread: not in the account.
+  b.add("aten::mm", 1000, 1500, -1, false, {{1, 1}, {1, 1}});
+  b.events.push_back({"aten::mm", 100, 200, 8, -1, false, {{1, 1}, {1, 1}}});
+
+  const ProfiledPass p = attribute_events(b.events);
+  EXPECT_EQ(p.iterations, 1);
+  EXPECT_DOUBLE_EQ(p.range_seconds, 1000e-6);
+  const double sum = std::accumulate(p.seconds.begin(), p.seconds.end(), 0.0);
+  EXPECT_NEAR(sum, p.range_seconds, 1e-12);
+  EXPECT_NEAR(seconds(p, Category::data_host), 20e-6 + 20e-6, 1e-12);  // the batch, the iteration's gaps
+  EXPECT_NEAR(seconds(p, Category::normalization), 50e-6 + 100e-6, 1e-12);
+  EXPECT_NEAR(seconds(p, Category::gemm), 200e-6 + 300e-6, 1e-12);  // the linear and its backward node, whole
+  EXPECT_NEAR(seconds(p, Category::elementwise), 50e-6, 1e-12);     // gelu (t and sum are the linear's)
+  EXPECT_NEAR(seconds(p, Category::optimizer), 60e-6, 1e-12);
+  EXPECT_NEAR(seconds(p, Category::other), 50e-6 + 50e-6 + 100e-6, 1e-12);  // the step's gaps, the unknown op
+  EXPECT_EQ(p.gemm_flops, 3 * 2 * 64 * 128 * 384);  // forward, grad-input, grad-weight; nothing twice
+  EXPECT_EQ(p.attention_flops, 0);
+  EXPECT_EQ(p.uncounted_matmuls, 0);
+  ASSERT_FALSE(p.other_by_name.empty());
+  EXPECT_EQ(p.other_by_name.front().first, ranges::kBackward);
+}
+
+TEST(Attribution, GemmInsideAGemmCountsOnceAndMissingShapesAreCounted) {
+  Builder b;
+  b.add(ranges::kIteration, 0, 100);
+  b.add("aten::mm", 10, 90, -1, false, {{2, 3}, {3, 4}});
+  b.add("aten::mm", 20, 30, -1, false, {{2, 3}, {3, 4}});  // a kernel inside a kernel: not again
+  b.add(ranges::kIteration, 100, 200);
+  b.add("aten::bmm", 110, 120);  // no shapes recorded
+  const ProfiledPass p = attribute_events(b.events);
+  EXPECT_EQ(p.iterations, 2);
+  EXPECT_EQ(p.gemm_flops, 2 * 2 * 3 * 4);
+  EXPECT_EQ(p.uncounted_matmuls, 1);
+  EXPECT_NEAR(seconds(p, Category::gemm), 90e-6, 1e-12);
+  EXPECT_NEAR(seconds(p, Category::data_host), 110e-6, 1e-12);
+}
+
+TEST(Attribution, NoIterationRangeNoAccount) {
+  Builder b;
+  b.add("aten::mm", 0, 10);
+  const ProfiledPass p = attribute_events(b.events);
+  EXPECT_EQ(p.iterations, 0);
+  EXPECT_EQ(p.events, 0);
+}
+
+}  // namespace
+}  // namespace tokbench::account
