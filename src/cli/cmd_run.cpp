@@ -7,7 +7,6 @@
 #include "run/machine_info.hpp"
 #include "run/python_executor.hpp"
 #include "run/resolve.hpp"
-#include "run/resolve_time_account.hpp"
 #include "run/run_benchmark.hpp"
 #include "cli/command.hpp"
 
@@ -33,7 +32,6 @@ const RegisterCommand kRun{
          run::MachineInfo machine = run::probe_machine();
          machine.default_threads = at::get_num_threads();  // the calibration key of a run without --num-threads
          run::RunPlan plan = run::resolve_run(*options, machine);
-         run::resolve_time_account(*options, plan);
          // Once per run: rank 0 (a launcher's ranks resolve again, and its rank 0 prints them).
          if (!options->nproc_per_node && plan.dist.env.rank == 0)
            for (const auto& warning : plan.warnings) std::fprintf(stderr, "tokbench: warning: %s\n", warning.c_str());

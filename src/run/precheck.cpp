@@ -11,7 +11,6 @@
 #include "run/run_options.hpp"
 #include "run/machine_info.hpp"
 #include "run/resolve.hpp"
-#include "run/resolve_time_account.hpp"
 
 namespace tokbench::run {
 namespace {
@@ -70,7 +69,6 @@ std::string check(const std::vector<std::string>& run_arguments, MachineOf machi
   }
   try {
     RunPlan plan = resolve_run(options, machine_of(options));
-    resolve_time_account(options, plan);
   } catch (const std::invalid_argument& e) {
     return std::string("tokbench: ") + e.what();
   }

@@ -23,6 +23,7 @@
 #include "model/checked_int.hpp"
 #include "model/memory_estimate.hpp"
 #include "parallel/layout.hpp"
+#include "run/resolve_time_account.hpp"
 #include "train/sequence_lengths.hpp"
 #include "usage/usage_error.hpp"
 
@@ -741,6 +742,7 @@ RunPlan resolve_run(const RunOptions& options, const MachineInfo& machine) {
   resolve_memory_snapshot(options, plan);
   resolve_reference_switches(options, plan);
   resolve_unit_timing(options, plan);
+  resolve_time_account(options, plan);
   resolve_counts_and_peak(options, machine, plan);
   resolve_derived_counts(plan);
   resolve_memory_fit(machine, plan);

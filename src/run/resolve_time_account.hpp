@@ -9,8 +9,7 @@
 // TOKBENCH_TEST_HOST_DELAY_MS (a test hook, not an option): milliseconds the host sleeps at the
 // start of every iteration, in the timed loop and the account's pass, as an input pipeline would.
 //
-// resolve_run calls this last but one of its steps in spirit; until resolve.cpp calls it itself,
-// `tokbench run` and the sweep's pre-check call it right after resolve_run.
+// resolve_run calls it after the executor, device, ranks and unit timings are decided.
 #pragma once
 
 #include "run/run_options.hpp"

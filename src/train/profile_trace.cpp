@@ -4,6 +4,7 @@
 #include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/csrc/profiler/stubs/base.h>
 
+#include <cstdlib>
 #include <atomic>
 #include <set>
 
@@ -33,7 +34,12 @@ TraceRange::~TraceRange() {
   if (nvtx_) torch::profiler::impl::cudaStubs()->rangePop();
 }
 
+void quiet_kineto_without_gpu(const c10::Device& device) {
+  if (!device.is_cuda()) ::setenv("KINETO_LOG_LEVEL", "5", /*overwrite=*/0);
+}
+
 ProfileTrace::ProfileTrace(const c10::Device& device) {
+  quiet_kineto_without_gpu(device);
   // record_shapes: the trace shows each matmul's shapes. profile_memory: every allocation
   // and free is a [memory] event under the operator that made it (what
   // bench/allocations_by_op.py sums); the profiled iterations are outside the metrics, so

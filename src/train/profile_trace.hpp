@@ -30,6 +30,12 @@ class TraceRange {
   bool nvtx_ = false;
 };
 
+// Kineto writes an ERROR line at every profiler start on a machine without a GPU (its query of
+// the devices fails), which would reach every CPU run's stderr, as the time account profiles by
+// default: on CPU runs its log is silenced (KINETO_LOG_LEVEL 5) unless the user set the level.
+// Called before a profiler starts; on CUDA, Kineto's messages are kept.
+void quiet_kineto_without_gpu(const c10::Device& device);
+
 // Records everything between construction and save(): CPU operators with input shapes, and
 // CUDA kernels when `device` is CUDA. One at a time per process (Kineto's profiler is).
 class ProfileTrace {

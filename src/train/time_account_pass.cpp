@@ -33,6 +33,7 @@ class ProfilerSession {
     // stacks: each would slow every operator, and the shares are what the pass is for.
     const ProfilerConfig config(ProfilerState::KINETO, /*report_input_shapes=*/true, /*profile_memory=*/false);
     const std::set<ActivityType> activities{ActivityType::CPU};
+    quiet_kineto_without_gpu(c10::Device(c10::kCPU));  // the pass profiles CPU runs only
     profiler::prepareProfiler(config, activities);
     profiler::enableProfiler(config, activities);
     active_ = true;
