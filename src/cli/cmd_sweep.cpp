@@ -31,6 +31,7 @@
 #include "sweep/sweep_runner.hpp"
 #include "sweep/sweep_tables.hpp"
 #if defined(TOKBENCH_HAVE_PREDICT)
+#include "sweep/sweep_explanations.hpp"
 #include "sweep/sweep_predictions.hpp"
 #endif
 
@@ -63,6 +64,7 @@ int run_sweep_command(const sweep::SweepCommandOptions& o, const std::vector<std
       o.matrix_file, run_options, [](const std::string& option) { return run::run_option_type(option, "sweep"); });
   const auto matrix_configs = sweep::expand_all(matrices);
   if (matrix_configs.empty()) throw std::invalid_argument("sweep: the matrix is empty");
+  sweep::check_explain_column(o.explain_against, matrix_configs);
   // With --predict, the rows gain the one-rank runs their predictions start from, and under
   // --predict-only the multi-rank rows are predicted instead of run.
   if (o.predict.empty() && (!o.comm.empty() || o.predict_only))
@@ -220,6 +222,7 @@ int run_sweep_command(const sweep::SweepCommandOptions& o, const std::vector<std
   context["reused"] = result.reused;
   context["complete"] = !result.interrupted;
   context["launcher"] = o.launcher;
+  if (!o.explain_against.empty()) context[sweep::kExplainAgainstKey] = o.explain_against;
   // The store or the tables' file that cannot be written (the disk full): the runs are kept in
   // OUT/runs either way, and the same command stores and prints them without running anything.
   std::string output_failure;

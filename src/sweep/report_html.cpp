@@ -9,6 +9,7 @@
 #include <set>
 
 #include "sweep/html_charts.hpp"
+#include "sweep/html_time_account.hpp"
 #include "results/record_status.hpp"
 #include "sweep/reporters.hpp"
 
@@ -220,6 +221,14 @@ void write_html(const json& context, const std::vector<json>& runs, const TableO
       << throughput_bar_chart(throughput) << "</section>\n";
   out << R"~(<section class="card" id="scaling"><h2>Scaling with the number of ranks (tokens/s)</h2>)~"
       << scaling_line_chart(throughput) << "</section>\n";
+  out << R"~(<section class="card" id="time-account"><h2>Where the time goes (ms per iteration)</h2>)~"
+      << time_account_chart(throughput);
+  if (const auto explanations = context_explanations(context, throughput); !explanations.empty()) {
+    out << "<h3>Against " << html_escape(explained_column(context)) << "</h3><ul class=\"explanations\">";
+    for (const auto& row : explanations) out << "<li>" << html_escape(explanation_line(row)) << "</li>";
+    out << "</ul>";
+  }
+  out << "</section>\n";
   out << failures(runs, throughput) << '\n';
   out << R"~(<section class="card" id="tables"><h2>Tables</h2>)~";
   for (const auto& t : tables) out << pivot_table(t) << '\n';

@@ -1,5 +1,5 @@
-// The `json` format: one document, {"context": ..., "runs": [...]}, every run as it came; for a
-// flat table, its document.
+// The `json` format: one document, {"context": ..., "runs": [...]}, every run as it came (and,
+// with --explain-against, "explanations"); for a flat table, its document.
 #include "sweep/reporters.hpp"
 
 namespace tokbench::sweep::detail {
@@ -12,6 +12,13 @@ class JsonReporter final : public Reporter {
     nlohmann::json doc = nlohmann::json::object();
     doc["context"] = context_;
     doc["runs"] = runs;
+    // --explain-against: each row's runs explained against that column (sweep_explanations.hpp).
+    if (!explained_column(context_).empty()) {
+      nlohmann::json explanations = nlohmann::json::array();
+      for (const auto& row : context_explanations(context_, build_tables(runs, TableOptions{}).front()))
+        explanations.push_back(to_json(row));
+      doc["explanations"] = std::move(explanations);
+    }
     // Invalid UTF-8 in a message (a crashed process's output) is replaced, not fatal.
     out_ << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   }

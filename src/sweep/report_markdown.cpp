@@ -67,7 +67,12 @@ class MarkdownReporter final : public Reporter {
  public:
   explicit MarkdownReporter(const ReportTarget& target) : out_(target.out), options_(target.tables) {}
   void report_runs(const std::vector<nlohmann::json>& runs) override {
-    write_markdown(build_tables(runs, options_), out_);
+    const std::vector<PivotTable> tables = build_tables(runs, options_);
+    write_markdown(tables, out_);
+    const auto explanations = context_explanations(context_, tables.front());
+    if (explanations.empty()) return;
+    out_ << "\n### WHERE THE TIME GOES (against " << escape(explained_column(context_)) << ")\n\n";
+    for (const auto& row : explanations) out_ << "- " << escape(explanation_line(row)) << '\n';
   }
   void report_flat_table(const FlatTable& table) override { write_flat_markdown(table, out_); }
 

@@ -220,7 +220,14 @@ void write_print(const std::vector<PivotTable>& tables, std::ostream& out) {
 class PrintReporter final : public Reporter {
  public:
   explicit PrintReporter(const ReportTarget& target) : out_(target.out), options_(target.tables) {}
-  void report_runs(const std::vector<nlohmann::json>& runs) override { write_print(build_tables(runs, options_), out_); }
+  void report_runs(const std::vector<nlohmann::json>& runs) override {
+    const std::vector<PivotTable> tables = build_tables(runs, options_);
+    write_print(tables, out_);
+    const auto explanations = context_explanations(context_, tables.front());
+    if (explanations.empty()) return;
+    out_ << "\nWHERE THE TIME GOES (against " << explained_column(context_) << ")\n";
+    for (const auto& row : explanations) out_ << explanation_line(row) << '\n';
+  }
   void report_flat_table(const FlatTable& table) override { print_flat_table(table, out_); }
 
  private:

@@ -90,6 +90,21 @@ std::string flat_cell_text(const FlatTable& table, const Column& column, const n
   return value == nullptr ? std::string() : results::column_text(column, *value);
 }
 
+std::string explained_column(const nlohmann::json& context) {
+  const auto it = context.is_object() ? context.find(kExplainAgainstKey) : context.end();
+  return context.is_object() && it != context.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::vector<RowExplanation> context_explanations(const nlohmann::json& context, const PivotTable& table) {
+  const std::string column = explained_column(context);
+  return column.empty() ? std::vector<RowExplanation>{} : explain_against(table, column);
+}
+
+std::string explanation_line(const RowExplanation& row) {
+  if (row.explanation) return row.configuration + ": " + account::explanation_sentence(*row.explanation);
+  return row.configuration + " · " + row.executor + ": not explained: " + row.unavailable;
+}
+
 }  // namespace detail
 
 

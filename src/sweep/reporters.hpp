@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "sweep/sweep_explanations.hpp"
 #include "sweep/sweep_tables.hpp"
 
 namespace tokbench::sweep::detail {
@@ -43,6 +44,13 @@ std::string flat_header(const Column& column);
 // A flat table's cell for people: the row's value (FlatTable::value) in the column's format
 // (results::column_text), "" when there is none.
 std::string flat_cell_text(const FlatTable& table, const Column& column, const nlohmann::ordered_json& row);
+
+// --explain-against: the column the sweep's context names (its key `explain_against`), or ""
+// when it names none; and each row's explanations against it over `table`.
+std::string explained_column(const nlohmann::json& context);
+std::vector<RowExplanation> context_explanations(const nlohmann::json& context, const PivotTable& table);
+// "pythia-14m · T=512: fused saves ..." or "... · fused: not explained: <why>".
+std::string explanation_line(const RowExplanation& row);
 
 // The plug-ins' factories, one per report_<format>.cpp (reporter_plugins() lists them).
 std::unique_ptr<Reporter> make_print_reporter(const ReportTarget& target);

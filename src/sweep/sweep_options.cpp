@@ -8,7 +8,9 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "sweep/matrix.hpp"
 #include "sweep/shell_words.hpp"
+#include "usage/usage_error.hpp"
 
 namespace tokbench::sweep {
 namespace {
@@ -104,6 +106,9 @@ SweepOptionHandles add_sweep_options(CLI::App& sub, SweepCommandOptions& o) {
       ->delimiter(',');
   sub.add_flag("--predict-only", o.predict_only,
                "with --predict: run only the one-rank rows; the multi-rank rows are predictions (status predicted)");
+  sub.add_option("--explain-against", o.explain_against,
+                 "COLUMN: explain each configuration's other columns against its run in COLUMN, category by "
+                 "category of their time accounts (as tokbench explain; after the tables)");
   sub.allow_extras();
   sub.footer("Every other option is a `tokbench run` option; a comma-separated value is an axis:\n"
              "  tokbench sweep --model-name pythia-14m,pythia-70m --micro-batch-size 1,2 --nproc-per-node 1,2\n"
@@ -114,6 +119,20 @@ SweepOptionHandles add_sweep_options(CLI::App& sub, SweepCommandOptions& o) {
              "--predict h100-sxm-8 --predict-only: from one-rank rows measured here, the multi-rank rows predicted\n"
              "on another cluster (docs/predict.md).");
   return handles;
+}
+
+void check_explain_column(const std::string& column, const std::vector<Configuration>& configurations) {
+  if (column.empty()) return;
+  std::vector<std::string> columns;
+  for (const auto& c : configurations) {
+    const std::string name = c.value_of("compile", c.value_of("executor", "eager"));
+    if (std::find(columns.begin(), columns.end(), name) == columns.end()) columns.push_back(name);
+  }
+  if (std::find(columns.begin(), columns.end(), column) != columns.end()) return;
+  std::string valid;
+  for (const auto& name : columns) valid += (valid.empty() ? "" : ", ") + name;
+  throw std::invalid_argument("--explain-against '" + usage::printable(column) + "' is not a column of this sweep; "
+                              "valid: " + valid + " (the --compile values of its configurations)");
 }
 
 }  // namespace tokbench::sweep

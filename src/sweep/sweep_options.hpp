@@ -28,6 +28,7 @@ struct SweepCommandOptions {
   std::string predict;            // --predict CLUSTER: predicted columns beside the measured ones
   std::vector<std::string> comm;  // --comm: with --predict measured, tokbench comm's documents
   bool predict_only = false;      // run only the one-rank rows; the others are predictions
+  std::string explain_against;    // a column (compiler name): every other column's runs explained against it
 };
 
 // The options whose presence matters beyond their value (Slurm's, refused with --launcher local).
@@ -42,6 +43,10 @@ SweepOptionHandles add_sweep_options(CLI::App& sub, SweepCommandOptions& o);
 const ReporterPlugin& chosen_format(const SweepCommandOptions& o);
 // The range checks `tokbench run` applies to its own options, for the sweep's.
 void check_sweep_options(const SweepCommandOptions& o);
+// --explain-against: the column must be one of the sweep's (each configuration's --compile, or
+// --executor, else eager); one usage line naming the valid columns otherwise, before anything runs.
+void check_explain_column(const std::string& column, const std::vector<Configuration>& configurations);
+
 // --launcher, with what Slurm needs (its programs on PATH, --slurm-args split as a shell would).
 Launcher chosen_launcher(const SweepCommandOptions& o, bool slurm_options_given);
 

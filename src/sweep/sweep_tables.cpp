@@ -169,6 +169,7 @@ std::vector<PivotTable> build_tables(const std::vector<json>& runs, const TableO
         row.index_values.push_back(row_values[r][c]);
         row.index.push_back(index_text(row_values[r][c]));
       }
+      row.runs = row_runs[r];
       for (const json* run : row_runs[r]) {
         if (!run) {
           row.cells.emplace_back(std::nullopt);

@@ -35,6 +35,9 @@ struct PivotTable {
     // "invalid", ...), or nullopt when that executor has no run for this configuration. A run
     // that finished without the value (MFU with no known peak) holds a JSON null.
     std::vector<std::optional<nlohmann::json>> cells;
+    // One per executor: the run each cell was taken from (into the runs build_tables was given,
+    // valid while they are), or null where the executor has no run for this configuration.
+    std::vector<const nlohmann::json*> runs;
   };
   std::vector<Row> rows;
 };

@@ -613,8 +613,73 @@ def scenario_compare(scratch):
         fail("a reader created a folder for a store that does not exist")
 
 
+def scenario_explain(scratch):
+    """--explain-against: each row's fused run explained against its eager run, in json (the
+    differences are the two records' own and sum to their iteration difference), print and
+    markdown (a section after the tables) and html (the time-account bars and the sentences);
+    a row whose base did not run says why; a column the sweep does not have is one usage line."""
+    out = os.path.join(scratch, "sweep")
+    args = [*BASE, "--seq-len", "32,48", "--compile", "eager,fused", "--out", out, "--store", "none",
+            "--explain-against", "eager"]
+    first = sweep([*args, "--format", "json"])
+    if first.returncode != 0:
+        fail("sweep --explain-against", first)
+    doc = json.loads(first.stdout)
+    runs = {(r["Seq Len"], r["compiler"]): r for r in doc["runs"]}
+    explanations = doc.get("explanations", [])
+    if len(explanations) != 2 or any(x["executor"] != "fused" or "explanation" not in x for x in explanations):
+        fail(f"want one explanation per row (fused against eager): {explanations}")
+    for x, seq_len in zip(explanations, (32, 48)):
+        e, base, run = x["explanation"], runs[(seq_len, "eager")], runs[(seq_len, "fused")]
+        if f"Seq Len={seq_len}" not in x["configuration"] or (e["base"], e["run"]) != ("eager", "fused"):
+            fail(f"row {seq_len}: {x['configuration']} {e['base']} {e['run']}")
+        total = 0.0
+        for name, c in e["categories"].items():
+            want = (run["time_account"]["categories"][name]["s"] - base["time_account"]["categories"][name]["s"]) * 1e3
+            if abs(c["difference_ms"] - want) > 1e-9 * max(1.0, abs(want)):
+                fail(f"row {seq_len} {name}: {c['difference_ms']} ms, the records say {want}")
+            total += c["difference_ms"]
+        iteration = (run["time_account"]["iteration_s"] - base["time_account"]["iteration_s"]) * 1e3
+        if abs(total - iteration) > 1e-6 * max(1.0, abs(iteration)):
+            fail(f"row {seq_len}: categories sum to {total} ms, the iterations differ by {iteration} ms")
+    for fmt, heading in (("print", "WHERE THE TIME GOES (against eager)"),
+                         ("markdown", "### WHERE THE TIME GOES (against eager)")):
+        again = sweep([*args, "--format", fmt])
+        section = again.stdout.split(heading, 1)
+        if again.returncode != 0 or len(section) != 2 or section[1].count("than eager.") != 2:
+            fail(f"--format {fmt}: want the section with two sentences", again)
+    page = os.path.join(scratch, "report.html")
+    again = sweep([*args, "--format", "html", "--output", page])
+    with open(page) as f:
+        html = f.read()
+    bars = html.count('class="segment" data-category="gemm"')
+    if again.returncode != 0 or 'id="chart-time-account"' not in html or bars != 4 or html.count("than eager.") != 2:
+        fail(f"html: chart {'chart-time-account' in html}, {bars} gemm segments (want 4: two rows x two columns)",
+             again)
+    # A base without an account (its configuration turned the account off): the row says why it
+    # is not explained, naming the option, and the sweep still succeeds.
+    matrix = os.path.join(scratch, "no_account.toml")
+    with open(matrix, "w") as f:
+        f.write('model-name = "pythia-14m"\nn-layers = 1\nmax-iters = 3\nwarmup-iters = 1\nnum-threads = 1\n'
+                'device = "cpu"\nseq-len = 32\n[[matrix]]\ncompile = "eager"\ntime-account-iters = 0\n'
+                '[[matrix]]\ncompile = "fused"\n')
+    unexplained = sweep(["--matrix", matrix, "--out", os.path.join(scratch, "no_account"), "--store", "none",
+                         "--explain-against", "eager", "--format", "json"])
+    rows = json.loads(unexplained.stdout).get("explanations", []) if unexplained.returncode == 0 else []
+    if len(rows) != 1 or "no time account" not in rows[0].get("unavailable", "") \
+            or "--time-account-iters" not in rows[0]["unavailable"]:
+        fail(f"a base without an account: {rows}", unexplained)
+    # A column the sweep does not have: one usage line naming the valid ones, before anything runs.
+    lonely = sweep([*BASE, "--seq-len", "64", "--compile", "fused", "--out", out, "--store", "none",
+                    "--explain-against", "eager", "--format", "json"])
+    lines = [l for l in lonely.stderr.splitlines() if l.strip()]
+    if lonely.returncode != 2 or len(lines) != 1 or "--explain-against 'eager'" not in lines[0] \
+            or "valid: fused" not in lines[0]:
+        fail("a column the sweep does not have: want exit 2 and one line naming the valid columns", lonely)
+
+
 with tempfile.TemporaryDirectory() as scratch:
-    {"formats": scenario_formats, "resume": scenario_resume, "compare": scenario_compare,
+    {"explain": scenario_explain, "formats": scenario_formats, "resume": scenario_resume, "compare": scenario_compare,
      "validation": scenario_validation, "lock": scenario_lock, "checkpointing": scenario_checkpointing,
      "wrong_types": scenario_wrong_types, "nothing_ran": scenario_nothing_ran,
      "disk_full": scenario_disk_full}[SCENARIO](scratch)
