@@ -11,6 +11,10 @@ stdout, one JSON object per line:
   {"event": "ready", "torch_version": ..., "litgpt_version": ..., "python_version": ..., "num_threads": N,
    "thunder_version": ..., "thunder_executors": "a, b, ..."}   (the thunder keys with compiler.executor python-thunder)
   {"event": "iteration", "index": i, "warmup": bool, "seconds": s, "loss": l, "end_time": t}
+  {"event": "time_account", "clock_seconds": s, "names": [...], "shapes": [...], "events": [[...], ...]}
+                                                          the time account's profiled pass (time_account_iters
+                                                          > 0, after the window): record_time_account; or
+  {"event": "time_account", "error": ...}                 why it has none
   {"event": "result", "status": "ok"|"oom"|"nan"|"interrupted"|"error", "message": ...,
    "measured_window_seconds": w, "allocated_peak_bytes": n|null, "reserved_peak_bytes": n|null,
    "peak_rss_bytes": n, "profile_message": "..."}   (profile_message only with a profile path)
@@ -54,6 +58,10 @@ allocated, as for tokbench without its caching allocator). Without it the CPU pe
 profile.path writes a Chrome trace of profile.iters more iterations after the measured
 window (torch.profiler with shapes and memory events, and forward/backward/optimizer ranges),
 as tokbench's own --profile does, so the two traces can be compared op by op.
+
+time_account_iters > 0 runs that many more iterations under torch.profiler (host events with
+shapes, tokbench's named ranges) and sends their events for tokbench's time account, classified
+by tokbench's own rules (docs/time-account.md, "The Python executors").
 
 Only the JSON lines go to stdout: everything else printed by Python, litgpt or the inductor's
 compiler (C++ compiler output included) is sent to stderr at the file-descriptor level, so the
