@@ -632,6 +632,9 @@ def train(a, torch, GPT, Config, Block, out, stop, probe, executors):
                   "reserved_peak_bytes": torch.cuda.max_memory_reserved(device)}
     elif probe is not None:
         memory = {"allocated_peak_bytes": probe.peak(), "reserved_peak_bytes": probe.peak()}
+    # The process's high-water mark now, before the profiled passes (--profile, the time
+    # account), whose profiler and events are in no reported figure.
+    memory["peak_rss_bytes"] = peak_rss_bytes()
     if a.memory_snapshot:
         try:
             torch.cuda.memory._dump_snapshot(a.memory_snapshot)
@@ -841,8 +844,9 @@ def main():
         if is_inductor_duplicate_name(e):
             message += " (PyTorch inductor's bf16/fp16 CPU reduction bug: docs/inductor-bf16-cpu.md)"
     profile = {} if profile_message is None else {"profile_message": profile_message}
+    rss = memory.pop("peak_rss_bytes", None) or peak_rss_bytes()  # a run that failed: now
     emit(out, "result", status=status, message=message, measured_window_seconds=window,
-         peak_rss_bytes=peak_rss_bytes(), attention_kernel=kernel, **memory, **profile)
+         peak_rss_bytes=rss, attention_kernel=kernel, **memory, **profile)
     if a.world_size > 1:
         out.flush()
         sys.stderr.flush()
