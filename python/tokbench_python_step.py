@@ -11,6 +11,10 @@ stdout, one JSON object per line:
   {"event": "ready", "torch_version": ..., "litgpt_version": ..., "python_version": ..., "num_threads": N,
    "thunder_version": ..., "thunder_executors": "a, b, ..."}   (the thunder keys with compiler.executor python-thunder)
   {"event": "iteration", "index": i, "warmup": bool, "seconds": s, "loss": l, "end_time": t}
+  {"event": "time_account", "clock_seconds": s, "names": [...], "shapes": [...], "events": [[...], ...]}
+                                                          the time account's profiled pass (time_account_iters
+                                                          > 0, after the window): record_time_account; or
+  {"event": "time_account", "error": ...}                 why it has none
   {"event": "result", "status": "ok"|"oom"|"nan"|"interrupted"|"error", "message": ...,
    "measured_window_seconds": w, "allocated_peak_bytes": n|null, "reserved_peak_bytes": n|null,
    "peak_rss_bytes": n, "profile_message": "..."}   (profile_message only with a profile path)
@@ -54,6 +58,10 @@ allocated, as for tokbench without its caching allocator). Without it the CPU pe
 profile.path writes a Chrome trace of profile.iters more iterations after the measured
 window (torch.profiler with shapes and memory events, and forward/backward/optimizer ranges),
 as tokbench's own --profile does, so the two traces can be compared op by op.
+
+time_account_iters > 0 runs that many more iterations under torch.profiler (host events with
+shapes, tokbench's named ranges) and sends their events for tokbench's time account, classified
+by tokbench's own rules (docs/time-account.md, "The Python executors").
 
 Only the JSON lines go to stdout: everything else printed by Python, litgpt or the inductor's
 compiler (C++ compiler output included) is sent to stderr at the file-descriptor level, so the
@@ -111,6 +119,7 @@ def read_config():
         dynamic=train["data"]["dynamic_lengths"], use_sdpa=c["options"]["use_sdpa"], options=c["options"], checkpoint_activations=c["checkpoint_activations"],
         memory_probe=step["memory_probe"] or None,
         profile=c["profile"]["path"] or None, memory_snapshot=c["memory_snapshot"] or None, profile_iters=c["profile"]["iters"],
+        time_account_iters=c["time_account_iters"],
         rank=dist["rank"], world_size=dist["world_size"], local_rank=dist["local_rank"],
         store_host=store.get("host"), store_port=store.get("port"), store_prefix=store.get("prefixes", []),
         distributed_mode=dist["mode"], shard_mode=dist["shard_mode"], sharding_size=dist["shard_group_size"],
@@ -483,6 +492,11 @@ def train(a, torch, GPT, Config, Block, out, stop, probe, executors):
                                   betas=(a.beta1, a.beta2), fused=True)
     forward = model
     thunder_backend = None
+    if a.compile == "inductor" and a.time_account_iters > 0 and device.type == "cpu":
+        # Inductor's C++ kernels record themselves only when generated with this (a
+        # RecordFunction per call, a thread-local check without a profiler): the time account
+        # names them by what they fuse. Before compiling, as it changes the generated code.
+        torch._inductor.config.cpp.enable_kernel_profile = True
     if a.compile == "inductor":
         forward = torch.compile(model, dynamic=a.dynamic or None)
     elif a.compile == "thunder" and a.thunder_front_end == "dynamo":
@@ -534,21 +548,23 @@ def train(a, torch, GPT, Config, Block, out, stop, probe, executors):
         for micro in range(GA):
             if stop.requested and dist is None:
                 return None
-            data = torch.randint(0, 100, (B, T + 1), generator=generator)
-            x, y = data[:, :T], data[:, 1:].clone()
-            if a.dynamic:  # each sequence's tail past its drawn length is padding, ignored by the loss
-                drawn = micro_batches_drawn[0]
-                for b in range(B):
-                    t = dynamic_length(a.seed, (drawn * a.world_size + a.rank) * B + b, T)
-                    x[b, t:] = 0
-                    y[b, t:] = -1
-            micro_batches_drawn[0] += 1
-            real_tokens[0] += int((y != -1).sum())
-            x, y = x.to(device), y.to(device)
+            with ranged("tokbench::data"):
+                data = torch.randint(0, 100, (B, T + 1), generator=generator)
+                x, y = data[:, :T], data[:, 1:].clone()
+                if a.dynamic:  # each sequence's tail past its drawn length is padding, ignored by the loss
+                    drawn = micro_batches_drawn[0]
+                    for b in range(B):
+                        t = dynamic_length(a.seed, (drawn * a.world_size + a.rank) * B + b, T)
+                        x[b, t:] = 0
+                        y[b, t:] = -1
+                micro_batches_drawn[0] += 1
+                real_tokens[0] += int((y != -1).sum())
+                x, y = x.to(device), y.to(device)
             with gradient_sync(micro):
                 with ranged("forward"), autocast(), fp8_context():
                     logits = forward(x)
-                    loss = F.cross_entropy(logits.reshape(-1, V), y.reshape(-1), ignore_index=-1) / GA
+                    with ranged("tokbench::loss"):
+                        loss = F.cross_entropy(logits.reshape(-1, V), y.reshape(-1), ignore_index=-1) / GA
                 with ranged("backward"):
                     loss.backward()
         with ranged("optimizer"):
@@ -616,6 +632,9 @@ def train(a, torch, GPT, Config, Block, out, stop, probe, executors):
                   "reserved_peak_bytes": torch.cuda.max_memory_reserved(device)}
     elif probe is not None:
         memory = {"allocated_peak_bytes": probe.peak(), "reserved_peak_bytes": probe.peak()}
+    # The process's high-water mark now, before the profiled passes (--profile, the time
+    # account), whose profiler and events are in no reported figure.
+    memory["peak_rss_bytes"] = peak_rss_bytes()
     if a.memory_snapshot:
         try:
             torch.cuda.memory._dump_snapshot(a.memory_snapshot)
@@ -632,6 +651,11 @@ def train(a, torch, GPT, Config, Block, out, stop, probe, executors):
         else:
             profiling = True
             profile_message = record_profile(a, torch, device, one_iteration)
+    if a.time_account_iters > 0 and status == "ok":
+        # After the profile: the account's iterations are in no reported figure either.
+        profiling = True
+        with model_ranges(torch, model, config, eager=a.compile == "eager"):
+            emit(out, "time_account", **record_time_account(a, torch, one_iteration))
     if dist is not None:
         if agree_to_stop.pending is not None:  # every rank posted the same number of flags
             agree_to_stop.pending.wait()
@@ -661,6 +685,88 @@ def record_profile(a, torch, device, one_iteration):
             f"(not in the metrics) written to {a.profile}")
 
 
+# The ranges tokbench's own loop and model record (src/account/range_names.hpp), which the time
+# account's rules read; the step's own ("tokbench::iteration", "tokbench::data", "forward",
+# "backward", "optimizer", "tokbench::loss") are recorded by one_iteration and the pass.
+NORM_RANGE, ATTENTION_RANGE, ITERATION_RANGE = "tokbench::norm", "tokbench::attention", "tokbench::iteration"
+
+
+@contextlib.contextmanager
+def model_ranges(torch, model, config, eager):
+    """The model's ranges for the time account, on PyTorch eager only: "tokbench::norm" around
+    every norm module's forward and "tokbench::attention" around litgpt's attention core
+    (CausalSelfAttention.scaled_dot_product_attention: SDPA, or the explicit soft-capped path),
+    as tokbench's model records them. Each wraps the instance's method and is removed after the
+    pass. Compiled models get none: a wrapper would make torch.compile recompile (it guards on
+    the module's attributes) and thunder retrace, and neither would keep a record_function of
+    the traced code; their kernels are classified by name (docs/time-account.md)."""
+    from litgpt.model import CausalSelfAttention
+
+    wrapped = []
+    if eager:
+        for module in model.modules():
+            if isinstance(module, config.norm_class):
+                wrapped.append((module, "forward", NORM_RANGE))
+            elif isinstance(module, CausalSelfAttention):
+                wrapped.append((module, "scaled_dot_product_attention", ATTENTION_RANGE))
+
+    def in_range(method, name):
+        def call(*args, **kwargs):
+            with torch.profiler.record_function(name):
+                return method(*args, **kwargs)
+        return call
+
+    for module, attribute, name in wrapped:
+        setattr(module, attribute, in_range(getattr(module, attribute), name))
+    try:
+        yield
+    finally:
+        for module, attribute, _ in wrapped:
+            delattr(module, attribute)  # the class's method again
+
+
+def record_time_account(a, torch, one_iteration):
+    """The time account's profiled pass (docs/time-account.md): a.time_account_iters more
+    iterations under torch.profiler (host operators with their input shapes, no memory), each in
+    a "tokbench::iteration" range, their events handed to tokbench, which classifies them with
+    its own rules (src/account). Returns the "time_account" line's fields: clock_seconds (the
+    iterations by the host clock, summed) and the events, or error."""
+    clock = 0.0
+    try:
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as profiler:
+            for _ in range(a.time_account_iters):
+                start = time.perf_counter()
+                with torch.profiler.record_function(ITERATION_RANGE):
+                    loss = one_iteration()
+                    if loss is None:
+                        return {"error": "stopped by a signal"}
+                    loss.item()
+                clock += time.perf_counter() - start
+        return {"clock_seconds": clock, **profiled_events(torch, profiler)}
+    except Exception as e:
+        return {"error": f"{type(e).__name__}: {e}".splitlines()[0][:300]}
+
+
+def profiled_events(torch, profiler):
+    """The profiler's host events, compactly: names and shape lists once each ("names",
+    "shapes"), then per event [name, start_ns, end_ns, thread, sequence_nr, backward node (0/1),
+    shapes or -1]. A backward node is an autograd node's evaluation: the BACKWARD_FUNCTION scope
+    (1), or the engine's wrapper of one, which records the forward thread, as tokbench's own
+    pass reads them (src/train/time_account_pass.cpp)."""
+    names, shapes, rows = {}, {}, []
+    backward_function_scope = 1
+    for e in profiler.profiler.kineto_results.events():
+        if e.device_type() != torch.autograd.DeviceType.CPU or e.is_async():
+            continue
+        name = names.setdefault(e.name(), len(names))
+        shape = -1
+        if e.shapes():
+            shape = shapes.setdefault(json.dumps(e.shapes(), separators=(",", ":")), len(shapes))
+        backward = int(e.scope() == backward_function_scope or e.fwd_thread_id() > 0)
+        rows.append([name, e.start_ns(), e.end_ns(), e.start_thread_id(), e.sequence_nr(), backward, shape])
+    return {"names": list(names), "shapes": [json.loads(s) for s in shapes], "events": rows}
+
+
 def die_with_parent():
     """tokbench started this step with posix_spawn, which cannot set a parent-death signal, and
     asks for one in TOKBENCH_PARENT_PID: if tokbench is killed, the step must not train on alone."""
@@ -677,6 +783,11 @@ def die_with_parent():
 def main():
     die_with_parent()
     a = read_config()
+    if a.device == "cpu":
+        # Kineto logs "gpuGetDeviceCount failed" on a machine without a GPU whenever a profiler
+        # starts (the time account's, --profile's); tokbench silences it likewise unless the
+        # user set the level (src/train/profile_trace.cpp). Before torch loads Kineto.
+        os.environ.setdefault("KINETO_LOG_LEVEL", "5")
     out = open_result_stream()
     stop = StopRequest()
     try:
@@ -733,8 +844,9 @@ def main():
         if is_inductor_duplicate_name(e):
             message += " (PyTorch inductor's bf16/fp16 CPU reduction bug: docs/inductor-bf16-cpu.md)"
     profile = {} if profile_message is None else {"profile_message": profile_message}
+    rss = memory.pop("peak_rss_bytes", None) or peak_rss_bytes()  # a run that failed: now
     emit(out, "result", status=status, message=message, measured_window_seconds=window,
-         peak_rss_bytes=peak_rss_bytes(), attention_kernel=kernel, **memory, **profile)
+         peak_rss_bytes=rss, attention_kernel=kernel, **memory, **profile)
     if a.world_size > 1:
         out.flush()
         sys.stderr.flush()

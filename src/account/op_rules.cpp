@@ -7,6 +7,7 @@
 #include <array>
 #include <cctype>
 #include <utility>
+#include <vector>
 
 #include "account/range_names.hpp"
 
@@ -71,8 +72,9 @@ constexpr std::array kElementwise = {
     "torch::autograd::AccumulateGrad"sv,  // gradient accumulation into .grad: a move or an add
 };
 
-// tokbench's own autograd functions and nodes, by a part of their node names.
-constexpr std::array<std::pair<std::string_view, Rule>, 5> kCustomNodes = {{
+// tokbench's own autograd functions and nodes, and torch.compile's and thunder's, by a part of
+// their node names.
+constexpr std::array<std::pair<std::string_view, Rule>, 8> kCustomNodes = {{
     {"FusedLinearFunction", {Category::gemm, Reach::context}},
     {"LinearGraphOnly", {Category::gemm, Reach::context}},
     {"ChunkedLinearCrossEntropyFunction", {Category::loss, Reach::context}},
@@ -80,6 +82,13 @@ constexpr std::array<std::pair<std::string_view, Rule>, 5> kCustomNodes = {{
     // A checkpointed block's node: its own time is glue; the recomputed forward and the inner
     // backward inside it are classified by their own names.
     {"CheckpointedBlockBackward", {Category::other, Reach::self_only}},
+    // torch.compile's whole compiled graph as one autograd node: its own time is glue, its
+    // generated kernels and extern GEMMs inside it are classified by their own names (its
+    // forward, CompiledFunction, is glue too, so its category would say nothing).
+    {"CompiledFunctionBackward", {Category::other, Reach::self_only}},
+    // thunder.jit's, likewise: its backward trace's torch operators run inside these nodes.
+    {"ThunderFunctionBackward", {Category::other, Reach::self_only}},
+    {"ThunderOutputFunctionBackward", {Category::other, Reach::self_only}},
 }};
 
 template <typename List>
@@ -107,7 +116,58 @@ std::optional<Rule> range_rule(std::string_view name) {
   return std::nullopt;
 }
 
+// The prefixes inductor gives its kernels: C++ on the CPU, Triton's pointwise, reduction and
+// persistent-reduction kernels on a GPU. What follows is the fused operators' names joined by
+// '_', then the kernel's index.
+constexpr std::array kGeneratedKernelPrefixes = {
+    "cpp_fused_"sv, "triton_poi_fused_"sv, "triton_red_fused_"sv, "triton_per_fused_"sv, "triton_fused_"sv,
+};
+
+// The words of a generated kernel's name after its prefix: "_log_softmax_nll_loss_3" ->
+// {"log", "softmax", "nll", "loss", "3"}.
+std::vector<std::string_view> kernel_words(std::string_view fused) {
+  std::vector<std::string_view> words;
+  while (!fused.empty()) {
+    const std::size_t end = fused.find('_');
+    if (end != 0) words.push_back(fused.substr(0, end));
+    if (end == std::string_view::npos) break;
+    fused.remove_prefix(end + 1);
+  }
+  return words;
+}
+
 }  // namespace
+
+std::optional<Rule> rule_for_generated_kernel(std::string_view name) {
+  // Inductor on the CPU names a kernel's RecordFunction after its graph too: "graph_0_cpp_fused_...".
+  constexpr std::string_view kGraph = "graph_";
+  if (name.starts_with(kGraph)) {
+    std::size_t digits = kGraph.size();
+    while (digits < name.size() && std::isdigit(static_cast<unsigned char>(name[digits]))) ++digits;
+    if (digits > kGraph.size() && digits < name.size() && name[digits] == '_') name.remove_prefix(digits + 1);
+  }
+  const auto prefix = std::find_if(kGeneratedKernelPrefixes.begin(), kGeneratedKernelPrefixes.end(),
+                                   [&](std::string_view p) { return name.starts_with(p); });
+  if (prefix == kGeneratedKernelPrefixes.end()) return std::nullopt;
+  const std::vector<std::string_view> words = kernel_words(name.substr(prefix->size()));
+  auto has = [&](std::string_view w) { return std::find(words.begin(), words.end(), w) != words.end(); };
+  auto has_pair = [&](std::string_view first, std::string_view second) {
+    for (std::size_t i = 0; i + 1 < words.size(); ++i)
+      if (words[i] == first && words[i + 1] == second) return true;
+    return false;
+  };
+  const bool log_softmax = has_pair("log", "softmax");
+  if (log_softmax || has("nll")) return Rule{Category::loss, Reach::decisive};
+  if (has("rsqrt") || has("mean") || has("var") || has_pair("layer", "norm") || has_pair("rms", "norm"))
+    return Rule{Category::normalization, Reach::decisive};
+  // Softmax outside a log-softmax: attention's scores (explicit attention, or a decomposed SDPA);
+  // and the layout kernels inductor fuses with an SDPA kernel's own operator (the transposes
+  // that feed its backward), which in eager run inside the SDPA operator.
+  for (std::size_t i = 0; i < words.size(); ++i)
+    if (words[i] == "softmax" && (i == 0 || words[i - 1] != "log")) return Rule{Category::attention, Reach::weak};
+  if (has("attention")) return Rule{Category::attention, Reach::weak};
+  return Rule{Category::elementwise, Reach::weak};
+}
 
 std::optional<Rule> rule_for_name(std::string_view name) {
   if (auto range = range_rule(name)) return range;
@@ -117,7 +177,7 @@ std::optional<Rule> rule_for_name(std::string_view name) {
   if (listed(kLoss, name)) return Rule{Category::loss, Reach::decisive};
   if (listed(kOptimizer, name) || prefixed(kOptimizerPrefixes, name)) return Rule{Category::optimizer, Reach::decisive};
   if (listed(kElementwise, name)) return Rule{Category::elementwise, Reach::weak};
-  return std::nullopt;
+  return rule_for_generated_kernel(name);
 }
 
 std::string forward_operator_of(std::string_view node) {

@@ -30,9 +30,24 @@ struct Rule {
   Reach reach = Reach::weak;
 };
 
-// The rule for an operator ("aten::addmm", "mkldnn::_linear_pointwise") or a named range
-// (range_names.hpp); nullopt when no rule names it (it then takes its parent's category).
+// The rule for an operator ("aten::addmm", "mkldnn::_linear_pointwise"), a named range
+// (range_names.hpp) or a kernel inductor generated (rule_for_generated_kernel); nullopt when no
+// rule names it (it then takes its parent's category).
 std::optional<Rule> rule_for_name(std::string_view name);
+
+// The rule for a kernel torch.compile's inductor generated, by the operators its name spells
+// ("cpp_fused__log_softmax_nll_loss_forward_4", "triton_per_fused_add_mean_mul_pow_rsqrt_2"):
+//   log_softmax or nll           -> loss, decisive
+//   rsqrt, mean, var, layer_norm, rms_norm (forward or backward) -> normalization, decisive
+//   softmax (not log_softmax), or an SDPA operator's name (the layout work fused with it)
+//                                -> attention, weak (an enclosing context's, as ATen's softmax)
+//   anything else                -> elementwise, weak
+// in that order (a kernel that fuses a norm into the loss is loss), reading whole words (the
+// name split at '_'). Its matrix products are never inside it: inductor calls ATen's (extern
+// aten::mm/addmm/bmm, the SDPA kernels) for them. The CPU's names may start with their graph's
+// ("graph_0_cpp_fused_..."). nullopt when the name is not a generated kernel's (no cpp_fused_ /
+// triton_*_fused_ prefix).
+std::optional<Rule> rule_for_generated_kernel(std::string_view name);
 
 // The rule for an autograd node by its own name when its forward operator cannot be found:
 // tokbench's custom functions ("torch::autograd::CppNode<...FusedLinearFunction>") by a table,

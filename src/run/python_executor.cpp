@@ -23,6 +23,7 @@
 #include "run/metrics.hpp"
 #include "run/progress.hpp"
 #include "run/publish_result.hpp"
+#include "run/python_time_account.hpp"
 #include "run/rank_gathering.hpp"
 #include "run/report.hpp"
 #include "run/resolve.hpp"
@@ -163,6 +164,7 @@ struct ChildRun {
   bool missing_executor = false;  // the error is a thunder executor this install lacks, not an import
   std::string profile_message;  // --profile: the child's line on where its trace went
   std::string snapshot_message;  // --dump-memory-snapshot: the child's line on where it went
+  std::string time_account_message;  // why the time account asked for is missing; "" when it is there
 };
 
 ChildRun run_child(const RunPlan& plan, const PythonStepCommand& command, const std::vector<std::string>& argv,
@@ -220,6 +222,13 @@ ChildRun run_child(const RunPlan& plan, const PythonStepCommand& command, const 
       s.real_tokens = j.value("real_tokens", int64_t{0});
       run.iterations.push_back(s);
       progress.on_iteration(s);
+    } else if (event == "time_account") {
+      auto account = read_python_time_account(j);
+      if (auto* pass = std::get_if<train::ProfiledTimeAccount>(&account)) {
+        run.time_account = std::move(*pass);
+      } else {
+        c.time_account_message = "no time account: " + std::get<std::string>(account);
+      }
     } else if (event == "result") {
       c.finished = true;
       run.outcome = train::run_status_from_string(j.value("status", "error"));
@@ -334,6 +343,7 @@ int run_python_benchmark(const RunPlan& plan) {
   const int code = publish_result(plan, run, build_result_json(plan, run, metrics, env), report_out);
   if (!c.profile_message.empty()) report_out << c.profile_message << "\n" << std::flush;  // as run_benchmark does
   if (!c.snapshot_message.empty()) report_out << c.snapshot_message << "\n" << std::flush;
+  if (!c.time_account_message.empty()) report_out << c.time_account_message << "\n" << std::flush;
   return code;
 }
 

@@ -19,9 +19,8 @@ constexpr int64_t kMaxTestHostDelayMs = 60'000;
 
 // Why this run has no time account; "" when it can have one.
 std::string why_no_time_account(const RunPlan& plan) {
-  if (is_python(plan.compiler.executor))
-    return fmt::format("--compile {} runs litgpt's step in Python, which records none of tokbench's ranges",
-                       usage::printable(plan.options.compile));
+  // The Python executors profile their own pass (python_time_account.hpp), under the same
+  // conditions as tokbench's steps.
   if (plan.world_size() > 1)
     return fmt::format("this run has {} ranks, and the account is one rank's (merging ranks is not built yet)",
                        plan.world_size());

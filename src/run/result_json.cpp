@@ -82,7 +82,7 @@ nlohmann::ordered_json unit_timings_json(const RunPlan& plan, const std::optiona
 nlohmann::ordered_json time_account_json(const RunPlan& plan, const MeasuredRun& run, const BenchMetrics& m) {
   if (run.outcome != Outcome::ok || !run.time_account || !m.average_iter_time_ms) return nullptr;
   account::AccountInputs in;
-  in.source = "kineto_cpu";  // host operators and ranges, LibTorch's Kineto profiler
+  in.source = run.time_account->source;
   in.measured_iteration_seconds = *m.average_iter_time_ms / 1e3;
   in.profiled_clock_seconds = run.time_account->clock_seconds;
   in.model_flops_per_iter = m.flops_per_iter_per_device;

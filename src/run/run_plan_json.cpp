@@ -63,6 +63,7 @@ json to_json(const RunPlan& plan) {
               {"checkpoint_activations", plan.checkpoint_activations},
               {"options", options_json(plan.options)},
               {"profile", {{"path", plan.profile_path.string()}, {"iters", plan.profile_iters}}},
+              {"time_account_iters", plan.time_account_iters},
               {"memory_snapshot", plan.memory_snapshot_path.string()}};
 }
 

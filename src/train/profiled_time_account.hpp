@@ -4,11 +4,16 @@
 // it without LibTorch.
 #pragma once
 
+#include <string>
+
 #include "account/profiled_pass.hpp"
 
 namespace tokbench::train {
 
 struct ProfiledTimeAccount {
+  // How the events were recorded: "kineto_cpu" (LibTorch's Kineto profiler, tokbench's own
+  // steps) or "torch_profiler_cpu" (torch.profiler in the Python executors' child).
+  std::string source = "kineto_cpu";
   account::ProfiledPass pass;
   double clock_seconds = 0;         // the pass's iterations by the host clock, summed
   double exposed_comm_seconds = 0;  // the step's own measure over the pass, summed (0 on one rank)

@@ -2,6 +2,7 @@
 // account/profiled_pass.hpp, on events built by hand so every second has a known home.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <numeric>
 #include <set>
 
@@ -43,6 +44,69 @@ TEST(Rules, OperatorsAndRangesHaveTheirCategory) {
   EXPECT_FALSE(rule_for_name("aten::some_new_op").has_value());
 }
 
+// Inductor's kernels are classified by the operators their names spell (op_rules.hpp), with
+// the names torch 2.11 gives them on the CPU and, for the GPU prefixes, Triton's.
+TEST(Rules, GeneratedKernelsByWhatTheyFuse) {
+  auto rule = [](std::string_view name) { return rule_for_name(name).value(); };
+  EXPECT_EQ(rule("cpp_fused__log_softmax_nll_loss_forward_7").category, Category::loss);
+  EXPECT_EQ(rule("cpp_fused__log_softmax_backward_data_nll_loss_backward_0").category, Category::loss);
+  EXPECT_EQ(rule("cpp_fused_add_mean_mul_pow_rsqrt_2").category, Category::normalization);
+  EXPECT_EQ(rule("cpp_fused_native_layer_norm_0").category, Category::normalization);
+  EXPECT_EQ(rule("cpp_fused_native_layer_norm_backward_3").category, Category::normalization);
+  EXPECT_EQ(rule("triton_per_fused_add_native_layer_norm_5").category, Category::normalization);
+  EXPECT_EQ(rule("cpp_fused_add_mean_mul_pow_rsqrt_2").reach, Reach::decisive);
+  EXPECT_EQ(rule("cpp_fused__log_softmax_0").reach, Reach::decisive);
+  // A softmax that is not a log-softmax is attention's, weak as ATen's: a context decides.
+  EXPECT_EQ(rule("cpp_fused__softmax_div_masked_fill_1").category, Category::attention);
+  EXPECT_EQ(rule("cpp_fused__softmax_backward_data_4").category, Category::attention);
+  EXPECT_EQ(rule("cpp_fused__softmax_1").reach, Reach::weak);
+  // Everything else is elementwise work; words inside other words do not count.
+  EXPECT_EQ(rule("cpp_fused_gelu_gelu_backward_6").category, Category::elementwise);
+  EXPECT_EQ(rule("cpp_fused_embedding_dense_backward_8").category, Category::elementwise);
+  EXPECT_EQ(rule("cpp_fused_clone_meant_variance_0").category, Category::elementwise);
+  EXPECT_EQ(rule("cpp_fused_add_1").reach, Reach::weak);
+  // A norm fused into the loss's kernel is the loss's (the loss rule comes first).
+  EXPECT_EQ(rule("cpp_fused__log_softmax_mean_rsqrt_9").category, Category::loss);
+  // torch 2.11's CPU names, with their graph's prefix.
+  EXPECT_EQ(rule("graph_0_cpp_fused_add_native_layer_norm_native_layer_norm_backward_view_4").category,
+            Category::normalization);
+  EXPECT_EQ(rule("graph_0_cpp_fused_embedding_native_layer_norm_0").category, Category::normalization);
+  EXPECT_EQ(rule("graph_12_cpp_fused_gelu_gelu_backward_sum_view_1").category, Category::elementwise);
+  EXPECT_EQ(rule("graph_0_cpp_fused__scaled_dot_product_flash_attention_for_cpu_backward_transpose_view_3").category,
+            Category::attention);
+  EXPECT_FALSE(rule_for_generated_kernel("graph_cpp_fused_add_0").has_value());
+  EXPECT_FALSE(rule_for_generated_kernel("aten::mean").has_value());
+  EXPECT_FALSE(rule_for_generated_kernel("my_cpp_fused_add").has_value());
+}
+
+// A compiled step's events: the generated kernels take their categories, the extern GEMMs
+// stay GEMMs, and the compiled function's backward node keeps only its own glue (other).
+TEST(Attribution, CompiledStepByKernelNames) {
+  std::vector<ProfiledEvent> events = {
+      {.name = ranges::kIteration, .start_ns = 0, .end_ns = 1000},
+      {.name = ranges::kForward, .start_ns = 0, .end_ns = 500},
+      {.name = "CompiledFunction", .start_ns = 10, .end_ns = 490, .sequence_nr = 7},
+      {.name = "cpp_fused_native_layer_norm_0", .start_ns = 20, .end_ns = 120},
+      {.name = "aten::addmm", .start_ns = 120, .end_ns = 320, .input_shapes = {{4}, {2, 3}, {3, 4}, {}, {}}},
+      {.name = "cpp_fused__softmax_1", .start_ns = 320, .end_ns = 370},
+      {.name = "cpp_fused_gelu_2", .start_ns = 370, .end_ns = 470},
+      {.name = ranges::kBackward, .start_ns = 500, .end_ns = 1000},
+      {.name = "CompiledFunctionBackward", .start_ns = 510, .end_ns = 990, .sequence_nr = 7, .backward_node = true},
+      {.name = "cpp_fused_gelu_gelu_backward_3", .start_ns = 520, .end_ns = 620},
+      {.name = "aten::mm", .start_ns = 620, .end_ns = 820, .input_shapes = {{2, 3}, {3, 4}}},
+      {.name = "cpp_fused_native_layer_norm_backward_4", .start_ns = 820, .end_ns = 970},
+  };
+  const ProfiledPass pass = attribute_events(events);
+  auto ns = [&](Category c) { return std::lround(pass.seconds[index_of(c)] * 1e9); };
+  EXPECT_EQ(ns(Category::normalization), 100 + 150);
+  EXPECT_EQ(ns(Category::gemm), 200 + 200);
+  EXPECT_EQ(ns(Category::attention), 50);
+  EXPECT_EQ(ns(Category::elementwise), 100 + 100);
+  // forward's and backward's own 20 ns each, and the compiled function's 30 ns each way.
+  EXPECT_EQ(ns(Category::other), 20 + 30 + 20 + 30);
+  EXPECT_EQ(pass.gemm_flops, 2 * 2 * 3 * 4 * 2);
+}
+
 TEST(Rules, BackwardNodesByTheOperatorTheyNameOrTheirFunction) {
   EXPECT_EQ(forward_operator_of("MulBackward0"), "mul");
   EXPECT_EQ(forward_operator_of("autograd::engine::evaluate_function: NativeLayerNormBackward0"), "native_layer_norm");
@@ -57,6 +121,9 @@ TEST(Rules, BackwardNodesByTheOperatorTheyNameOrTheirFunction) {
   EXPECT_EQ(category("autograd::engine::evaluate_function: torch::autograd::CppNode<x::ChunkedLinearCrossEntropyFunction>"),
             Category::loss);
   EXPECT_EQ(rule_for_backward_node("CheckpointedBlockBackward")->reach, Reach::self_only);
+  // A compiled graph's node (torch.compile's, thunder's) is glue around its own operators.
+  for (const char* node : {"CompiledFunctionBackward", "ThunderFunctionBackward", "ThunderOutputFunctionBackward"})
+    EXPECT_EQ(rule_for_backward_node(node)->reach, Reach::self_only) << node;
   EXPECT_FALSE(rule_for_backward_node("SomethingElse").has_value());
 }
 

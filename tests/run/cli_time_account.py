@@ -27,12 +27,14 @@ def fail(message, proc=None):
     sys.exit(1)
 
 
-def run(args, delay_ms=None):
+def run(args, delay_ms=None, ranks=None):
     env = dict(os.environ)
     env.pop("WORLD_SIZE", None)
     env.pop("TOKBENCH_TEST_HOST_DELAY_MS", None)
     if delay_ms is not None:
         env["TOKBENCH_TEST_HOST_DELAY_MS"] = str(delay_ms)
+    if ranks is not None:  # this process as rank 0 of a job of `ranks`, as a launcher starts it
+        env.update(WORLD_SIZE=str(ranks), RANK="0", LOCAL_RANK="0")
     return subprocess.run([TOKBENCH, "run", *args], capture_output=True, text=True, timeout=600, env=env)
 
 
@@ -87,11 +89,12 @@ with tempfile.TemporaryDirectory() as scratch:
     if abs(data_host - 0.15) > 0.015:
         fail(f"a 150 ms host delay shows as {data_host * 1e3:.1f} ms of data/host", proc)
 
-    for bad, needle, delay in [(["--time-account-iters", "101"], "--time-account-iters 101", None),
-                               (["--time-account-iters", "-1"], "--time-account-iters", None),
-                               (["--time-account-iters", "2", "--compile", "inductor"], "not available here", None),
-                               ([], "TOKBENCH_TEST_HOST_DELAY_MS", "soon")]:
-        proc = run(SMALL + bad, delay)
+    for bad, needle, delay, ranks in [
+            (["--time-account-iters", "101"], "--time-account-iters 101", None, None),
+            (["--time-account-iters", "-1"], "--time-account-iters", None, None),
+            (["--time-account-iters", "2", "--distributed-mode", "ddp"], "not available here", None, 2),
+            ([], "TOKBENCH_TEST_HOST_DELAY_MS", "soon", None)]:
+        proc = run(SMALL + bad, delay, ranks)
         lines = [l for l in proc.stderr.splitlines() if l.strip()]
         if proc.returncode != 2 or len(lines) != 1 or needle not in lines[0]:
             fail(f"{bad} (delay {delay}): want exit 2 and one line with {needle!r}", proc)

@@ -1,0 +1,60 @@
+// python_time_account.hpp. The line is checked as it is read: a malformed event (an index out
+// of its table, a field of the wrong type) makes the whole account unavailable rather than
+// silently wrong.
+#include "run/python_time_account.hpp"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "account/profiled_pass.hpp"
+
+namespace tokbench::run {
+namespace {
+
+using json = nlohmann::json;
+
+// The source the record names: host events, torch.profiler over the Python step.
+constexpr const char* kSource = "torch_profiler_cpu";
+constexpr std::size_t kFields = 7;  // name, start_ns, end_ns, thread, sequence_nr, backward, shapes
+
+account::ProfiledEvent read_event(const json& row, const std::vector<std::string>& names,
+                                  const std::vector<account::Shapes>& shapes) {
+  if (!row.is_array() || row.size() != kFields) throw std::invalid_argument("an event is not a 7-field array");
+  const auto name = row[0].get<int64_t>();
+  const auto shape = row[6].get<int64_t>();
+  if (name < 0 || name >= static_cast<int64_t>(names.size()) || shape < -1 ||
+      shape >= static_cast<int64_t>(shapes.size()))
+    throw std::invalid_argument("an event's name or shapes index is outside its table");
+  account::ProfiledEvent e;
+  e.name = names[static_cast<std::size_t>(name)];
+  e.start_ns = row[1].get<int64_t>();
+  e.end_ns = row[2].get<int64_t>();
+  e.thread = row[3].get<uint64_t>();
+  e.sequence_nr = row[4].get<int64_t>();
+  e.backward_node = row[5].get<int64_t>() != 0;
+  if (shape >= 0) e.input_shapes = shapes[static_cast<std::size_t>(shape)];
+  return e;
+}
+
+}  // namespace
+
+std::variant<train::ProfiledTimeAccount, std::string> read_python_time_account(const json& line) {
+  if (line.contains("error")) return "the profiled pass failed: " + line.value("error", std::string("?"));
+  try {
+    const auto names = line.at("names").get<std::vector<std::string>>();
+    const auto shapes = line.at("shapes").get<std::vector<account::Shapes>>();
+    std::vector<account::ProfiledEvent> events;
+    events.reserve(line.at("events").size());
+    for (const json& row : line.at("events")) events.push_back(read_event(row, names, shapes));
+    train::ProfiledTimeAccount out;
+    out.source = kSource;
+    out.clock_seconds = line.at("clock_seconds").get<double>();
+    out.pass = account::attribute_events(std::move(events));
+    return out;
+  } catch (const std::exception& e) {  // nlohmann's type and range errors, and read_event's
+    return fmt::format("the Python step's events could not be read: {}", e.what());
+  }
+}
+
+}  // namespace tokbench::run

@@ -1,0 +1,77 @@
+// The Python executors' events line (run/python_time_account.hpp): read into the same
+// ProfiledEvent records tokbench's own pass makes and attributed by the same rules; a line that
+// does not read as the protocol says gives no account at all, and says why.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+
+#include "account/category.hpp"
+#include "run/python_time_account.hpp"
+
+namespace tokbench::run {
+namespace {
+
+using nlohmann::json;
+
+// One iteration: the loss range with a log-softmax inside, an addmm with shapes, and an
+// autograd node (backward flag) whose forward operator is the addmm (sequence number 7).
+json line() {
+  return json::parse(R"({
+    "clock_seconds": 0.002,
+    "names": ["tokbench::iteration", "tokbench::loss", "aten::_log_softmax", "aten::addmm", "AddmmBackward0",
+              "aten::mm"],
+    "shapes": [[[4], [2, 3], [3, 4], [], []], [[2, 3], [3, 4]]],
+    "events": [[0, 0, 1000, 5, -1, 0, -1],
+               [1, 0, 300, 5, -1, 0, -1],
+               [2, 100, 300, 5, -1, 0, -1],
+               [3, 300, 600, 5, 7, 0, 0],
+               [4, 600, 1000, 5, 7, 1, -1],
+               [5, 650, 950, 5, -1, 0, 1]]
+  })");
+}
+
+double ms(const train::ProfiledTimeAccount& a, account::Category c) {
+  return a.pass.seconds[account::index_of(c)] * 1e3;
+}
+
+TEST(PythonTimeAccount, EventsReadAndAttributedByTheSameRules) {
+  const auto read = read_python_time_account(line());
+  ASSERT_TRUE(std::holds_alternative<train::ProfiledTimeAccount>(read)) << std::get<std::string>(read);
+  const auto& a = std::get<train::ProfiledTimeAccount>(read);
+  EXPECT_EQ(a.source, "torch_profiler_cpu");
+  EXPECT_DOUBLE_EQ(a.clock_seconds, 0.002);
+  EXPECT_EQ(a.pass.iterations, 1);
+  EXPECT_NEAR(ms(a, account::Category::loss), 300e-6, 1e-12);
+  // The addmm's 300 ns, the node's own 100 ns (its forward operator's category) and the mm's 300.
+  EXPECT_NEAR(ms(a, account::Category::gemm), 700e-6, 1e-12);
+  EXPECT_EQ(a.pass.gemm_flops, 2 * (2 * 2 * 3 * 4));  // two 2x3 · 3x4 products
+  EXPECT_EQ(a.pass.uncounted_matmuls, 0);
+}
+
+TEST(PythonTimeAccount, AMalformedLineGivesNoAccountAndSaysWhy) {
+  auto why = [](const json& j) {
+    const auto read = read_python_time_account(j);
+    return std::holds_alternative<std::string>(read) ? std::get<std::string>(read) : std::string();
+  };
+  EXPECT_NE(why(json{{"error", "RuntimeError: boom"}}).find("RuntimeError: boom"), std::string::npos);
+  json bad_name = line();
+  bad_name["events"][2][0] = 17;  // no such name
+  EXPECT_NE(why(bad_name).find("outside its table"), std::string::npos);
+  json bad_shape = line();
+  bad_shape["events"][3][6] = 2;  // no such shape list
+  EXPECT_NE(why(bad_shape).find("outside its table"), std::string::npos);
+  json short_row = line();
+  short_row["events"][1] = json::array({1, 0, 300});
+  EXPECT_NE(why(short_row).find("7-field"), std::string::npos);
+  json no_clock = line();
+  no_clock.erase("clock_seconds");
+  EXPECT_FALSE(why(no_clock).empty());
+  json text_time = line();
+  text_time["events"][0][1] = "0";
+  EXPECT_FALSE(why(text_time).empty());
+}
+
+}  // namespace
+}  // namespace tokbench::run
