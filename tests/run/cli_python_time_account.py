@@ -6,9 +6,9 @@ under torch.profiler and tokbench classifies the events with the same rules as i
 Scenarios (one executor each, as their costs differ):
   eager     python-eager: the record's time_account is there by default (2 iterations, source
             torch_profiler_cpu), outside every measured figure; the matrix FLOPs counted from the
-            profiled shapes equal the model's exactly, and with --checkpoint-activations the model's
-            plus PyTorch's recomputed block forwards (the MLP projection included, which
-            tokbench's hardware_flops leave out); the categories sum to the pass's own
+            profiled shapes equal the model's exactly, and with --checkpoint-activations the hardware
+            FLOPs plus the projection PyTorch's early stop enters and aborts (which never ran,
+            and which hardware_flops rightly leave out); the categories sum to the pass's own
             clock within 5%; every kind of work the step does lands in its category (the model's
             norm and attention ranges, the loss range, the optimizer) and "other" stays under
             OTHER_BOUND; --time-account-iters 0 leaves it out and the report line on Kineto's
@@ -114,12 +114,12 @@ with tempfile.TemporaryDirectory() as scratch:
         fail(f"inductor: the profiled iterations took {t['profiled_iteration_s'] * 1e3:.1f} ms against the measured "
              f"{t['iteration_s'] * 1e3:.1f} ms: a recompilation?", proc)
     if SCENARIO == "eager":
-        # Checkpointed blocks recompute their forward in the backward: the hardware FLOPs. The
-        # record's hardware_flops are tokbench's own checkpointing's, whose recomputation stops
-        # before each block's MLP projection (model/counting.cpp); PyTorch's (checkpoint_wrapper,
-        # non-reentrant) runs it too (its early stop comes when the projection's saved input is
-        # packed, after the product), which the profiled shapes show: one more 2·B·T·(4·C)·C per
-        # layer (pythia's MLP is 4·C wide).
+        # Checkpointed blocks recompute their forward in the backward: the hardware FLOPs, whose
+        # recomputation stops before each block's MLP projection (model/counting.cpp). PyTorch's
+        # non-reentrant checkpoint stops there too, but by an exception raised when the
+        # projection's input is saved, on entering its addmm: the product never runs, yet the
+        # profiler recorded the operator with its shapes (docs/time-account.md, "Checkpointing").
+        # So the counted FLOPs are one 2·B·T·(4·C)·C per layer above (pythia's MLP is 4·C wide).
         j, proc = record(SMALL + ["--executor", executor, "--checkpoint-activations"], out)
         if j["hardware_flops"] <= j["model_flops_per_iter_per_device"]:
             fail(f"checkpointing: hardware FLOPs {j['hardware_flops']} not above the model's", proc)
