@@ -33,6 +33,9 @@ class Walk {
   Classified classify(const ProfiledEvent& e, const Open* parent) {
     const std::optional<Category> inherited = parent ? parent->context : std::nullopt;
     const Category parents = parent ? parent->category : Category::other;
+    // A distributed step's wait for a collective: exposed communication wherever it happens
+    // (in backward's hooks, in the optimizer's range), with what little runs inside it.
+    if (e.name == ranges::kCommWait) return {Category::exposed_comm, Category::exposed_comm};
     // The engine's wrapper of AccumulateGrad carries no sequence number, so the profiler does
     // not mark it as a backward function: its name does.
     if (e.backward_node || e.name.starts_with(kEngineWrapper)) {

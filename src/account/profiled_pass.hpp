@@ -7,7 +7,9 @@
 //      tokbench's custom function it belongs to, else of the forward operator that made it
 //      (matched by sequence number: the last forward event recorded with that number), else
 //      the one its name spells (rule_for_backward_node);
-//   2. any other event takes its own rule (op_rules.hpp); a weak rule yields to an enclosing
+//   2. a distributed step's wait for a collective (range_names.hpp: kCommWait) is exposed
+//      communication, and the context of what runs inside it;
+//   3. any other event takes its own rule (op_rules.hpp); a weak rule yields to an enclosing
 //      context, and an event no rule names takes its parent's category.
 // Torch-free: the train layer converts the profiler's events into ProfiledEvent.
 #pragma once

@@ -1,6 +1,6 @@
 // The named ranges tokbench's code records (at::RecordFunction, USER_SCOPE) so that a profiled
 // iteration can be read as a training step: one spelling here, used by the code that records
-// them (model, train) and by the rules that classify them (op_rules.cpp). Without a profiler
+// them (model, train, distributed) and by the rules that classify them (op_rules.cpp). Without a profiler
 // a range costs a thread-local check.
 #pragma once
 
@@ -12,6 +12,9 @@ inline constexpr const char* kData = "tokbench::data";            // drawing and
 inline constexpr const char* kForward = "forward";                // the names --profile's traces have used
 inline constexpr const char* kBackward = "backward";
 inline constexpr const char* kOptimizer = "optimizer";
+// A distributed step waiting for a collective (distributed/exposed_comm.cpp): its time is exposed
+// communication, and the account takes the step's own measure of it (time_account.hpp).
+inline constexpr const char* kCommWait = "tokbench::comm_wait";
 
 // Parts of the model (model/gpt.cpp) and of the executors (train/).
 inline constexpr const char* kNorm = "tokbench::norm";            // one normalisation, any kind

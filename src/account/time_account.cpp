@@ -30,16 +30,20 @@ TimeAccount make_time_account(const ProfiledPass& pass, const AccountInputs& in)
   a.peak_flop_per_s = in.peak_flop_per_s;
   a.peak_source = in.peak_source;
 
-  // The collectives' waits, as the step measured them, come out of where the profiler saw
-  // them (an operator or the step's gaps, "other" first) into their own category.
+  // The collectives' waits: the profiler attributed their ranges to exposed_comm; the step's
+  // own measure, inside those ranges, replaces what the profiler saw, and the difference (the
+  // ranges' own recording, microseconds) is other's, so the categories keep their sum. Only a
+  // measure beyond the ranges and all of other (no profile of these iterations holds) is cut.
   std::array<double, kCategoryCount> profiled = pass.seconds;
-  double comm = std::min(in.exposed_comm_seconds, pass.range_seconds);
-  profiled[index_of(Category::exposed_comm)] += comm;
-  for (const Category from : {Category::other, Category::data_host, Category::elementwise}) {
-    const double moved = std::min(comm, profiled[index_of(from)]);
-    profiled[index_of(from)] -= moved;
-    comm -= moved;
-  }
+  double& comm = profiled[index_of(Category::exposed_comm)];
+  double& other = profiled[index_of(Category::other)];
+  const double seen = comm;
+  const double measured = std::clamp(in.exposed_comm_seconds, 0.0, seen + other);
+  other += seen - measured;
+  comm = measured;
+  a.rank = in.rank;
+  a.exposed_comm_step_seconds = in.exposed_comm_seconds / n;
+  a.exposed_comm_seen_seconds = seen / n;
 
   const double t = a.iteration_seconds;
   for (const Category c : all_categories()) {

@@ -36,6 +36,7 @@ struct CategoryTime {
 
 struct TimeAccount {
   std::string source;              // how the categories were measured ("kineto_cpu")
+  std::optional<int64_t> rank;     // whose account, on many ranks; none for one process
   int64_t profiled_iterations = 0;
   double iteration_seconds = 0;           // t: the measured window's mean
   double profiled_iteration_seconds = 0;  // the profiled pass's own clock, mean per iteration
@@ -55,6 +56,11 @@ struct TimeAccount {
   std::optional<double> beyond_model_mfu_cost;
   std::optional<double> mfu;  // F / (P · t): where the waterfall ends
   std::vector<std::pair<std::string, double>> other_top;  // "other"'s largest events, seconds per iteration
+  // Exposed communication per profiled iteration: the step's own measure (the seconds inside
+  // its waits for collectives; exposed_comm's profiled seconds are these), and what the
+  // profiler saw of the same waits (their ranges, which enclose the measure). 0 on one rank.
+  double exposed_comm_step_seconds = 0;
+  double exposed_comm_seen_seconds = 0;
 
   const CategoryTime& operator[](Category c) const { return categories[index_of(c)]; }
   int64_t matmul_flops_per_iter() const { return gemm_flops_per_iter + attention_flops_per_iter; }
@@ -69,8 +75,12 @@ struct AccountInputs {
   std::optional<double> peak_flop_per_s;  // P
   std::string peak_source;
   // Seconds of the pass's iterations spent waiting for collectives (the step's own measure),
-  // summed; moved from wherever the profiler saw the wait into exposed_comm. 0 on one rank.
+  // summed: exposed_comm holds exactly these. The profiler saw the waits as ranges
+  // (range_names.hpp, kCommWait) around the measure, attributed to exposed_comm; what the
+  // ranges hold beyond the measure (recording them) goes to other, so the sum is unchanged.
+  // 0 on one rank.
   double exposed_comm_seconds = 0;
+  std::optional<int64_t> rank;  // whose pass, on many ranks
 };
 
 // The account of a pass; throws std::invalid_argument when the pass found no iteration or a

@@ -55,6 +55,7 @@ json to_json(const TimeAccount& a) {
   json other_top = json::array();
   for (const auto& [name, seconds] : a.other_top) other_top.push_back({{"name", name}, {"profiled_s", seconds}});
   return {{"source", a.source},
+          {"rank", a.rank ? json(*a.rank) : json(nullptr)},
           {"profiled_iters", a.profiled_iterations},
           {"iteration_s", a.iteration_seconds},
           {"profiled_iteration_s", a.profiled_iteration_seconds},
@@ -69,6 +70,8 @@ json to_json(const TimeAccount& a) {
           {"matmul_s_at_ceiling", or_null(a.matmul_seconds_at_ceiling)},
           {"beyond_model_mfu_cost", or_null(a.beyond_model_mfu_cost)},
           {"mfu", or_null(a.mfu)},
+          {"exposed_comm_step_s", a.exposed_comm_step_seconds},
+          {"exposed_comm_seen_s", a.exposed_comm_seen_seconds},
           {"other_top", other_top}};
 }
 
@@ -76,6 +79,11 @@ TimeAccount time_account_from_json(const json& j) {
   if (!j.is_object()) throw std::invalid_argument("time_account: not an object");
   TimeAccount a;
   a.source = text(j, "source");
+  // Records written before the account was made on many ranks have neither the rank nor the
+  // exposed communication's two measures: one rank, none.
+  if (j.contains("rank") && !j.at("rank").is_null()) a.rank = whole(j, "rank");
+  if (j.contains("exposed_comm_step_s")) a.exposed_comm_step_seconds = number(j, "exposed_comm_step_s");
+  if (j.contains("exposed_comm_seen_s")) a.exposed_comm_seen_seconds = number(j, "exposed_comm_seen_s");
   a.profiled_iterations = whole(j, "profiled_iters");
   a.iteration_seconds = number(j, "iteration_s");
   a.profiled_iteration_seconds = number(j, "profiled_iteration_s");

@@ -19,9 +19,11 @@ bool worth_a_line(double cost) { return std::abs(cost) >= 5e-5; }
 
 void write_waterfall(const TimeAccount& a, std::ostream& out) {
   const double overhead = a.profiled_iteration_seconds / a.iteration_seconds - 1;
-  fmt::print(out, "# --- Where the time goes (docs/time-account.md): {} profiled iterations after the window, "
+  // On many ranks the record's account is the slowest rank's (docs/time-account.md).
+  const std::string whose = a.rank ? fmt::format("rank {}'s (the slowest), ", *a.rank) : std::string();
+  fmt::print(out, "# --- Where the time goes (docs/time-account.md): {}{} profiled iterations after the window, "
                   "their shares applied to the {:.2f} ms iteration; the profiler slowed them by {:+.1f}% ---\n",
-             a.profiled_iterations, a.iteration_seconds * 1e3, overhead * 100);
+             whose, a.profiled_iterations, a.iteration_seconds * 1e3, overhead * 100);
   const auto steps = waterfall_steps(a);
   if (steps.empty()) {
     fmt::print(out, "No peak, so no MFU waterfall; shares of the iteration:\n");

@@ -4,7 +4,9 @@
 #include <chrono>
 #include <utility>
 
+#include "account/range_names.hpp"
 #include "train/cuda_support.hpp"
+#include "train/profile_trace.hpp"
 
 namespace tokbench::distributed {
 
@@ -18,6 +20,9 @@ ExposedCommTimer::ExposedCommTimer(ExposedCommTimer&&) noexcept = default;
 ExposedCommTimer& ExposedCommTimer::operator=(ExposedCommTimer&&) noexcept = default;
 
 void ExposedCommTimer::wait(c10d::Work& work) {
+  // The profiler sees the wait as this range, around the timer: the time account moves the
+  // range's time, which holds the timed seconds, into exposed communication (time_account.hpp).
+  train::TraceRange range(account::ranges::kCommWait);
   if (device_) {
     device_->begin();
     work.wait();  // the current (compute) stream now waits for the collective's stream

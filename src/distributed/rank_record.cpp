@@ -3,6 +3,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
+#include "account/category.hpp"
+
 namespace tokbench::distributed {
 
 namespace {
@@ -25,6 +29,44 @@ std::optional<train::MemoryBreakdown> breakdown_from_json(const nlohmann::json& 
   return b;
 }
 
+// "other"'s largest events travel too, as many as an account names and a few more.
+constexpr std::size_t kOtherByNameSent = 16;
+
+nlohmann::json pass_json(const std::optional<train::ProfiledTimeAccount>& t) {
+  if (!t) return nullptr;
+  const account::ProfiledPass& p = t->pass;
+  nlohmann::json seconds = nlohmann::json::object();
+  for (const account::Category c : account::all_categories())
+    seconds[std::string(account::json_name(c))] = p.seconds[account::index_of(c)];
+  nlohmann::json other = nlohmann::json::array();
+  for (std::size_t i = 0; i < std::min(p.other_by_name.size(), kOtherByNameSent); ++i)
+    other.push_back({p.other_by_name[i].first, p.other_by_name[i].second});
+  return {{"iterations", p.iterations},           {"seconds", seconds},
+          {"range_seconds", p.range_seconds},     {"gemm_flops", p.gemm_flops},
+          {"attention_flops", p.attention_flops}, {"uncounted_matmuls", p.uncounted_matmuls},
+          {"events", p.events},                   {"other_by_name", other},
+          {"clock_seconds", t->clock_seconds},    {"exposed_comm_seconds", t->exposed_comm_seconds}};
+}
+
+std::optional<train::ProfiledTimeAccount> pass_from_json(const nlohmann::json& j) {
+  if (j.is_null()) return std::nullopt;
+  train::ProfiledTimeAccount t;
+  account::ProfiledPass& p = t.pass;
+  p.iterations = j.at("iterations").get<int64_t>();
+  for (const account::Category c : account::all_categories())
+    p.seconds[account::index_of(c)] = j.at("seconds").at(std::string(account::json_name(c))).get<double>();
+  p.range_seconds = j.at("range_seconds").get<double>();
+  p.gemm_flops = j.at("gemm_flops").get<int64_t>();
+  p.attention_flops = j.at("attention_flops").get<int64_t>();
+  p.uncounted_matmuls = j.at("uncounted_matmuls").get<int64_t>();
+  p.events = j.at("events").get<int64_t>();
+  for (const auto& item : j.at("other_by_name"))
+    p.other_by_name.emplace_back(item.at(0).get<std::string>(), item.at(1).get<double>());
+  t.clock_seconds = j.at("clock_seconds").get<double>();
+  t.exposed_comm_seconds = j.at("exposed_comm_seconds").get<double>();
+  return t;
+}
+
 }  // namespace
 
 nlohmann::json to_json(const RankRecord& r) {
@@ -39,7 +81,8 @@ nlohmann::json to_json(const RankRecord& r) {
           {"reserved_peak_bytes", r.reserved_peak_bytes},
           {"peak_rss_bytes", r.peak_rss_bytes},
           {"kernels", r.kernels},
-          {"memory_breakdown", breakdown_json(r.memory_breakdown)}};
+          {"memory_breakdown", breakdown_json(r.memory_breakdown)},
+          {"time_account", pass_json(r.time_account)}};
 }
 
 RankRecord rank_record_from_json(const nlohmann::json& j) {
@@ -56,6 +99,8 @@ RankRecord rank_record_from_json(const nlohmann::json& j) {
   r.peak_rss_bytes = j.at("peak_rss_bytes").get<int64_t>();
   r.kernels = j.at("kernels").get<std::string>();
   r.memory_breakdown = breakdown_from_json(j.at("memory_breakdown"));
+  // The Python executors' ranks write no pass.
+  if (const auto it = j.find("time_account"); it != j.end()) r.time_account = pass_from_json(*it);
   return r;
 }
 

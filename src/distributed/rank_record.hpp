@@ -11,6 +11,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "train/memory_breakdown.hpp"
+#include "train/profiled_time_account.hpp"
 
 namespace tokbench::distributed {
 
@@ -27,6 +28,9 @@ struct RankRecord {
   int64_t peak_rss_bytes = 0;
   std::string kernels;                // the step's kernel choice (TrainStep::kernel_note); "" when none
   std::optional<train::MemoryBreakdown> memory_breakdown;  // none where the executor cannot see it
+  // The time account's profiled pass on this rank, as measured (rank 0 makes every rank's
+  // account from it: docs/time-account.md); none when not run, failed, or the executor has none.
+  std::optional<train::ProfiledTimeAccount> time_account;
   bool reported = true;               // false: filled in by rank 0 for a rank that did not report
 };
 

@@ -89,7 +89,11 @@ void write_run_report(const ordered_json& record, std::ostream& out) {
     if (column.hide_null && it->is_null()) continue;
     if (it->is_array()) {
       // One line per element (each rank of a multi-rank run).
-      for (const auto& item : *it) fmt::print(out, "{}: {}\n", column.label, column_text(column, item));
+      // A rank's time account is summed up after the waterfall, not spelled out here.
+      for (auto item : *it) {
+        if (item.is_object()) item.erase("time_account");
+        fmt::print(out, "{}: {}\n", column.label, column_text(column, item));
+      }
       continue;
     }
     write_line(out, column, *it);
@@ -103,6 +107,21 @@ void write_run_report(const ordered_json& record, std::ostream& out) {
       account::write_waterfall(account::time_account_from_json(account), out);
     } catch (const std::invalid_argument& e) {  // a record written by another version
       fmt::print(out, "Time account: not shown ({})\n", e.what());
+    }
+    // Many ranks: each rank's exposed communication, from its own account.
+    if (const auto& ranks = lookup(record, "ranks"); ranks.is_array()) {
+      for (const auto& r : ranks) {
+        const auto a = r.is_object() ? r.find("time_account") : r.end();
+        if (a == r.end() || !a->is_object()) continue;
+        try {
+          const account::TimeAccount rank_account = account::time_account_from_json(*a);
+          const account::CategoryTime& comm = rank_account[account::Category::exposed_comm];
+          fmt::print(out, "  (rank {}: exposed communication {:.3f} ms, {:.2f}% of its {:.3f} ms iteration)\n",
+                     rank_account.rank.value_or(-1), comm.seconds * 1e3, comm.share * 100,
+                     rank_account.iteration_seconds * 1e3);
+        } catch (const std::invalid_argument&) {  // another version's record: no line for this rank
+        }
+      }
     }
   }
 }

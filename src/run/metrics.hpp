@@ -46,6 +46,7 @@ struct RankSummary {
   int64_t peak_rss_bytes = 0;
   std::string kernels;  // the rank's kernel choice: every rank must have used rank 0's
   std::optional<train::MemoryBreakdown> memory_breakdown;
+  std::optional<train::ProfiledTimeAccount> time_account;  // the rank's pass; its account is made from it
 };
 
 // What the train layer measured, copied out of its TrainResult. In a multi-rank run the
@@ -78,9 +79,11 @@ struct MeasuredRun {
   // This process's per-unit timings (rank 0's in a multi-rank record): the pass after the
   // window (train/unit_timings.hpp). None when not run, not ok, or an executor without it.
   std::optional<train::UnitTimings> unit_timings;
-  // This process's time-account pass (rank 0's in a multi-rank record; docs/time-account.md).
-  // None when not run, not ok, or an executor without it.
+  // This process's time-account pass; in a multi-rank record, after the ranks are merged, the
+  // slowest rank's (docs/time-account.md), which time_account_rank names. None when not run,
+  // not ok, or an executor without it.
   std::optional<train::ProfiledTimeAccount> time_account;
+  std::optional<int64_t> time_account_rank;  // none for one process
 };
 
 // --dynamic: the real tokens and the model FLOPs (of each sequence's real length) of one

@@ -41,6 +41,7 @@ distributed::RankRecord rank_record_of(const RunPlan& plan, const MeasuredRun& r
   mine.peak_rss_bytes = run.peak_rss_bytes;
   mine.kernels = run.kernel_note;
   mine.memory_breakdown = run.memory_breakdown;
+  mine.time_account = run.time_account;
   return mine;
 }
 
@@ -51,10 +52,16 @@ void merge_rank_records(const std::vector<distributed::RankRecord>& records, Mea
     if (!r.reported && missing == nullptr) missing = &r;
     run.ranks.push_back(RankSummary{r.rank, r.status, r.message, r.host, r.measured_iters, r.window_seconds,
                                     r.exposed_comm_seconds, r.allocated_peak_bytes, r.reserved_peak_bytes,
-                                    r.peak_rss_bytes, r.kernels, r.memory_breakdown});
+                                    r.peak_rss_bytes, r.kernels, r.memory_breakdown, r.time_account});
     // The breakdown of the rank whose peak is reported (the first of equals).
     if (r.allocated_peak_bytes > run.allocated_peak_bytes || &r == &records.front())
       run.memory_breakdown = r.memory_breakdown;
+    // The account of the rank whose window is reported, the slowest (the first of equals): the
+    // iteration is as slow as it, so its account adds up to the reported iteration.
+    if (r.window_seconds > run.measured_window_seconds || &r == &records.front()) {
+      run.time_account = r.time_account;
+      run.time_account_rank = r.rank;
+    }
     run.measured_window_seconds = std::max(run.measured_window_seconds, r.window_seconds);
     run.allocated_peak_bytes = std::max(run.allocated_peak_bytes, r.allocated_peak_bytes);
     run.reserved_peak_bytes = std::max(run.reserved_peak_bytes, r.reserved_peak_bytes);

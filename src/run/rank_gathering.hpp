@@ -1,7 +1,8 @@
 // The end of a multi-rank run, the same for every executor (tokbench's steps and the Python
 // ones): each rank turns what it measured into a rank record, the records meet on rank 0
 // (through the job's store, a callback here), and rank 0 merges them into the job's run by
-// the metric contract: the slowest rank's window, the largest peaks over ranks, the status
+// the metric contract: the slowest rank's window (and its time account), the largest peaks over
+// ranks, the status
 // that explains the ending, every rank's own figures listed. Torch-free.
 #pragma once
 

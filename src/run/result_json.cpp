@@ -77,25 +77,36 @@ nlohmann::ordered_json unit_timings_json(const RunPlan& plan, const std::optiona
           {"parameter_shapes", parameter_shapes_json(t)}};
 }
 
-// The time account (docs/time-account.md): the profiled pass's shares applied to the measured
-// window's mean iteration, against the run's model FLOPs and peak; null when the run has none.
-nlohmann::ordered_json time_account_json(const RunPlan& plan, const MeasuredRun& run, const BenchMetrics& m) {
-  if (run.outcome != Outcome::ok || !run.time_account || !m.average_iter_time_ms) return nullptr;
+// A time account (docs/time-account.md): a pass's shares applied to the mean iteration
+// `iteration_seconds`, against the run's model FLOPs per device and peak; null when there is
+// no pass or it recorded no iteration. `rank`: whose pass, on many ranks.
+nlohmann::ordered_json time_account_json(const RunPlan& plan, const std::optional<train::ProfiledTimeAccount>& pass,
+                                         double iteration_seconds, const BenchMetrics& m,
+                                         std::optional<int64_t> rank) {
+  if (!pass || !(iteration_seconds > 0)) return nullptr;
   account::AccountInputs in;
-  in.source = run.time_account->source;
-  in.measured_iteration_seconds = *m.average_iter_time_ms / 1e3;
-  in.profiled_clock_seconds = run.time_account->clock_seconds;
+  in.source = pass->source;
+  in.measured_iteration_seconds = iteration_seconds;
+  in.profiled_clock_seconds = pass->clock_seconds;
   in.model_flops_per_iter = m.flops_per_iter_per_device;
   if (plan.peak) {
     in.peak_flop_per_s = plan.peak->flops_per_s;
     in.peak_source = plan.peak->source;
   }
-  in.exposed_comm_seconds = run.time_account->exposed_comm_seconds;
+  in.exposed_comm_seconds = pass->exposed_comm_seconds;
+  in.rank = rank;
   try {
-    return account::to_json(account::make_time_account(run.time_account->pass, in));
+    return account::to_json(account::make_time_account(pass->pass, in));
   } catch (const std::invalid_argument&) {  // a pass that recorded no iteration: no account
     return nullptr;
   }
+}
+
+// The record's time account: that of the process, or on many ranks the slowest rank's (the
+// one whose window the run reports, so it adds up to average_iter_time and ends at the mfu).
+nlohmann::ordered_json time_account_json(const RunPlan& plan, const MeasuredRun& run, const BenchMetrics& m) {
+  if (run.outcome != Outcome::ok || !m.average_iter_time_ms) return nullptr;
+  return time_account_json(plan, run.time_account, *m.average_iter_time_ms / 1e3, m, run.time_account_rank);
 }
 
 }  // namespace
@@ -219,6 +230,10 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
                      {"peak_rss_GB", r.peak_rss_bytes / 1e9},
                      {"kernels", r.kernels.empty() ? json(nullptr) : json(r.kernels)}};
     put_memory_breakdown(rank, r.memory_breakdown);
+    // The rank's own account, over its own mean iteration (docs/time-account.md).
+    rank["time_account"] = run.outcome == Outcome::ok && r.measured_iters > 0
+                               ? time_account_json(plan, r.time_account, r.window_seconds / m_iters, m, r.rank)
+                               : json(nullptr);
     ranks.push_back(std::move(rank));
   }
   j["world_size"] = plan.world_size();

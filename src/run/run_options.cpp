@@ -267,8 +267,8 @@ void add_bench_options(CLI::App& app, RunOptions& o) {
   app.add_option("--time-account-iters,--time_account_iters", o.time_account_iters,
                  "iterations after the measured window run under the profiler to split the iteration time into "
                  "GEMMs, attention, norms, elementwise, loss, optimizer, data/host, ... for the JSON's time_account "
-                 "and the report's waterfall (docs/time-account.md); 0: none (default 2 on one CPU rank, any "
-                 "executor, else 0)")
+                 "and the report's waterfall (docs/time-account.md); 0: none (default 2 on the CPU: eager and "
+                 "fused on one rank or every rank of DDP and FSDP, the Python executors on one rank; else 0)")
       ->transform(whole_number<int64_t>(fmt::format("a whole number 0..{}", kMaxTimeAccountIters)))->group("Output");
   app.add_option("--cpu-memory-cap-mb,--cpu_memory_cap_mb", o.cpu_memory_cap_mb,
                  "testing aid: cap CPU tensor memory (MB) to exercise the out-of-memory path")

@@ -102,8 +102,8 @@ struct RunOptions {
   std::optional<int64_t> unit_timing_iters;
   // Iterations of the time account's profiled pass after the unit timings
   // (train/time_account_pass.hpp): the record's time_account. Unset: 2 where the account is
-  // available (any executor, one rank, the CPU; the Python executors profile their own pass),
-  // else 0 (resolve_time_account.hpp).
+  // available (on the CPU: tokbench's executors on one rank or many, the Python executors on one
+  // rank, which profile their own pass), else 0 (resolve_time_account.hpp).
   std::optional<int64_t> time_account_iters;
   // Testing aid: cap the CPU counting allocator (MB, 10^6 bytes) to drive the OOM path.
   std::optional<int64_t> cpu_memory_cap_mb;

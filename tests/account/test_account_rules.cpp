@@ -221,6 +221,28 @@ TEST(Attribution, GemmInsideAGemmCountsOnceAndMissingShapesAreCounted) {
   EXPECT_NEAR(seconds(p, Category::data_host), 110e-6, 1e-12);
 }
 
+// A distributed step's waits for collectives are exposed communication wherever they run: in
+// the optimizer range (DDP without overlap), inside a backward node (a gradient hook), in the
+// step's forward (FSDP's gathers); what encloses them keeps only the rest.
+TEST(Attribution, WaitsForCollectivesAreExposedCommunicationWhereverTheyRun) {
+  Builder b;
+  b.add(ranges::kIteration, 0, 1000);
+  b.add(ranges::kForward, 0, 200);
+  b.add(ranges::kCommWait, 10, 60);             //   a gather's wait: 50 µs
+  b.add(ranges::kBackward, 200, 600);
+  b.add("AddmmBackward0", 200, 500, 7, true);   //   a GEMM's node, 300 µs
+  b.add(ranges::kCommWait, 300, 400);           //     a hook's wait inside it: 100 µs
+  b.add(ranges::kOptimizer, 600, 1000);
+  b.add(ranges::kCommWait, 600, 900);           //   the all-reduces' waits: 300 µs
+  b.add("aten::_fused_adamw_", 900, 1000);
+  const ProfiledPass p = attribute_events(b.events);
+  EXPECT_NEAR(seconds(p, Category::exposed_comm), 450e-6, 1e-12);
+  EXPECT_NEAR(seconds(p, Category::gemm), 200e-6, 1e-12);
+  EXPECT_NEAR(seconds(p, Category::optimizer), 100e-6, 1e-12);
+  EXPECT_NEAR(seconds(p, Category::other), 150e-6 + 100e-6, 1e-12);  // forward's and backward's gaps
+  EXPECT_NEAR(std::accumulate(p.seconds.begin(), p.seconds.end(), 0.0), p.range_seconds, 1e-12);
+}
+
 TEST(Attribution, NoIterationRangeNoAccount) {
   Builder b;
   b.add("aten::mm", 0, 10);

@@ -323,6 +323,25 @@ TEST(Resolve, FusedExecutor) {
   expect_usage(o, {"--executor fused", "bf16-mixed", "fp32, bf16-true"});
 }
 
+// The time account is on by default for tokbench's executors on the CPU, on many ranks too
+// (DDP, FSDP, hybrid). fsdp2 runs only with the Python executors, which have none (the CLI test
+// dist_cli_time_account_usage checks that refusal).
+TEST(Resolve, TimeAccountOnManyRanks) {
+  RunOptions o = small();
+  o.nproc_per_node = 2;
+  o.distributed_mode = "ddp";
+  EXPECT_EQ(resolve_run(o, cpu_machine()).time_account_iters, 2);
+  o.compile = "fused";
+  o.distributed_mode = "fsdp";
+  o.shard_mode = "zero3";
+  EXPECT_EQ(resolve_run(o, cpu_machine()).time_account_iters, 2);
+  o.nproc_per_node = 4;
+  o.sharding_size = 2;
+  EXPECT_EQ(resolve_run(o, cpu_machine()).time_account_iters, 2);
+  o.time_account_iters = 0;
+  EXPECT_EQ(resolve_run(o, cpu_machine()).time_account_iters, 0);
+}
+
 TEST(Resolve, CudaWithoutGpu) {
   RunOptions o = small();
   o.device = "cuda";
