@@ -702,10 +702,13 @@ def model_ranges(torch, model, config, eager):
     the traced code; their kernels are classified by name (docs/time-account.md)."""
     from litgpt.model import CausalSelfAttention
 
+    # litgpt's Config.norm_class is a class (LayerNorm) or, for RMSNorm, a functools.partial
+    # binding its arguments: isinstance needs the class itself.
+    norm_class = getattr(config.norm_class, "func", config.norm_class)
     wrapped = []
     if eager:
         for module in model.modules():
-            if isinstance(module, config.norm_class):
+            if isinstance(module, norm_class):
                 wrapped.append((module, "forward", NORM_RANGE))
             elif isinstance(module, CausalSelfAttention):
                 wrapped.append((module, "scaled_dot_product_attention", ATTENTION_RANGE))
