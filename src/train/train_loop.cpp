@@ -63,43 +63,43 @@ std::string record_profile(TrainStep& step, TokenBatcher& data, const torch::Dev
          " iterations after the measured window (not in the metrics) written to " + path.string();
 }
 
-// The per-unit timing pass after the window (unit_timing_pass.hpp). Its failure is not the
-// run's: the run's figures are already measured, so the record only lacks the timings.
-void record_unit_timings(TrainStep& step, TokenBatcher& data, const torch::Device& device, int64_t grad_accum,
-                         int64_t iterations, const std::function<bool()>& stop, TrainResult& result) {
+// Runs a pass after the measured window (the unit timings, the time account) whose failure is
+// not the run's: the run's figures are already measured, so the record only lacks the pass's
+// result. Returns "" when the pass ran, else the line saying why `what` is missing; after an
+// out-of-memory end the step's memory is released, as the window's own end does.
+std::string after_window_pass(const char* what, TrainStep& step, const torch::Device& device,
+                              const std::function<bool()>& pass) {
+  const std::string missing = std::string("no ") + what + ": ";
   try {
-    result.unit_timings = measure_unit_timings(step, data, device, grad_accum, iterations, stop);
-    if (!result.unit_timings) result.unit_timing_message = "no per-unit timings: stopped on request during their pass";
-    return;
+    return pass() ? std::string() : missing + "stopped on request during its pass";
   } catch (const c10::OutOfMemoryError& e) {
-    result.unit_timing_message = "no per-unit timings: " + std::string(e.what_without_backtrace()).substr(0, 300);
     step.release_after_failure();
     if (device.is_cuda()) cuda_support::empty_cache();
+    return missing + std::string(e.what_without_backtrace()).substr(0, 300);
   } catch (const c10::Error& e) {
-    result.unit_timing_message = "no per-unit timings: " + std::string(e.what_without_backtrace()).substr(0, 300);
+    return missing + std::string(e.what_without_backtrace()).substr(0, 300);
   } catch (const std::exception& e) {
-    result.unit_timing_message = std::string("no per-unit timings: ") + e.what();
+    return missing + e.what();
   }
 }
 
-// The time account's profiled pass after the window (time_account_pass.hpp). As the unit
-// timings', its failure is not the run's.
+// The per-unit timing pass (unit_timing_pass.hpp).
+void record_unit_timings(TrainStep& step, TokenBatcher& data, const torch::Device& device, int64_t grad_accum,
+                         int64_t iterations, const std::function<bool()>& stop, TrainResult& result) {
+  result.unit_timing_message = after_window_pass("per-unit timings", step, device, [&] {
+    result.unit_timings = measure_unit_timings(step, data, device, grad_accum, iterations, stop);
+    return result.unit_timings.has_value();
+  });
+}
+
+// The time account's profiled pass (time_account_pass.hpp).
 void record_time_account(TrainStep& step, TokenBatcher& data, const torch::Device& device, const LoopOptions& options,
                          const std::function<bool()>& stop, TrainResult& result) {
-  try {
+  result.time_account_message = after_window_pass("time account", step, device, [&] {
     result.time_account = profile_time_account(step, data, device, options.grad_accum, options.time_account_iters,
                                                stop, options.test_host_delay_seconds);
-    if (!result.time_account) result.time_account_message = "no time account: stopped on request during its pass";
-    return;
-  } catch (const c10::OutOfMemoryError& e) {
-    result.time_account_message = "no time account: " + std::string(e.what_without_backtrace()).substr(0, 300);
-    step.release_after_failure();
-    if (device.is_cuda()) cuda_support::empty_cache();
-  } catch (const c10::Error& e) {
-    result.time_account_message = "no time account: " + std::string(e.what_without_backtrace()).substr(0, 300);
-  } catch (const std::exception& e) {
-    result.time_account_message = std::string("no time account: ") + e.what();
-  }
+    return result.time_account.has_value();
+  });
 }
 
 }  // namespace
