@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 #include <unordered_map>
 
 #include "account/op_rules.hpp"
@@ -72,63 +73,140 @@ class Walk {
   std::unordered_map<int64_t, Category> forward_category_;
 };
 
-}  // namespace
+// One classified event on a walk: what attribute_events sums and classify_events lists.
+struct Visited {
+  const ProfiledEvent* event = nullptr;
+  int64_t end_ns = 0;   // clipped to its parent's end
+  Category category = Category::other;
+  int depth = 0;        // 0: a root (an iteration range on the loop thread)
+};
 
-ProfiledPass attribute_events(std::vector<ProfiledEvent> events) {
-  ProfiledPass pass;
-  const auto first_iteration = std::find_if(events.begin(), events.end(),
-                                            [](const ProfiledEvent& e) { return e.name == ranges::kIteration; });
-  if (first_iteration == events.end()) return pass;
-  const uint64_t loop_thread = first_iteration->thread;
-  std::erase_if(events, [&](const ProfiledEvent& e) { return e.thread != loop_thread || e.end_ns < e.start_ns; });
-  // Pre-order: a parent starts no later than its children and, starting together, ends later.
-  std::stable_sort(events.begin(), events.end(), [](const ProfiledEvent& a, const ProfiledEvent& b) {
-    return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;
-  });
-
-  Walk walk;
+// Walks one thread's events (pre-order sorted) through the rules. Only the roots `is_root`
+// accepts and what they hold are walked. `open(visited)` sees every walked event as it opens;
+// `close(visited, self_ns)` sees it as it closes, with its self time (its duration less its
+// direct children's). Matrix products are counted into `pass` (gemm, attention, uncounted).
+template <class IsRoot, class OnOpen, class OnClose>
+void walk_thread(const std::vector<const ProfiledEvent*>& events, Walk& walk, ProfiledPass& pass, IsRoot is_root,
+                 OnOpen open_event, OnClose close_event) {
   std::vector<Open> stack;
-  std::map<std::string, double> other_seconds;
-  auto close = [&](const Open& o) {
-    const double self = static_cast<double>(std::max<int64_t>(0, o.duration_ns - o.children_ns)) * 1e-9;
-    pass.seconds[index_of(o.category)] += self;
-    if (o.category == Category::other) other_seconds[*o.name] += self;
+  std::vector<Visited> visited;
+  auto close = [&] {
+    const Open& o = stack.back();
+    close_event(visited.back(), std::max<int64_t>(0, o.duration_ns - o.children_ns));
+    stack.pop_back();
+    visited.pop_back();
   };
-  for (const ProfiledEvent& e : events) {
-    while (!stack.empty() && stack.back().end_ns <= e.start_ns) {
-      close(stack.back());
-      stack.pop_back();
-    }
-    if (stack.empty()) {
-      if (e.name != ranges::kIteration) continue;  // outside the profiled iterations
-      ++pass.iterations;
-      pass.range_seconds += static_cast<double>(e.end_ns - e.start_ns) * 1e-9;
-    }
+  for (const ProfiledEvent* ep : events) {
+    const ProfiledEvent& e = *ep;
+    while (!stack.empty() && stack.back().end_ns <= e.start_ns) close();
+    if (stack.empty() && !is_root(e)) continue;  // outside the profiled iterations
     Open* parent = stack.empty() ? nullptr : &stack.back();
     // A child ends inside its parent; the profiler's clock reads can disagree by a tick.
     const int64_t end = parent ? std::min(e.end_ns, parent->end_ns) : e.end_ns;
     const Classified c = walk.classify(e, parent);
-    Open open{end, c.category, c.child_context, parent && parent->inside_counted_matmul, 0, end - e.start_ns, &e.name};
-    if (parent) parent->children_ns += open.duration_ns;
-    ++pass.events;
-    if (!open.inside_counted_matmul && counts_matmul_flops(e.name)) {
-      open.inside_counted_matmul = true;
+    Open o{end, c.category, c.child_context, parent && parent->inside_counted_matmul, 0, end - e.start_ns, &e.name};
+    if (parent) parent->children_ns += o.duration_ns;
+    if (!o.inside_counted_matmul && counts_matmul_flops(e.name)) {
+      o.inside_counted_matmul = true;
       if (const auto flops = matmul_flops(e.name, e.input_shapes)) {
         (flops->category == Category::attention ? pass.attention_flops : pass.gemm_flops) += flops->flops;
       } else {
         ++pass.uncounted_matmuls;
       }
     }
-    stack.push_back(open);
+    visited.push_back({&e, end, c.category, static_cast<int>(stack.size())});
+    stack.push_back(o);
+    open_event(visited.back());
   }
-  while (!stack.empty()) {
-    close(stack.back());
-    stack.pop_back();
-  }
+  while (!stack.empty()) close();
+}
+
+// Pre-order: a parent starts no later than its children and, starting together, ends later.
+void sort_pre_order(std::vector<const ProfiledEvent*>& events) {
+  std::stable_sort(events.begin(), events.end(), [](const ProfiledEvent* a, const ProfiledEvent* b) {
+    return a->start_ns != b->start_ns ? a->start_ns < b->start_ns : a->end_ns > b->end_ns;
+  });
+}
+
+// The loop's thread: the one that records the iteration ranges; nullopt without one.
+std::optional<uint64_t> loop_thread_of(const std::vector<ProfiledEvent>& events) {
+  const auto it = std::find_if(events.begin(), events.end(),
+                               [](const ProfiledEvent& e) { return e.name == ranges::kIteration; });
+  if (it == events.end()) return std::nullopt;
+  return it->thread;
+}
+
+std::vector<const ProfiledEvent*> events_of_thread(const std::vector<ProfiledEvent>& events, uint64_t thread) {
+  std::vector<const ProfiledEvent*> out;
+  for (const ProfiledEvent& e : events)
+    if (e.thread == thread && e.end_ns >= e.start_ns) out.push_back(&e);
+  sort_pre_order(out);
+  return out;
+}
+
+bool is_iteration(const ProfiledEvent& e) { return e.name == ranges::kIteration; }
+
+}  // namespace
+
+ProfiledPass attribute_events(std::vector<ProfiledEvent> events) {
+  ProfiledPass pass;
+  const std::optional<uint64_t> loop_thread = loop_thread_of(events);
+  if (!loop_thread) return pass;
+  Walk walk;
+  std::map<std::string, double> other_seconds;
+  walk_thread(
+      events_of_thread(events, *loop_thread), walk, pass, is_iteration,
+      [&](const Visited& v) {
+        ++pass.events;
+        if (v.depth == 0) {
+          ++pass.iterations;
+          pass.range_seconds += static_cast<double>(v.end_ns - v.event->start_ns) * 1e-9;
+        }
+      },
+      [&](const Visited& v, int64_t self_ns) {
+        const double self = static_cast<double>(self_ns) * 1e-9;
+        pass.seconds[index_of(v.category)] += self;
+        if (v.category == Category::other) other_seconds[v.event->name] += self;
+      });
   pass.other_by_name.assign(other_seconds.begin(), other_seconds.end());
   std::sort(pass.other_by_name.begin(), pass.other_by_name.end(),
             [](const auto& a, const auto& b) { return a.second > b.second; });
   return pass;
+}
+
+ClassifiedEvents classify_events(const std::vector<ProfiledEvent>& events) {
+  ClassifiedEvents out;
+  const std::optional<uint64_t> loop_thread = loop_thread_of(events);
+  if (!loop_thread) return out;
+  // The loop's thread first: its forward operators give the backward nodes, which on a CUDA
+  // device the autograd engine runs on its own thread, their categories.
+  Walk walk;
+  ProfiledPass counts;
+  std::vector<std::pair<int64_t, int64_t>> iterations;
+  auto keep = [&](const Visited& v) {
+    out.events.push_back({v.event->name, v.event->start_ns, v.end_ns, v.event->thread, v.depth, v.category});
+  };
+  walk_thread(events_of_thread(events, *loop_thread), walk, counts, is_iteration,
+              [&](const Visited& v) {
+                keep(v);
+                if (v.depth == 0) iterations.emplace_back(v.event->start_ns, v.end_ns);
+              },
+              [](const Visited&, int64_t) {});
+  // Every other thread: its top-level events that start inside an iteration range are roots.
+  auto inside_an_iteration = [&](const ProfiledEvent& e) {
+    return std::any_of(iterations.begin(), iterations.end(),
+                       [&](const auto& r) { return r.first <= e.start_ns && e.start_ns < r.second; });
+  };
+  std::set<uint64_t> threads;
+  for (const ProfiledEvent& e : events)
+    if (e.thread != *loop_thread) threads.insert(e.thread);
+  for (const uint64_t thread : threads)
+    walk_thread(events_of_thread(events, thread), walk, counts, inside_an_iteration, keep,
+                [](const Visited&, int64_t) {});
+  out.gemm_flops = counts.gemm_flops;
+  out.attention_flops = counts.attention_flops;
+  out.uncounted_matmuls = counts.uncounted_matmuls;
+  return out;
 }
 
 }  // namespace tokbench::account

@@ -53,4 +53,29 @@ struct ProfiledPass {
 // runs the loop and, on the CPU, the autograd engine) is read, and only inside those ranges.
 ProfiledPass attribute_events(std::vector<ProfiledEvent> events);
 
+// One host event as the rules classified it: what the device timeline asks "which category
+// was the host in at this instant" of (device_timeline.hpp).
+struct ClassifiedEvent {
+  std::string name;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;  // clipped to its parent's end
+  uint64_t thread = 0;
+  int depth = 0;       // 0: a root (an iteration range on the loop's thread)
+  Category category = Category::other;
+};
+
+struct ClassifiedEvents {
+  std::vector<ClassifiedEvent> events;  // per thread in pre-order, the loop's thread first
+  int64_t gemm_flops = 0;               // the matrix products of every thread, as attribute_events counts them
+  int64_t attention_flops = 0;
+  int64_t uncounted_matmuls = 0;
+};
+
+// The same rules and walk as attribute_events, over every thread: the loop's thread inside its
+// iteration ranges, and any other thread's events that start inside one (on a CUDA device the
+// autograd engine runs backward on a thread of its own; its nodes take their forward
+// operators' categories as on the loop's thread). Nothing is summed: each event keeps its
+// category and its place in its thread's nesting.
+ClassifiedEvents classify_events(const std::vector<ProfiledEvent>& events);
+
 }  // namespace tokbench::account
