@@ -66,6 +66,12 @@ TimeAccount make_time_account(const ProfiledPass& pass, const AccountInputs& in)
       ct.mfu_cost = (ct.seconds - ideal) / t;
     }
   }
+  if (in.device) {
+    a.device = *in.device;
+    a.device->busy_seconds /= n;
+    a.device->hidden_comm_seconds /= n;
+    a.device->unlaunched_seconds /= n;
+  }
   for (std::size_t i = 0; i < pass.other_by_name.size() && i < kOtherTop; ++i)
     a.other_top.emplace_back(pass.other_by_name[i].first, pass.other_by_name[i].second / n);
   return a;

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "account/category.hpp"
+#include "account/device_timeline.hpp"
 #include "account/profiled_pass.hpp"
 
 namespace tokbench::account {
@@ -61,6 +62,9 @@ struct TimeAccount {
   // profiler saw of the same waits (their ranges, which enclose the measure). 0 on one rank.
   double exposed_comm_step_seconds = 0;
   double exposed_comm_seen_seconds = 0;
+  // On a CUDA device (device_timeline.hpp): its seconds per profiled iteration, its counts over
+  // the pass. None on the CPU.
+  std::optional<DeviceFigures> device;
 
   const CategoryTime& operator[](Category c) const { return categories[index_of(c)]; }
   int64_t matmul_flops_per_iter() const { return gemm_flops_per_iter + attention_flops_per_iter; }
@@ -81,6 +85,7 @@ struct AccountInputs {
   // 0 on one rank.
   double exposed_comm_seconds = 0;
   std::optional<int64_t> rank;  // whose pass, on many ranks
+  std::optional<DeviceFigures> device;  // the device timeline's figures, summed over the pass (CUDA)
 };
 
 // The account of a pass; throws std::invalid_argument when the pass found no iteration or a

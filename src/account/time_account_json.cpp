@@ -52,6 +52,13 @@ json to_json(const TimeAccount& a) {
                                              {"share", ct.share},
                                              {"mfu_cost", or_null(ct.mfu_cost)}};
   }
+  json device = nullptr;
+  if (a.device)
+    device = {{"busy_s", a.device->busy_seconds},
+              {"hidden_comm_s", a.device->hidden_comm_seconds},
+              {"activities", a.device->activities},
+              {"unlaunched_activities", a.device->unlaunched_activities},
+              {"unlaunched_s", a.device->unlaunched_seconds}};
   json other_top = json::array();
   for (const auto& [name, seconds] : a.other_top) other_top.push_back({{"name", name}, {"profiled_s", seconds}});
   return {{"source", a.source},
@@ -72,6 +79,7 @@ json to_json(const TimeAccount& a) {
           {"mfu", or_null(a.mfu)},
           {"exposed_comm_step_s", a.exposed_comm_step_seconds},
           {"exposed_comm_seen_s", a.exposed_comm_seen_seconds},
+          {"device", device},
           {"other_top", other_top}};
 }
 
@@ -84,6 +92,17 @@ TimeAccount time_account_from_json(const json& j) {
   if (j.contains("rank") && !j.at("rank").is_null()) a.rank = whole(j, "rank");
   if (j.contains("exposed_comm_step_s")) a.exposed_comm_step_seconds = number(j, "exposed_comm_step_s");
   if (j.contains("exposed_comm_seen_s")) a.exposed_comm_seen_seconds = number(j, "exposed_comm_seen_s");
+  // Records from before the CUDA account have no "device"; CPU records have it null.
+  if (j.contains("device") && !j.at("device").is_null()) {
+    const json& d = j.at("device");
+    DeviceFigures f;
+    f.busy_seconds = number(d, "busy_s");
+    f.hidden_comm_seconds = number(d, "hidden_comm_s");
+    f.activities = whole(d, "activities");
+    f.unlaunched_activities = whole(d, "unlaunched_activities");
+    f.unlaunched_seconds = number(d, "unlaunched_s");
+    a.device = f;
+  }
   a.profiled_iterations = whole(j, "profiled_iters");
   a.iteration_seconds = number(j, "iteration_s");
   a.profiled_iteration_seconds = number(j, "profiled_iteration_s");

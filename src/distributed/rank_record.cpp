@@ -41,7 +41,15 @@ nlohmann::json pass_json(const std::optional<train::ProfiledTimeAccount>& t) {
   nlohmann::json other = nlohmann::json::array();
   for (std::size_t i = 0; i < std::min(p.other_by_name.size(), kOtherByNameSent); ++i)
     other.push_back({p.other_by_name[i].first, p.other_by_name[i].second});
-  return {{"iterations", p.iterations},           {"seconds", seconds},
+  nlohmann::json device = nullptr;
+  if (t->device)
+    device = {{"busy_seconds", t->device->busy_seconds},
+              {"hidden_comm_seconds", t->device->hidden_comm_seconds},
+              {"activities", t->device->activities},
+              {"unlaunched_activities", t->device->unlaunched_activities},
+              {"unlaunched_seconds", t->device->unlaunched_seconds}};
+  return {{"source", t->source},                  {"device", device},
+          {"iterations", p.iterations},           {"seconds", seconds},
           {"range_seconds", p.range_seconds},     {"gemm_flops", p.gemm_flops},
           {"attention_flops", p.attention_flops}, {"uncounted_matmuls", p.uncounted_matmuls},
           {"events", p.events},                   {"other_by_name", other},
@@ -64,6 +72,16 @@ std::optional<train::ProfiledTimeAccount> pass_from_json(const nlohmann::json& j
     p.other_by_name.emplace_back(item.at(0).get<std::string>(), item.at(1).get<double>());
   t.clock_seconds = j.at("clock_seconds").get<double>();
   t.exposed_comm_seconds = j.at("exposed_comm_seconds").get<double>();
+  t.source = j.at("source").get<std::string>();
+  if (const nlohmann::json& d = j.at("device"); !d.is_null()) {
+    account::DeviceFigures f;
+    f.busy_seconds = d.at("busy_seconds").get<double>();
+    f.hidden_comm_seconds = d.at("hidden_comm_seconds").get<double>();
+    f.activities = d.at("activities").get<int64_t>();
+    f.unlaunched_activities = d.at("unlaunched_activities").get<int64_t>();
+    f.unlaunched_seconds = d.at("unlaunched_seconds").get<double>();
+    t.device = f;
+  }
   return t;
 }
 

@@ -6,17 +6,25 @@
 
 #include <string>
 
+#include <optional>
+
+#include "account/device_timeline.hpp"
 #include "account/profiled_pass.hpp"
 
 namespace tokbench::train {
 
 struct ProfiledTimeAccount {
   // How the events were recorded: "kineto_cpu" (LibTorch's Kineto profiler, tokbench's own
-  // steps) or "torch_profiler_cpu" (torch.profiler in the Python executors' child).
+  // steps), "kineto_cuda" (the same with the CUDA device's activities: the categories are the
+  // device timeline's, account/device_timeline.hpp) or "torch_profiler_cpu" (torch.profiler in
+  // the Python executors' child).
   std::string source = "kineto_cpu";
   account::ProfiledPass pass;
   double clock_seconds = 0;         // the pass's iterations by the host clock, summed
-  double exposed_comm_seconds = 0;  // the step's own measure over the pass, summed (0 on one rank)
+  // The step's own measure over the pass, summed (0 on one rank); on a CUDA device the device
+  // timeline's exposed communication (the host does not wait for NCCL: docs/time-account.md).
+  double exposed_comm_seconds = 0;
+  std::optional<account::DeviceFigures> device;  // on a CUDA device, summed over the pass
 };
 
 }  // namespace tokbench::train
