@@ -27,8 +27,12 @@ std::string why_no_time_account(const RunPlan& plan) {
     return fmt::format("--compile {} on {} ranks: the Python executors' account is one rank's (their distributed "
                        "steps do not time their waits for collectives; not built yet)",
                        usage::printable(plan.options.compile), plan.world_size());
-  if (plan.device_kind == DeviceKind::cuda)
-    return "the account reads host events, and a CUDA device's time is on its own timeline (not built yet)";
+  // On a CUDA device tokbench's own pass reads the device's timeline (account/device_timeline.hpp);
+  // the Python executors' child profiles the host only.
+  if (is_python(plan.compiler.executor) && plan.device_kind == DeviceKind::cuda)
+    return fmt::format("--compile {} on a CUDA device: the Python executors' CUDA account is not built yet (their "
+                       "pass profiles host events only)",
+                       usage::printable(plan.options.compile));
   return "";
 }
 

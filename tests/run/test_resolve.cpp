@@ -342,6 +342,25 @@ TEST(Resolve, TimeAccountOnManyRanks) {
   EXPECT_EQ(resolve_run(o, cpu_machine()).time_account_iters, 0);
 }
 
+// On a CUDA device tokbench's executors read the device's timeline (account/device_timeline.hpp)
+// and have the account by default; the Python executors' pass reads host events only, so asking
+// them for it there is one usage line, and their default is 0.
+TEST(Resolve, TimeAccountOnCuda) {
+  MachineInfo m = cpu_machine();
+  m.cuda_status = "ok";
+  m.cuda_devices.push_back({0, "NVIDIA H100 80GB HBM3", 80'000'000'000, 9, 0, 132});
+  RunOptions o = small();
+  o.device = "cuda:0";
+  EXPECT_EQ(resolve_run(o, m).time_account_iters, 2);
+  o.compile = "fused";
+  EXPECT_EQ(resolve_run(o, m).time_account_iters, 2);
+  o.compile = "python-eager";
+  EXPECT_EQ(resolve_run(o, m).time_account_iters, 0);
+  o.time_account_iters = 2;
+  expect_usage(o, {"--time-account-iters 2", "'python-eager'", "CUDA account is not built yet",
+                   "--time-account-iters 0"}, m);
+}
+
 TEST(Resolve, CudaWithoutGpu) {
   RunOptions o = small();
   o.device = "cuda";
