@@ -132,6 +132,20 @@ TEST(TimeAccountJson, ReadsBackWhatItWrites) {
   EXPECT_EQ(to_json(time_account_from_json(without_peak)), without_peak);
 }
 
+// On a CUDA device the record carries the device timeline's figures: seconds per profiled
+// iteration, counts over the pass; on the CPU "device" is null.
+TEST(TimeAccountJson, DeviceFiguresPerIterationAndReadBack) {
+  AccountInputs in = sample_inputs();
+  EXPECT_TRUE(to_json(make_time_account(sample_pass(), in))["device"].is_null());
+  in.device = DeviceFigures{0.2, 1840, 3, 0.002, 0.04};  // busy, activities, unlaunched, their s, hidden comm
+  const auto json = to_json(make_time_account(sample_pass(), in));
+  EXPECT_DOUBLE_EQ(json["device"]["busy_s"].get<double>(), 0.1);  // two profiled iterations
+  EXPECT_DOUBLE_EQ(json["device"]["unlaunched_s"].get<double>(), 0.001);
+  EXPECT_EQ(json["device"]["activities"].get<int64_t>(), 1840);
+  EXPECT_EQ(json["device"]["unlaunched_activities"].get<int64_t>(), 3);
+  EXPECT_EQ(to_json(time_account_from_json(nlohmann::ordered_json::parse(json.dump()))), json);
+}
+
 TEST(TimeAccountJson, NamesTheKeyItCannotRead) {
   auto json = to_json(make_time_account(sample_pass(), sample_inputs()));
   json["categories"].erase("loss");
