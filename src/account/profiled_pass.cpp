@@ -6,6 +6,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "account/intervals.hpp"
 #include "account/op_rules.hpp"
 #include "account/range_names.hpp"
 
@@ -21,6 +22,9 @@ struct Open {
   int64_t children_ns = 0;
   int64_t duration_ns = 0;
   const std::string* name = nullptr;
+  bool holds_gaps = false;    // a named range or an autograd node: its self time is the loop waiting or idle
+  int64_t gap_start_ns = 0;   // where its current gap began: its start, or its last child's end
+  int64_t gap_in_flight_ns = 0;  // its gaps' nanoseconds while a collective was in flight
 };
 
 struct Classified {
@@ -80,7 +84,13 @@ ProfiledPass attribute_events(std::vector<ProfiledEvent> events) {
                                             [](const ProfiledEvent& e) { return e.name == ranges::kIteration; });
   if (first_iteration == events.end()) return pass;
   const uint64_t loop_thread = first_iteration->thread;
-  std::erase_if(events, [&](const ProfiledEvent& e) { return e.thread != loop_thread || e.end_ns < e.start_ns; });
+  // The collectives in flight, on whatever thread their backend recorded them.
+  IntervalUnion in_flight;
+  for (const ProfiledEvent& e : events)
+    if (e.asynchronous && is_collective_in_flight(e.name)) in_flight.add(e.start_ns, e.end_ns);
+  std::erase_if(events, [&](const ProfiledEvent& e) {
+    return e.asynchronous || e.thread != loop_thread || e.end_ns < e.start_ns;
+  });
   // Pre-order: a parent starts no later than its children and, starting together, ends later.
   std::stable_sort(events.begin(), events.end(), [](const ProfiledEvent& a, const ProfiledEvent& b) {
     return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;
@@ -89,27 +99,48 @@ ProfiledPass attribute_events(std::vector<ProfiledEvent> events) {
   Walk walk;
   std::vector<Open> stack;
   std::map<std::string, double> other_seconds;
-  auto close = [&](const Open& o) {
-    const double self = static_cast<double>(std::max<int64_t>(0, o.duration_ns - o.children_ns)) * 1e-9;
+  // A gap of an open event, [o.gap_start_ns, until): the part with a collective in flight.
+  auto end_gap = [&](Open& o, int64_t until) {
+    o.gap_in_flight_ns += in_flight.covered(o.gap_start_ns, until);
+    o.gap_start_ns = std::max(o.gap_start_ns, until);
+  };
+  auto close = [&](Open& o) {
+    end_gap(o, o.end_ns);
+    const int64_t self_ns = std::max<int64_t>(0, o.duration_ns - o.children_ns);
+    // Overlapping children (clock ticks) can make the gaps exceed the self time: never move more.
+    const int64_t waited_ns =
+        !o.holds_gaps || o.category == Category::exposed_comm ? 0 : std::min(self_ns, o.gap_in_flight_ns);
+    const double self = static_cast<double>(self_ns - waited_ns) * 1e-9;
+    const double waited = static_cast<double>(waited_ns) * 1e-9;
     pass.seconds[index_of(o.category)] += self;
+    pass.seconds[index_of(Category::exposed_comm)] += waited;
+    pass.exposed_comm_gap_seconds += waited;
     if (o.category == Category::other) other_seconds[*o.name] += self;
   };
+  auto pop = [&]() {
+    Open closed = stack.back();
+    stack.pop_back();
+    close(closed);
+    if (!stack.empty()) stack.back().gap_start_ns = std::max(stack.back().gap_start_ns, closed.end_ns);
+  };
   for (const ProfiledEvent& e : events) {
-    while (!stack.empty() && stack.back().end_ns <= e.start_ns) {
-      close(stack.back());
-      stack.pop_back();
-    }
+    while (!stack.empty() && stack.back().end_ns <= e.start_ns) pop();
     if (stack.empty()) {
       if (e.name != ranges::kIteration) continue;  // outside the profiled iterations
       ++pass.iterations;
       pass.range_seconds += static_cast<double>(e.end_ns - e.start_ns) * 1e-9;
+      pass.comm_in_flight_seconds += static_cast<double>(in_flight.covered(e.start_ns, e.end_ns)) * 1e-9;
     }
     Open* parent = stack.empty() ? nullptr : &stack.back();
     // A child ends inside its parent; the profiler's clock reads can disagree by a tick.
     const int64_t end = parent ? std::min(e.end_ns, parent->end_ns) : e.end_ns;
     const Classified c = walk.classify(e, parent);
-    Open open{end, c.category, c.child_context, parent && parent->inside_counted_matmul, 0, end - e.start_ns, &e.name};
-    if (parent) parent->children_ns += open.duration_ns;
+    Open open{end, c.category, c.child_context, parent && parent->inside_counted_matmul, 0, end - e.start_ns, &e.name,
+              e.named_range || e.backward_node || e.name.starts_with(kEngineWrapper), e.start_ns, 0};
+    if (parent) {
+      parent->children_ns += open.duration_ns;
+      end_gap(*parent, e.start_ns);
+    }
     ++pass.events;
     if (!open.inside_counted_matmul && counts_matmul_flops(e.name)) {
       open.inside_counted_matmul = true;
@@ -121,10 +152,7 @@ ProfiledPass attribute_events(std::vector<ProfiledEvent> events) {
     }
     stack.push_back(open);
   }
-  while (!stack.empty()) {
-    close(stack.back());
-    stack.pop_back();
-  }
+  while (!stack.empty()) pop();
   pass.other_by_name.assign(other_seconds.begin(), other_seconds.end());
   std::sort(pass.other_by_name.begin(), pass.other_by_name.end(),
             [](const auto& a, const auto& b) { return a.second > b.second; });

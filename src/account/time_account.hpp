@@ -27,6 +27,13 @@
 
 namespace tokbench::account {
 
+// Who measured exposed communication: the distributed step's own timer around its waits
+// (tokbench's steps), or the profiler's events alone (the Python executors' steps, which have no
+// timer of their own: profiled_pass.hpp reads their collectives' operators and the loop's gaps
+// while one is in flight).
+inline constexpr const char* kExposedCommFromStep = "step";
+inline constexpr const char* kExposedCommFromProfiler = "profiler";
+
 struct CategoryTime {
   double seconds = 0;           // per measured iteration: share × the measured iteration time
   double profiled_seconds = 0;  // per profiled iteration, as the profiler measured it
@@ -56,11 +63,19 @@ struct TimeAccount {
   std::optional<double> beyond_model_mfu_cost;
   std::optional<double> mfu;  // F / (P · t): where the waterfall ends
   std::vector<std::pair<std::string, double>> other_top;  // "other"'s largest events, seconds per iteration
-  // Exposed communication per profiled iteration: the step's own measure (the seconds inside
-  // its waits for collectives; exposed_comm's profiled seconds are these), and what the
-  // profiler saw of the same waits (their ranges, which enclose the measure). 0 on one rank.
-  double exposed_comm_step_seconds = 0;
+  // Where exposed communication comes from (kExposedCommFromStep or kExposedCommFromProfiler).
+  std::string exposed_comm_source = kExposedCommFromStep;
+  // Exposed communication per profiled iteration. From the step: its own measure (the seconds
+  // inside its waits for collectives; exposed_comm's profiled seconds are these), and what the
+  // profiler saw of the same waits (their ranges, which enclose the measure); 0 on one rank.
+  // From the profiler: no step measure (null); seen = exposed_comm's profiled seconds, of which
+  // gap_seconds were the loop's gaps while a collective was in flight (the rest: the collective
+  // operators' own time), and in_flight_seconds the collectives in flight within the iteration,
+  // exposed or hidden behind the loop's work. Null from the step, which reads no backend thread.
+  std::optional<double> exposed_comm_step_seconds = 0.0;
   double exposed_comm_seen_seconds = 0;
+  std::optional<double> exposed_comm_gap_seconds;
+  std::optional<double> comm_in_flight_seconds;
 
   const CategoryTime& operator[](Category c) const { return categories[index_of(c)]; }
   int64_t matmul_flops_per_iter() const { return gemm_flops_per_iter + attention_flops_per_iter; }
@@ -78,8 +93,10 @@ struct AccountInputs {
   // summed: exposed_comm holds exactly these. The profiler saw the waits as ranges
   // (range_names.hpp, kCommWait) around the measure, attributed to exposed_comm; what the
   // ranges hold beyond the measure (recording them) goes to other, so the sum is unchanged.
-  // 0 on one rank.
+  // 0 on one rank. Only read when exposed_comm_source is kExposedCommFromStep; from the
+  // profiler, exposed_comm is what the attribution put there.
   double exposed_comm_seconds = 0;
+  std::string exposed_comm_source = kExposedCommFromStep;
   std::optional<int64_t> rank;  // whose pass, on many ranks
 };
 
