@@ -45,7 +45,11 @@ nlohmann::json pass_json(const std::optional<train::ProfiledTimeAccount>& t) {
           {"range_seconds", p.range_seconds},     {"gemm_flops", p.gemm_flops},
           {"attention_flops", p.attention_flops}, {"uncounted_matmuls", p.uncounted_matmuls},
           {"events", p.events},                   {"other_by_name", other},
-          {"clock_seconds", t->clock_seconds},    {"exposed_comm_seconds", t->exposed_comm_seconds}};
+          {"clock_seconds", t->clock_seconds},    {"exposed_comm_seconds", t->exposed_comm_seconds},
+          {"exposed_comm_source", t->exposed_comm_source},
+          {"comm_in_flight_seconds", p.comm_in_flight_seconds},
+          {"exposed_comm_gap_seconds", p.exposed_comm_gap_seconds},
+          {"source", t->source}};
 }
 
 std::optional<train::ProfiledTimeAccount> pass_from_json(const nlohmann::json& j) {
@@ -64,6 +68,10 @@ std::optional<train::ProfiledTimeAccount> pass_from_json(const nlohmann::json& j
     p.other_by_name.emplace_back(item.at(0).get<std::string>(), item.at(1).get<double>());
   t.clock_seconds = j.at("clock_seconds").get<double>();
   t.exposed_comm_seconds = j.at("exposed_comm_seconds").get<double>();
+  t.exposed_comm_source = j.at("exposed_comm_source").get<std::string>();
+  p.comm_in_flight_seconds = j.at("comm_in_flight_seconds").get<double>();
+  p.exposed_comm_gap_seconds = j.at("exposed_comm_gap_seconds").get<double>();
+  t.source = j.at("source").get<std::string>();
   return t;
 }
 
@@ -99,7 +107,6 @@ RankRecord rank_record_from_json(const nlohmann::json& j) {
   r.peak_rss_bytes = j.at("peak_rss_bytes").get<int64_t>();
   r.kernels = j.at("kernels").get<std::string>();
   r.memory_breakdown = breakdown_from_json(j.at("memory_breakdown"));
-  // The Python executors' ranks write no pass.
   if (const auto it = j.find("time_account"); it != j.end()) r.time_account = pass_from_json(*it);
   return r;
 }

@@ -94,6 +94,7 @@ nlohmann::ordered_json time_account_json(const RunPlan& plan, const std::optiona
     in.peak_source = plan.peak->source;
   }
   in.exposed_comm_seconds = pass->exposed_comm_seconds;
+  in.exposed_comm_source = pass->exposed_comm_source;
   in.rank = rank;
   try {
     return account::to_json(account::make_time_account(pass->pass, in));

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "account/profiled_pass.hpp"
+#include "account/time_account.hpp"
 
 namespace tokbench::train {
 
@@ -17,6 +18,9 @@ struct ProfiledTimeAccount {
   account::ProfiledPass pass;
   double clock_seconds = 0;         // the pass's iterations by the host clock, summed
   double exposed_comm_seconds = 0;  // the step's own measure over the pass, summed (0 on one rank)
+  // Who measured exposed communication (account::kExposedCommFromStep: the step, above; or
+  // account::kExposedCommFromProfiler: the pass's attribution, for the Python executors).
+  std::string exposed_comm_source = account::kExposedCommFromStep;
 };
 
 }  // namespace tokbench::train
