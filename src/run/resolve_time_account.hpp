@@ -1,14 +1,15 @@
 // --time-account-iters and the time account's test hook, checked and decided before any work
 // (docs/time-account.md). The account is on by default (2 iterations) where it is built, on the
-// CPU: tokbench's executors (eager, fused) on one rank or many (DDP, FSDP: every rank runs the
-// pass and makes its own account), and the Python executors on one rank (they profile their own
-// pass: python_time_account.hpp). Elsewhere it is 0, and asking for it is refused with one line
-// (exit 2): the Python executors' distributed steps do not time their waits for collectives,
-// and a CUDA device's time is on its own timeline (kernels, launch gaps) that the host events
-// do not show (docs/time-account.md, "What is left").
+// CPU: tokbench's executors (eager, fused) and the Python executors, on one rank or many (DDP,
+// FSDP, fsdp2: every rank runs the pass and makes its own account; tokbench's steps time their
+// waits for collectives, the Python steps' waits are read from the profiler's events). On a
+// CUDA device it is 0, and asking for it is refused with one line (exit 2): a CUDA device's
+// time is on its own timeline (kernels, launch gaps) that the host events do not show
+// (docs/time-account.md, "What is left").
 //
 // TOKBENCH_TEST_HOST_DELAY_MS (a test hook, not an option): milliseconds the host sleeps at the
-// start of every iteration, in the timed loop and the account's pass, as an input pipeline would.
+// start of every iteration, in the timed loop and the account's pass, as an input pipeline would;
+// "MS@RANK" delays that rank only, as a straggler. The Python executors get it in their config.
 //
 // resolve_run calls it after the executor, device, ranks and unit timings are decided.
 #pragma once
