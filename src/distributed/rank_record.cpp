@@ -90,7 +90,8 @@ nlohmann::json to_json(const RankRecord& r) {
           {"peak_rss_bytes", r.peak_rss_bytes},
           {"kernels", r.kernels},
           {"memory_breakdown", breakdown_json(r.memory_breakdown)},
-          {"time_account", pass_json(r.time_account)}};
+          {"time_account", pass_json(r.time_account)},
+          {"time_account_message", r.time_account_message}};
 }
 
 RankRecord rank_record_from_json(const nlohmann::json& j) {
@@ -108,6 +109,7 @@ RankRecord rank_record_from_json(const nlohmann::json& j) {
   r.kernels = j.at("kernels").get<std::string>();
   r.memory_breakdown = breakdown_from_json(j.at("memory_breakdown"));
   if (const auto it = j.find("time_account"); it != j.end()) r.time_account = pass_from_json(*it);
+  r.time_account_message = j.at("time_account_message").get<std::string>();
   return r;
 }
 
