@@ -15,6 +15,8 @@
          the Python steps have no timer around their waits, so exposed communication is the
          profiler's (exposed_comm_source "profiler": the collectives' operators and the loop's gaps
          while Gloo runs one) and must be positive; the other checks are the same.
+  python_thunder_fsdp
+         python-thunder (thunder.jit with thunder's own fsdp transform, ZeRO-3): the same checks.
   usage  fsdp2 (PyTorch's fully_shard, Python executors only) with --time-account-iters 2 runs
          and has an account on every rank, as python_fsdp; a malformed straggler hook
          (TOKBENCH_TEST_HOST_DELAY_MS=150@2 on two ranks) is one usage line, exit 2.
@@ -165,6 +167,9 @@ elif SCENARIO == "python_ddp":
 elif SCENARIO == "python_fsdp":
     check_run(["--distributed-mode", "fsdp", "--shard-mode", "zero3", "--executor", "python-eager"],
               "python-eager fsdp zero3")
+elif SCENARIO == "python_thunder_fsdp":
+    check_run(["--distributed-mode", "fsdp", "--shard-mode", "zero3", "--executor", "python-thunder"],
+              "python-thunder fsdp zero3")
 elif SCENARIO == "usage":
     proc = run(["--distributed-mode", "ddp", "--executor", "python-eager"], delay="150@2")
     lines = [l for l in proc.stderr.splitlines() if l.strip()]
