@@ -30,7 +30,8 @@ struct Rule {
   Reach reach = Reach::weak;
 };
 
-// The rule for an operator ("aten::addmm", "mkldnn::_linear_pointwise"), a named range
+// The rule for an operator ("aten::addmm", "mkldnn::_linear_pointwise"), a collective issued
+// through the dispatcher ("c10d::allreduce_": exposed_comm, self_only), a named range
 // (range_names.hpp) or a kernel inductor generated (rule_for_generated_kernel); nullopt when no
 // rule names it (it then takes its parent's category).
 std::optional<Rule> rule_for_name(std::string_view name);

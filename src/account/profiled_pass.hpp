@@ -70,7 +70,8 @@ struct ProfiledPass {
 };
 
 // The events of every thread, in any order; only the iteration ranges' thread (the one that
-// runs the loop and, on the CPU, the autograd engine) is read, and only inside those ranges.
+// runs the loop and, on the CPU, the autograd engine) is attributed, and only inside those
+// ranges. Asynchronous collectives (any thread) only say when a collective is in flight.
 ProfiledPass attribute_events(std::vector<ProfiledEvent> events);
 
 }  // namespace tokbench::account
