@@ -119,7 +119,7 @@ def read_config():
         dynamic=train["data"]["dynamic_lengths"], use_sdpa=c["options"]["use_sdpa"], options=c["options"], checkpoint_activations=c["checkpoint_activations"],
         memory_probe=step["memory_probe"] or None,
         profile=c["profile"]["path"] or None, memory_snapshot=c["memory_snapshot"] or None, profile_iters=c["profile"]["iters"],
-        time_account_iters=c["time_account_iters"],
+        time_account_iters=c["time_account_iters"], test_host_delay_seconds=c["test_host_delay_seconds"],
         rank=dist["rank"], world_size=dist["world_size"], local_rank=dist["local_rank"],
         store_host=store.get("host"), store_port=store.get("port"), store_prefix=store.get("prefixes", []),
         distributed_mode=dist["mode"], shard_mode=dist["shard_mode"], sharding_size=dist["shard_group_size"],
@@ -587,6 +587,8 @@ def train(a, torch, GPT, Config, Block, out, stop, probe, executors):
         if agree_to_stop is not None and agree_to_stop(stop.requested):
             status, message = "interrupted", f"stopped on request after {index} iterations"
             break
+        if a.test_host_delay_seconds > 0:  # TOKBENCH_TEST_HOST_DELAY_MS, as tokbench's loop sleeps
+            time.sleep(a.test_host_delay_seconds)
         try:
             loss = one_iteration()
         except Exception as e:
@@ -740,6 +742,10 @@ def record_time_account(a, torch, one_iteration):
             for _ in range(a.time_account_iters):
                 start = time.perf_counter()
                 with torch.profiler.record_function(ITERATION_RANGE):
+                    # TOKBENCH_TEST_HOST_DELAY_MS: host work in no operator, inside the range
+                    # (data_host), as tokbench's own pass sleeps (src/train/time_account_pass.cpp).
+                    if a.test_host_delay_seconds > 0:
+                        time.sleep(a.test_host_delay_seconds)
                     loss = one_iteration()
                     if loss is None:
                         return {"error": "stopped by a signal"}
@@ -752,21 +758,25 @@ def record_time_account(a, torch, one_iteration):
 
 def profiled_events(torch, profiler):
     """The profiler's host events, compactly: names and shape lists once each ("names",
-    "shapes"), then per event [name, start_ns, end_ns, thread, sequence_nr, backward node (0/1),
-    shapes or -1]. A backward node is an autograd node's evaluation: the BACKWARD_FUNCTION scope
-    (1), or the engine's wrapper of one, which records the forward thread, as tokbench's own
-    pass reads them (src/train/time_account_pass.cpp)."""
+    "shapes"), then per event [name, start_ns, end_ns, thread, sequence_nr, flags, shapes or -1].
+    The flags (src/run/python_time_account.cpp) add up: 1 for a backward node, an autograd
+    node's evaluation (the BACKWARD_FUNCTION scope, or the engine's wrapper of one, which records
+    the forward thread, as tokbench's own pass reads them: src/train/time_account_pass.cpp); 2
+    for a record_function range (USER_SCOPE), whose gaps are not work; 4 for an asynchronous
+    event: on many ranks, the collectives Gloo runs on its own threads ("gloo:all_reduce", from
+    start to completion), which say when the loop's gaps are waits for them."""
     names, shapes, rows = {}, {}, []
-    backward_function_scope = 1
+    backward_function_scope, user_scope = 1, 7  # torch's RecordScope
     for e in profiler.profiler.kineto_results.events():
-        if e.device_type() != torch.autograd.DeviceType.CPU or e.is_async():
+        if e.device_type() != torch.autograd.DeviceType.CPU:
             continue
         name = names.setdefault(e.name(), len(names))
         shape = -1
         if e.shapes():
             shape = shapes.setdefault(json.dumps(e.shapes(), separators=(",", ":")), len(shapes))
-        backward = int(e.scope() == backward_function_scope or e.fwd_thread_id() > 0)
-        rows.append([name, e.start_ns(), e.end_ns(), e.start_thread_id(), e.sequence_nr(), backward, shape])
+        flags = ((1 if e.scope() == backward_function_scope or e.fwd_thread_id() > 0 else 0)
+                 | (2 if e.scope() == user_scope else 0) | (4 if e.is_async() else 0))
+        rows.append([name, e.start_ns(), e.end_ns(), e.start_thread_id(), e.sequence_nr(), flags, shape])
     return {"names": list(names), "shapes": [json.loads(s) for s in shapes], "events": rows}
 
 

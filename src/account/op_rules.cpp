@@ -169,8 +169,27 @@ std::optional<Rule> rule_for_generated_kernel(std::string_view name) {
   return Rule{Category::elementwise, Reach::weak};
 }
 
+namespace {
+
+// Collectives issued through the dispatcher (torch.distributed's ops, PyTorch 2.11:
+// "c10d::allreduce_", "c10d::_allgather_base_", "c10d::_reduce_scatter_base_", ...) and the
+// communication record PyTorch wraps some of them in. Their own time on the loop's thread is
+// the issue and, for a synchronous collective, the whole wait; what runs inside them (the
+// chunking of a buffer) is classified by its own rules.
+constexpr std::array kCollectivePrefixes = {"c10d::"sv};
+constexpr std::array kCollectives = {"record_param_comms"sv};
+// A collective running on a communication backend's own threads, recorded there as an
+// asynchronous event from its start to its completion ("gloo:all_reduce", "gloo:all_gather").
+constexpr std::array kCollectiveInFlightPrefixes = {"gloo:"sv, "nccl:"sv};
+
+}  // namespace
+
+bool is_collective_in_flight(std::string_view name) { return prefixed(kCollectiveInFlightPrefixes, name); }
+
 std::optional<Rule> rule_for_name(std::string_view name) {
   if (auto range = range_rule(name)) return range;
+  if (listed(kCollectives, name) || prefixed(kCollectivePrefixes, name))
+    return Rule{Category::exposed_comm, Reach::self_only};
   if (listed(kGemm, name)) return Rule{Category::gemm, Reach::decisive};
   if (prefixed(kAttentionPrefixes, name)) return Rule{Category::attention, Reach::decisive};
   if (listed(kNormalization, name)) return Rule{Category::normalization, Reach::decisive};

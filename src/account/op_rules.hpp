@@ -30,10 +30,17 @@ struct Rule {
   Reach reach = Reach::weak;
 };
 
-// The rule for an operator ("aten::addmm", "mkldnn::_linear_pointwise"), a named range
+// The rule for an operator ("aten::addmm", "mkldnn::_linear_pointwise"), a collective issued
+// through the dispatcher ("c10d::allreduce_": exposed_comm, self_only), a named range
 // (range_names.hpp) or a kernel inductor generated (rule_for_generated_kernel); nullopt when no
 // rule names it (it then takes its parent's category).
 std::optional<Rule> rule_for_name(std::string_view name);
+
+// A collective in flight on a communication backend's threads, recorded there from its start
+// to its completion as an asynchronous event: "gloo:all_reduce", "gloo:all_gather" (PyTorch's
+// ProcessGroupGloo), "nccl:..." likewise. Not a rule: such events are not the loop's work; they
+// say when the loop's gaps are waits (profiled_pass.hpp).
+bool is_collective_in_flight(std::string_view name);
 
 // The rule for a kernel torch.compile's inductor generated, by the operators its name spells
 // ("cpp_fused__log_softmax_nll_loss_forward_4", "triton_per_fused_add_mean_mul_pow_rsqrt_2"):

@@ -7,6 +7,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "account/intervals.hpp"
 #include "account/op_rules.hpp"
 #include "account/range_names.hpp"
 
@@ -22,6 +23,9 @@ struct Open {
   int64_t children_ns = 0;
   int64_t duration_ns = 0;
   const std::string* name = nullptr;
+  bool holds_gaps = false;    // a named range or an autograd node: its self time is the loop waiting or idle
+  int64_t gap_start_ns = 0;   // where its current gap began: its start, or its last child's end
+  int64_t gap_in_flight_ns = 0;  // its gaps' nanoseconds while a collective was in flight
 };
 
 struct Classified {
@@ -83,18 +87,33 @@ struct Visited {
 
 // Walks one thread's events (pre-order sorted) through the rules. Only the roots `is_root`
 // accepts and what they hold are walked. `open(visited)` sees every walked event as it opens;
-// `close(visited, self_ns)` sees it as it closes, with its self time (its duration less its
-// direct children's). Matrix products are counted into `pass` (gemm, attention, uncounted).
+// `close(visited, self_ns, waited_ns)` sees it as it closes, with its self time (its duration
+// less its direct children's) and, of that, the nanoseconds it waited: the gaps of a range or
+// an autograd node while a collective in `in_flight` ran (never more than its self time; 0 for
+// an operator, whose self time is work, and for exposed communication itself). Matrix products
+// are counted into `pass` (gemm, attention, uncounted).
 template <class IsRoot, class OnOpen, class OnClose>
-void walk_thread(const std::vector<const ProfiledEvent*>& events, Walk& walk, ProfiledPass& pass, IsRoot is_root,
-                 OnOpen open_event, OnClose close_event) {
+void walk_thread(const std::vector<const ProfiledEvent*>& events, const IntervalUnion& in_flight, Walk& walk,
+                 ProfiledPass& pass, IsRoot is_root, OnOpen open_event, OnClose close_event) {
   std::vector<Open> stack;
   std::vector<Visited> visited;
+  // A gap of an open event, [o.gap_start_ns, until): the part with a collective in flight.
+  auto end_gap = [&](Open& o, int64_t until) {
+    o.gap_in_flight_ns += in_flight.covered(o.gap_start_ns, until);
+    o.gap_start_ns = std::max(o.gap_start_ns, until);
+  };
   auto close = [&] {
-    const Open& o = stack.back();
-    close_event(visited.back(), std::max<int64_t>(0, o.duration_ns - o.children_ns));
+    Open& o = stack.back();
+    end_gap(o, o.end_ns);
+    const int64_t self_ns = std::max<int64_t>(0, o.duration_ns - o.children_ns);
+    // Overlapping children (clock ticks) can make the gaps exceed the self time: never move more.
+    const int64_t waited_ns =
+        !o.holds_gaps || o.category == Category::exposed_comm ? 0 : std::min(self_ns, o.gap_in_flight_ns);
+    close_event(visited.back(), self_ns, waited_ns);
+    const int64_t closed_end = o.end_ns;
     stack.pop_back();
     visited.pop_back();
+    if (!stack.empty()) stack.back().gap_start_ns = std::max(stack.back().gap_start_ns, closed_end);
   };
   for (const ProfiledEvent* ep : events) {
     const ProfiledEvent& e = *ep;
@@ -104,8 +123,12 @@ void walk_thread(const std::vector<const ProfiledEvent*>& events, Walk& walk, Pr
     // A child ends inside its parent; the profiler's clock reads can disagree by a tick.
     const int64_t end = parent ? std::min(e.end_ns, parent->end_ns) : e.end_ns;
     const Classified c = walk.classify(e, parent);
-    Open o{end, c.category, c.child_context, parent && parent->inside_counted_matmul, 0, end - e.start_ns, &e.name};
-    if (parent) parent->children_ns += o.duration_ns;
+    Open o{end, c.category, c.child_context, parent && parent->inside_counted_matmul, 0, end - e.start_ns, &e.name,
+           e.named_range || e.backward_node || e.name.starts_with(kEngineWrapper), e.start_ns, 0};
+    if (parent) {
+      parent->children_ns += o.duration_ns;
+      end_gap(*parent, e.start_ns);
+    }
     if (!o.inside_counted_matmul && counts_matmul_flops(e.name)) {
       o.inside_counted_matmul = true;
       if (const auto flops = matmul_flops(e.name, e.input_shapes)) {
@@ -136,15 +159,24 @@ std::optional<uint64_t> loop_thread_of(const std::vector<ProfiledEvent>& events)
   return it->thread;
 }
 
+// A thread's events in pre-order; asynchronous ones (collectives in flight) are no part of its nesting.
 std::vector<const ProfiledEvent*> events_of_thread(const std::vector<ProfiledEvent>& events, uint64_t thread) {
   std::vector<const ProfiledEvent*> out;
   for (const ProfiledEvent& e : events)
-    if (e.thread == thread && e.end_ns >= e.start_ns) out.push_back(&e);
+    if (e.thread == thread && !e.asynchronous && e.end_ns >= e.start_ns) out.push_back(&e);
   sort_pre_order(out);
   return out;
 }
 
 bool is_iteration(const ProfiledEvent& e) { return e.name == ranges::kIteration; }
+
+// The collectives in flight, on whatever thread their backend recorded them.
+IntervalUnion collectives_in_flight(const std::vector<ProfiledEvent>& events) {
+  IntervalUnion in_flight;
+  for (const ProfiledEvent& e : events)
+    if (e.asynchronous && is_collective_in_flight(e.name)) in_flight.add(e.start_ns, e.end_ns);
+  return in_flight;
+}
 
 }  // namespace
 
@@ -152,20 +184,25 @@ ProfiledPass attribute_events(std::vector<ProfiledEvent> events) {
   ProfiledPass pass;
   const std::optional<uint64_t> loop_thread = loop_thread_of(events);
   if (!loop_thread) return pass;
+  const IntervalUnion in_flight = collectives_in_flight(events);
   Walk walk;
   std::map<std::string, double> other_seconds;
   walk_thread(
-      events_of_thread(events, *loop_thread), walk, pass, is_iteration,
+      events_of_thread(events, *loop_thread), in_flight, walk, pass, is_iteration,
       [&](const Visited& v) {
         ++pass.events;
         if (v.depth == 0) {
           ++pass.iterations;
           pass.range_seconds += static_cast<double>(v.end_ns - v.event->start_ns) * 1e-9;
+          pass.comm_in_flight_seconds += static_cast<double>(in_flight.covered(v.event->start_ns, v.end_ns)) * 1e-9;
         }
       },
-      [&](const Visited& v, int64_t self_ns) {
-        const double self = static_cast<double>(self_ns) * 1e-9;
+      [&](const Visited& v, int64_t self_ns, int64_t waited_ns) {
+        const double self = static_cast<double>(self_ns - waited_ns) * 1e-9;
+        const double waited = static_cast<double>(waited_ns) * 1e-9;
         pass.seconds[index_of(v.category)] += self;
+        pass.seconds[index_of(Category::exposed_comm)] += waited;
+        pass.exposed_comm_gap_seconds += waited;
         if (v.category == Category::other) other_seconds[v.event->name] += self;
       });
   pass.other_by_name.assign(other_seconds.begin(), other_seconds.end());
@@ -186,12 +223,15 @@ ClassifiedEvents classify_events(const std::vector<ProfiledEvent>& events) {
   auto keep = [&](const Visited& v) {
     out.events.push_back({v.event->name, v.event->start_ns, v.end_ns, v.event->thread, v.depth, v.category});
   };
-  walk_thread(events_of_thread(events, *loop_thread), walk, counts, is_iteration,
+  // No collective is in flight for this walk: on a CUDA device NCCL's time is the device's
+  // (device_timeline.hpp), and nothing here is summed.
+  const IntervalUnion none;
+  walk_thread(events_of_thread(events, *loop_thread), none, walk, counts, is_iteration,
               [&](const Visited& v) {
                 keep(v);
                 if (v.depth == 0) iterations.emplace_back(v.event->start_ns, v.end_ns);
               },
-              [](const Visited&, int64_t) {});
+              [](const Visited&, int64_t, int64_t) {});
   // Every other thread: its top-level events that start inside an iteration range are roots.
   auto inside_an_iteration = [&](const ProfiledEvent& e) {
     return std::any_of(iterations.begin(), iterations.end(),
@@ -201,8 +241,8 @@ ClassifiedEvents classify_events(const std::vector<ProfiledEvent>& events) {
   for (const ProfiledEvent& e : events)
     if (e.thread != *loop_thread) threads.insert(e.thread);
   for (const uint64_t thread : threads)
-    walk_thread(events_of_thread(events, thread), walk, counts, inside_an_iteration, keep,
-                [](const Visited&, int64_t) {});
+    walk_thread(events_of_thread(events, thread), none, walk, counts, inside_an_iteration, keep,
+                [](const Visited&, int64_t, int64_t) {});
   out.gemm_flops = counts.gemm_flops;
   out.attention_flops = counts.attention_flops;
   out.uncounted_matmuls = counts.uncounted_matmuls;

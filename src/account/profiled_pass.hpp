@@ -10,7 +10,16 @@
 //   2. a distributed step's wait for a collective (range_names.hpp: kCommWait) is exposed
 //      communication, and the context of what runs inside it;
 //   3. any other event takes its own rule (op_rules.hpp); a weak rule yields to an enclosing
-//      context, and an event no rule names takes its parent's category.
+//      context, and an event no rule names takes its parent's category. A collective issued
+//      through the dispatcher ("c10d::allreduce_") keeps its own time as exposed communication:
+//      a synchronous one blocks inside it.
+// Then the waits no range marks: where a communication backend records its collectives on its
+// own threads as asynchronous events (Gloo under torch.profiler, is_collective_in_flight), a
+// gap of the loop's thread (a named range's or an autograd node's self time outside its
+// children; an operator's own time is work) that falls while a
+// collective is in flight is a wait for it, and that part of the gap moves from the event's
+// category to exposed communication. A gap with nothing in flight stays where it was, and so
+// does an operator that runs while a collective is in flight (that communication is hidden).
 // Torch-free: the train layer converts the profiler's events into ProfiledEvent.
 #pragma once
 
@@ -35,6 +44,12 @@ struct ProfiledEvent {
   // "autograd::engine::evaluate_function: ..." are read as nodes whatever this says.
   bool backward_node = false;
   Shapes input_shapes;         // recorded input shapes ({} per non-tensor input)
+  // A named range (record_function: the profiler's USER_SCOPE) rather than an operator. With an
+  // autograd node, the events whose self time is a gap of the loop's thread, not work it does.
+  bool named_range = false;
+  // Recorded as an asynchronous event (on a backend's thread, from start to completion): read
+  // only as a collective in flight (is_collective_in_flight), never attributed.
+  bool asynchronous = false;
 };
 
 struct ProfiledPass {
@@ -45,12 +60,18 @@ struct ProfiledPass {
   int64_t attention_flops = 0;                 // SDPA kernels' FLOPs, likewise
   int64_t uncounted_matmuls = 0;               // counted operators whose shapes were missing
   int64_t events = 0;                          // events inside the iteration ranges
+  // Collectives in flight (the union of their asynchronous events) within the iteration ranges,
+  // and the part of the loop's gaps they made exposed communication, both summed; 0 when no
+  // asynchronous collective was recorded (tokbench's own steps, which time their waits).
+  double comm_in_flight_seconds = 0;
+  double exposed_comm_gap_seconds = 0;
   // What "other" holds: self seconds by event name, summed over the iterations, largest first.
   std::vector<std::pair<std::string, double>> other_by_name;
 };
 
 // The events of every thread, in any order; only the iteration ranges' thread (the one that
-// runs the loop and, on the CPU, the autograd engine) is read, and only inside those ranges.
+// runs the loop and, on the CPU, the autograd engine) is attributed, and only inside those
+// ranges. Asynchronous collectives (any thread) only say when a collective is in flight.
 ProfiledPass attribute_events(std::vector<ProfiledEvent> events);
 
 // One host event as the rules classified it: what the device timeline asks "which category

@@ -34,16 +34,29 @@ TimeAccount make_time_account(const ProfiledPass& pass, const AccountInputs& in)
   // own measure, inside those ranges, replaces what the profiler saw, and the difference (the
   // ranges' own recording, microseconds) is other's, so the categories keep their sum. Only a
   // measure beyond the ranges and all of other (no profile of these iterations holds) is cut.
+  // From the profiler, exposed_comm is the attribution's (the collectives' operators and the
+  // loop's gaps while one was in flight), unchanged.
   std::array<double, kCategoryCount> profiled = pass.seconds;
   double& comm = profiled[index_of(Category::exposed_comm)];
   double& other = profiled[index_of(Category::other)];
   const double seen = comm;
-  const double measured = std::clamp(in.exposed_comm_seconds, 0.0, seen + other);
-  other += seen - measured;
-  comm = measured;
   a.rank = in.rank;
-  a.exposed_comm_step_seconds = in.exposed_comm_seconds / n;
+  a.exposed_comm_source = in.exposed_comm_source;
   a.exposed_comm_seen_seconds = seen / n;
+  if (in.exposed_comm_source == kExposedCommFromProfiler) {
+    a.exposed_comm_step_seconds = std::nullopt;
+    a.exposed_comm_gap_seconds = pass.exposed_comm_gap_seconds / n;
+    a.comm_in_flight_seconds = pass.comm_in_flight_seconds / n;
+  } else if (in.exposed_comm_source == kExposedCommFromDeviceTimeline) {
+    a.exposed_comm_step_seconds = std::nullopt;  // NCCL's hidden time is in device.hidden_comm_s
+  } else {
+    if (in.exposed_comm_source != kExposedCommFromStep)
+      throw std::invalid_argument("time account: unknown exposed communication source '" + in.exposed_comm_source + "'");
+    const double measured = std::clamp(in.exposed_comm_seconds, 0.0, seen + other);
+    other += seen - measured;
+    comm = measured;
+    a.exposed_comm_step_seconds = in.exposed_comm_seconds / n;
+  }
 
   const double t = a.iteration_seconds;
   for (const Category c : all_categories()) {

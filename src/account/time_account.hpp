@@ -28,6 +28,16 @@
 
 namespace tokbench::account {
 
+// Who measured exposed communication: the distributed step's own timer around its waits
+// (tokbench's steps on the CPU), the profiler's host events alone (the Python executors' steps,
+// which have no timer of their own: profiled_pass.hpp reads their collectives' operators and
+// the loop's gaps while one is in flight), or a CUDA device's timeline (NCCL's kernels running
+// with no compute beside them: device_timeline.hpp; the host does not wait for NCCL, so no host
+// measure sees it).
+inline constexpr const char* kExposedCommFromStep = "step";
+inline constexpr const char* kExposedCommFromProfiler = "profiler";
+inline constexpr const char* kExposedCommFromDeviceTimeline = "device_timeline";
+
 struct CategoryTime {
   double seconds = 0;           // per measured iteration: share × the measured iteration time
   double profiled_seconds = 0;  // per profiled iteration, as the profiler measured it
@@ -57,11 +67,19 @@ struct TimeAccount {
   std::optional<double> beyond_model_mfu_cost;
   std::optional<double> mfu;  // F / (P · t): where the waterfall ends
   std::vector<std::pair<std::string, double>> other_top;  // "other"'s largest events, seconds per iteration
-  // Exposed communication per profiled iteration: the step's own measure (the seconds inside
-  // its waits for collectives; exposed_comm's profiled seconds are these), and what the
-  // profiler saw of the same waits (their ranges, which enclose the measure). 0 on one rank.
-  double exposed_comm_step_seconds = 0;
+  // Where exposed communication comes from (kExposedCommFromStep or kExposedCommFromProfiler).
+  std::string exposed_comm_source = kExposedCommFromStep;
+  // Exposed communication per profiled iteration. From the step: its own measure (the seconds
+  // inside its waits for collectives; exposed_comm's profiled seconds are these), and what the
+  // profiler saw of the same waits (their ranges, which enclose the measure); 0 on one rank.
+  // From the profiler: no step measure (null); seen = exposed_comm's profiled seconds, of which
+  // gap_seconds were the loop's gaps while a collective was in flight (the rest: the collective
+  // operators' own time), and in_flight_seconds the collectives in flight within the iteration,
+  // exposed or hidden behind the loop's work. Null from the step, which reads no backend thread.
+  std::optional<double> exposed_comm_step_seconds = 0.0;
   double exposed_comm_seen_seconds = 0;
+  std::optional<double> exposed_comm_gap_seconds;
+  std::optional<double> comm_in_flight_seconds;
   // On a CUDA device (device_timeline.hpp): its seconds per profiled iteration, its counts over
   // the pass. None on the CPU.
   std::optional<DeviceFigures> device;
@@ -82,8 +100,10 @@ struct AccountInputs {
   // summed: exposed_comm holds exactly these. The profiler saw the waits as ranges
   // (range_names.hpp, kCommWait) around the measure, attributed to exposed_comm; what the
   // ranges hold beyond the measure (recording them) goes to other, so the sum is unchanged.
-  // 0 on one rank.
+  // 0 on one rank. Only read when exposed_comm_source is kExposedCommFromStep; from the
+  // profiler or the device timeline, exposed_comm is what the attribution put there.
   double exposed_comm_seconds = 0;
+  std::string exposed_comm_source = kExposedCommFromStep;
   std::optional<int64_t> rank;  // whose pass, on many ranks
   std::optional<DeviceFigures> device;  // the device timeline's figures, summed over the pass (CUDA)
 };

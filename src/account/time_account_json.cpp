@@ -77,8 +77,11 @@ json to_json(const TimeAccount& a) {
           {"matmul_s_at_ceiling", or_null(a.matmul_seconds_at_ceiling)},
           {"beyond_model_mfu_cost", or_null(a.beyond_model_mfu_cost)},
           {"mfu", or_null(a.mfu)},
-          {"exposed_comm_step_s", a.exposed_comm_step_seconds},
+          {"exposed_comm_source", a.exposed_comm_source},
+          {"exposed_comm_step_s", or_null(a.exposed_comm_step_seconds)},
           {"exposed_comm_seen_s", a.exposed_comm_seen_seconds},
+          {"exposed_comm_gaps_s", or_null(a.exposed_comm_gap_seconds)},
+          {"comm_in_flight_s", or_null(a.comm_in_flight_seconds)},
           {"device", device},
           {"other_top", other_top}};
 }
@@ -90,8 +93,12 @@ TimeAccount time_account_from_json(const json& j) {
   // Records written before the account was made on many ranks have neither the rank nor the
   // exposed communication's two measures: one rank, none.
   if (j.contains("rank") && !j.at("rank").is_null()) a.rank = whole(j, "rank");
-  if (j.contains("exposed_comm_step_s")) a.exposed_comm_step_seconds = number(j, "exposed_comm_step_s");
+  if (j.contains("exposed_comm_step_s")) a.exposed_comm_step_seconds = number_or_null(j, "exposed_comm_step_s");
   if (j.contains("exposed_comm_seen_s")) a.exposed_comm_seen_seconds = number(j, "exposed_comm_seen_s");
+  // Records from before the Python executors' many ranks: the step's measure, and no backend's view.
+  if (j.contains("exposed_comm_source")) a.exposed_comm_source = text(j, "exposed_comm_source");
+  if (j.contains("exposed_comm_gaps_s")) a.exposed_comm_gap_seconds = number_or_null(j, "exposed_comm_gaps_s");
+  if (j.contains("comm_in_flight_s")) a.comm_in_flight_seconds = number_or_null(j, "comm_in_flight_s");
   // Records from before the CUDA account have no "device"; CPU records have it null.
   if (j.contains("device") && !j.at("device").is_null()) {
     const json& d = j.at("device");

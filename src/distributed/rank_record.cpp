@@ -53,7 +53,10 @@ nlohmann::json pass_json(const std::optional<train::ProfiledTimeAccount>& t) {
           {"range_seconds", p.range_seconds},     {"gemm_flops", p.gemm_flops},
           {"attention_flops", p.attention_flops}, {"uncounted_matmuls", p.uncounted_matmuls},
           {"events", p.events},                   {"other_by_name", other},
-          {"clock_seconds", t->clock_seconds},    {"exposed_comm_seconds", t->exposed_comm_seconds}};
+          {"clock_seconds", t->clock_seconds},    {"exposed_comm_seconds", t->exposed_comm_seconds},
+          {"exposed_comm_source", t->exposed_comm_source},
+          {"comm_in_flight_seconds", p.comm_in_flight_seconds},
+          {"exposed_comm_gap_seconds", p.exposed_comm_gap_seconds}};
 }
 
 std::optional<train::ProfiledTimeAccount> pass_from_json(const nlohmann::json& j) {
@@ -72,6 +75,9 @@ std::optional<train::ProfiledTimeAccount> pass_from_json(const nlohmann::json& j
     p.other_by_name.emplace_back(item.at(0).get<std::string>(), item.at(1).get<double>());
   t.clock_seconds = j.at("clock_seconds").get<double>();
   t.exposed_comm_seconds = j.at("exposed_comm_seconds").get<double>();
+  t.exposed_comm_source = j.at("exposed_comm_source").get<std::string>();
+  p.comm_in_flight_seconds = j.at("comm_in_flight_seconds").get<double>();
+  p.exposed_comm_gap_seconds = j.at("exposed_comm_gap_seconds").get<double>();
   t.source = j.at("source").get<std::string>();
   if (const nlohmann::json& d = j.at("device"); !d.is_null()) {
     account::DeviceFigures f;
@@ -100,7 +106,8 @@ nlohmann::json to_json(const RankRecord& r) {
           {"peak_rss_bytes", r.peak_rss_bytes},
           {"kernels", r.kernels},
           {"memory_breakdown", breakdown_json(r.memory_breakdown)},
-          {"time_account", pass_json(r.time_account)}};
+          {"time_account", pass_json(r.time_account)},
+          {"time_account_message", r.time_account_message}};
 }
 
 RankRecord rank_record_from_json(const nlohmann::json& j) {
@@ -117,8 +124,8 @@ RankRecord rank_record_from_json(const nlohmann::json& j) {
   r.peak_rss_bytes = j.at("peak_rss_bytes").get<int64_t>();
   r.kernels = j.at("kernels").get<std::string>();
   r.memory_breakdown = breakdown_from_json(j.at("memory_breakdown"));
-  // The Python executors' ranks write no pass.
   if (const auto it = j.find("time_account"); it != j.end()) r.time_account = pass_from_json(*it);
+  r.time_account_message = j.at("time_account_message").get<std::string>();
   return r;
 }
 

@@ -31,6 +31,9 @@ struct RankRecord {
   // The time account's profiled pass on this rank, as measured (rank 0 makes every rank's
   // account from it: docs/time-account.md); none when not run, failed, or the executor has none.
   std::optional<train::ProfiledTimeAccount> time_account;
+  // Why a time account asked for is missing on this rank (its pass failed or was stopped); ""
+  // when it is there or was not asked for. Rank 0 prints it after the report.
+  std::string time_account_message;
   bool reported = true;               // false: filled in by rank 0 for a rank that did not report
 };
 

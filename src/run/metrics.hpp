@@ -47,6 +47,7 @@ struct RankSummary {
   std::string kernels;  // the rank's kernel choice: every rank must have used rank 0's
   std::optional<train::MemoryBreakdown> memory_breakdown;
   std::optional<train::ProfiledTimeAccount> time_account;  // the rank's pass; its account is made from it
+  std::string time_account_message;  // why the rank has no account though one was asked for; "" otherwise
 };
 
 // What the train layer measured, copied out of its TrainResult. In a multi-rank run the
@@ -84,6 +85,9 @@ struct MeasuredRun {
   // not ok, or an executor without it.
   std::optional<train::ProfiledTimeAccount> time_account;
   std::optional<int64_t> time_account_rank;  // none for one process
+  // Why this process's time account asked for is missing ("no time account: ..."); "" when it
+  // is there or was not asked for. Each rank's travels in its rank record.
+  std::string time_account_message;
 };
 
 // --dynamic: the real tokens and the model FLOPs (of each sequence's real length) of one

@@ -164,7 +164,6 @@ struct ChildRun {
   bool missing_executor = false;  // the error is a thunder executor this install lacks, not an import
   std::string profile_message;  // --profile: the child's line on where its trace went
   std::string snapshot_message;  // --dump-memory-snapshot: the child's line on where it went
-  std::string time_account_message;  // why the time account asked for is missing; "" when it is there
 };
 
 ChildRun run_child(const RunPlan& plan, const PythonStepCommand& command, const std::vector<std::string>& argv,
@@ -227,7 +226,7 @@ ChildRun run_child(const RunPlan& plan, const PythonStepCommand& command, const 
       if (auto* pass = std::get_if<train::ProfiledTimeAccount>(&account)) {
         run.time_account = std::move(*pass);
       } else {
-        c.time_account_message = "no time account: " + std::get<std::string>(account);
+        run.time_account_message = "no time account: " + std::get<std::string>(account);
       }
     } else if (event == "result") {
       c.finished = true;
@@ -343,7 +342,7 @@ int run_python_benchmark(const RunPlan& plan) {
   const int code = publish_result(plan, run, build_result_json(plan, run, metrics, env), report_out);
   if (!c.profile_message.empty()) report_out << c.profile_message << "\n" << std::flush;  // as run_benchmark does
   if (!c.snapshot_message.empty()) report_out << c.snapshot_message << "\n" << std::flush;
-  if (!c.time_account_message.empty()) report_out << c.time_account_message << "\n" << std::flush;
+  for (const std::string& line : time_account_messages(run)) report_out << line << "\n" << std::flush;
   return code;
 }
 

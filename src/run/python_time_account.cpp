@@ -16,7 +16,11 @@ using json = nlohmann::json;
 
 // The source the record names: host events, torch.profiler over the Python step.
 constexpr const char* kSource = "torch_profiler_cpu";
-constexpr std::size_t kFields = 7;  // name, start_ns, end_ns, thread, sequence_nr, backward, shapes
+constexpr std::size_t kFields = 7;  // name, start_ns, end_ns, thread, sequence_nr, flags, shapes
+// The flags field's bits (python/tokbench_python_step.py, profiled_events).
+constexpr int64_t kBackwardNode = 1;  // an autograd node's evaluation
+constexpr int64_t kNamedRange = 2;    // a record_function range (USER_SCOPE), not an operator
+constexpr int64_t kAsynchronous = 4;  // an asynchronous event (a collective on Gloo's threads)
 
 account::ProfiledEvent read_event(const json& row, const std::vector<std::string>& names,
                                   const std::vector<account::Shapes>& shapes) {
@@ -32,7 +36,12 @@ account::ProfiledEvent read_event(const json& row, const std::vector<std::string
   e.end_ns = row[2].get<int64_t>();
   e.thread = row[3].get<uint64_t>();
   e.sequence_nr = row[4].get<int64_t>();
-  e.backward_node = row[5].get<int64_t>() != 0;
+  const auto flags = row[5].get<int64_t>();
+  if (flags < 0 || flags > (kBackwardNode | kNamedRange | kAsynchronous))
+    throw std::invalid_argument(fmt::format("an event's flags {} are not a combination of 1, 2 and 4", flags));
+  e.backward_node = (flags & kBackwardNode) != 0;
+  e.named_range = (flags & kNamedRange) != 0;
+  e.asynchronous = (flags & kAsynchronous) != 0;
   if (shape >= 0) e.input_shapes = shapes[static_cast<std::size_t>(shape)];
   return e;
 }
@@ -50,6 +59,9 @@ std::variant<train::ProfiledTimeAccount, std::string> read_python_time_account(c
     train::ProfiledTimeAccount out;
     out.source = kSource;
     out.clock_seconds = line.at("clock_seconds").get<double>();
+    // The Python steps have no timer around their waits: exposed communication is what the
+    // attribution reads from the collectives' operators and asynchronous events.
+    out.exposed_comm_source = account::kExposedCommFromProfiler;
     out.pass = account::attribute_events(std::move(events));
     return out;
   } catch (const std::exception& e) {  // nlohmann's type and range errors, and read_event's

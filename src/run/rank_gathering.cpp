@@ -42,6 +42,7 @@ distributed::RankRecord rank_record_of(const RunPlan& plan, const MeasuredRun& r
   mine.kernels = run.kernel_note;
   mine.memory_breakdown = run.memory_breakdown;
   mine.time_account = run.time_account;
+  mine.time_account_message = run.time_account_message;
   return mine;
 }
 
@@ -52,7 +53,8 @@ void merge_rank_records(const std::vector<distributed::RankRecord>& records, Mea
     if (!r.reported && missing == nullptr) missing = &r;
     run.ranks.push_back(RankSummary{r.rank, r.status, r.message, r.host, r.measured_iters, r.window_seconds,
                                     r.exposed_comm_seconds, r.allocated_peak_bytes, r.reserved_peak_bytes,
-                                    r.peak_rss_bytes, r.kernels, r.memory_breakdown, r.time_account});
+                                    r.peak_rss_bytes, r.kernels, r.memory_breakdown, r.time_account,
+                                    r.time_account_message});
     // The breakdown of the rank whose peak is reported (the first of equals).
     if (r.allocated_peak_bytes > run.allocated_peak_bytes || &r == &records.front())
       run.memory_breakdown = r.memory_breakdown;
@@ -94,6 +96,15 @@ void gather_rank_results(const RunPlan& plan, MeasuredRun& run, const ExchangeRa
       run.message = std::string(e.what()).substr(0, std::string(e.what()).find('\n'));
     }
   }
+}
+
+std::vector<std::string> time_account_messages(const MeasuredRun& run) {
+  std::vector<std::string> lines;
+  if (!run.time_account_message.empty()) lines.push_back(run.time_account_message);
+  for (const RankSummary& r : run.ranks)
+    if (r.rank != 0 && !r.time_account_message.empty())
+      lines.push_back("rank " + std::to_string(r.rank) + ": " + r.time_account_message);
+  return lines;
 }
 
 int end_of_other_rank(const RunPlan& plan, const MeasuredRun& run) {

@@ -36,6 +36,10 @@ void gather_rank_results(const RunPlan& plan, MeasuredRun& run, const ExchangeRa
 
 // A rank other than 0 ends here: it says how it ended when that was not ok (rank 0 reports
 // the job) and returns its exit code.
+// The lines saying why time accounts asked for are missing, to print after the report: this
+// process's (rank 0's) as it was, then each other rank's, prefixed by its rank.
+std::vector<std::string> time_account_messages(const MeasuredRun& run);
+
 int end_of_other_rank(const RunPlan& plan, const MeasuredRun& run);
 
 }  // namespace tokbench::run

@@ -5,7 +5,9 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "usage/usage_error.hpp"
 
@@ -20,13 +22,8 @@ constexpr int64_t kMaxTestHostDelayMs = 60'000;
 // Why this run has no time account; "" when it can have one.
 std::string why_no_time_account(const RunPlan& plan) {
   // Many ranks need no check of their own: tokbench's DDP and FSDP steps time their waits for
-  // collectives (the account's exposed communication). The Python executors profile their own
-  // pass (python_time_account.hpp) on one rank; their distributed steps (fsdp2's among them) do
-  // not time their waits.
-  if (is_python(plan.compiler.executor) && plan.world_size() > 1)
-    return fmt::format("--compile {} on {} ranks: the Python executors' account is one rank's (their distributed "
-                       "steps do not time their waits for collectives; not built yet)",
-                       usage::printable(plan.options.compile), plan.world_size());
+  // collectives, and the Python executors' waits are read from the profiler's events (their
+  // collectives' operators, and the loop's gaps while Gloo runs one: account/profiled_pass.hpp).
   // On a CUDA device tokbench's own pass reads the device's timeline (account/device_timeline.hpp);
   // the Python executors' child profiles the host only.
   if (is_python(plan.compiler.executor) && plan.device_kind == DeviceKind::cuda)
@@ -36,17 +33,31 @@ std::string why_no_time_account(const RunPlan& plan) {
   return "";
 }
 
-double test_host_delay_seconds() {
+// A whole number in [0, max] filling `text`, or nullopt.
+std::optional<int64_t> whole_number(std::string_view text, int64_t max) {
+  int64_t value = -1;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || value < 0 || value > max) return std::nullopt;
+  return value;
+}
+
+// "MS" delays every rank; "MS@RANK" only that rank (a straggler, whose time the other ranks
+// spend waiting for it in their collectives).
+double test_host_delay_seconds(const RunPlan& plan) {
   const char* text = std::getenv(kTestHostDelayEnv);
   if (text == nullptr || *text == '\0') return 0;
   const std::string value(text);
-  int64_t ms = -1;
-  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), ms);
-  if (error != std::errc() || end != value.data() + value.size() || ms < 0 || ms > kMaxTestHostDelayMs)
-    refuse(fmt::format("{} '{}' is not valid; valid: a whole number of milliseconds 0..{} (a test hook: the host "
-                       "sleeps this long at every iteration's start)",
-                       kTestHostDelayEnv, usage::printable(value), kMaxTestHostDelayMs));
-  return static_cast<double>(ms) / 1e3;
+  const std::size_t at = value.find('@');
+  const auto ms = whole_number(std::string_view(value).substr(0, at), kMaxTestHostDelayMs);
+  std::optional<int64_t> rank;
+  if (at != std::string::npos) rank = whole_number(std::string_view(value).substr(at + 1), plan.world_size() - 1);
+  if (!ms || (at != std::string::npos && !rank))
+    refuse(fmt::format("{} '{}' is not valid; valid: a whole number of milliseconds 0..{}, optionally followed by "
+                       "@RANK with RANK 0..{} to delay that rank only (a test hook: the host sleeps this long at "
+                       "every iteration's start)",
+                       kTestHostDelayEnv, usage::printable(value), kMaxTestHostDelayMs, plan.world_size() - 1));
+  if (rank && *rank != plan.dist.env.rank) return 0;
+  return static_cast<double>(*ms) / 1e3;
 }
 
 }  // namespace
@@ -60,7 +71,7 @@ void resolve_time_account(const RunOptions& o, RunPlan& plan) {
   if (plan.time_account_iters > 0 && !why_not.empty())
     refuse(fmt::format("--time-account-iters {} is not available here: {}; valid here: --time-account-iters 0",
                        plan.time_account_iters, why_not));
-  plan.test_host_delay_seconds = test_host_delay_seconds();
+  plan.test_host_delay_seconds = test_host_delay_seconds(plan);
 }
 
 }  // namespace tokbench::run

@@ -95,6 +95,7 @@ nlohmann::ordered_json time_account_json(const RunPlan& plan, const std::optiona
   }
   in.exposed_comm_seconds = pass->exposed_comm_seconds;
   in.device = pass->device;
+  in.exposed_comm_source = pass->exposed_comm_source;
   in.rank = rank;
   try {
     return account::to_json(account::make_time_account(pass->pass, in));

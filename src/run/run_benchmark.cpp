@@ -262,7 +262,6 @@ int run_benchmark(const RunPlan& plan) {
   std::string profile_message;  // --profile: the trace's path, or why none was written
   std::string snapshot_message;  // --dump-memory-snapshot: where it went, or why none was written
   std::string unit_timing_message;  // why an ok run has no unit_timings ("" when it has them)
-  std::string time_account_message;  // why an ok run asked for a time account has none
   ProgressPrinter progress(ProgressOptions{plan.train.max_iters, plan.train.warmup_iters, plan.options.log_every, quiet || !lead,
                                            static_cast<bool>(::isatty(STDERR_FILENO))},
                            stderr, line_stream);
@@ -341,7 +340,7 @@ int run_benchmark(const RunPlan& plan) {
       run.unit_timings = result.unit_timings;
       unit_timing_message = result.unit_timing_message;
       run.time_account = result.time_account;
-      time_account_message = result.time_account_message;
+      run.time_account_message = result.time_account_message;
     } catch (const c10::OutOfMemoryError& e) {
       run.outcome = Outcome::oom;
       run.message = first_line(e.what());
@@ -369,7 +368,7 @@ int run_benchmark(const RunPlan& plan) {
   if (!profile_message.empty()) report_out << profile_message << "\n" << std::flush;
   if (!snapshot_message.empty()) report_out << snapshot_message << "\n" << std::flush;
   if (!unit_timing_message.empty()) report_out << unit_timing_message << "\n" << std::flush;
-  if (!time_account_message.empty()) report_out << time_account_message << "\n" << std::flush;
+  for (const std::string& line : time_account_messages(run)) report_out << line << "\n" << std::flush;
   g_result_written.store(true);
   return code;
 }

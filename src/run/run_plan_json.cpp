@@ -64,6 +64,8 @@ json to_json(const RunPlan& plan) {
               {"options", options_json(plan.options)},
               {"profile", {{"path", plan.profile_path.string()}, {"iters", plan.profile_iters}}},
               {"time_account_iters", plan.time_account_iters},
+              // The test hook (resolve_time_account.hpp), this rank's: the step sleeps as tokbench's loop does.
+              {"test_host_delay_seconds", plan.test_host_delay_seconds},
               {"memory_snapshot", plan.memory_snapshot_path.string()}};
 }
 

@@ -4,12 +4,12 @@
 // it without LibTorch.
 #pragma once
 
-#include <string>
-
 #include <optional>
+#include <string>
 
 #include "account/device_timeline.hpp"
 #include "account/profiled_pass.hpp"
+#include "account/time_account.hpp"
 
 namespace tokbench::train {
 
@@ -25,6 +25,9 @@ struct ProfiledTimeAccount {
   // timeline's exposed communication (the host does not wait for NCCL: docs/time-account.md).
   double exposed_comm_seconds = 0;
   std::optional<account::DeviceFigures> device;  // on a CUDA device, summed over the pass
+  // Who measured exposed communication (account::kExposedCommFromStep: the step, above; or
+  // account::kExposedCommFromProfiler: the pass's attribution, for the Python executors).
+  std::string exposed_comm_source = account::kExposedCommFromStep;
 };
 
 }  // namespace tokbench::train

@@ -171,7 +171,7 @@ std::optional<ProfiledTimeAccount> profile_time_account(TrainStep& step, TokenBa
   out.device = timeline.device;
   // NCCL's Work::wait() makes the compute stream wait, not the host: the step's measure does
   // not see the device's exposed communication, the timeline does (docs/time-account.md).
-  out.exposed_comm_seconds = out.pass.seconds[account::index_of(account::Category::exposed_comm)];
+  out.exposed_comm_source = account::kExposedCommFromDeviceTimeline;
   return out;
 }
 

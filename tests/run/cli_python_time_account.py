@@ -21,6 +21,11 @@ Scenarios (one executor each, as their costs differ):
             torch operators with no range of the model's, its norms decomposed (var_mean, rsqrt,
             ...) and its attention as bmm + softmax, so those land in elementwise and gemm, and
             only the kinds of work its operators name are required
+  host_delay
+            python-eager with the test hook TOKBENCH_TEST_HOST_DELAY_MS=150 (the step sleeps at each
+            iteration's start, inside the profiled iteration's range, as tokbench's loop does): the
+            delay is in data_host within 10%, and the other categories together move by less than
+            10% of it against a run without the hook
 Usage: cli_python_time_account.py /path/to/tokbench SCENARIO"""
 import json
 import os
@@ -48,15 +53,18 @@ def fail(message, proc=None):
     sys.exit(1)
 
 
-def run(args):
+def run(args, delay_ms=None):
     env = dict(os.environ)
-    for name in ["WORLD_SIZE", "RANK", "LOCAL_RANK", "TOKBENCH_LAUNCHED", "KINETO_LOG_LEVEL"]:
+    for name in ["WORLD_SIZE", "RANK", "LOCAL_RANK", "TOKBENCH_LAUNCHED", "KINETO_LOG_LEVEL",
+                 "TOKBENCH_TEST_HOST_DELAY_MS"]:
         env.pop(name, None)
+    if delay_ms is not None:
+        env["TOKBENCH_TEST_HOST_DELAY_MS"] = str(delay_ms)
     return subprocess.run([TOKBENCH, "run", *args], capture_output=True, text=True, timeout=1500, env=env)
 
 
-def record(args, out):
-    proc = run(args + ["--json-path", out])
+def record(args, out, delay_ms=None):
+    proc = run(args + ["--json-path", out], delay_ms)
     if proc.returncode != 0:
         fail(f"{args}: exit {proc.returncode}", proc)
     with open(out) as f:
@@ -101,6 +109,31 @@ def check_account(executor, j, proc, flops, required):
           f"; profiled {t['profiled_iteration_s'] * 1e3:.2f} ms vs measured {t['iteration_s'] * 1e3:.2f} ms")
     return t
 
+
+if SCENARIO == "host_delay":
+    DELAY_MS = 150
+    with tempfile.TemporaryDirectory() as scratch:
+        out = os.path.join(scratch, "result.json")
+        # T=16, B=1: a ~55 ms step, whose run-to-run noise on the shared 2-core machine (±15%,
+        # both ways) stays well under the 15 ms the other categories may move; at T=64, B=2 the
+        # ~125 ms step alone moved by up to 22 ms between two runs without the hook.
+        args = SMALL + ["--executor", "python-eager", "--time-account-iters", "3", "--seq-len", "16",
+                        "--micro-batch-size", "1"]
+        base, _ = record(args, out)
+        j, proc = record(args, out, delay_ms=DELAY_MS)
+    cats, base_cats = j["time_account"]["categories"], base["time_account"]["categories"]
+    data_host = cats["data_host"]["profiled_s"] - base_cats["data_host"]["profiled_s"]
+    rest = sum(c["profiled_s"] for k, c in cats.items() if k != "data_host")
+    base_rest = sum(c["profiled_s"] for k, c in base_cats.items() if k != "data_host")
+    print(f"host delay {DELAY_MS} ms: data_host +{data_host * 1e3:.1f} ms, the other categories "
+          f"{base_rest * 1e3:.1f} -> {rest * 1e3:.1f} ms per profiled iteration")
+    if abs(data_host - DELAY_MS / 1e3) > 0.1 * DELAY_MS / 1e3:
+        fail(f"a {DELAY_MS} ms host delay shows as {data_host * 1e3:.1f} ms more data/host", proc)
+    if abs(rest - base_rest) > 0.1 * DELAY_MS / 1e3:
+        fail(f"a {DELAY_MS} ms host delay moved the other categories from {base_rest * 1e3:.1f} to "
+             f"{rest * 1e3:.1f} ms", proc)
+    print("ok")
+    sys.exit(0)
 
 executor = {"eager": "python-eager", "inductor": "python-inductor", "thunder": "python-thunder"}[SCENARIO]
 with tempfile.TemporaryDirectory() as scratch:

@@ -92,8 +92,7 @@ with tempfile.TemporaryDirectory() as scratch:
     for bad, needle, delay, ranks in [
             (["--time-account-iters", "101"], "--time-account-iters 101", None, None),
             (["--time-account-iters", "-1"], "--time-account-iters", None, None),
-            (["--time-account-iters", "2", "--distributed-mode", "ddp", "--executor", "python-eager"],
-             "not available here", None, 2),
+            (["--distributed-mode", "ddp"], "@RANK with RANK 0..1", "150@2", 2),
             ([], "TOKBENCH_TEST_HOST_DELAY_MS", "soon", None)]:
         proc = run(SMALL + bad, delay, ranks)
         lines = [l for l in proc.stderr.splitlines() if l.strip()]

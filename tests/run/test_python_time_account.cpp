@@ -73,5 +73,32 @@ TEST(PythonTimeAccount, AMalformedLineGivesNoAccountAndSaysWhy) {
   EXPECT_FALSE(why(text_time).empty());
 }
 
+// On many ranks: the flags say which events are ranges (their gaps can be waits) and which are
+// Gloo's asynchronous collectives; the loop's gap while one flies is exposed communication, and
+// the account says the profiler measured it.
+TEST(PythonTimeAccount, FlagsMarkRangesAndCollectivesInFlight) {
+  const json j = json::parse(R"({
+    "clock_seconds": 0.002,
+    "names": ["tokbench::iteration", "backward", "c10d::allreduce_", "gloo:all_reduce"],
+    "shapes": [],
+    "events": [[0, 0, 1000, 5, -1, 2, -1],
+               [1, 0, 1000, 5, -1, 2, -1],
+               [2, 100, 150, 5, -1, 0, -1],
+               [3, 150, 850, 9, -1, 4, -1]]
+  })");
+  const auto read = read_python_time_account(j);
+  ASSERT_TRUE(std::holds_alternative<train::ProfiledTimeAccount>(read)) << std::get<std::string>(read);
+  const auto& a = std::get<train::ProfiledTimeAccount>(read);
+  EXPECT_EQ(a.exposed_comm_source, "profiler");
+  EXPECT_NEAR(ms(a, account::Category::exposed_comm), (50 + 700) * 1e-6, 1e-12);  // the issue, then the wait
+  EXPECT_NEAR(ms(a, account::Category::other), 250e-6, 1e-12);
+  EXPECT_NEAR(a.pass.comm_in_flight_seconds, 700e-9, 1e-15);
+  json bad_flags = j;
+  bad_flags["events"][3][5] = 8;  // no such flag
+  const auto refused = read_python_time_account(bad_flags);
+  ASSERT_TRUE(std::holds_alternative<std::string>(refused));
+  EXPECT_NE(std::get<std::string>(refused).find("flags 8"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tokbench::run

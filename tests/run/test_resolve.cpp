@@ -3,6 +3,8 @@
 // machine so results do not depend on the host.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -12,6 +14,7 @@
 
 #include "run/run_options.hpp"
 #include "run/machine_info.hpp"
+#include "run/resolve_time_account.hpp"
 #include "run/resolve.hpp"
 #include "model/catalog.hpp"
 #include "model/memory_estimate.hpp"
@@ -323,9 +326,9 @@ TEST(Resolve, FusedExecutor) {
   expect_usage(o, {"--executor fused", "bf16-mixed", "fp32, bf16-true"});
 }
 
-// The time account is on by default for tokbench's executors on the CPU, on many ranks too
-// (DDP, FSDP, hybrid). fsdp2 runs only with the Python executors, which have none (the CLI test
-// dist_cli_time_account_usage checks that refusal).
+// The time account is on by default on the CPU, on many ranks too: tokbench's executors (DDP,
+// FSDP, hybrid) and the Python executors (DDP, FSDP, fsdp2), whose waits the profiler's events
+// show (dist_cli_time_account_usage runs fsdp2 with --time-account-iters 2).
 TEST(Resolve, TimeAccountOnManyRanks) {
   RunOptions o = small();
   o.nproc_per_node = 2;
@@ -340,6 +343,37 @@ TEST(Resolve, TimeAccountOnManyRanks) {
   EXPECT_EQ(resolve_run(o, cpu_machine()).time_account_iters, 2);
   o.time_account_iters = 0;
   EXPECT_EQ(resolve_run(o, cpu_machine()).time_account_iters, 0);
+  o = small();
+  o.nproc_per_node = 2;
+  o.compile = "python-eager";
+  for (const char* mode : {"ddp", "fsdp", "fsdp2"}) {
+    o.distributed_mode = mode;
+    EXPECT_EQ(resolve_run(o, cpu_machine()).time_account_iters, 2) << mode;
+  }
+  o.time_account_iters = 2;
+  EXPECT_EQ(resolve_run(o, cpu_machine()).time_account_iters, 2);
+}
+
+// TOKBENCH_TEST_HOST_DELAY_MS: every rank, or one rank with @RANK (a straggler); anything else,
+// or a rank outside the job, is one line naming the valid forms.
+TEST(Resolve, TestHostDelayForOneRank) {
+  RunOptions o = small();
+  o.nproc_per_node = 2;
+  o.distributed_mode = "ddp";
+  auto delay = [&](const char* value) {
+    ::setenv(kTestHostDelayEnv, value, 1);
+    const double seconds = resolve_run(o, cpu_machine()).test_host_delay_seconds;
+    ::unsetenv(kTestHostDelayEnv);
+    return seconds;
+  };
+  EXPECT_DOUBLE_EQ(delay("150"), 0.15);
+  EXPECT_DOUBLE_EQ(delay("150@0"), 0.15);  // this process is rank 0 of the job
+  EXPECT_EQ(delay("150@1"), 0.0);          // another rank is the straggler
+  for (const char* bad : {"150@2", "150@", "@1", "150@-1", "150@x", "1.5", "70000@0"}) {
+    ::setenv(kTestHostDelayEnv, bad, 1);
+    expect_usage(o, {kTestHostDelayEnv, std::string("'") + bad + "'", "@RANK", "0..1"});
+    ::unsetenv(kTestHostDelayEnv);
+  }
 }
 
 // On a CUDA device tokbench's executors read the device's timeline (account/device_timeline.hpp)
@@ -357,7 +391,7 @@ TEST(Resolve, TimeAccountOnCuda) {
   o.compile = "python-eager";
   EXPECT_EQ(resolve_run(o, m).time_account_iters, 0);
   o.time_account_iters = 2;
-  expect_usage(o, {"--time-account-iters 2", "'python-eager'", "CUDA account is not built yet",
+  expect_usage(o, {"--time-account-iters 2", "python-eager", "CUDA account is not built yet",
                    "--time-account-iters 0"}, m);
 }
 

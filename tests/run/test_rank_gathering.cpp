@@ -1,0 +1,44 @@
+// Why a rank has no time account travels with its rank record to rank 0, which prints it after
+// the report (run/rank_gathering.hpp): rank 0's own line as it was, then each other rank's,
+// named by its rank.
+#include <gtest/gtest.h>
+
+#include "distributed/rank_record.hpp"
+#include "run/rank_gathering.hpp"
+
+namespace tokbench::run {
+namespace {
+
+distributed::RankRecord record(int64_t rank, std::string why) {
+  distributed::RankRecord r;
+  r.rank = rank;
+  r.window_seconds = 1.0;
+  r.measured_iters = 2;
+  r.time_account_message = std::move(why);
+  return r;
+}
+
+TEST(RankGathering, AMissingAccountsReasonTravelsWithItsRank) {
+  const auto sent = record(1, "no time account: the profiled pass failed: RuntimeError: boom");
+  const auto arrived = distributed::rank_record_from_json(distributed::to_json(sent));
+  EXPECT_EQ(arrived.time_account_message, sent.time_account_message);
+
+  MeasuredRun run;
+  run.time_account_message = "no time account: the profiled pass was stopped";  // rank 0's own
+  merge_rank_records({record(0, run.time_account_message), arrived, record(2, "")}, run);
+  ASSERT_EQ(run.ranks.size(), 3u);
+  EXPECT_EQ(run.ranks[1].time_account_message, sent.time_account_message);
+  const std::vector<std::string> lines = time_account_messages(run);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0], "no time account: the profiled pass was stopped");
+  EXPECT_EQ(lines[1], "rank 1: no time account: the profiled pass failed: RuntimeError: boom");
+}
+
+TEST(RankGathering, NoLineWhenEveryRankHasItsAccount) {
+  MeasuredRun run;
+  merge_rank_records({record(0, ""), record(1, "")}, run);
+  EXPECT_TRUE(time_account_messages(run).empty());
+}
+
+}  // namespace
+}  // namespace tokbench::run
