@@ -12,6 +12,7 @@ stdout, one JSON object per line:
    "thunder_version": ..., "thunder_executors": "a, b, ..."}   (the thunder keys with compiler.executor python-thunder)
   {"event": "iteration", "index": i, "warmup": bool, "seconds": s, "loss": l, "end_time": t}
   {"event": "time_account", "clock_seconds": s, "names": [...], "shapes": [...], "events": [[...], ...]}
+                                                          (on CUDA also "launches" and "device_events")
                                                           the time account's profiled pass (time_account_iters
                                                           > 0, after the window): record_time_account; or
   {"event": "time_account", "error": ...}                 why it has none
@@ -75,6 +76,7 @@ import importlib
 import json
 import math
 import os
+import re
 import resource
 import signal
 import sys
@@ -657,7 +659,7 @@ def train(a, torch, GPT, Config, Block, out, stop, probe, executors):
         # After the profile: the account's iterations are in no reported figure either.
         profiling = True
         with model_ranges(torch, model, config, eager=a.compile == "eager"):
-            emit(out, "time_account", **record_time_account(a, torch, one_iteration))
+            emit(out, "time_account", **record_time_account(a, torch, device, one_iteration))
     if dist is not None:
         if agree_to_stop.pending is not None:  # every rank posted the same number of flags
             agree_to_stop.pending.wait()
@@ -730,15 +732,20 @@ def model_ranges(torch, model, config, eager):
             delattr(module, attribute)  # the class's method again
 
 
-def record_time_account(a, torch, one_iteration):
+def record_time_account(a, torch, device, one_iteration):
     """The time account's profiled pass (docs/time-account.md): a.time_account_iters more
-    iterations under torch.profiler (host operators with their input shapes, no memory), each in
-    a "tokbench::iteration" range, their events handed to tokbench, which classifies them with
-    its own rules (src/account). Returns the "time_account" line's fields: clock_seconds (the
-    iterations by the host clock, summed) and the events, or error."""
+    iterations under torch.profiler (host operators with their input shapes, no memory; on a
+    CUDA device CUPTI's kernels, copies and fills and the runtime calls that launched them too),
+    each in a "tokbench::iteration" range that ends after the device is synchronised, their
+    events handed to tokbench, which classifies them with its own rules (src/account). Returns
+    the "time_account" line's fields: clock_seconds (the iterations by the host clock, summed)
+    and the events, or error."""
     clock = 0.0
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    if device.type == "cuda":
+        activities.append(torch.profiler.ProfilerActivity.CUDA)
     try:
-        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as profiler:
+        with torch.profiler.profile(activities=activities, record_shapes=True) as profiler:
             for _ in range(a.time_account_iters):
                 start = time.perf_counter()
                 with torch.profiler.record_function(ITERATION_RANGE):
@@ -750,13 +757,21 @@ def record_time_account(a, torch, one_iteration):
                     if loss is None:
                         return {"error": "stopped by a signal"}
                     loss.item()
+                    if device.type == "cuda":  # the iteration's device work, NCCL's streams too, inside its range
+                        torch.cuda.synchronize(device)
                 clock += time.perf_counter() - start
-        return {"clock_seconds": clock, **profiled_events(torch, profiler)}
+        return {"clock_seconds": clock, **profiled_events(torch, profiler, device)}
     except Exception as e:
         return {"error": f"{type(e).__name__}: {e}".splitlines()[0][:300]}
 
 
-def profiled_events(torch, profiler):
+# CUDA's runtime and driver calls (cudaLaunchKernel, cuLaunchKernelEx, cudaMemcpyAsync,
+# cudaDeviceSynchronize, ...): host events, but no operator. Python's KinetoEvent has no activity
+# type (LibTorch's has: src/train/time_account_pass.cpp), so they are known by their names.
+CUDA_CALL = re.compile(r"^cu(da)?[A-Z]")
+
+
+def profiled_events(torch, profiler, device):
     """The profiler's host events, compactly: names and shape lists once each ("names",
     "shapes"), then per event [name, start_ns, end_ns, thread, sequence_nr, flags, shapes or -1].
     The flags (src/run/python_time_account.cpp) add up: 1 for a backward node, an autograd
@@ -764,11 +779,26 @@ def profiled_events(torch, profiler):
     the forward thread, as tokbench's own pass reads them: src/train/time_account_pass.cpp); 2
     for a record_function range (USER_SCOPE), whose gaps are not work; 4 for an asynchronous
     event: on many ranks, the collectives Gloo runs on its own threads ("gloo:all_reduce", from
-    start to completion), which say when the loop's gaps are waits for them."""
+    start to completion), which say when the loop's gaps are waits for them.
+    On a CUDA device also "launches", the runtime and driver calls as [correlation_id, start_ns,
+    thread] (not host events), and "device_events", the run's device's kernels, copies and fills
+    as [name, start_ns, end_ns, stream, correlation_id] (the names in "names"): tokbench reads
+    the device's timeline from them (src/account/device_timeline.hpp)."""
     names, shapes, rows = {}, {}, []
+    launches, device_rows = [], []
+    on_cuda = device.type == "cuda"
+    device_index = device.index if device.index is not None else torch.cuda.current_device() if on_cuda else -1
     backward_function_scope, user_scope = 1, 7  # torch's RecordScope
     for e in profiler.profiler.kineto_results.events():
+        if e.device_type() == torch.autograd.DeviceType.CUDA:
+            if on_cuda and e.device_index() == device_index:
+                device_rows.append([names.setdefault(e.name(), len(names)), e.start_ns(), e.end_ns(),
+                                    e.device_resource_id(), e.correlation_id()])
+            continue
         if e.device_type() != torch.autograd.DeviceType.CPU:
+            continue
+        if on_cuda and CUDA_CALL.match(e.name()):
+            launches.append([e.correlation_id(), e.start_ns(), e.start_thread_id()])
             continue
         name = names.setdefault(e.name(), len(names))
         shape = -1
@@ -777,7 +807,10 @@ def profiled_events(torch, profiler):
         flags = ((1 if e.scope() == backward_function_scope or e.fwd_thread_id() > 0 else 0)
                  | (2 if e.scope() == user_scope else 0) | (4 if e.is_async() else 0))
         rows.append([name, e.start_ns(), e.end_ns(), e.start_thread_id(), e.sequence_nr(), flags, shape])
-    return {"names": list(names), "shapes": [json.loads(s) for s in shapes], "events": rows}
+    out = {"names": list(names), "shapes": [json.loads(s) for s in shapes], "events": rows}
+    if on_cuda:
+        out.update(launches=launches, device_events=device_rows)
+    return out
 
 
 def die_with_parent():

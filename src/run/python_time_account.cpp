@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "account/device_timeline.hpp"
 #include "account/profiled_pass.hpp"
 
 namespace tokbench::run {
@@ -14,8 +15,10 @@ namespace {
 
 using json = nlohmann::json;
 
-// The source the record names: host events, torch.profiler over the Python step.
+// The source the record names: torch.profiler over the Python step, host events only or, on a
+// CUDA device, with the device's timeline.
 constexpr const char* kSource = "torch_profiler_cpu";
+constexpr const char* kCudaSource = "torch_profiler_cuda";
 constexpr std::size_t kFields = 7;  // name, start_ns, end_ns, thread, sequence_nr, flags, shapes
 // The flags field's bits (python/tokbench_python_step.py, profiled_events).
 constexpr int64_t kBackwardNode = 1;  // an autograd node's evaluation
@@ -46,6 +49,22 @@ account::ProfiledEvent read_event(const json& row, const std::vector<std::string
   return e;
 }
 
+// [correlation_id, start_ns, thread]: a CUDA runtime or driver call.
+account::LaunchCall read_launch(const json& row) {
+  if (!row.is_array() || row.size() != 3) throw std::invalid_argument("a launch is not a 3-field array");
+  return {row[0].get<uint64_t>(), row[1].get<int64_t>(), row[2].get<uint64_t>()};
+}
+
+// [name, start_ns, end_ns, stream, correlation_id]: a kernel, copy or fill on the run's device.
+account::DeviceActivity read_device_event(const json& row, const std::vector<std::string>& names) {
+  if (!row.is_array() || row.size() != 5) throw std::invalid_argument("a device event is not a 5-field array");
+  const auto name = row[0].get<int64_t>();
+  if (name < 0 || name >= static_cast<int64_t>(names.size()))
+    throw std::invalid_argument("a device event's name index is outside its table");
+  return {names[static_cast<std::size_t>(name)], row[1].get<int64_t>(), row[2].get<int64_t>(), row[3].get<int64_t>(),
+          row[4].get<uint64_t>()};
+}
+
 }  // namespace
 
 std::variant<train::ProfiledTimeAccount, std::string> read_python_time_account(const json& line) {
@@ -57,8 +76,22 @@ std::variant<train::ProfiledTimeAccount, std::string> read_python_time_account(c
     events.reserve(line.at("events").size());
     for (const json& row : line.at("events")) events.push_back(read_event(row, names, shapes));
     train::ProfiledTimeAccount out;
-    out.source = kSource;
     out.clock_seconds = line.at("clock_seconds").get<double>();
+    if (line.contains("device_events")) {
+      // On a CUDA device: the device's timeline, as tokbench's own pass reads it
+      // (src/train/time_account_pass.cpp), and NCCL's exposed time from it.
+      std::vector<account::LaunchCall> launches;
+      for (const json& row : line.at("launches")) launches.push_back(read_launch(row));
+      std::vector<account::DeviceActivity> activities;
+      for (const json& row : line.at("device_events")) activities.push_back(read_device_event(row, names));
+      account::DevicePass timeline = account::attribute_device_timeline(events, launches, std::move(activities));
+      out.source = kCudaSource;
+      out.pass = std::move(timeline.pass);
+      out.device = timeline.device;
+      out.exposed_comm_source = account::kExposedCommFromDeviceTimeline;
+      return out;
+    }
+    out.source = kSource;
     // The Python steps have no timer around their waits: exposed communication is what the
     // attribution reads from the collectives' operators and asynchronous events.
     out.exposed_comm_source = account::kExposedCommFromProfiler;

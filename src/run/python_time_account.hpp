@@ -18,8 +18,11 @@ namespace tokbench::run {
 // The "time_account" line's fields: {"clock_seconds": s, "names": [...], "shapes": [...],
 // "events": [[name, start_ns, end_ns, thread, sequence_nr, flags, shapes or -1], ...]}, flags
 // the sum of 1 (an autograd node), 2 (a record_function range) and 4 (an asynchronous event: a
-// collective on Gloo's threads, which says when the loop's gaps are waits),
-// or {"error": why}. Returns the attributed pass, or why there is none (the child's error, or
+// collective on Gloo's threads, which says when the loop's gaps are waits); on a CUDA device
+// also "launches" ([correlation_id, start_ns, thread] per runtime or driver call) and
+// "device_events" ([name, start_ns, end_ns, stream, correlation_id] per kernel, copy or fill of
+// the run's device), read as tokbench's own pass reads the device's timeline (source
+// "torch_profiler_cuda"); or {"error": why}. Returns the attributed pass, or why there is none (the child's error, or
 // a line that does not read as the protocol says).
 std::variant<train::ProfiledTimeAccount, std::string> read_python_time_account(const nlohmann::json& line);
 

@@ -19,20 +19,6 @@ using usage::refuse;
 constexpr int64_t kDefaultTimeAccountIters = 2;
 constexpr int64_t kMaxTestHostDelayMs = 60'000;
 
-// Why this run has no time account; "" when it can have one.
-std::string why_no_time_account(const RunPlan& plan) {
-  // Many ranks need no check of their own: tokbench's DDP and FSDP steps time their waits for
-  // collectives, and the Python executors' waits are read from the profiler's events (their
-  // collectives' operators, and the loop's gaps while Gloo runs one: account/profiled_pass.hpp).
-  // On a CUDA device tokbench's own pass reads the device's timeline (account/device_timeline.hpp);
-  // the Python executors' child profiles the host only.
-  if (is_python(plan.compiler.executor) && plan.device_kind == DeviceKind::cuda)
-    return fmt::format("--compile {} on a CUDA device: the Python executors' CUDA account is not built yet (their "
-                       "pass profiles host events only)",
-                       usage::printable(plan.options.compile));
-  return "";
-}
-
 // A whole number in [0, max] filling `text`, or nullopt.
 std::optional<int64_t> whole_number(std::string_view text, int64_t max) {
   int64_t value = -1;
@@ -63,14 +49,15 @@ double test_host_delay_seconds(const RunPlan& plan) {
 }  // namespace
 
 void resolve_time_account(const RunOptions& o, RunPlan& plan) {
-  const std::string why_not = why_no_time_account(plan);
-  plan.time_account_iters = o.time_account_iters.value_or(why_not.empty() ? kDefaultTimeAccountIters : 0);
+  // Built for every executor, device and strategy: tokbench's steps time their waits for
+  // collectives, the Python executors' waits are read from the profiler's events (their
+  // collectives' operators, and the loop's gaps while Gloo runs one: account/profiled_pass.hpp),
+  // and on a CUDA device every executor's pass reads the device's timeline
+  // (account/device_timeline.hpp).
+  plan.time_account_iters = o.time_account_iters.value_or(kDefaultTimeAccountIters);
   if (plan.time_account_iters < 0 || plan.time_account_iters > limits::kMaxTimeAccountIters)
     refuse(fmt::format("--time-account-iters {} is not valid; valid: 0..{} (0: no time account)",
                        plan.time_account_iters, limits::kMaxTimeAccountIters));
-  if (plan.time_account_iters > 0 && !why_not.empty())
-    refuse(fmt::format("--time-account-iters {} is not available here: {}; valid here: --time-account-iters 0",
-                       plan.time_account_iters, why_not));
   plan.test_host_delay_seconds = test_host_delay_seconds(plan);
 }
 

@@ -1,12 +1,9 @@
 // --time-account-iters and the time account's test hook, checked and decided before any work
-// (docs/time-account.md). The account is on by default (2 iterations) where it is built:
-// tokbench's executors (eager, fused) on the CPU or a CUDA device (whose timeline it reads:
-// account/device_timeline.hpp), and the Python executors on the CPU, on one rank or many (DDP,
-// FSDP, fsdp2: every rank runs the pass and makes its own account; tokbench's steps time their
-// waits for collectives, the Python steps' waits are read from the profiler's events). The
-// Python executors on a CUDA device get 0, and asking for it is refused with one line (exit 2):
-// their pass reads host events only, not the device's timeline
-// (docs/time-account.md, "What is left").
+// (docs/time-account.md). The account is on by default (2 iterations) for every executor
+// (tokbench's eager and fused, the Python executors), on the CPU or a CUDA device (whose
+// timeline it reads: account/device_timeline.hpp), on one rank or many (DDP, FSDP, fsdp2: every
+// rank runs the pass and makes its own account; tokbench's steps time their waits for
+// collectives, the Python steps' waits are read from the profiler's events).
 //
 // TOKBENCH_TEST_HOST_DELAY_MS (a test hook, not an option): milliseconds the host sleeps at the
 // start of every iteration, in the timed loop and the account's pass, as an input pipeline would;

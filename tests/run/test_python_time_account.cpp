@@ -100,5 +100,59 @@ TEST(PythonTimeAccount, FlagsMarkRangesAndCollectivesInFlight) {
   EXPECT_NE(std::get<std::string>(refused).find("flags 8"), std::string::npos);
 }
 
+// On a CUDA device the child also sends the runtime calls and the device's activities: the
+// categories are the device timeline's (account/device_timeline.hpp), each kernel in the
+// category of the host operator around its launch, NCCL's time alone exposed communication.
+json cuda_line() {
+  return json::parse(R"({
+    "clock_seconds": 0.000001,
+    "names": ["tokbench::iteration", "forward", "aten::mm", "sm90_gemm_kernel", "ncclDevKernel_AllReduce"],
+    "shapes": [[[2, 3], [3, 4]]],
+    "events": [[0, 0, 1000, 5, -1, 2, -1],
+               [1, 60, 640, 5, -1, 2, -1],
+               [2, 100, 200, 5, 3, 0, 0]],
+    "launches": [[11, 150, 5], [12, 650, 5]],
+    "device_events": [[3, 300, 600, 7, 11], [4, 700, 800, 13, 12]]
+  })");
+}
+
+TEST(PythonTimeAccount, OnCudaTheDevicesTimelineIsRead) {
+  const auto read = read_python_time_account(cuda_line());
+  ASSERT_TRUE(std::holds_alternative<train::ProfiledTimeAccount>(read)) << std::get<std::string>(read);
+  const auto& a = std::get<train::ProfiledTimeAccount>(read);
+  EXPECT_EQ(a.source, "torch_profiler_cuda");
+  EXPECT_EQ(a.exposed_comm_source, "device_timeline");
+  ASSERT_TRUE(a.device.has_value());
+  EXPECT_EQ(a.device->activities, 2);
+  EXPECT_EQ(a.device->unlaunched_activities, 0);
+  EXPECT_NEAR(a.device->busy_seconds, 400e-9, 1e-15);
+  EXPECT_NEAR(ms(a, account::Category::gemm), 300e-6, 1e-12);          // the kernel aten::mm launched
+  EXPECT_NEAR(ms(a, account::Category::exposed_comm), 100e-6, 1e-12);  // NCCL with nothing beside it
+  double total = 0;
+  for (const double seconds : a.pass.seconds) total += seconds;
+  EXPECT_NEAR(total, 1000e-9, 1e-15);  // the device's idle time is in the categories too
+  EXPECT_GT(a.pass.seconds[account::index_of(account::Category::device_idle)], 0);
+  EXPECT_EQ(a.pass.gemm_flops, 2 * 2 * 3 * 4);  // from the host operator's shapes
+}
+
+TEST(PythonTimeAccount, OnCudaAMalformedDeviceEventGivesNoAccount) {
+  auto why = [](const json& j) {
+    const auto read = read_python_time_account(j);
+    return std::holds_alternative<std::string>(read) ? std::get<std::string>(read) : std::string();
+  };
+  json short_row = cuda_line();
+  short_row["device_events"][0] = json::array({3, 300, 600});
+  EXPECT_NE(why(short_row).find("5-field"), std::string::npos);
+  json bad_name = cuda_line();
+  bad_name["device_events"][1][0] = 9;
+  EXPECT_NE(why(bad_name).find("outside its table"), std::string::npos);
+  json short_launch = cuda_line();
+  short_launch["launches"][0] = json::array({11, 150});
+  EXPECT_NE(why(short_launch).find("3-field"), std::string::npos);
+  json no_launches = cuda_line();
+  no_launches.erase("launches");
+  EXPECT_FALSE(why(no_launches).empty());
+}
+
 }  // namespace
 }  // namespace tokbench::run
