@@ -108,6 +108,7 @@ std::optional<Rule> range_rule(std::string_view name) {
   // autograd engine's bookkeeping) and, while profiling, the profiler's own: "other".
   if (name == ranges::kForward || name == ranges::kBackward) return Rule{Category::other, Reach::self_only};
   if (name == ranges::kOptimizer) return Rule{Category::optimizer, Reach::context};
+  if (name == ranges::kCommBuffers) return Rule{Category::elementwise, Reach::context};
   if (name == ranges::kNorm || name == ranges::kRmsNormRows || name == ranges::kRmsNormRowsBackward)
     return Rule{Category::normalization, Reach::context};
   if (name == ranges::kAttention) return Rule{Category::attention, Reach::context};

@@ -15,6 +15,10 @@ inline constexpr const char* kOptimizer = "optimizer";
 // A distributed step waiting for a collective (distributed/exposed_comm.cpp): its time is exposed
 // communication, and the account takes the step's own measure of it (time_account.hpp).
 inline constexpr const char* kCommWait = "tokbench::comm_wait";
+// A distributed step copying gradients into or out of a collective's flat buffer, and averaging
+// them (distributed/ddp_step.cpp): elementwise work wherever it runs, so that DDP without
+// overlap, which does it inside the optimizer's range, keeps optimizer for the optimizer.
+inline constexpr const char* kCommBuffers = "tokbench::comm_buffers";
 
 // Parts of the model (model/gpt.cpp) and of the executors (train/).
 inline constexpr const char* kNorm = "tokbench::norm";            // one normalisation, any kind

@@ -12,12 +12,14 @@
 // c10d buckets are a page of code whose every wait this step can time.
 #include <torch/torch.h>
 
+#include "account/range_names.hpp"
 #include "distributed/collectives.hpp"
 #include "distributed/exposed_comm.hpp"
 #include "distributed/grad_hooks.hpp"
 #include "distributed/parallel_step.hpp"
 #include "train/dtype_mode.hpp"
 #include "train/parameter_shapes.hpp"
+#include "train/profile_trace.hpp"
 
 namespace tokbench::distributed {
 namespace {
@@ -121,6 +123,16 @@ class DdpStep final : public train::TrainStep {
 
   void launch(Bucket& bucket) {
     torch::NoGradGuard no_grad;
+    {
+      train::TraceRange range(account::ranges::kCommBuffers);  // the time account's elementwise work
+      fill_flat(bucket);
+    }
+    std::vector<at::Tensor> tensors{bucket.flat};
+    bucket.work = groups_.world->allreduce(tensors);
+  }
+
+  // The bucket's gradients into its flat buffer.
+  static void fill_flat(Bucket& bucket) {
     for (std::size_t i = 0; i < bucket.params.size(); ++i) {
       const at::Tensor& g = bucket.params[i].grad();
       auto slot = bucket.flat.narrow(0, bucket.offsets[i], bucket.params[i].numel());
@@ -130,8 +142,6 @@ class DdpStep final : public train::TrainStep {
         slot.zero_();  // a parameter backward did not reach contributes nothing
       }
     }
-    std::vector<at::Tensor> tensors{bucket.flat};
-    bucket.work = groups_.world->allreduce(tensors);
   }
 
   // Launches what backward did not (no overlap, or parameters without gradients), waits for
@@ -144,6 +154,7 @@ class DdpStep final : public train::TrainStep {
     for (auto& b : buckets_) {
       comm_timer_.wait(*b.work);
       b.work.reset();
+      train::TraceRange range(account::ranges::kCommBuffers);  // the time account's elementwise work
       b.flat.mul_(scale);
       for (std::size_t i = 0; i < b.params.size(); ++i) {
         auto& p = b.params[i];

@@ -35,6 +35,7 @@
 #include <utility>
 #include <unordered_map>
 
+#include "account/range_names.hpp"
 #include "distributed/collectives.hpp"
 #include "distributed/device_binding.hpp"
 #include "distributed/exposed_comm.hpp"
@@ -43,6 +44,7 @@
 #include "distributed/parallel_step.hpp"
 #include "train/dtype_mode.hpp"
 #include "train/parameter_shapes.hpp"
+#include "train/profile_trace.hpp"
 
 namespace tokbench::distributed {
 namespace {
@@ -155,7 +157,12 @@ class FsdpStep final : public train::TrainStep, public model::GPTImpl::ForwardHo
 
   at::Tensor optimizer_step(const at::Tensor& loss) override {
     torch::NoGradGuard no_grad;
-    finish_reductions();
+    {
+      // The last reductions' sums into the shards' gradients and their averaging: the time
+      // account's elementwise work, not the optimizer's (its waits stay exposed communication).
+      train::TraceRange range(account::ranges::kCommBuffers);
+      finish_reductions();
+    }
     optimizer_->step();
     optimizer_->zero_grad(options_.zero_grad);
     if (!zero3()) {  // ZeRO-2 keeps whole parameters: refresh them from the updated shards now

@@ -243,6 +243,26 @@ TEST(Attribution, WaitsForCollectivesAreExposedCommunicationWhereverTheyRun) {
   EXPECT_NEAR(std::accumulate(p.seconds.begin(), p.seconds.end(), 0.0), p.range_seconds, 1e-12);
 }
 
+// DDP's bucket copies and averaging are elementwise work, even inside the optimizer's range
+// (no overlap: the step flattens, waits, averages and copies back before AdamW).
+TEST(Attribution, CollectiveBufferCopiesAreElementwiseInsideTheOptimizer) {
+  Builder b;
+  b.add(ranges::kIteration, 0, 1000);
+  b.add(ranges::kOptimizer, 0, 1000);
+  b.add(ranges::kCommBuffers, 0, 200);          //   flattening a bucket
+  b.add("aten::copy_", 10, 190);
+  b.add(ranges::kCommWait, 200, 500);           //   its all-reduce's wait
+  b.add(ranges::kCommBuffers, 500, 700);        //   averaging and copying back
+  b.add("aten::mul_", 500, 550);
+  b.add("aten::copy_", 550, 690);
+  b.add("aten::_fused_adamw_", 700, 950);
+  const ProfiledPass p = attribute_events(b.events);
+  EXPECT_NEAR(seconds(p, Category::elementwise), 400e-6, 1e-12);  // the ranges, their gaps included
+  EXPECT_NEAR(seconds(p, Category::exposed_comm), 300e-6, 1e-12);
+  EXPECT_NEAR(seconds(p, Category::optimizer), 250e-6 + 50e-6, 1e-12);  // AdamW and the range's own gap
+  EXPECT_NEAR(std::accumulate(p.seconds.begin(), p.seconds.end(), 0.0), p.range_seconds, 1e-12);
+}
+
 TEST(Attribution, NoIterationRangeNoAccount) {
   Builder b;
   b.add("aten::mm", 0, 10);
