@@ -43,6 +43,26 @@ std::string text(const json& j, const char* key) {
 
 }  // namespace
 
+json to_json(const std::optional<DeviceFigures>& device) {
+  if (!device) return nullptr;
+  return {{"busy_s", device->busy_seconds},
+          {"hidden_comm_s", device->hidden_comm_seconds},
+          {"activities", device->activities},
+          {"unlaunched_activities", device->unlaunched_activities},
+          {"unlaunched_s", device->unlaunched_seconds}};
+}
+
+std::optional<DeviceFigures> device_figures_from_json(const json& d) {
+  if (d.is_null()) return std::nullopt;
+  DeviceFigures f;
+  f.busy_seconds = number(d, "busy_s");
+  f.hidden_comm_seconds = number(d, "hidden_comm_s");
+  f.activities = whole(d, "activities");
+  f.unlaunched_activities = whole(d, "unlaunched_activities");
+  f.unlaunched_seconds = number(d, "unlaunched_s");
+  return f;
+}
+
 json to_json(const TimeAccount& a) {
   json categories = json::object();
   for (const Category c : all_categories()) {
@@ -52,13 +72,6 @@ json to_json(const TimeAccount& a) {
                                              {"share", ct.share},
                                              {"mfu_cost", or_null(ct.mfu_cost)}};
   }
-  json device = nullptr;
-  if (a.device)
-    device = {{"busy_s", a.device->busy_seconds},
-              {"hidden_comm_s", a.device->hidden_comm_seconds},
-              {"activities", a.device->activities},
-              {"unlaunched_activities", a.device->unlaunched_activities},
-              {"unlaunched_s", a.device->unlaunched_seconds}};
   json other_top = json::array();
   for (const auto& [name, seconds] : a.other_top) other_top.push_back({{"name", name}, {"profiled_s", seconds}});
   return {{"source", a.source},
@@ -82,7 +95,7 @@ json to_json(const TimeAccount& a) {
           {"exposed_comm_seen_s", a.exposed_comm_seen_seconds},
           {"exposed_comm_gaps_s", or_null(a.exposed_comm_gap_seconds)},
           {"comm_in_flight_s", or_null(a.comm_in_flight_seconds)},
-          {"device", device},
+          {"device", to_json(a.device)},
           {"other_top", other_top}};
 }
 
@@ -100,16 +113,7 @@ TimeAccount time_account_from_json(const json& j) {
   if (j.contains("exposed_comm_gaps_s")) a.exposed_comm_gap_seconds = number_or_null(j, "exposed_comm_gaps_s");
   if (j.contains("comm_in_flight_s")) a.comm_in_flight_seconds = number_or_null(j, "comm_in_flight_s");
   // Records from before the CUDA account have no "device"; CPU records have it null.
-  if (j.contains("device") && !j.at("device").is_null()) {
-    const json& d = j.at("device");
-    DeviceFigures f;
-    f.busy_seconds = number(d, "busy_s");
-    f.hidden_comm_seconds = number(d, "hidden_comm_s");
-    f.activities = whole(d, "activities");
-    f.unlaunched_activities = whole(d, "unlaunched_activities");
-    f.unlaunched_seconds = number(d, "unlaunched_s");
-    a.device = f;
-  }
+  if (j.contains("device")) a.device = device_figures_from_json(j.at("device"));
   a.profiled_iterations = whole(j, "profiled_iters");
   a.iteration_seconds = number(j, "iteration_s");
   a.profiled_iteration_seconds = number(j, "profiled_iteration_s");

@@ -15,4 +15,9 @@ nlohmann::ordered_json to_json(const TimeAccount& account);
 // Throws std::invalid_argument naming the key that is missing or of the wrong type.
 TimeAccount time_account_from_json(const nlohmann::ordered_json& json);
 
+// The device timeline's figures (the record's `device` key; a rank record carries them too):
+// null without them. Reading null gives none; a malformed object throws as above.
+nlohmann::ordered_json to_json(const std::optional<DeviceFigures>& device);
+std::optional<DeviceFigures> device_figures_from_json(const nlohmann::ordered_json& json);
+
 }  // namespace tokbench::account

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "account/category.hpp"
+#include "account/time_account_json.hpp"
 
 namespace tokbench::distributed {
 
@@ -41,14 +42,7 @@ nlohmann::json pass_json(const std::optional<train::ProfiledTimeAccount>& t) {
   nlohmann::json other = nlohmann::json::array();
   for (std::size_t i = 0; i < std::min(p.other_by_name.size(), kOtherByNameSent); ++i)
     other.push_back({p.other_by_name[i].first, p.other_by_name[i].second});
-  nlohmann::json device = nullptr;
-  if (t->device)
-    device = {{"busy_seconds", t->device->busy_seconds},
-              {"hidden_comm_seconds", t->device->hidden_comm_seconds},
-              {"activities", t->device->activities},
-              {"unlaunched_activities", t->device->unlaunched_activities},
-              {"unlaunched_seconds", t->device->unlaunched_seconds}};
-  return {{"source", t->source},                  {"device", device},
+  return {{"source", t->source},                  {"device", nlohmann::json(account::to_json(t->device))},
           {"iterations", p.iterations},           {"seconds", seconds},
           {"range_seconds", p.range_seconds},     {"gemm_flops", p.gemm_flops},
           {"attention_flops", p.attention_flops}, {"uncounted_matmuls", p.uncounted_matmuls},
@@ -79,15 +73,8 @@ std::optional<train::ProfiledTimeAccount> pass_from_json(const nlohmann::json& j
   p.comm_in_flight_seconds = j.at("comm_in_flight_seconds").get<double>();
   p.exposed_comm_gap_seconds = j.at("exposed_comm_gap_seconds").get<double>();
   t.source = j.at("source").get<std::string>();
-  if (const nlohmann::json& d = j.at("device"); !d.is_null()) {
-    account::DeviceFigures f;
-    f.busy_seconds = d.at("busy_seconds").get<double>();
-    f.hidden_comm_seconds = d.at("hidden_comm_seconds").get<double>();
-    f.activities = d.at("activities").get<int64_t>();
-    f.unlaunched_activities = d.at("unlaunched_activities").get<int64_t>();
-    f.unlaunched_seconds = d.at("unlaunched_seconds").get<double>();
-    t.device = f;
-  }
+  // The same figures as the record's `device`, summed over the pass rather than per iteration.
+  t.device = account::device_figures_from_json(nlohmann::ordered_json(j.at("device")));
   return t;
 }
 

@@ -34,6 +34,37 @@ TEST(RankGathering, AMissingAccountsReasonTravelsWithItsRank) {
   EXPECT_EQ(lines[1], "rank 1: no time account: the profiled pass failed: RuntimeError: boom");
 }
 
+// A CUDA rank's pass travels with its device timeline's figures (the record's `device`, summed
+// over the pass), and a CPU rank's without them.
+TEST(RankGathering, ThePassTravelsWithItsDeviceFigures) {
+  auto sent = record(1, "");
+  train::ProfiledTimeAccount pass;
+  pass.source = "kineto_cuda";
+  pass.exposed_comm_source = "device_timeline";
+  pass.pass.iterations = 2;
+  account::DeviceFigures device;
+  device.busy_seconds = 0.012;
+  device.hidden_comm_seconds = 0.003;
+  device.activities = 1840;
+  device.unlaunched_activities = 2;
+  device.unlaunched_seconds = 0.0004;
+  pass.device = device;
+  sent.time_account = pass;
+  const auto arrived = distributed::rank_record_from_json(distributed::to_json(sent));
+  ASSERT_TRUE(arrived.time_account.has_value());
+  EXPECT_EQ(arrived.time_account->source, "kineto_cuda");
+  EXPECT_EQ(arrived.time_account->exposed_comm_source, "device_timeline");
+  ASSERT_TRUE(arrived.time_account->device.has_value());
+  EXPECT_DOUBLE_EQ(arrived.time_account->device->busy_seconds, 0.012);
+  EXPECT_DOUBLE_EQ(arrived.time_account->device->hidden_comm_seconds, 0.003);
+  EXPECT_EQ(arrived.time_account->device->activities, 1840);
+  EXPECT_EQ(arrived.time_account->device->unlaunched_activities, 2);
+  EXPECT_DOUBLE_EQ(arrived.time_account->device->unlaunched_seconds, 0.0004);
+
+  sent.time_account->device.reset();
+  EXPECT_FALSE(distributed::rank_record_from_json(distributed::to_json(sent)).time_account->device.has_value());
+}
+
 TEST(RankGathering, NoLineWhenEveryRankHasItsAccount) {
   MeasuredRun run;
   merge_rank_records({record(0, ""), record(1, "")}, run);
