@@ -9,7 +9,11 @@ fails when:
     and not a folder FOLDER may use (include/tokbench/ is the throughput layer's);
   - a CMakeLists.txt of src/FOLDER/ links a tokbench target defined in a folder FOLDER may not
     use (interface targets of the top-level CMakeLists.txt, such as tokbench::options and
-    tokbench_git_revision, belong to no layer).
+    tokbench_git_revision, belong to no layer);
+  - the block declares an edge FOLDER -> OTHER that no include of src/FOLDER/ and no link of its
+    CMakeLists.txt uses (a declared edge nobody needs makes the map lie about the heights);
+  - the page's height table differs from the heights the block's graph gives (a layer's height
+    is one more than the tallest layer it uses; 0 when it uses none).
 Each finding is one line naming the file; the exit code is the number of findings (0: ok).
 Usage: layer_graph.py CHECKOUT"""
 import os
@@ -67,6 +71,27 @@ def targets_by_folder():
     return owner
 
 
+def heights(graph):
+    memo = {}
+
+    def height(node):
+        if node not in memo:
+            memo[node] = 1 + max((height(n) for n in graph[node] if n in graph), default=-1)
+        return memo[node]
+
+    return {node: height(node) for node in graph}
+
+
+def read_height_table():
+    """The page's `| height | layers |` table: {layer: height}."""
+    text = open(os.path.join(ROOT, "docs", "architecture.md")).read()
+    table = {}
+    for h, layers in re.findall(r"^\|\s*(\d+)\s*\|\s*([\w, ]+?)\s*\|\s*$", text, re.M):
+        for layer in layers.split(","):
+            table[layer.strip()] = int(h)
+    return table
+
+
 def main():
     graph = read_graph()
     findings = []
@@ -80,6 +105,7 @@ def main():
             findings.append(f"docs/architecture.md: {f} uses {u}, which is not a layer")
     findings += [f"docs/architecture.md: a cycle {c}" for c in cycles(graph)]
 
+    used = set()  # (folder, other) edges some include or link needs
     include = re.compile(r'^\s*#\s*include\s*"([\w.]+)/', re.M)
     for folder in sorted(folders & set(graph)):
         allowed = graph[folder] | {folder}
@@ -90,6 +116,8 @@ def main():
                 path = os.path.join(dirpath, name)
                 for other in include.findall(open(path, errors="replace").read()):
                     other = "throughput" if other == "tokbench" else other
+                    if other in folders and other != folder:
+                        used.add((folder, other))
                     if other in folders and other not in allowed:
                         findings.append(f"{os.path.relpath(path, ROOT)} includes {other}/, which {folder} may not use")
 
@@ -102,8 +130,23 @@ def main():
         for call in re.findall(r"target_link_libraries\((.*?)\)", open(path).read(), re.S):
             for target in re.findall(r"tokbench[\w:]*", call)[1:]:  # the first word is the linking target
                 other = owner.get(target)
+                if other is not None and other != folder:
+                    used.add((folder, other))
                 if other is not None and other not in allowed:
                     findings.append(f"src/{folder}/CMakeLists.txt links {target} ({other}), which {folder} may not use")
+    for folder in sorted(folders & set(graph)):
+        for other in sorted(graph[folder] & folders):
+            if (folder, other) not in used:
+                findings.append(f"docs/architecture.md: {folder} declares {other}, which no file of src/{folder}/ includes or links")
+    if not cycles(graph):
+        table = read_height_table()
+        for layer, h in sorted(heights(graph).items()):
+            if layer not in table:
+                findings.append(f"docs/architecture.md: the height table does not list {layer} (height {h})")
+            elif table[layer] != h:
+                findings.append(f"docs/architecture.md: the height table puts {layer} at {table[layer]}; its uses put it at {h}")
+        for layer in sorted(set(table) - set(graph)):
+            findings.append(f"docs/architecture.md: the height table lists {layer}, which is not a layer")
     for line in findings:
         print(line)
     print(f"{len(findings)} finding(s) against the layer graph of docs/architecture.md")
