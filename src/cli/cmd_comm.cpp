@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <memory>
 
-#include "run/launch_benchmark.hpp"
+#include "distributed/node_launch.hpp"
 #include "run/machine_info.hpp"
 #include "cli/command.hpp"
 #include "comm/comm_options.hpp"
@@ -25,9 +25,9 @@ const RegisterCommand kComm{
                   "launcher), or torchrun --no-python / srun / mpirun around `tokbench comm`.");
        return [options] {
          // A rank started by the built-in launcher measures; it does not launch again.
-         if (std::getenv(run::kLaunchedEnv) != nullptr) options->nproc_per_node.reset();
+         if (std::getenv(distributed::kLaunchedEnv) != nullptr) options->nproc_per_node.reset();
          const comm::CommPlan plan = comm::resolve_comm(*options, run::probe_machine());
-         if (options->nproc_per_node) return comm::launch_comm(plan, run::own_command_line());
+         if (options->nproc_per_node) return comm::launch_comm(plan, distributed::own_command_line());
          return comm::run_comm_rank(plan);
        };
      }}};

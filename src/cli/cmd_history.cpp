@@ -9,7 +9,7 @@
 
 #include "cli/command.hpp"
 #include "results/result_store.hpp"
-#include "sweep/sweep_tables.hpp"
+#include "results/tables.hpp"
 
 namespace tokbench::cli {
 namespace {
@@ -46,11 +46,11 @@ int run_history(const HistoryOptions& o) {
     return kExitOk;
   }
   const auto runs = store.runs(o.sweep, o.filter);
-  const sweep::ReporterPlugin& format = sweep::format_from_string(o.format.empty() ? "print" : o.format);
-  if (format.file != sweep::FileUse::never && o.output.empty())
+  const results::ReporterPlugin& format = results::format_from_string(o.format.empty() ? "print" : o.format);
+  if (format.file != results::FileUse::never && o.output.empty())
     throw std::invalid_argument("--format xlsx and html write a file: name it with --output FILE");
   nlohmann::json context{{"store", o.store}, {"sweep", o.sweep}, {"filter", o.filter}, {"runs", runs.size()}};
-  sweep::write_report(format, context, runs, {}, std::cout, o.output);
+  results::write_report(format, context, runs, {}, std::cout, o.output);
   return kExitOk;
 }
 

@@ -24,7 +24,7 @@
 #include "results/read_result.hpp"
 #include "results/record_status.hpp"
 #include "results/result_store.hpp"
-#include "sweep/sweep_tables.hpp"
+#include "results/tables.hpp"
 
 namespace tokbench::cli {
 namespace {
@@ -119,8 +119,8 @@ predict::ClusterInput cluster_input(const predict::PredictCommandOptions& o) {
 
 int run_predict(const predict::PredictCommandOptions& o) {
   // Everything is checked before anything is written.
-  const sweep::ReporterPlugin& format = sweep::format_from_string(o.format);
-  if (format.file == sweep::FileUse::required && o.output.empty())
+  const results::ReporterPlugin& format = results::format_from_string(o.format);
+  if (format.file == results::FileUse::required && o.output.empty())
     throw std::invalid_argument(fmt::format("--format {} writes a file: name it with --output FILE", format.name));
   const predict::ClusterInput cluster = cluster_input(o);
   std::vector<nlohmann::json> predictions;
@@ -130,11 +130,11 @@ int run_predict(const predict::PredictCommandOptions& o) {
                                {"from", o.from},
                                {"cluster", cluster.cluster.name},
                                {"runs", predictions.size()}};
-  if (o.output.empty() || format.file != sweep::FileUse::never) {
-    sweep::write_report(format, context, predictions, {}, std::cout, o.output);
+  if (o.output.empty() || format.file != results::FileUse::never) {
+    results::write_report(format, context, predictions, {}, std::cout, o.output);
   } else {
     std::ostringstream text;
-    sweep::write_report(format, context, predictions, {}, text, {});
+    results::write_report(format, context, predictions, {}, text, {});
     files::write_file_atomically(o.output, text.str());
   }
   return kExitOk;

@@ -3,6 +3,7 @@
 #include <ATen/Parallel.h>
 
 #include "run/run_options.hpp"
+#include "distributed/node_launch.hpp"
 #include "run/launch_benchmark.hpp"
 #include "run/machine_info.hpp"
 #include "run/python_executor.hpp"
@@ -28,14 +29,14 @@ const RegisterCommand kRun{
                   "around `tokbench run`.");
        return [options] {
          // A rank started by the built-in launcher runs; it does not launch again.
-         if (std::getenv(run::kLaunchedEnv) != nullptr) options->nproc_per_node.reset();
+         if (std::getenv(distributed::kLaunchedEnv) != nullptr) options->nproc_per_node.reset();
          run::MachineInfo machine = run::probe_machine();
          machine.default_threads = at::get_num_threads();  // the calibration key of a run without --num-threads
          run::RunPlan plan = run::resolve_run(*options, machine);
          // Once per run: rank 0 (a launcher's ranks resolve again, and its rank 0 prints them).
          if (!options->nproc_per_node && plan.dist.env.rank == 0)
            for (const auto& warning : plan.warnings) std::fprintf(stderr, "tokbench: warning: %s\n", warning.c_str());
-         if (options->nproc_per_node) return run::launch_benchmark(plan, run::own_command_line());
+         if (options->nproc_per_node) return run::launch_benchmark(plan, distributed::own_command_line());
          if (run::is_python(plan.compiler.executor)) return run::run_python_benchmark(plan);
          return run::run_benchmark(plan);
        };

@@ -160,12 +160,12 @@ void check_memory(const run::MachineInfo& m, CommPlan& plan) {
 
 void resolve_output(const CommOptions& o, CommPlan& plan) {
   try {
-    plan.format = &sweep::format_from_string(o.format);
+    plan.format = &results::format_from_string(o.format);
   } catch (const std::invalid_argument& e) {
     refuse(std::string("--format: ") + e.what());
   }
   plan.output = o.output;
-  if (plan.format->file == sweep::FileUse::required && plan.output.empty())
+  if (plan.format->file == results::FileUse::required && plan.output.empty())
     refuse(fmt::format("--format {} writes a file: name it with --output FILE (valid without --output: print, csv, "
                       "json, markdown, html)",
                       plan.format->name));

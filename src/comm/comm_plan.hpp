@@ -14,7 +14,7 @@
 #include "comm/comm_figures.hpp"
 #include "comm/comm_options.hpp"
 #include "distributed/dist_settings.hpp"
-#include "sweep/sweep_tables.hpp"
+#include "results/tables.hpp"
 
 namespace tokbench::comm {
 
@@ -38,7 +38,7 @@ struct CommPlan {
   int64_t warmup_iters = 5;
   int num_threads = 0;  // 0: LibTorch's default
   double timeout_seconds = 1800;
-  const sweep::ReporterPlugin* format = nullptr;
+  const results::ReporterPlugin* format = nullptr;
   std::filesystem::path output;  // empty: standard output
   std::filesystem::path store;   // empty: not stored
 };

@@ -47,7 +47,7 @@ nlohmann::ordered_json comm_document(const CommPlan& plan, const std::vector<Mea
           {"results", std::move(results)}};
 }
 
-sweep::FlatTable comm_table(const nlohmann::ordered_json& document) {
+results::FlatTable comm_table(const nlohmann::ordered_json& document) {
   using results::Column;
   using results::Kind;
   auto column = [](const char* key, const char* format, Kind kind) {
@@ -57,7 +57,7 @@ sweep::FlatTable comm_table(const nlohmann::ordered_json& document) {
     c.kind = kind;
     return c;
   };
-  sweep::FlatTable table;
+  results::FlatTable table;
   table.columns = {column("collective", "", Kind::text),       column("size_bytes", "{:.0f}", Kind::number),
                    column("count", "{:.0f}", Kind::number),      column("dtype", "", Kind::text),
                    column("time_us", "{:.2f}", Kind::number),    column("min_time_us", "{:.2f}", Kind::number),

@@ -9,7 +9,7 @@
 
 #include "comm/comm_figures.hpp"
 #include "comm/comm_plan.hpp"
-#include "sweep/sweep_tables.hpp"
+#include "results/tables.hpp"
 
 namespace tokbench::comm {
 
@@ -32,6 +32,6 @@ nlohmann::ordered_json comm_document(const CommPlan& plan, const std::vector<Mea
                                      int threads_per_rank, const nlohmann::ordered_json& environment);
 
 // The flat table of a document: one row per result (its `results`).
-sweep::FlatTable comm_table(const nlohmann::ordered_json& document);
+results::FlatTable comm_table(const nlohmann::ordered_json& document);
 
 }  // namespace tokbench::comm

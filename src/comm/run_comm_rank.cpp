@@ -75,7 +75,7 @@ int run_comm_rank(const CommPlan& plan) {
                              "computing at once ({:.2f}x)\n",
                              sharing->threads_per_rank, sharing->alone_seconds * 1e3, sharing->together_seconds * 1e3,
                              sharing->ranks_per_node, sharing->slowdown);
-  sweep::write_flat_report(*plan.format, comm_table(document), std::cout, plan.output);
+  results::write_flat_report(*plan.format, comm_table(document), std::cout, plan.output);
   std::cout << std::flush;
   if (!plan.store.empty()) {
     results::ResultStore store(plan.store);

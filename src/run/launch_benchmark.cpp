@@ -13,6 +13,7 @@
 #include "run/resolve.hpp"
 #include "run/result_json.hpp"
 #include "distributed/launcher.hpp"
+#include "distributed/node_launch.hpp"
 #include "results/record_status.hpp"
 
 namespace tokbench::run {
@@ -26,26 +27,9 @@ bool reported_itself(int code) {
 
 }  // namespace
 
-std::vector<std::string> own_command_line() {
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  const std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<std::string> args;
-  std::size_t start = 0;
-  while (start < raw.size()) {
-    const std::size_t end = raw.find('\0', start);
-    args.push_back(raw.substr(start, end - start));
-    if (end == std::string::npos) break;
-    start = end + 1;
-  }
-  char exe[4096] = {};
-  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n > 0 && !args.empty()) args[0] = std::string(exe, static_cast<std::size_t>(n));
-  return args;
-}
-
 int launch_benchmark(const RunPlan& plan, const std::vector<std::string>& rank_argv) {
   const auto& o = plan.options;
-  const distributed::LaunchResult result = distributed::launch_ranks(node_launch(o, rank_argv, plan.dist.timeout_seconds));
+  const distributed::LaunchResult result = distributed::launch_ranks(distributed::node_launch(o, rank_argv, plan.dist.timeout_seconds));
   if (result.exit_code == 0) return train::kExitOk;
 
   // Rank 0 (on the first node) reported the job's ending itself: its JSON stands.

@@ -37,14 +37,14 @@ constexpr int kMaxSlurmJobs = 10000;
 
 }  // namespace
 
-const ReporterPlugin& chosen_format(const SweepCommandOptions& o) {
+const results::ReporterPlugin& chosen_format(const SweepCommandOptions& o) {
   std::string name = o.format;
   if (name.empty()) {
     const char* env = std::getenv("BENCHMARK_OUT_FORMAT");  // the reference runner's switch
     name = env != nullptr && *env != '\0' ? env : "print";
   }
   try {
-    return format_from_string(name);
+    return results::format_from_string(name);
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(std::string("--format / BENCHMARK_OUT_FORMAT: ") + e.what());
   }

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "sweep/sweep_runner.hpp"
-#include "sweep/sweep_tables.hpp"
+#include "results/tables.hpp"
 
 namespace tokbench::sweep {
 
@@ -40,7 +40,7 @@ struct SweepOptionHandles {
 SweepOptionHandles add_sweep_options(CLI::App& sub, SweepCommandOptions& o);
 
 // The reporter of --format, else $BENCHMARK_OUT_FORMAT (the reference runner's switch), else print.
-const ReporterPlugin& chosen_format(const SweepCommandOptions& o);
+const results::ReporterPlugin& chosen_format(const SweepCommandOptions& o);
 // The range checks `tokbench run` applies to its own options, for the sweep's.
 void check_sweep_options(const SweepCommandOptions& o);
 // --explain-against: the column must be one of the sweep's (each configuration's --compile, or

@@ -212,7 +212,7 @@ TEST(CommResult, DocumentSortedWithNcclTestsFigures) {
   EXPECT_EQ(r[3].at("count"), 512);
   EXPECT_FALSE(r[2].at("correct").get<bool>());
 
-  const sweep::FlatTable table = comm_table(doc);
+  const results::FlatTable table = comm_table(doc);
   EXPECT_EQ(table.rows().size(), 4u);
   ASSERT_NE(table.value(table.rows()[0], "dtype"), nullptr);  // the document's, shared by every row
   EXPECT_EQ(*table.value(table.rows()[0], "dtype"), "float32");

@@ -8,17 +8,17 @@
 #include <stdexcept>
 #include <string>
 
-#include "sweep/sweep_tables.hpp"
+#include "results/tables.hpp"
 
 int main(int argc, char** argv) {
-  using tokbench::sweep::FileUse;
+  using tokbench::results::FileUse;
   if (argc < 4 || argc > 5 || (argc == 5 && std::string(argv[4]) != "--only-varying")) {
     std::cerr << "usage: sweep_report_tool RUNS.json FORMAT OUTPUT [--only-varying]\n";
     return 2;
   }
-  const tokbench::sweep::ReporterPlugin* format = nullptr;
+  const tokbench::results::ReporterPlugin* format = nullptr;
   try {
-    format = &tokbench::sweep::format_from_string(argv[2]);
+    format = &tokbench::results::format_from_string(argv[2]);
   } catch (const std::invalid_argument& e) {
     std::cerr << "sweep_report_tool: " << e.what() << '\n';
     return 2;
@@ -30,19 +30,19 @@ int main(int argc, char** argv) {
     const nlohmann::json context = doc.is_object() ? doc.value("context", nlohmann::json()) : nlohmann::json();
     const nlohmann::json& runs_json = doc.is_object() ? doc.at("runs") : doc;
     const std::vector<nlohmann::json> runs(runs_json.begin(), runs_json.end());
-    tokbench::sweep::TableOptions options;
+    tokbench::results::TableOptions options;
     options.only_varying_columns = argc == 5;
 
     const std::string output = argv[3];
     const bool to_stdout = output == "-";
     if (format->file == FileUse::required || (format->file == FileUse::optional && !to_stdout)) {
-      tokbench::sweep::write_report(*format, context, runs, options, std::cout, output);
+      tokbench::results::write_report(*format, context, runs, options, std::cout, output);
     } else if (to_stdout) {
-      tokbench::sweep::write_report(*format, context, runs, options, std::cout, {});
+      tokbench::results::write_report(*format, context, runs, options, std::cout, {});
     } else {
       std::ofstream out(output, std::ios::binary);
       if (!out) throw std::runtime_error("cannot write " + output);
-      tokbench::sweep::write_report(*format, context, runs, options, out, {});
+      tokbench::results::write_report(*format, context, runs, options, out, {});
       if (!out.flush()) throw std::runtime_error("cannot write " + output);
     }
   } catch (const std::invalid_argument& e) {

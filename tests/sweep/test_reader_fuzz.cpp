@@ -13,7 +13,7 @@
 #include "sweep/compare.hpp"
 #include "sweep/matrix.hpp"
 #include "results/result_store.hpp"
-#include "sweep/sweep_tables.hpp"
+#include "results/tables.hpp"
 
 #ifndef TOKBENCH_FIXTURES_DIR
 #error "TOKBENCH_FIXTURES_DIR: the folder of tests/fixtures (set by tests/sweep/CMakeLists.txt)"
@@ -168,11 +168,11 @@ void read_like_history(const fs::path& file, int variant) {
     ids.push_back(s.id);
   });
   static const std::array<const char*, 4> formats{"print", "csv", "json", "markdown"};
-  const sweep::ReporterPlugin& format = sweep::format_from_string(formats[static_cast<std::size_t>(variant) % 4]);
+  const results::ReporterPlugin& format = results::format_from_string(formats[static_cast<std::size_t>(variant) % 4]);
   auto report = [&](int64_t sweep, const std::string& filter) {
     const auto runs = store->runs(sweep, filter);
     const nlohmann::json context{{"store", file.string()}, {"sweep", sweep}, {"filter", filter}, {"runs", runs.size()}};
-    sweep::write_report(format, context, runs, {}, out, {});
+    results::write_report(format, context, runs, {}, out, {});
     return runs;
   };
   report(0, "");

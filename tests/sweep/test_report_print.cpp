@@ -5,9 +5,9 @@
 
 #include <sstream>
 
-#include "sweep/sweep_tables.hpp"
+#include "results/tables.hpp"
 
-namespace tokbench::sweep {
+namespace tokbench::results {
 namespace {
 
 using nlohmann::json;
@@ -139,4 +139,4 @@ TEST(PrintFormat, NoRuns) {
 }
 
 }  // namespace
-}  // namespace tokbench::sweep
+}  // namespace tokbench::results

@@ -6,9 +6,9 @@
 #include <set>
 #include <sstream>
 
-#include "sweep/sweep_tables.hpp"
+#include "results/tables.hpp"
 
-namespace tokbench::sweep {
+namespace tokbench::results {
 namespace {
 
 using nlohmann::json;
@@ -348,4 +348,4 @@ TEST(Html, EscapesAndNeedsNothingExternal) {
 }
 
 }  // namespace
-}  // namespace tokbench::sweep
+}  // namespace tokbench::results

@@ -4,9 +4,9 @@
 // config, environment, iter_time_ms) are compact JSON in one field. A text field a spreadsheet
 // would evaluate (looks_like_formula) is prefixed with ', as OWASP's CSV-injection advice and
 // spreadsheets themselves do.
-#include "sweep/reporters.hpp"
+#include "results/reporters.hpp"
 
-namespace tokbench::sweep::detail {
+namespace tokbench::results::detail {
 namespace {
 
 std::string field(const std::string& text) {
@@ -69,4 +69,4 @@ class CsvReporter final : public Reporter {
 
 std::unique_ptr<Reporter> make_csv_reporter(const ReportTarget& target) { return std::make_unique<CsvReporter>(target); }
 
-}  // namespace tokbench::sweep::detail
+}  // namespace tokbench::results::detail

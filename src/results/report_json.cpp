@@ -1,8 +1,8 @@
 // The `json` format: one document, {"context": ..., "runs": [...]}, every run as it came (and,
 // with --explain-against, "explanations"); for a flat table, its document.
-#include "sweep/reporters.hpp"
+#include "results/reporters.hpp"
 
-namespace tokbench::sweep::detail {
+namespace tokbench::results::detail {
 namespace {
 
 class JsonReporter final : public Reporter {
@@ -12,7 +12,7 @@ class JsonReporter final : public Reporter {
     nlohmann::json doc = nlohmann::json::object();
     doc["context"] = context_;
     doc["runs"] = runs;
-    // --explain-against: each row's runs explained against that column (sweep_explanations.hpp).
+    // --explain-against: each row's runs explained against that column (table_explanations.hpp).
     if (!explained_column(context_).empty()) {
       nlohmann::json explanations = nlohmann::json::array();
       for (const auto& row : context_explanations(context_, build_tables(runs, TableOptions{}).front()))
@@ -35,4 +35,4 @@ class JsonReporter final : public Reporter {
 
 std::unique_ptr<Reporter> make_json_reporter(const ReportTarget& target) { return std::make_unique<JsonReporter>(target); }
 
-}  // namespace tokbench::sweep::detail
+}  // namespace tokbench::results::detail

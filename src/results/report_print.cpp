@@ -21,9 +21,9 @@
 #include <cmath>
 #include <regex>
 
-#include "sweep/reporters.hpp"
+#include "results/reporters.hpp"
 
-namespace tokbench::sweep::detail {
+namespace tokbench::results::detail {
 namespace {
 
 using nlohmann::json;
@@ -241,4 +241,4 @@ std::unique_ptr<Reporter> make_print_reporter(const ReportTarget& target) {
   return std::make_unique<PrintReporter>(target);
 }
 
-}  // namespace tokbench::sweep::detail
+}  // namespace tokbench::results::detail

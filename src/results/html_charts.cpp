@@ -1,7 +1,7 @@
 // The HTML report's two charts, drawn as inline SVG by hand so the page opens offline with
 // nothing to load. A failed run is never drawn as a number: in the bar chart it is a red hatched
 // short bar with its status above it, in the scaling chart a red cross on the axis with its status.
-#include "sweep/html_charts.hpp"
+#include "results/html_charts.hpp"
 
 #include <fmt/format.h>
 
@@ -11,9 +11,9 @@
 #include <optional>
 #include <set>
 
-#include "sweep/reporters.hpp"
+#include "results/reporters.hpp"
 
-namespace tokbench::sweep::detail {
+namespace tokbench::results::detail {
 namespace {
 
 using nlohmann::json;
@@ -426,4 +426,4 @@ std::string scaling_line_chart(const PivotTable& t) {
   return html + svg;
 }
 
-}  // namespace tokbench::sweep::detail
+}  // namespace tokbench::results::detail

@@ -1,9 +1,9 @@
 // The `markdown` format: each table as a GitHub pipe table under a "### TITLE" heading;
 // number columns right-aligned, a failed run's status in its cell, no run an empty cell. A flat
 // table is one such table under its title.
-#include "sweep/reporters.hpp"
+#include "results/reporters.hpp"
 
-namespace tokbench::sweep::detail {
+namespace tokbench::results::detail {
 namespace {
 
 // A pipe would end the cell and a line break the row; a backslash is escaped too, or a text
@@ -87,4 +87,4 @@ std::unique_ptr<Reporter> make_markdown_reporter(const ReportTarget& target) {
   return std::make_unique<MarkdownReporter>(target);
 }
 
-}  // namespace tokbench::sweep::detail
+}  // namespace tokbench::results::detail

@@ -1,7 +1,7 @@
 // write_report: builds the tables and hands them to the reporter of the format; files are
 // written atomically (files/atomic_file.hpp), so a reader never sees half a report. Also the
 // cell rules every reporter shares.
-#include "sweep/reporters.hpp"
+#include "results/reporters.hpp"
 
 #include <fmt/format.h>
 
@@ -19,7 +19,7 @@
 #include "files/atomic_file.hpp"
 #include "results/record_status.hpp"
 
-namespace tokbench::sweep {
+namespace tokbench::results {
 namespace detail {
 
 std::string format_number(const std::string& spec, double value) {
@@ -108,7 +108,7 @@ std::string explanation_line(const RowExplanation& row) {
 }  // namespace detail
 
 
-#ifndef TOKBENCH_SWEEP_HAVE_XLSX
+#ifndef TOKBENCH_HAVE_XLSX
 bool xlsx_available() { return false; }
 namespace detail {
 std::unique_ptr<Reporter> make_xlsx_reporter(const ReportTarget&) {
@@ -226,4 +226,4 @@ nlohmann::ordered_json FlatTable::context() const {
   return context;
 }
 
-}  // namespace tokbench::sweep
+}  // namespace tokbench::results

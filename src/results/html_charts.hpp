@@ -1,15 +1,15 @@
 // The HTML report's charts, as inline SVG (no script, no external file): tokens/s per
 // configuration grouped by executor, and tokens/s against the number of ranks. Internal to
-// tokbench_sweep_tables.
+// tokbench_report_tables.
 #pragma once
 
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "sweep/sweep_tables.hpp"
+#include "results/tables.hpp"
 
-namespace tokbench::sweep::detail {
+namespace tokbench::results::detail {
 
 // Text for HTML element content and attribute values: & < > " ' escaped.
 std::string html_escape(std::string_view text);
@@ -23,4 +23,4 @@ std::vector<std::vector<std::string>> row_label_parts(const PivotTable& table);
 std::string throughput_bar_chart(const PivotTable& throughput);
 std::string scaling_line_chart(const PivotTable& throughput);
 
-}  // namespace tokbench::sweep::detail
+}  // namespace tokbench::results::detail

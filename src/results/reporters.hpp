@@ -1,5 +1,5 @@
 // The reporters behind write_report, one per format (report_<format>.cpp), and the few rules
-// they share about how a cell reads. Internal to tokbench_sweep_tables.
+// they share about how a cell reads. Internal to tokbench_report_tables.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "sweep/sweep_explanations.hpp"
-#include "sweep/sweep_tables.hpp"
+#include "results/table_explanations.hpp"
+#include "results/tables.hpp"
 
-namespace tokbench::sweep::detail {
+namespace tokbench::results::detail {
 
 using Cell = std::optional<nlohmann::json>;
 
@@ -60,4 +60,4 @@ std::unique_ptr<Reporter> make_markdown_reporter(const ReportTarget& target);
 std::unique_ptr<Reporter> make_html_reporter(const ReportTarget& target);
 std::unique_ptr<Reporter> make_xlsx_reporter(const ReportTarget& target);  // throws without libxlsxwriter
 
-}  // namespace tokbench::sweep::detail
+}  // namespace tokbench::results::detail

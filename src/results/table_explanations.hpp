@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "account/explanation.hpp"
-#include "sweep/sweep_tables.hpp"
+#include "results/tables.hpp"
 
-namespace tokbench::sweep {
+namespace tokbench::results {
 
 struct RowExplanation {
   std::string configuration;  // the row, by the index values that vary ("pythia-14m · T=512")
@@ -32,4 +32,4 @@ std::vector<RowExplanation> explain_against(const PivotTable& table, const std::
 inline constexpr const char* kExplainAgainstKey = "explain_against";
 nlohmann::json to_json(const RowExplanation& row);
 
-}  // namespace tokbench::sweep
+}  // namespace tokbench::results

@@ -1,6 +1,6 @@
 // The sweep's tables: the per-run columns, and the pivot of runs into one row per configuration
 // and one column per executor, as the reference's runner (test_benchmark_litgpt.py) builds them.
-#include "sweep/sweep_tables.hpp"
+#include "results/tables.hpp"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 
 #include "results/record_status.hpp"
 
-namespace tokbench::sweep {
+namespace tokbench::results {
 namespace {
 
 using nlohmann::json;
@@ -186,4 +186,4 @@ std::vector<PivotTable> build_tables(const std::vector<json>& runs, const TableO
   return tables;
 }
 
-}  // namespace tokbench::sweep
+}  // namespace tokbench::results

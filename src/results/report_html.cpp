@@ -8,12 +8,12 @@
 #include <map>
 #include <set>
 
-#include "sweep/html_charts.hpp"
-#include "sweep/html_time_account.hpp"
+#include "results/html_charts.hpp"
+#include "results/html_time_account.hpp"
 #include "results/record_status.hpp"
-#include "sweep/reporters.hpp"
+#include "results/reporters.hpp"
 
-namespace tokbench::sweep::detail {
+namespace tokbench::results::detail {
 namespace {
 
 using nlohmann::json;
@@ -293,4 +293,4 @@ std::unique_ptr<Reporter> make_html_reporter(const ReportTarget& target) {
   return std::make_unique<HtmlReporter>(target);
 }
 
-}  // namespace tokbench::sweep::detail
+}  // namespace tokbench::results::detail

@@ -11,10 +11,10 @@
 #include <set>
 #include <stdexcept>
 
-#include "sweep/reporters.hpp"
+#include "results/reporters.hpp"
 #include "results/record_status.hpp"
 
-namespace tokbench::sweep::detail {
+namespace tokbench::results::detail {
 namespace {
 
 using nlohmann::json;
@@ -298,4 +298,4 @@ std::unique_ptr<Reporter> make_xlsx_reporter(const ReportTarget& target) {
   return std::make_unique<XlsxReporter>(target);
 }
 
-}  // namespace tokbench::sweep::detail
+}  // namespace tokbench::results::detail

@@ -1,6 +1,6 @@
 // The time-account bars of the HTML report (html_time_account.hpp), drawn by hand as inline SVG
 // so that the page opens offline, as the other charts are.
-#include "sweep/html_time_account.hpp"
+#include "results/html_time_account.hpp"
 
 #include <fmt/format.h>
 
@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "account/category.hpp"
-#include "sweep/html_charts.hpp"
+#include "results/html_charts.hpp"
 
-namespace tokbench::sweep::detail {
+namespace tokbench::results::detail {
 namespace {
 
 constexpr double kWidth = 1100;
@@ -150,4 +150,4 @@ std::string time_account_chart(const PivotTable& table) {
   return html + svg;
 }
 
-}  // namespace tokbench::sweep::detail
+}  // namespace tokbench::results::detail

@@ -1,12 +1,12 @@
-// Each row's runs explained against one column (sweep_explanations.hpp).
-#include "sweep/sweep_explanations.hpp"
+// Each row's runs explained against one column (table_explanations.hpp).
+#include "results/table_explanations.hpp"
 
 #include <algorithm>
 #include <stdexcept>
 
 #include "results/record_explanation.hpp"
 
-namespace tokbench::sweep {
+namespace tokbench::results {
 namespace {
 
 // The index values that vary between rows, joined: the row as the sentences name it.
@@ -61,4 +61,4 @@ nlohmann::json to_json(const RowExplanation& row) {
   return j;
 }
 
-}  // namespace tokbench::sweep
+}  // namespace tokbench::results

@@ -15,10 +15,8 @@
 
 #include "results/result_columns.hpp"
 
-namespace tokbench::sweep {
+namespace tokbench::results {
 
-// The per-run columns (key, label, unit, number format) are the result record's column table.
-using results::Column;
 
 // A table pivoted as the reference's runner pivots: one row per configuration (the index
 // columns), one value column per executor (the run's `compiler` key).
@@ -138,4 +136,4 @@ void write_report(const ReporterPlugin& format, const nlohmann::json& context, c
 void write_flat_report(const ReporterPlugin& format, const FlatTable& table, std::ostream& out,
                        const std::filesystem::path& path);
 
-}  // namespace tokbench::sweep
+}  // namespace tokbench::results
