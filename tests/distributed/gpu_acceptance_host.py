@@ -205,6 +205,13 @@ class PackageTree(unittest.TestCase):
             os.makedirs(os.path.join(pkg, "DEBIAN"))
             with open(os.path.join(lib, "libjemalloc.so.2"), "w") as f:
                 f.write("not really")
+            # A -dev package's link to another package's library by its system path, as
+            # zlib1g-dev's libz.so: the tree must link to its own copy.
+            os.makedirs(os.path.join(pkg, "lib", ga.LIBARCH))
+            with open(os.path.join(pkg, "lib", ga.LIBARCH, "libz.so.1.2.13"), "w") as f:
+                f.write("the tree's zlib")
+            os.symlink(f"/lib/{ga.LIBARCH}/libz.so.1.2.13", os.path.join(lib, "libz.so"))
+            os.symlink(f"/lib/{ga.LIBARCH}/libnothere.so.1", os.path.join(lib, "libnothere.so"))
             with open(os.path.join(pkg, "DEBIAN", "control"), "w") as f:
                 f.write("Package: fake-jemalloc\nVersion: 1\nArchitecture: amd64\nMaintainer: t <t@t>\nDescription: t\n")
             debs = os.path.join(d, "debs")
@@ -216,6 +223,13 @@ class PackageTree(unittest.TestCase):
             link = os.path.join(debs, "runtime", "libjemalloc.so.2")
             with open(link) as f:
                 self.assertEqual(f.read(), "not really")
+            libz = os.path.join(root, "usr", "lib", ga.LIBARCH, "libz.so")
+            self.assertFalse(os.path.isabs(os.readlink(libz)))
+            with open(libz) as f:
+                self.assertEqual(f.read(), "the tree's zlib")
+            # a link whose target the tree lacks is left as the package made it
+            self.assertEqual(os.readlink(os.path.join(root, "usr", "lib", ga.LIBARCH, "libnothere.so")),
+                             f"/lib/{ga.LIBARCH}/libnothere.so.1")
             self.assertEqual(ga.deb_root(debs), root)  # a second call reuses the tree
             self.assertIsNone(ga.deb_root(os.path.join(d, "none")))
             env = ga.tokbench_env(root, {"LD_LIBRARY_PATH": "/opt/x", "RANK": "3"})
