@@ -202,11 +202,14 @@ bool contains_any(const List& parts, std::string_view lowered) {
   return std::any_of(parts.begin(), parts.end(), [&](std::string_view p) { return lowered.find(p) != std::string_view::npos; });
 }
 
-// nvFuser's kernels: "nvfuser_<scheduler>_f<fusion>_c<cache>_r<runtime>_g<group>".
+// nvFuser's kernels: "nvfuser_<scheduler>_f<fusion>_c<cache>_r<runtime>_g<group>", demangled
+// inside the anonymous namespace of its generated source ("(anonymous namespace)::nvfuser_...").
 std::optional<Category> nvfuser_category(std::string_view lowered) {
   constexpr std::string_view kPrefix = "nvfuser_";
-  if (!lowered.starts_with(kPrefix)) return std::nullopt;
-  const std::string_view scheduler = lowered.substr(kPrefix.size());
+  const std::size_t at = lowered.find(kPrefix);
+  if (at == std::string_view::npos || (at != 0 && lowered.substr(0, at) != "(anonymous namespace)::"))
+    return std::nullopt;
+  const std::string_view scheduler = lowered.substr(at + kPrefix.size());
   if (scheduler.starts_with("matmul")) return Category::gemm;
   if (scheduler.find("persistent") != std::string_view::npos) return Category::normalization;
   return Category::elementwise;

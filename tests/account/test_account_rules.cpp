@@ -168,6 +168,8 @@ TEST(Rules, DeviceKernelsByTheirOwnNames) {
       {"nvfuser_pointwise_f0_c1_r0_g0", Category::elementwise},
       {"nvfuser_inner_persistent_f2_c1_r0_g1", Category::normalization},
       {"nvfuser_inner_outer_persistent_f3_c1_r0_g0", Category::normalization},
+      {"(anonymous namespace)::nvfuser_inner_persistent_f0_c1_r0_g0(Tensor<float, 2, 2>, Tensor<float, 2, 2>)",
+       Category::normalization},
       {"nvfuser_reduction_f1_c1_r0_g2", Category::elementwise},
       {"nvfuser_matmul_f4_c1_r0_g0", Category::gemm},
       // ATen's elementwise, reductions, indexing, concatenation; the device's copies and fills.
