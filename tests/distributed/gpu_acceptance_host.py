@@ -144,6 +144,20 @@ class TimeoutPath(unittest.TestCase):
         self.assertEqual(ga.text_of(b"caf\xc3\xa9 \xff"), "café \ufffd")
         self.assertEqual(ga.text_of(None), "")
 
+    def test_a_child_in_a_group_of_its_own_cannot_hold_the_call(self):
+        # tokbench's ranks and Python child sit in process groups of their own: one that ignores
+        # the group's signals and keeps the pipes open must not keep the call waiting.
+        child = ("import os, signal, subprocess, sys, time; print('started', flush=True); "
+                 "subprocess.Popen([sys.executable, '-c', 'import signal, time; "
+                 "signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)'], start_new_session=True); "
+                 "time.sleep(60)")
+        start = time.monotonic()
+        code, out, err = ga.run([sys.executable, "-c", child], timeout=2, grace=1)
+        self.assertLess(time.monotonic() - start, 20)
+        self.assertEqual(code, 124)
+        self.assertIsInstance(out, str)
+        self.assertIn("timed out after 2 s", err)
+
     def test_a_missing_program_is_an_exit_code_not_an_exception(self):
         code, out, err = ga.run(["/nonexistent/tokbench"])
         self.assertEqual(code, 127)
