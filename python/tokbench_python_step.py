@@ -769,6 +769,9 @@ def record_time_account(a, torch, device, one_iteration):
 # cudaDeviceSynchronize, ...): host events, but no operator. Python's KinetoEvent has no activity
 # type (LibTorch's has: src/train/time_account_pass.cpp), so they are known by their names.
 CUDA_CALL = re.compile(r"^cu(da)?[A-Z]")
+# CUPTI's records of the device waiting (Kineto's CUDA_SYNC activities, when a profiler enables
+# them): time the device spent in no work of its own.
+DEVICE_RECORDS_NOT_WORK = frozenset({"Event Sync", "Stream Sync", "Context Sync", "Stream Wait Event"})
 
 
 def profiled_events(torch, profiler, device):
@@ -791,6 +794,14 @@ def profiled_events(torch, profiler, device):
     backward_function_scope, user_scope = 1, 7  # torch's RecordScope
     for e in profiler.profiler.kineto_results.events():
         if e.device_type() == torch.autograd.DeviceType.CUDA:
+            # Kineto projects every record_function range onto the device as a "GPU user
+            # annotation" spanning the kernels launched inside it ("forward", "tokbench::norm",
+            # "## Call CompiledFxGraph ... ##"): not device work, and with no launch of its own.
+            # Taken as an activity, it shared the device's time with the kernels it spans and
+            # left half of it under the range's name in other. Only kernels, copies and fills
+            # are kept, as tokbench's own pass does (src/train/time_account_pass.cpp).
+            if e.is_user_annotation() or e.name() in DEVICE_RECORDS_NOT_WORK:
+                continue
             if on_cuda and e.device_index() == device_index:
                 device_rows.append([names.setdefault(e.name(), len(names)), e.start_ns(), e.end_ns(),
                                     e.device_resource_id(), e.correlation_id()])

@@ -8,6 +8,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "account/op_rules.hpp"
 #include "account/range_names.hpp"
 
 namespace tokbench::account {
@@ -130,9 +131,14 @@ DevicePass attribute_device_timeline(const std::vector<ProfiledEvent>& host, con
     h.communication = is_communication_kernel(activities[i].name);
     h.name = &activities[i].name;
     const auto l = launch_of.find(activities[i].correlation_id);
-    if (l == launch_of.end()) continue;
-    if (const HostSegment* g = timeline.at(l->second->thread, l->second->start_ns)) {
-      h = {g->category, g->name, true, h.communication};
+    if (l != launch_of.end()) {
+      if (const HostSegment* g = timeline.at(l->second->thread, l->second->start_ns))
+        h = {g->category, g->name, true, h.communication};
+    }
+    // The launching host event says nothing (a compiled graph's range, a fusion's call, the
+    // framework's glue) or no launch is known: the kernel's own name decides where it can.
+    if (h.category == Category::other && !h.communication) {
+      if (const auto by_name = category_of_kernel(activities[i].name)) h.category = *by_name;
     }
   }
 

@@ -14,8 +14,11 @@
 //   - when nothing runs the device is idle: that time is data_host when the host is then in
 //     data_host's work (tokbench::data, or the iteration range's own gaps: the host between
 //     iterations), else device_idle (the device waits for the host's launches);
-//   - an activity whose launch is not found (no runtime call with its correlation id, or the
-//     call in no host event) is other, and counted.
+//   - where that host event says nothing (its category is other: a compiled graph's range, a
+//     fusion's call, the framework's glue between operators) or the launch is not found (no
+//     runtime call with its correlation id, or the call in no host event; such activities are
+//     counted), the kernel's own name decides (op_rules.hpp, category_of_kernel); a name that
+//     says nothing leaves it in other.
 // The iteration ranges are the host's (on the loop's thread); the host and the device events
 // are on one clock (Kineto converts CUPTI's timestamps to the host's). Each iteration ends
 // after a device synchronisation, so its device work lies inside its range; an activity is

@@ -123,6 +123,9 @@ std::optional<Rule> range_rule(std::string_view name) {
 constexpr std::array kGeneratedKernelPrefixes = {
     "cpp_fused_"sv, "triton_poi_fused_"sv, "triton_red_fused_"sv, "triton_per_fused_"sv, "triton_fused_"sv,
 };
+// Inductor's template kernels (max-autotune's Triton matrix products): "triton_tem_fused_mm_0",
+// "triton_tem_fused_addmm_relu_1"; whatever they fuse into their epilogue is the GEMM's.
+constexpr std::string_view kGeneratedGemmPrefix = "triton_tem_fused_"sv;
 
 // The words of a generated kernel's name after its prefix: "_log_softmax_nll_loss_3" ->
 // {"log", "softmax", "nll", "loss", "3"}.
@@ -147,6 +150,7 @@ std::optional<Rule> rule_for_generated_kernel(std::string_view name) {
     while (digits < name.size() && std::isdigit(static_cast<unsigned char>(name[digits]))) ++digits;
     if (digits > kGraph.size() && digits < name.size() && name[digits] == '_') name.remove_prefix(digits + 1);
   }
+  if (name.starts_with(kGeneratedGemmPrefix)) return Rule{Category::gemm, Reach::decisive};
   const auto prefix = std::find_if(kGeneratedKernelPrefixes.begin(), kGeneratedKernelPrefixes.end(),
                                    [&](std::string_view p) { return name.starts_with(p); });
   if (prefix == kGeneratedKernelPrefixes.end()) return std::nullopt;
@@ -171,6 +175,45 @@ std::optional<Rule> rule_for_generated_kernel(std::string_view name) {
 }
 
 namespace {
+
+// Parts of kernel names, matched in the lower-cased name (category_of_kernel says the order).
+// Each list holds names seen in PyTorch's, cuBLAS's, cuDNN's and nvFuser's kernels; whole-name
+// parts only, so that an operator's name inside a template argument cannot mislead ("badd" in
+// an nvjet GEMM's tile name is not an add).
+constexpr std::array kAttentionKernelParts = {
+    "flash_fwd"sv, "flash_bwd"sv, "flash::"sv, "fmha"sv, "native_sdpa"sv, "attention"sv,
+};
+constexpr std::array kLossKernelParts = {"nll_loss"sv, "logsoftmax"sv, "log_softmax"sv, "cross_entropy"sv};
+// ("adam_", "_adam", not "adam": a Hadamard transform's kernel is no optimizer.)
+constexpr std::array kOptimizerKernelParts = {"multi_tensor_apply"sv, "fusedadam"sv, "adam_"sv, "_adam"sv, "adamw"sv};
+constexpr std::array kNormKernelParts = {
+    "layer_norm"sv, "layernorm"sv, "rms_norm"sv, "rmsnorm"sv, "group_norm"sv, "batch_norm"sv,
+    "gammabetabackward"sv, "rowwisemoments"sv, "computegradinput"sv,
+};
+constexpr std::array kGemmKernelParts = {"gemm"sv, "gemv"sv, "cutlass"sv, "cublas"sv, "xmma"sv, "splitkreduce"sv};
+constexpr std::array kGemmKernelPrefixes = {"nvjet_"sv};
+constexpr std::array kElementwiseKernelParts = {
+    "elementwise"sv, "reduce_kernel"sv, "at::native::"sv, "memcpy"sv, "memset"sv, "fill"sv, "copy"sv,
+    "index"sv, "scatter"sv, "gather"sv, "embedding"sv, "cat_"sv, "cub::"sv, "softmax"sv,
+};
+
+template <typename List>
+bool contains_any(const List& parts, std::string_view lowered) {
+  return std::any_of(parts.begin(), parts.end(), [&](std::string_view p) { return lowered.find(p) != std::string_view::npos; });
+}
+
+// nvFuser's kernels: "nvfuser_<scheduler>_f<fusion>_c<cache>_r<runtime>_g<group>", demangled
+// inside the anonymous namespace of its generated source ("(anonymous namespace)::nvfuser_...").
+std::optional<Category> nvfuser_category(std::string_view lowered) {
+  constexpr std::string_view kPrefix = "nvfuser_";
+  const std::size_t at = lowered.find(kPrefix);
+  if (at == std::string_view::npos || (at != 0 && lowered.substr(0, at) != "(anonymous namespace)::"))
+    return std::nullopt;
+  const std::string_view scheduler = lowered.substr(at + kPrefix.size());
+  if (scheduler.starts_with("matmul")) return Category::gemm;
+  if (scheduler.find("persistent") != std::string_view::npos) return Category::normalization;
+  return Category::elementwise;
+}
 
 // Collectives issued through the dispatcher (torch.distributed's ops, PyTorch 2.11:
 // "c10d::allreduce_", "c10d::_allgather_base_", "c10d::_reduce_scatter_base_", ...) and the
@@ -198,6 +241,23 @@ std::optional<Rule> rule_for_name(std::string_view name) {
   if (listed(kOptimizer, name) || prefixed(kOptimizerPrefixes, name)) return Rule{Category::optimizer, Reach::decisive};
   if (listed(kElementwise, name)) return Rule{Category::elementwise, Reach::weak};
   return rule_for_generated_kernel(name);
+}
+
+std::optional<Category> category_of_kernel(std::string_view name) {
+  for (const std::string_view lead : {"void "sv, "__global__ "sv})
+    if (name.starts_with(lead)) name.remove_prefix(lead.size());
+  if (auto generated = rule_for_generated_kernel(name)) return generated->category;
+  std::string lowered(name);
+  for (char& c : lowered) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lowered.starts_with("nccl")) return Category::exposed_comm;
+  if (auto fusion = nvfuser_category(lowered)) return fusion;
+  if (contains_any(kAttentionKernelParts, lowered)) return Category::attention;
+  if (contains_any(kLossKernelParts, lowered)) return Category::loss;
+  if (contains_any(kOptimizerKernelParts, lowered)) return Category::optimizer;
+  if (contains_any(kNormKernelParts, lowered)) return Category::normalization;
+  if (contains_any(kGemmKernelParts, lowered) || prefixed(kGemmKernelPrefixes, lowered)) return Category::gemm;
+  if (contains_any(kElementwiseKernelParts, lowered)) return Category::elementwise;
+  return std::nullopt;
 }
 
 std::string forward_operator_of(std::string_view node) {

@@ -56,6 +56,22 @@ bool is_collective_in_flight(std::string_view name);
 // triton_*_fused_ prefix).
 std::optional<Rule> rule_for_generated_kernel(std::string_view name);
 
+// The category of a device kernel by its own name, for the device timeline when the host event
+// that launched it says nothing (a compiled graph's range, a fusion's call, framework glue, or
+// no known launch): inductor's generated kernels as rule_for_generated_kernel reads them
+// (triton_tem_fused_* templates are GEMMs); attention kernels (flash, cuDNN's SDPA, PyTorch's
+// memory-efficient fmha_cutlass*); the loss's (nll_loss, log-softmax epilogues, cross_entropy);
+// the optimizer's (multi_tensor_apply_kernel, which runs the fused and foreach optimizers, and
+// Adam's own kernels); norms (layer_norm, rms_norm, GammaBetaBackward, ...); GEMMs (cuBLAS's nvjet_*,
+// *gemm*/*gemv*, cutlass, xmma, cublasLt's split-K reduction); nvFuser's fusions by the
+// scheduler their name carries (matmul: gemm; inner/outer persistent: normalization, the
+// schedulers made for norms; pointwise, reduction, transpose: elementwise); NCCL's:
+// exposed_comm; and ATen's elementwise, reduction, copy, fill, indexing and embedding kernels,
+// and the device's copies and fills: elementwise. Checked in that order, on the name with any
+// leading "void " (so "fmha_cutlassF" is attention, not a GEMM). nullopt when the name says
+// none of these.
+std::optional<Category> category_of_kernel(std::string_view kernel_name);
+
 // The rule for an autograd node by its own name when its forward operator cannot be found:
 // tokbench's custom functions ("torch::autograd::CppNode<...FusedLinearFunction>") by a table,
 // ATen's nodes ("AddmmBackward0") by the forward operator the name spells ("aten::addmm").

@@ -169,6 +169,12 @@ void resolve_low_precision(const RunOptions& o, const MachineInfo& m, RunPlan& p
       refuse(fmt::format("--use-torchao-fp8-linear with --distributed-mode {}: torchao's float8 training runs "
                          "on one rank or under fully_shard, as the reference; valid: none, fsdp2",
                          distributed::to_string(plan.dist.mode)));
+    // It runs in eager, but that is not how its users run it: torch.compile fuses its scaling
+    // and casts, which eager runs as separate kernels (4.6x slower than bf16 on an H200).
+    if (plan.compiler.executor == Executor::python_eager)
+      plan.warnings.push_back("--use-torchao-fp8-linear under python-eager: torchao's float8 training is meant to "
+                              "be compiled (--compile inductor fuses its scaling and casts); in eager it runs "
+                              "unfused, slower than bf16");
   }
   // TE's fp8 GEMMs need these multiples; the reference enlarges the model to reach them, which
   // would train a model other than the one counted.

@@ -52,7 +52,7 @@ TEST(DeviceTimeline, KernelsTakeTheCategoryOfTheOperatorThatLaunchedThem) {
   t.op("aten::some_new_op", 300, 320);                            // what no rule names
   t.kernel("sm90_xmma_gemm_f32f32", 135, 150, 350);               // 200 µs of GEMM
   t.kernel("elementwise_kernel<mul>", 220, 350, 450);             // 100 µs of normalization
-  t.kernel("vectorized_elementwise_kernel", 310, 500, 540);       // 40 µs: its operator is other
+  t.kernel("kernel_3", 310, 500, 540);                            // 40 µs: its operator and name are other
   t.orphan("mystery_kernel", 600, 650);                           // 50 µs with no known launch
   // Idle: [0,150) of which [0,100) in the batch; [450,500), [540,600), [650,1000) launch gaps.
 
@@ -168,6 +168,43 @@ TEST(DeviceTimeline, BackwardOnTheEnginesThreadKeepsItsForwardsCategories) {
   EXPECT_EQ(p.gemm_flops, 2 * 4 * 8 * 16);  // the engine thread's products count, once
   EXPECT_EQ(d.device.unlaunched_activities, 0);
   EXPECT_NEAR(sum_us(p), 1000, 1e-9);
+}
+
+// Where the launching host event says nothing, the kernel's name decides: inductor's kernels
+// launched from a compiled graph's range (names as torch 2.11 gives them on a GPU), a GEMM and
+// the fused optimizer whose launch the profiler did not record, and a kernel whose name says
+// nothing either, which stays other. A kernel launched under a classified operator keeps that
+// operator's category whatever its name.
+TEST(DeviceTimeline, KernelsByTheirOwnNameWhereTheHostSaysNothing) {
+  Timeline t;
+  t.op(ranges::kIteration, 0, 1000);
+  t.op(ranges::kForward, 0, 1000);
+  t.op("## Call CompiledFxGraph fxyz ##", 10, 900);
+  t.kernel("triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_0", 20, 100, 200);  // 100 µs of norm
+  t.kernel("triton_poi_fused_add_mul_silu_3", 30, 200, 260);                     // 60 µs elementwise
+  t.kernel("triton_tem_fused_mm_1", 40, 260, 300);                              // 40 µs GEMM template
+  t.kernel("cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x128_4x1x1_kernel0_0", 50,
+           300, 330);                                                            // 30 µs attention
+  t.kernel("kernel_3", 60, 330, 340);                                           // 10 µs: other
+  t.op("aten::mul", 910, 950);
+  t.kernel("nvjet_tst_128x256_64x6_2x1_2cta_v_bz_TNT", 920, 400, 420);         // under aten::mul: elementwise
+  t.orphan("nvjet_tst_128x96_64x7_4x1_v_bz_bias_TNT", 500, 600);                // 100 µs GEMM, no launch
+  t.orphan("void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous namespace)::"
+           "FusedOptimizerTensorListMetadata<4>, at::native::(anonymous namespace)::FusedAdamMathFunctor<float, 4, "
+           "(at::native::ADAM_MODE)1, false>, double*, double, double, double, double, double, bool, float*, float*>",
+           600, 680);                                                            // 80 µs optimizer, no launch
+  const DevicePass d = attribute_device_timeline(t.host, t.launches, t.device);
+  const ProfiledPass& p = d.pass;
+  EXPECT_NEAR(us(p, Category::normalization), 100, 1e-9);
+  EXPECT_NEAR(us(p, Category::elementwise), 60 + 20, 1e-9);
+  EXPECT_NEAR(us(p, Category::gemm), 40 + 100, 1e-9);
+  EXPECT_NEAR(us(p, Category::attention), 30, 1e-9);
+  EXPECT_NEAR(us(p, Category::optimizer), 80, 1e-9);
+  EXPECT_NEAR(us(p, Category::other), 10, 1e-9);
+  EXPECT_NEAR(sum_us(p), 1000, 1e-9);
+  EXPECT_EQ(d.device.unlaunched_activities, 2);  // still counted: their launches are unknown
+  ASSERT_EQ(p.other_by_name.size(), 1u);
+  EXPECT_EQ(p.other_by_name[0].first, "## Call CompiledFxGraph fxyz ##");
 }
 
 TEST(DeviceTimeline, CommunicationKernelsByName) {

@@ -5,6 +5,9 @@
 #include <cmath>
 #include <numeric>
 #include <set>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "account/matmul_flops.hpp"
 #include "account/op_rules.hpp"
@@ -105,6 +108,91 @@ TEST(Attribution, CompiledStepByKernelNames) {
   // forward's and backward's own 20 ns each, and the compiled function's 30 ns each way.
   EXPECT_EQ(ns(Category::other), 20 + 30 + 20 + 30);
   EXPECT_EQ(pass.gemm_flops, 2 * 2 * 3 * 4 * 2);
+}
+
+// Device kernels by their own names (category_of_kernel), as CUPTI names them on NVIDIA GPUs:
+// PyTorch's ATen kernels, cuBLAS's and CUTLASS's GEMMs, cuDNN's, flash and memory-efficient
+// attention, inductor's and nvFuser's generated kernels, NCCL's.
+TEST(Rules, DeviceKernelsByTheirOwnNames) {
+  const std::vector<std::pair<std::string_view, Category>> named = {
+      // GEMMs: cuBLAS on Hopper (nvjet, whose tile names spell no "gemm"), CUTLASS, cuBLASLt's
+      // split-K reduction, inductor's template.
+      {"nvjet_tst_128x256_64x6_2x1_2cta_v_bz_TNT", Category::gemm},
+      {"nvjet_tst_128x8_64x12_2x1_v_bz_splitK_TNT", Category::gemm},
+      {"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel"
+       "__5x_cublas", Category::gemm},
+      {"void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_32x6_tn_align8>(cutlass_80_"
+       "tensorop_bf16_s16816gemm_relu_bf16_64x64_32x6_tn_align8::Params)", Category::gemm},
+      {"void cublasLt::splitKreduce_kernel<32, 16, int, float, __nv_bfloat16, float, __nv_bfloat16, true, false, "
+       "false>(cublasLt::cublasSplitKParams<float>, float const*, __nv_bfloat16 const*, __nv_bfloat16*, float const*, "
+       "float const*, __nv_bfloat16 const*, void*, long, float*, int*)", Category::gemm},
+      {"triton_tem_fused_mm_0", Category::gemm},
+      // Attention: cuDNN's SDPA, PyTorch's flash (whose template arguments name cutlass types)
+      // and memory-efficient (fmha_cutlass*) kernels.
+      {"cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x128_4x1x1_kernel0_0",
+       Category::attention},
+      {"cudnn_generated_fort_native_sdpa_sm90_flash_bprop_wgmma_f16_knob_26_64x64x128_4x1x1_kernel0_0",
+       Category::attention},
+      {"void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, "
+       "cutlass::bfloat16_t, Flash_kernel_traits<128, 128, 64, 4, cutlass::bfloat16_t> >, false, true, false, false, "
+       "true, true, false, false>(pytorch_flash::Flash_fwd_params)", Category::attention},
+      {"fmha_cutlassF_bf16_aligned_64x128_rf_sm80(PyTorchMemEffAttention::AttentionKernel<cutlass::bfloat16_t, "
+       "cutlass::arch::Sm80, true, 64, 128, 128, true, true>::Params)", Category::attention},
+      {"fmha_cutlassB_bf16_aligned_128x64_k128_sm80(PyTorchMemEffAttention::AttentionBackwardKernel<cutlass::arch::"
+       "Sm80, cutlass::bfloat16_t, true, false, true, 128, 64, 128, false>::Params)", Category::attention},
+      // The loss: ATen's log-softmax (its epilogue names it) and NLL; inductor's fusion of both.
+      {"void at::native::(anonymous namespace)::cunn_SoftMaxForward<8, c10::BFloat16, float, c10::BFloat16, "
+       "at::native::(anonymous namespace)::LogSoftMaxForwardEpilogue>(c10::BFloat16*, c10::BFloat16 const*, int)",
+       Category::loss},
+      {"void at::native::(anonymous namespace)::nll_loss_forward_reduce_cuda_kernel_2d<float, float, long>(float*, "
+       "float*, float const*, long const*, float const*, bool, long, long, long, long)", Category::loss},
+      {"triton_red_fused__log_softmax_nll_loss_forward_3", Category::loss},
+      // The optimizer: the fused AdamW and a foreach operator, both through multi_tensor_apply.
+      {"void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous namespace)::"
+       "FusedOptimizerTensorListMetadata<4>, at::native::(anonymous namespace)::FusedAdamMathFunctor<float, 4, "
+       "(at::native::ADAM_MODE)1, false>, double*, double, double, double, double, double, bool, float*, float*>",
+       Category::optimizer},
+      {"void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous namespace)::"
+       "TensorListMetadata<1>, at::native::(anonymous namespace)::BinaryOpScalarFunctor<float, 1, 1, 0>, "
+       "std::multiplies<float>, float>(at::native::(anonymous namespace)::TensorListMetadata<1>, ...)",
+       Category::optimizer},
+      // Norms: ATen's layer norm forward and backward, inductor's RMSNorm.
+      {"void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float, false>(int, "
+       "float, c10::BFloat16 const*, c10::BFloat16 const*, c10::BFloat16 const*, float*, float*, c10::BFloat16*)",
+       Category::normalization},
+      {"void at::native::(anonymous namespace)::GammaBetaBackwardCUDAKernelTemplate<c10::BFloat16, float, 32u, 32u, "
+       "256u, false, true, true>(long, long, c10::BFloat16 const*, c10::BFloat16 const*, float const*, float const*, "
+       "c10::BFloat16*, c10::BFloat16*)", Category::normalization},
+      {"triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_0", Category::normalization},
+      // nvFuser's fusions, by their scheduler.
+      {"nvfuser_pointwise_f0_c1_r0_g0", Category::elementwise},
+      {"nvfuser_inner_persistent_f2_c1_r0_g1", Category::normalization},
+      {"nvfuser_inner_outer_persistent_f3_c1_r0_g0", Category::normalization},
+      {"(anonymous namespace)::nvfuser_inner_persistent_f0_c1_r0_g0(Tensor<float, 2, 2>, Tensor<float, 2, 2>)",
+       Category::normalization},
+      {"nvfuser_reduction_f1_c1_r0_g2", Category::elementwise},
+      {"nvfuser_matmul_f4_c1_r0_g0", Category::gemm},
+      // ATen's elementwise, reductions, indexing, concatenation; the device's copies and fills.
+      {"void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>, "
+       "std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul>)",
+       Category::elementwise},
+      {"void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::func_wrapper_t<float, "
+       "at::native::sum_functor<float, float, float>::operator()(at::TensorIterator&)::{lambda(float, float)#1}>, "
+       "unsigned int, float, 4, 4> >(at::native::ReduceOp<float, ...>)", Category::elementwise},
+      {"void at::native::(anonymous namespace)::indexSelectLargeIndex<c10::BFloat16, long, unsigned int, 2, 2, -2, "
+       "true>(at::cuda::detail::TensorInfo<c10::BFloat16, unsigned int>, ...)", Category::elementwise},
+      {"triton_poi_fused_add_mul_silu_3", Category::elementwise},
+      {"Memcpy DtoD (Device -> Device)", Category::elementwise},
+      {"Memset (Device)", Category::elementwise},
+      {"ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", Category::exposed_comm},
+  };
+  for (const auto& [name, category] : named) {
+    const auto got = category_of_kernel(name);
+    ASSERT_TRUE(got.has_value()) << name;
+    EXPECT_EQ(json_name(*got), json_name(category)) << name;
+  }
+  EXPECT_FALSE(category_of_kernel("kernel_3").has_value());
+  EXPECT_FALSE(category_of_kernel("hadamard_transform_kernel").has_value());  // "adam" inside is no optimizer
 }
 
 TEST(Rules, BackwardNodesByTheOperatorTheyNameOrTheirFunction) {

@@ -797,7 +797,16 @@ TEST(Resolve, Fp8NeedsAnFp8GpuAndAPythonExecutor) {
   o.device = "cuda:0";
   expect_usage(o, {"--use-torchao-fp8-linear", "A100", "8.0"}, gpus);
   o.device = "cuda:1";
-  EXPECT_EQ(resolve_run(o, gpus).precision, Precision::fp8);
+  const RunPlan eager_fp8 = resolve_run(o, gpus);
+  EXPECT_EQ(eager_fp8.precision, Precision::fp8);
+  // torchao's float8 in eager runs, and says once that the library is meant to be compiled;
+  // under inductor, as its users run it, nothing is said.
+  ASSERT_EQ(eager_fp8.warnings.size(), 1u);
+  EXPECT_NE(eager_fp8.warnings[0].find("meant to be compiled"), std::string::npos);
+  o.compile = "inductor";
+  const RunPlan compiled_fp8 = resolve_run(o, gpus);
+  EXPECT_EQ(compiled_fp8.precision, Precision::fp8);
+  EXPECT_TRUE(compiled_fp8.warnings.empty());
   o.compile = "eager";
   expect_usage(o, {"tokbench's own executor", "python-eager"}, gpus);
   o.compile = "thunder";
