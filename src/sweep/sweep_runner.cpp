@@ -276,7 +276,8 @@ nlohmann::json synthesized_row(const Configuration& c, const std::string& status
         } else if (end.interrupted) {
           std::filesystem::remove(path);  // not finished: the next sweep runs it again
           result.interrupted = true;
-        } else if (end.status.signal == 0 && end.status.exit_code == results::kExitRecordNotWritten) {
+        } else if (end.status.signal == 0 && (end.status.exit_code == results::kExitRecordNotWritten ||
+                                              end.status.exit_code == results::kExitRuntimeUnavailable)) {
           // The run measured, but could not write its record: tokbench's failure, not this
           // configuration's ending. Nothing is recorded (its write was atomic: no file is left).
           --result.executed;
