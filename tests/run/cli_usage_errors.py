@@ -117,7 +117,8 @@ def empty_value_case(subcommand, spellings):
     proc = subprocess.run([TOKBENCH, subcommand, spellings[-1] + "=", word], capture_output=True, text=True,
                           timeout=120, env={k: v for k, v in os.environ.items() if k != "WORLD_SIZE"})
     lines = [l for l in proc.stderr.splitlines() if l.strip()]
-    named = len(lines) == 1 and any(n in lines[0] for n in spellings) and "empty value" in lines[0]
+    # The option's own check may say it first ("--seed: '' is not valid; valid: a whole number").
+    named = len(lines) == 1 and any(n in lines[0] for n in spellings) and ("empty value" in lines[0] or "''" in lines[0])
     if proc.returncode != 2 or not named or word in proc.stderr or proc.stdout:
         return f"{subcommand} {spellings[-1]}= {word}: exit {proc.returncode}, stderr {proc.stderr!r}"
     return None
