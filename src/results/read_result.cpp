@@ -157,12 +157,12 @@ json parse_within_limits(std::string_view text) {
 // JSON text that is an object, or std::invalid_argument with the reason.
 json parse_object(std::string_view text) {
   const char first = first_character(text);
-  if (first != '{' && first != '\0') {
-    const std::string what = first == '[' ? "a JSON array" : "not JSON";
-    throw std::invalid_argument(fmt::format("it is {}, not the object of a result's schema_version, status and "
-                                            "model_name (it begins with '{}')",
-                                            what, usage_printable_char(first)));
-  }
+  if (first == '[')
+    throw std::invalid_argument("it is a JSON array, not the object of a result's schema_version, status and "
+                                "model_name (another program's?)");
+  if (first != '{' && first != '\0')
+    throw std::invalid_argument(fmt::format("it is not JSON (it begins with '{}', where a result begins with '{{')",
+                                            usage_printable_char(first)));
   json j = parse_within_limits(text);
   if (!j.is_object())
     throw std::invalid_argument(fmt::format("it is a JSON {}, not the object of a result's schema_version, status and "
