@@ -1,19 +1,19 @@
 // The `tokbench` program: one binary, subcommands from the command registry. Usage errors
 // print one line and exit 2 before any work starts; nothing here knows a subcommand's options.
+// A runtime that cannot start (a deleted working directory, a library's exit) is exit 9.
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
 #include <clocale>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <unistd.h>
-
-#include <atomic>
-#include <cerrno>
-#include <cstdlib>
-#include <cstring>
 
 #include "cli/command.hpp"
 #include "cli/option_values.hpp"
