@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The run paths of the binaries the build makes (cmake/runtime_paths.cmake, issue 38).
 
-  dynamic_section BIN_DIR ALLOWED   every ELF file in BIN_DIR (the build's executables, tests and
-                                    modules) has a RUNPATH of only ALLOWED's folders (':'-separated,
+  dynamic_section BUILD_DIR ALLOWED every executable and shared object under BUILD_DIR (the
+                                    build's program, tests, benchmarks and modules) has a RUNPATH of only ALLOWED's folders (':'-separated,
                                     as CMake chose them), each absolute and existing; no RPATH, no
                                     empty, relative or $ORIGIN entry; and the loader finds every
                                     library each needs (ldd: nothing "not found").
@@ -28,18 +28,24 @@ def dynamic_entries(path):
     return re.findall(r"\((NEEDED|RPATH|RUNPATH)\)\s+[^\[]*\[(.*)\]", out)
 
 
-def is_elf(path):
+def is_linked_elf(path):
+    """An ELF executable or shared object (e_type 2 or 3), not an object file (1)."""
     with open(path, "rb") as f:
-        return f.read(4) == b"\x7fELF"
+        head = f.read(18)
+    return len(head) == 18 and head[:4] == b"\x7fELF" and int.from_bytes(head[16:18], "little") in (2, 3)
 
 
-def dynamic_section(bin_dir, allowed_text):
+def dynamic_section(build_dir, allowed_text):
     allowed = [d for d in allowed_text.split(":")]
     for d in allowed:
         if not d or not os.path.isabs(d) or not os.path.isdir(d):
             fail(f"the build's own run path entry {d!r} is not an existing absolute folder")
-    binaries = sorted(os.path.join(bin_dir, f) for f in os.listdir(bin_dir)
-                      if os.path.isfile(os.path.join(bin_dir, f)) and is_elf(os.path.join(bin_dir, f)))
+    binaries = []
+    for folder, subfolders, files in os.walk(build_dir):
+        subfolders[:] = [d for d in subfolders if d != "CMakeFiles"]  # compiler probes and objects
+        binaries += [os.path.join(folder, f) for f in files
+                     if not os.path.islink(os.path.join(folder, f)) and is_linked_elf(os.path.join(folder, f))]
+    binaries.sort()
     if not any(os.path.basename(b) == "tokbench" for b in binaries):
         fail(f"no tokbench among {binaries}")
     problems = []
