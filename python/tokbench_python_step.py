@@ -643,8 +643,10 @@ def train(a, torch, GPT, Config, Block, out, stop, probe, executors):
         try:
             torch.cuda.memory._dump_snapshot(a.memory_snapshot)
             memory["memory_snapshot_message"] = f"Dump memory snapshot at {a.memory_snapshot}"
+            memory["memory_snapshot_written"] = True
         except Exception as e:
             memory["memory_snapshot_message"] = f"no memory snapshot written: {e}".splitlines()[0]
+            memory["memory_snapshot_written"] = False
     if a.options["dump_thunder_traces"] and status == "ok":
         print_thunder_traces(model if uses_thunder_jit(a) else None, thunder_backend)
     profile_message = None

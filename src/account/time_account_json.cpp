@@ -1,8 +1,12 @@
 // The time account's JSON form (time_account_json.hpp).
 #include "account/time_account_json.hpp"
 
+#include <fmt/format.h>
+
+#include <cmath>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace tokbench::account {
 namespace {
@@ -39,6 +43,77 @@ std::string text(const json& j, const char* key) {
   const json& v = at(j, key);
   if (!v.is_string()) throw std::invalid_argument(std::string("time_account: '") + key + "' is not text");
   return v.get<std::string>();
+}
+
+// A time no run produces is refused by the reader, so no explanation, table or bar is drawn from
+// one: seconds are finite, non-negative and at most kMaxAccountSeconds (an iteration of a
+// billion seconds is no benchmark, and its milliseconds and differences stay finite).
+void check_seconds(double value, const std::string& key) {
+  if (!(value >= 0 && value <= kMaxAccountSeconds))
+    throw std::invalid_argument(fmt::format("time_account: '{}' is {}; valid: seconds from 0 to {:g}", key, value,
+                                            kMaxAccountSeconds));
+}
+
+void check_count(int64_t value, const std::string& key) {
+  if (value < 0) throw std::invalid_argument(fmt::format("time_account: '{}' is {}; valid: 0 or more", key, value));
+}
+
+// The values of an account read back: what make_time_account can produce (its arithmetic:
+// shares in [0, 1] summing to 1, seconds summing to the iteration), within kAccountSumTolerance.
+void check_values(const TimeAccount& a) {
+  if (a.profiled_iterations < 1)
+    throw std::invalid_argument(fmt::format("time_account: 'profiled_iters' is {}; valid: 1 or more",
+                                            a.profiled_iterations));
+  check_seconds(a.iteration_seconds, "iteration_s");
+  if (!(a.iteration_seconds > 0)) throw std::invalid_argument("time_account: 'iteration_s' is 0; valid: more than 0");
+  check_seconds(a.profiled_iteration_seconds, "profiled_iteration_s");
+  check_seconds(a.profiled_range_seconds, "profiled_range_s");
+  double seconds = 0, profiled = 0, shares = 0;
+  for (const Category c : all_categories()) {
+    const std::string name = "categories." + std::string(json_name(c));
+    const CategoryTime& ct = a[c];
+    check_seconds(ct.seconds, name + ".s");
+    check_seconds(ct.profiled_seconds, name + ".profiled_s");
+    if (!(ct.share >= 0 && ct.share <= 1 + kAccountSumTolerance))
+      throw std::invalid_argument(fmt::format("time_account: '{}.share' is {}; valid: 0 to 1", name, ct.share));
+    if (ct.mfu_cost && !std::isfinite(*ct.mfu_cost))
+      throw std::invalid_argument(fmt::format("time_account: '{}.mfu_cost' is not finite", name));
+    seconds += ct.seconds;
+    profiled += ct.profiled_seconds;
+    shares += ct.share;
+  }
+  const auto off = [](double sum, double whole) { return std::abs(sum - whole) > kAccountSumTolerance * whole; };
+  if (off(seconds, a.iteration_seconds))
+    throw std::invalid_argument(fmt::format("time_account: its categories sum to {:.6g} s and its iteration "
+                                            "('iteration_s') is {:.6g} s; valid: the same, within {:g}%",
+                                            seconds, a.iteration_seconds, kAccountSumTolerance * 100));
+  if (off(profiled, a.profiled_range_seconds))
+    throw std::invalid_argument(fmt::format("time_account: its categories' profiled_s sum to {:.6g} s and "
+                                            "'profiled_range_s' is {:.6g} s; valid: the same, within {:g}%",
+                                            profiled, a.profiled_range_seconds, kAccountSumTolerance * 100));
+  if (off(shares, 1.0))
+    throw std::invalid_argument(fmt::format("time_account: its categories' shares sum to {:.6g}; valid: 1, within "
+                                            "{:g}%", shares, kAccountSumTolerance * 100));
+  check_count(a.gemm_flops_per_iter, "gemm_flops_per_iter");
+  check_count(a.attention_flops_per_iter, "attention_flops_per_iter");
+  check_count(a.uncounted_matmuls, "uncounted_matmuls");
+  check_count(a.model_flops_per_iter, "model_flops_per_iter");
+  if (a.peak_flop_per_s && !(*a.peak_flop_per_s > 0 && std::isfinite(*a.peak_flop_per_s)))
+    throw std::invalid_argument("time_account: 'peak_TFLOP_per_s' is not a positive number");
+  const std::pair<const std::optional<double>*, const char*> optional_seconds[] = {
+      {&a.matmul_seconds_at_ceiling, "matmul_s_at_ceiling"},
+      {&a.exposed_comm_step_seconds, "exposed_comm_step_s"},
+      {&a.exposed_comm_gap_seconds, "exposed_comm_gaps_s"},
+      {&a.comm_in_flight_seconds, "comm_in_flight_s"}};
+  for (const auto& [value, key] : optional_seconds)
+    if (*value) check_seconds(**value, key);
+  check_seconds(a.exposed_comm_seen_seconds, "exposed_comm_seen_s");
+  for (const auto& [name, s] : a.other_top) check_seconds(s, "other_top[].profiled_s");
+  if (a.device) {
+    check_seconds(a.device->busy_seconds, "device.busy_s");
+    check_seconds(a.device->hidden_comm_seconds, "device.hidden_comm_s");
+    check_seconds(a.device->unlaunched_seconds, "device.unlaunched_s");
+  }
 }
 
 }  // namespace
@@ -142,6 +217,7 @@ TimeAccount time_account_from_json(const json& j) {
   const json& other_top = at(j, "other_top");
   if (!other_top.is_array()) throw std::invalid_argument("time_account: 'other_top' is not an array");
   for (const json& item : other_top) a.other_top.emplace_back(text(item, "name"), number(item, "profiled_s"));
+  check_values(a);
   return a;
 }
 

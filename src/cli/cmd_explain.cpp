@@ -47,7 +47,7 @@ const RegisterCommand kExplain{
        sub.add_option("--format", o->format, "text or json")->capture_default_str();
        sub.footer("Both runs need a time account (tokbench run --time-account-iters N) and one configuration: the "
                   "same model, layers, shape, precision, ranks and device.\nExit codes: 0 explained, 2 usage (a "
-                  "record without an account, two configurations).");
+                  "record without an account, two configurations, a file that is no record a run writes).");
        return [o] { return run_explain(*o); };
      }}};
 

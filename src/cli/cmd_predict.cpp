@@ -25,6 +25,7 @@
 #include "results/record_status.hpp"
 #include "results/result_store.hpp"
 #include "results/tables.hpp"
+#include "usage/usage_error.hpp"
 
 namespace tokbench::cli {
 namespace {
@@ -59,22 +60,32 @@ std::vector<predict::MeasuredRun> measured_runs(const std::string& from) {
       throw std::invalid_argument(fmt::format("--from '{}': the store has no sweep {} (tokbench history lists them)",
                                               from, ref->second));
   } else {
-    std::ifstream in(from, std::ios::binary);
-    if (!in)
-      throw std::invalid_argument(fmt::format("--from '{}' is not valid; valid: a run's JSON (tokbench run --json-path), a "
-                                              "sweep's JSON, or STORE.sqlite:SWEEP_ID",
-                                              from));
-    std::ostringstream text;
-    text << in.rdbuf();
+    // The reader every command shares (results/read_result.hpp): bounded, a directory named as
+    // one, each listed record checked as a lone one is.
     nlohmann::json doc;
     try {
-      doc = nlohmann::json::parse(text.str());
-    } catch (const nlohmann::json::exception&) {
-      throw std::invalid_argument(fmt::format("--from '{}': not JSON (truncated, or another program's?)", from));
+      doc = results::parse_record_document(results::read_record_file(from));
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(fmt::format("--from '{}' is not valid: {}; valid: a run's JSON (tokbench run "
+                                              "--json-path), a sweep's JSON, or STORE.sqlite:SWEEP_ID",
+                                              usage::printable(from), e.what()));
     }
     if (doc.is_object() && doc.contains("schema_version")) doc = results::read_run_result(from);  // a record's checks
     from_list = doc.is_array() || (doc.is_object() && doc.contains("runs") && !doc.contains("schema_version"));
     records = predict::records_of_document(doc, from);
+    // A list holds records: anything else (a number, a string) is no sweep's JSON, refused in one
+    // line rather than skipped once per element.
+    if (from_list)
+      for (const auto& [record, source] : records) {
+        try {
+          results::check_run_record(record);
+        } catch (const std::invalid_argument& e) {
+          throw std::invalid_argument(fmt::format("--from '{}' is not valid: at{}, {}; valid: a run's JSON, a sweep's "
+                                                  "JSON (its runs' records), or STORE.sqlite:SWEEP_ID",
+                                                  usage::printable(from), usage::printable(source.substr(from.size())),
+                                                  e.what()));
+        }
+      }
   }
   std::vector<predict::MeasuredRun> runs;
   for (auto& [record, source] : records) {
@@ -122,6 +133,12 @@ int run_predict(const predict::PredictCommandOptions& o) {
   const results::ReporterPlugin& format = results::format_from_string(o.format);
   if (format.file == results::FileUse::required && o.output.empty())
     throw std::invalid_argument(fmt::format("--format {} writes a file: name it with --output FILE", format.name));
+  if (!o.output.empty()) {
+    const std::string why = files::why_not_writable(o.output);
+    if (!why.empty())
+      throw std::invalid_argument(fmt::format("--output '{}' cannot be written: {}; valid: a file path in an existing, "
+                                              "writable folder", usage::printable(o.output), why));
+  }
   const predict::ClusterInput cluster = cluster_input(o);
   std::vector<nlohmann::json> predictions;
   for (const auto& run : measured_runs(o.from))

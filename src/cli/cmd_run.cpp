@@ -24,7 +24,8 @@ const RegisterCommand kRun{
        auto options = std::make_shared<run::RunOptions>();
        run::add_bench_options(sub, *options);
        sub.footer("Metrics are defined in docs/run.md and docs/PERFORMANCE.md. Exit codes: 0 ok, 1 error, "
-                  "2 usage, 3 out of memory, 4 NaN loss, 5 interrupted, 6 timeout, 7 a rank failed.\n"
+                  "2 usage, 3 out of memory, 4 NaN loss, 5 interrupted, 6 timeout, 7 a rank failed, 8 tokbench's output "
+                  "(the JSON, the memory snapshot) not written, 9 the runtime could not start.\n"
                   "Many ranks: --nproc-per-node N (built-in launcher), or torchrun --no-python / srun / mpirun "
                   "around `tokbench run`.");
        return [options] {

@@ -49,6 +49,23 @@ void sync_folder(const std::filesystem::path& path) {
 
 }  // namespace
 
+std::string why_not_writable(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return "it is a directory";
+  const std::filesystem::path folder = folder_of(path);
+  if (!std::filesystem::is_directory(folder, ec)) return "folder '" + folder.string() + "' does not exist";
+  std::string probe = (folder / ".tokbench-write-check.XXXXXX").string();
+  const int fd = ::mkostemp(probe.data(), O_CLOEXEC);
+  if (fd < 0) {
+    const int error = errno;
+    return "folder '" + folder.string() + "' is not writable (" + std::strerror(error) + ")";
+  }
+  ::close(fd);
+  ::unlink(probe.c_str());
+  if (std::filesystem::exists(path, ec) && ::access(path.c_str(), W_OK) != 0) return "it exists and is not writable";
+  return "";
+}
+
 void write_file_atomically(const std::filesystem::path& path, std::string_view text) {
   std::string temporary;
   const int fd = open_temporary(path, temporary);

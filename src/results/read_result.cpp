@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <stdexcept>
+#include <vector>
 
+#include "account/time_account_json.hpp"
 #include "results/result_columns.hpp"
 
 namespace tokbench::results {
@@ -48,6 +50,61 @@ int nesting_depth(std::string_view text, int limit) {
   return deepest;
 }
 
+// Far more values than any record holds (a run of a million iterations writes ~6 million), and
+// far more members than any array or object of one (the iterations: at most a million): JSON
+// beyond them is refused while it is read, before a tree of it is built (a tree takes ~50 bytes
+// a value: 50 MB of "0," would take 1.3 GB).
+constexpr std::size_t kMaxRecordValues = std::size_t{1} << 24;
+constexpr std::size_t kMaxRecordMembers = 1'000'001;
+
+// Counts values and each container's members as the parser reads them, and stops it past the
+// bounds above (why_ says which). Parse errors are left to the tree's parse, which names them.
+class RecordShape : public nlohmann::json_sax<json> {
+ public:
+  std::string why_;
+
+  bool null() override { return counted(); }
+  bool boolean(bool) override { return counted(); }
+  bool number_integer(number_integer_t) override { return counted(); }
+  bool number_unsigned(number_unsigned_t) override { return counted(); }
+  bool number_float(number_float_t, const string_t&) override { return counted(); }
+  bool string(string_t&) override { return counted(); }
+  bool binary(binary_t&) override { return counted(); }
+  bool start_object(std::size_t) override { return opened(); }
+  bool key(string_t&) override { return true; }
+  bool end_object() override { return closed(); }
+  bool start_array(std::size_t) override { return opened(); }
+  bool end_array() override { return closed(); }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+
+ private:
+  std::size_t values_ = 0;
+  std::vector<std::size_t> members_;
+
+  bool counted() {
+    if (++values_ > kMaxRecordValues) {
+      why_ = fmt::format("it holds more than {} values, far more than any result (damaged, or another program's)",
+                         kMaxRecordValues);
+      return false;
+    }
+    if (!members_.empty() && ++members_.back() > kMaxRecordMembers) {
+      why_ = fmt::format("an array or object in it holds more than {} members, more than any result's (damaged, or "
+                         "another program's)", kMaxRecordMembers - 1);
+      return false;
+    }
+    return true;
+  }
+  bool opened() {
+    if (!counted()) return false;
+    members_.push_back(0);
+    return true;
+  }
+  bool closed() {
+    if (!members_.empty()) members_.pop_back();
+    return true;
+  }
+};
+
 // A value as compact JSON, cut short: a refusal stays one readable line whatever the file holds.
 std::string short_text(const json& v) {
   const std::string text = v.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -61,12 +118,30 @@ std::string reason_of(const json::exception& e) {
   return end == std::string::npos ? what : what.substr(end + 2);
 }
 
-// JSON text that is an object, or std::invalid_argument with the reason.
-json parse_object(std::string_view text) {
+// A character as a refusal may show it: control characters and bytes past ASCII as '?'.
+char usage_printable_char(char c) {
+  const auto byte = static_cast<unsigned char>(c);
+  return byte < 0x20 || byte >= 0x7f ? '?' : c;
+}
+
+// The first character of JSON text past its blanks ('\0' for none): an object's '{', an
+// array's '['; told before the text is parsed, so that a file of junk or of a million numbers is
+// refused without building a tree of it.
+char first_character(std::string_view text) {
+  const std::size_t at = text.find_first_not_of(" \t\r\n");
+  return at == std::string_view::npos ? '\0' : text[at];
+}
+
+// JSON text within the nesting limit and a double's range, or std::invalid_argument with the
+// reason.
+json parse_within_limits(std::string_view text) {
   if (nesting_depth(text, kMaxRecordNesting) > kMaxRecordNesting)
     throw std::invalid_argument(fmt::format("it nests arrays or objects more than {} levels deep, far deeper than a "
                                             "result does (damaged, or another program's)",
                                             kMaxRecordNesting));
+  RecordShape shape;
+  json::sax_parse(text, &shape, json::input_format_t::json, false);
+  if (!shape.why_.empty()) throw std::invalid_argument(shape.why_);
   json j;
   try {
     j = json::parse(text);
@@ -76,6 +151,19 @@ json parse_object(std::string_view text) {
   } catch (const json::exception& e) {  // out_of_range.406: a number beyond a double (1e400)
     throw std::invalid_argument(fmt::format("it is JSON a result cannot hold: {}", reason_of(e)));
   }
+  return j;
+}
+
+// JSON text that is an object, or std::invalid_argument with the reason.
+json parse_object(std::string_view text) {
+  const char first = first_character(text);
+  if (first == '[')
+    throw std::invalid_argument("it is a JSON array, not the object of a result's schema_version, status and "
+                                "model_name (another program's?)");
+  if (first != '{' && first != '\0')
+    throw std::invalid_argument(fmt::format("it is not JSON (it begins with '{}', where a result begins with '{{')",
+                                            usage_printable_char(first)));
+  json j = parse_within_limits(text);
   if (!j.is_object())
     throw std::invalid_argument(fmt::format("it is a JSON {}, not the object of a result's schema_version, status and "
                                             "model_name (another program's?)",
@@ -116,6 +204,46 @@ constexpr TypedKey kIterationKeys[] = {
     {"loss", number_or_null, "a number (or null)"},
 };
 
+// A record's time in milliseconds: finite (JSON has no inf, but 1e308 ms is not a time either),
+// not negative, and at most the account's bound on seconds.
+void check_milliseconds(const json& v, const std::string& key) {
+  if (!v.is_number()) return;  // null: not measured
+  const double ms = v.get<double>();
+  if (!(ms >= 0 && ms <= account::kMaxAccountSeconds * 1e3))
+    throw std::invalid_argument(fmt::format("its key '{}' is {}, where a result holds milliseconds from 0 to {:g}", key,
+                                            short_text(v), account::kMaxAccountSeconds * 1e3));
+}
+
+// A time account (the record's, a rank's) as the account's reader takes it, values included.
+void check_account(const json& record, const std::string& key) {
+  const auto it = record.find("time_account");
+  if (it == record.end() || it->is_null()) return;
+  try {
+    account::time_account_from_json(*it);
+  } catch (const std::invalid_argument& e) {
+    const std::string why = e.what();
+    const std::string prefix = "time_account: ";
+    throw std::invalid_argument(fmt::format("its {} is not an account a run writes: {}", key,
+                                            why.rfind(prefix, 0) == 0 ? why.substr(prefix.size()) : why));
+  } catch (const json::exception& e) {
+    throw std::invalid_argument(fmt::format("its {} is not an account a run writes: {}", key, reason_of(e)));
+  }
+}
+
+void check_values(const json& j) {
+  if (const auto stats = j.find("iter_time_ms"); stats != j.end() && stats->is_object())
+    for (const auto& [name, value] : stats->items()) check_milliseconds(value, "iter_time_ms." + name);
+  if (const auto average = j.find("average_iter_time"); average != j.end()) check_milliseconds(*average, "average_iter_time");
+  if (const auto iterations = j.find("iterations"); iterations != j.end() && iterations->is_array())
+    for (std::size_t i = 0; i < iterations->size(); ++i)
+      if (const auto t = (*iterations)[i].find("time_ms"); t != (*iterations)[i].end())
+        check_milliseconds(*t, fmt::format("iterations[{}].time_ms", i));
+  check_account(j, "time_account");
+  if (const auto ranks = j.find("ranks"); ranks != j.end() && ranks->is_array())
+    for (std::size_t i = 0; i < ranks->size(); ++i)
+      if ((*ranks)[i].is_object()) check_account((*ranks)[i], fmt::format("ranks[{}].time_account", i));
+}
+
 void check_types(const json& j) {
   auto holds = [](const json& v) {
     const std::string type = v.type_name();
@@ -143,21 +271,55 @@ void check_types(const json& j) {
 
 }  // namespace
 
+void check_run_record(const json& record) {
+  if (!record.is_object())
+    throw std::invalid_argument(fmt::format("it is {}, where a result is an object", short_text(record)));
+  check_types(record);
+  check_values(record);
+}
+
 json parse_run_record(std::string_view text) {
   json j = parse_object(text);
-  check_types(j);
+  check_run_record(j);
   return j;
 }
 
-json read_run_result(const std::filesystem::path& path) {
+std::string read_record_file(const std::filesystem::path& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (ec) throw std::invalid_argument(fmt::format("cannot read it ({})", ec.message()));
+  if (fs::is_directory(status))
+    throw std::invalid_argument("it is a directory; valid: a run's JSON file (tokbench run --json-path)");
+  if (!fs::is_regular_file(status))
+    throw std::invalid_argument("it is not a regular file (a device, a pipe, a socket); valid: a run's JSON file");
+  const std::uintmax_t size = fs::file_size(path, ec);
+  if (ec) throw std::invalid_argument(fmt::format("cannot read it ({})", ec.message()));
+  if (size > kMaxRecordFileBytes)
+    throw std::invalid_argument(fmt::format("it is {:.1f} MB, far larger than any record (at most {:.0f} MB: a run of "
+                                            "a million iterations writes about 200 MB); not read",
+                                            static_cast<double>(size) / 1e6, static_cast<double>(kMaxRecordFileBytes) / 1e6));
   std::ifstream in(path, std::ios::binary);
-  if (!in) not_a_result(path, fmt::format("cannot read it ({})", std::strerror(errno)));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  if (!in) throw std::invalid_argument(fmt::format("cannot read it ({})", std::strerror(errno)));
+  // One buffer of the file's size (a stream buffer grows by doubling and is copied once more).
+  std::string text(static_cast<std::size_t>(size), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(size));
+  if (in.bad()) throw std::invalid_argument(fmt::format("cannot read it ({})", std::strerror(errno)));
+  text.resize(static_cast<std::size_t>(in.gcount()));  // shorter if it shrank since; never read past the bound
+  return text;
+}
+
+json parse_record_document(std::string_view text) {
+  const char first = first_character(text);
+  if (first != '{' && first != '[' && first != '\0')
+    throw std::invalid_argument(fmt::format("it is not JSON (it begins with '{}')", usage_printable_char(first)));
+  return parse_within_limits(text);
+}
+
+json read_run_result(const std::filesystem::path& path) {
   json j;
   try {
-    j = parse_object(text);
+    j = parse_object(read_record_file(path));
   } catch (const std::invalid_argument& e) {
     not_a_result(path, e.what());
   }
@@ -178,6 +340,7 @@ json read_run_result(const std::filesystem::path& path) {
   }
   try {
     check_types(j);
+    check_values(j);
   } catch (const std::invalid_argument& e) {
     not_a_result(path, e.what());
   }

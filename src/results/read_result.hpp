@@ -1,12 +1,17 @@
-// Reading a run's JSON result back (compare, the sweep's folders, the result store's rows): a
-// document is taken only when it is one, and refused in one line naming the file and what it is
-// instead: not readable, not JSON (truncated or damaged), nested or numbered beyond any result,
-// JSON of another program, a result of a newer schema, or a key holding a type no result has.
+// Reading a run's JSON result back (explain, compare, predict, the sweep's folders, the result
+// store's rows): a document is taken only when it is one, and refused in one line naming the
+// file and what it is instead: a directory or no regular file, far larger than any record (before
+// it is read), not readable, not JSON (truncated or damaged), nested or numbered beyond any
+// result, JSON of another program, a result of a newer schema, a key holding a type no result
+// has, or a value no run produces (a negative or non-finite time, a time account whose
+// categories do not add up to its iteration).
 #pragma once
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <filesystem>
+#include <string>
 #include <string_view>
 
 namespace tokbench::results {
@@ -14,6 +19,24 @@ namespace tokbench::results {
 // Far deeper than any result nests (a few levels: the iterations' and ranks' records), and
 // shallow enough for the recursive code that reads a document (dump, compare, copies).
 inline constexpr int kMaxRecordNesting = 64;
+
+// The largest file read as a record or a document of records: a record of the most iterations a
+// run takes (1,000,000, each ~200 bytes as written) is about 200 MB. A larger file is refused
+// from its size, before any of it is read.
+inline constexpr std::uintmax_t kMaxRecordFileBytes = std::uintmax_t{512} << 20;
+
+// The text of the file at `path`, read in one buffer of its size; throws std::invalid_argument
+// with the reason alone ("it is a directory", "it is 2.0 GB, far larger than ...") when it is no
+// regular file, larger than kMaxRecordFileBytes, or cannot be read. The caller names the file.
+std::string read_record_file(const std::filesystem::path& path);
+
+// JSON text within the nesting limit and a double's range (an array or an object: a document
+// of records); std::invalid_argument with the reason alone otherwise.
+nlohmann::json parse_record_document(std::string_view text);
+
+// The checks parse_run_record makes of an object already parsed (a record inside a document of
+// records): each key of the type readers use it as, and its times finite and non-negative.
+void check_run_record(const nlohmann::json& record);
 
 // The result document at `path`; throws std::invalid_argument (a usage error: exit 2) with one
 // line when the file is not a tokbench run result this tokbench can read. A sweep's row for a
@@ -24,7 +47,10 @@ nlohmann::json read_run_result(const std::filesystem::path& path);
 // `text` as a run record, the checks the result store's rows share with a file: JSON within the
 // nesting limit and a double's range, an object, and each key tokbench's readers use (status,
 // message, iterations and their fields, environment, config, ranks, the sweep's keys) of the type
-// they use it as. Throws std::invalid_argument with the reason alone ("its key 'status' holds a
+// they use it as, and the values of its times: each iteration's time_ms, iter_time_ms's figures
+// finite and non-negative, the time accounts (top-level and each rank's) as the account's reader
+// takes them (account/time_account_json.hpp: finite non-negative times, categories summing to
+// the iteration). Throws std::invalid_argument with the reason alone ("its key 'status' holds a
 // number; ..."): the caller names where the text came from.
 nlohmann::json parse_run_record(std::string_view text);
 

@@ -21,4 +21,10 @@ inline bool holds_figures(std::string_view status) { return status == kStatusOk 
 // (docs/run.md and docs/sweep.md, exit codes). Outside the status table's codes 0-7.
 inline constexpr int kExitRecordNotWritten = 8;
 
+// The exit code of a tokbench that could not start its runtime: the working directory no longer
+// exists (LibTorch's oneMKL calls getcwd() when it loads and, failing, ended the process with
+// exit 2, the usage code), or a library ended the process before tokbench finished. Not the
+// configuration's fault either: a sweep stops and the same command resumes, as for 8.
+inline constexpr int kExitRuntimeUnavailable = 9;
+
 }  // namespace tokbench::results

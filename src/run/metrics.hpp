@@ -88,6 +88,10 @@ struct MeasuredRun {
   // Why this process's time account asked for is missing ("no time account: ..."); "" when it
   // is there or was not asked for. Each rank's travels in its rank record.
   std::string time_account_message;
+  // A file this process was asked to write besides the record (--dump-memory-snapshot) could
+  // not be written: the status says error (an ok run) and the message why, and the process
+  // exits 8, tokbench's own output failing (results/record_status.hpp), not 0 or 1.
+  bool output_failed = false;
 };
 
 // --dynamic: the real tokens and the model FLOPs (of each sequence's real length) of one

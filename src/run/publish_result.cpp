@@ -10,11 +10,22 @@
 
 namespace tokbench::run {
 
+void note_snapshot_failure(MeasuredRun& run, const std::string& why) {
+  run.output_failed = true;
+  const std::string line = "--dump-memory-snapshot was asked for and not written (" + why + ")";
+  if (run.outcome == Outcome::ok) {
+    run.outcome = Outcome::error;
+    run.message = "the run finished, but " + line;
+  } else {
+    run.message += (run.message.empty() ? "" : "; ") + line;
+  }
+}
+
 int publish_result(const RunPlan& plan, const MeasuredRun& run, const nlohmann::ordered_json& json,
                    std::ostream& report_out) {
   results::write_run_report(json, report_out);
   report_out << std::flush;
-  int code = exit_code(run.outcome);
+  int code = run.output_failed ? results::kExitRecordNotWritten : exit_code(run.outcome);
   if (!plan.json_path.empty()) {
     try {
       write_json_atomically(plan.json_path, json);

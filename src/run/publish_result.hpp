@@ -12,8 +12,13 @@
 
 namespace tokbench::run {
 
-// Returns the run's exit code; results::kExitRecordNotWritten when the JSON file could not be
-// written, whatever the run's status.
+// Marks `run` as MeasuredRun::output_failed says when the memory snapshot asked for was not
+// written (`why`: the writer's line): an ok run becomes error, the message says why.
+void note_snapshot_failure(MeasuredRun& run, const std::string& why);
+
+// Returns the run's exit code; results::kExitRecordNotWritten when the JSON file, or a file
+// the run was asked for (MeasuredRun::output_failed), could not be written, whatever the run's
+// status.
 int publish_result(const RunPlan& plan, const MeasuredRun& run, const nlohmann::ordered_json& json,
                    std::ostream& report_out);
 

@@ -236,6 +236,8 @@ ChildRun run_child(const RunPlan& plan, const PythonStepCommand& command, const 
       run.peak_rss_bytes = static_cast<int64_t>(number_or_null(j, "peak_rss_bytes").value_or(0));
       c.profile_message = j.value("profile_message", "");
       c.snapshot_message = j.value("memory_snapshot_message", "");
+      if (!c.snapshot_message.empty() && !j.value("memory_snapshot_written", false))
+        note_snapshot_failure(run, c.snapshot_message);
       if (j.contains("attention_kernel") && j["attention_kernel"].is_string())
         run.attention_kernel = j["attention_kernel"].get<std::string>();
       if (const auto allocated = number_or_null(j, "allocated_peak_bytes")) {

@@ -7,6 +7,8 @@
 #include <iostream>
 #include <utility>
 
+#include "results/record_status.hpp"
+
 namespace tokbench::run {
 namespace {
 
@@ -111,7 +113,7 @@ int end_of_other_rank(const RunPlan& plan, const MeasuredRun& run) {
   if (run.outcome != Outcome::ok)
     std::cerr << "tokbench: rank " << plan.dist.env.rank << " ended with status " << to_string(run.outcome)
               << (run.message.empty() ? "" : ": " + run.message) << "\n";
-  return exit_code(run.outcome);
+  return run.output_failed ? results::kExitRecordNotWritten : exit_code(run.outcome);
 }
 
 }  // namespace tokbench::run

@@ -19,6 +19,7 @@
 #include <system_error>
 #include <vector>
 
+#include "files/atomic_file.hpp"
 #include "model/catalog.hpp"
 #include "model/checked_int.hpp"
 #include "model/memory_estimate.hpp"
@@ -504,16 +505,10 @@ void resolve_training(const RunOptions& o, RunPlan& plan) {
 // writable if it exists.
 std::filesystem::path writable_file_path(const char* option, const std::string& text) {
   const std::filesystem::path path(text);
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    refuse(fmt::format("{} '{}' is a directory; valid: a file path in a writable directory", option, text));
-  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-  if (!std::filesystem::is_directory(dir, ec))
-    refuse(fmt::format("{} '{}': directory '{}' does not exist", option, text, dir.string()));
-  if (::access(dir.c_str(), W_OK | X_OK) != 0)
-    refuse(fmt::format("{} '{}': directory '{}' is not writable", option, text, dir.string()));
-  if (std::filesystem::exists(path, ec) && ::access(path.c_str(), W_OK) != 0)
-    refuse(fmt::format("{} '{}' exists and is not writable", option, text));
+  const std::string why = files::why_not_writable(path);
+  if (!why.empty())
+    refuse(fmt::format("{} '{}' cannot be written: {}; valid: a file path in an existing, writable folder", option,
+                       printable(text), why));
   return path;
 }
 

@@ -337,6 +337,7 @@ int run_benchmark(const RunPlan& plan) {
       run.attention_kernel = gpt->attention_kernels();
       profile_message = result.profile_message;
       snapshot_message = result.memory_snapshot_message;
+      if (result.memory_snapshot_failed) note_snapshot_failure(run, snapshot_message);
       run.unit_timings = result.unit_timings;
       unit_timing_message = result.unit_timing_message;
       run.time_account = result.time_account;

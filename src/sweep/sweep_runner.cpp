@@ -7,6 +7,7 @@
 #include "parallel/strategy.hpp"
 #include "process/signal_scope.hpp"
 #include "files/atomic_file.hpp"
+#include "results/read_result.hpp"
 #include "results/record_status.hpp"
 #include "sweep/slurm_jobs.hpp"
 
@@ -140,7 +141,8 @@ std::vector<nlohmann::json> gather_rows(const std::vector<Configuration>& config
   for (const auto& c : configs) {
     const auto path = result_path(out_dir, c);
     if (!has_result(path)) continue;
-    nlohmann::json row = nlohmann::json::parse(read_text(path));
+    // The reader explain, compare and predict use: has_result took it, so it reads.
+    nlohmann::json row = results::parse_run_record(results::read_record_file(path));
     row["sweep_config_id"] = c.id;
     nlohmann::json options = nlohmann::json::object();
     for (const auto& [key, value] : c.options) options[key] = value;
@@ -162,10 +164,11 @@ bool has_result(const std::filesystem::path& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) return false;
   try {
-    const auto j = nlohmann::json::parse(read_text(path));
+    // Every reader's checks (results/read_result.hpp): a record no run writes is no result.
+    const auto j = results::parse_run_record(results::read_record_file(path));
     return j.contains("status") && j["status"].is_string();
   } catch (const std::exception&) {
-    return false;  // a torn file from a crash: run the configuration again
+    return false;  // a torn file from a crash, or a damaged one: run the configuration again
   }
 }
 
@@ -276,11 +279,16 @@ nlohmann::json synthesized_row(const Configuration& c, const std::string& status
         } else if (end.interrupted) {
           std::filesystem::remove(path);  // not finished: the next sweep runs it again
           result.interrupted = true;
-        } else if (end.status.signal == 0 && end.status.exit_code == results::kExitRecordNotWritten) {
-          // The run measured, but could not write its record: tokbench's failure, not this
-          // configuration's ending. Nothing is recorded (its write was atomic: no file is left).
+        } else if (end.status.signal == 0 && (end.status.exit_code == results::kExitRecordNotWritten ||
+                                              end.status.exit_code == results::kExitRuntimeUnavailable)) {
+          // The run measured, but could not write its record (or a file it was asked for), or
+          // could not start its runtime (exit 9): tokbench's failure, not this configuration's
+          // ending. Nothing is recorded (its write was atomic: no file is left).
           --result.executed;
-          throw std::runtime_error(fmt::format("`tokbench run` could not write its result (exit {}): {}",
+          throw std::runtime_error(fmt::format("`tokbench run` {} (exit {}): {}",
+                                               end.status.exit_code == results::kExitRecordNotWritten
+                                                   ? "could not write its result"
+                                                   : "could not start its runtime",
                                                end.status.exit_code, why.empty() ? "its log is empty" : why));
         } else if (end.status.signal == 0 && end.status.exit_code == 2) {
           write_atomically(path, synthesized_row(c, "invalid", why));

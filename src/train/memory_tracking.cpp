@@ -66,19 +66,19 @@ void RunMemoryTracker::start_history() {
   }
 }
 
-std::string RunMemoryTracker::write_snapshot(const std::filesystem::path& path) const {
+RunMemoryTracker::SnapshotWrite RunMemoryTracker::write_snapshot(const std::filesystem::path& path) const {
   try {
     if (cpu_) {
       files::write_file_atomically(path, cpu_memory_snapshot_pickled(cpu_->history(), cpu_->live_blocks()));
     } else if (device_.is_cuda()) {
       files::write_file_atomically(path, cuda_support::memory_snapshot_pickled());
     } else {
-      return "no memory snapshot written: " + device_.str() + " keeps no allocation history";
+      return {false, "no memory snapshot written: " + device_.str() + " keeps no allocation history"};
     }
   } catch (const std::exception& e) {
-    return std::string("no memory snapshot written: ") + e.what();
+    return {false, std::string("no memory snapshot written: ") + e.what()};
   }
-  return "Dump memory snapshot at " + path.string();
+  return {true, "Dump memory snapshot at " + path.string()};
 }
 
 }  // namespace tokbench::train

@@ -39,10 +39,14 @@ class RunMemoryTracker {
   MemoryPeaks peaks() const;
   // --dump-memory-snapshot: start keeping the allocation history (the CPU counter's, or CUDA's
   // caching allocator's), and write it with what is held now in PyTorch's snapshot format
-  // (memory_snapshot.hpp). The writer returns one line for the report: where the snapshot went,
-  // or why none was written.
+  // (memory_snapshot.hpp). The writer returns whether the file was written and one line for the
+  // report: where the snapshot went, or why none was written.
+  struct SnapshotWrite {
+    bool written = false;
+    std::string message;
+  };
   void start_history();
-  std::string write_snapshot(const std::filesystem::path& path) const;
+  SnapshotWrite write_snapshot(const std::filesystem::path& path) const;
   // Bytes held by tensors now (the CPU counter, baseline included, or CUDA's allocator).
   int64_t current_bytes() const;
 

@@ -286,8 +286,11 @@ TrainResult run_timed_loop(TrainStep& step, TokenBatcher& data, const torch::Dev
   }
   // The history and what the loop holds at its end: for an out-of-memory end (what a snapshot
   // shows best), before the release below frees it.
-  if (!options.memory_snapshot_path.empty())
-    result.memory_snapshot_message = memory.write_snapshot(options.memory_snapshot_path);
+  if (!options.memory_snapshot_path.empty()) {
+    const RunMemoryTracker::SnapshotWrite snapshot = memory.write_snapshot(options.memory_snapshot_path);
+    result.memory_snapshot_message = snapshot.message;
+    result.memory_snapshot_failed = !snapshot.written;
+  }
   if (result.status == RunStatus::oom) {
     // Free what this run still holds beyond the model itself: gradients and cached blocks.
     step.release_after_failure();

@@ -64,6 +64,9 @@ struct TrainResult {
   // --profile: what became of the trace ("wrote ..." or why not); empty without --profile.
   std::string profile_message;
   std::string memory_snapshot_message;  // where the memory snapshot went, or why none; "" if not asked
+  // Asked for and not written: a file the user asked for is missing, which the run reports as
+  // its own output failing (exit 8, docs/run.md), whatever the training did.
+  bool memory_snapshot_failed = false;
   // The per-unit timing pass's figures (LoopOptions::unit_timing_iters); none when not asked
   // for, when the run was not ok, or when the pass failed or was stopped (the message says why).
   std::optional<UnitTimings> unit_timings;

@@ -118,7 +118,15 @@ def main():
             (["--from", write("none.json", no_timings), "--cluster", cpu_toml],
              "has no unit_timings; rerun it with a tokbench that records unit timings"),
             (["--from", write("oom.json", failed), "--cluster", cpu_toml], "did not finish (status 'oom')"),
-            (["--from", write("bad.json", "{"), "--cluster", cpu_toml], "not JSON"),
+            (["--from", write("bad.json", "{"), "--cluster", cpu_toml], "ends early (truncated?)"),
+            (["--from", write("junk.json", "\x01garbage"), "--cluster", cpu_toml], "not JSON"),
+            # A bare array of numbers is no sweep's JSON: one line, not one "skipping" per element.
+            (["--from", write("numbers.json", json.dumps(list(range(100_000)))), "--cluster", cpu_toml],
+             "at [0], it is 0, where a result is an object"),
+            (["--from", tmp, "--cluster", cpu_toml], "it is a directory"),
+            (["--from", write("negative.json", dict(measured_record(), average_iter_time=-5.0)), "--cluster", cpu_toml],
+             "'average_iter_time' is -5.0"),
+            (["--from", "", "--cluster", cpu_toml], "--from: an empty value"),
             (["--from", os.path.join(tmp, "missing.json"), "--cluster", cpu_toml], "--from"),
             (["--from", record, "--cluster", write("bad.toml", 'device = "gpu"\n')],
              "'device' = \"gpu\" is not valid; valid: cuda, cpu"),
@@ -129,6 +137,19 @@ def main():
             lines = r.stderr.strip().splitlines()
             check(len(lines) == 1 and expected in lines[0], f"{args}: want one line with '{expected}', got {lines}")
             check(not os.path.exists(out), f"{args}: wrote {out} though refused")
+
+        # --output into a folder that does not exist: refused before the prediction is computed
+        # (exit 2, one line), as every other bad option.
+        missing = os.path.join(tmp, "no-such-folder", "p.json")
+        r = run(["--from", record, "--cluster", cpu_toml, "--format", "json", "--output", missing])
+        lines = r.stderr.strip().splitlines()
+        check(r.returncode == 2 and len(lines) == 1 and "--output" in lines[0] and "does not exist" in lines[0]
+              and r.stdout == "", f"--output into a missing folder: exit {r.returncode}, {lines}, stdout {r.stdout!r}")
+        r = run(["--from", record, "--cluster", cpu_toml, "--format", "json", "--output=", "--num-threads", "2"])
+        lines = r.stderr.strip().splitlines()
+        check(r.returncode == 2 and len(lines) == 1 and "--output" in lines[0] and "empty value" in lines[0]
+              and not os.path.exists(os.path.join(os.getcwd(), "--num-threads")),
+              f"--output= : exit {r.returncode}, {lines}")
 
         # Two ranks on the measured 2-core machine, DDP, collective times from the comm document.
         r = run(["--from", record, "--cluster", "measured", "--comm", comm, "--nproc-per-node", "2",

@@ -4,7 +4,9 @@ Scenarios: real_run (contract identities), oom (tiny CPU memory cap -> 3), nan (
 interrupt (SIGINT mid-run -> 5), interrupt_micro (SIGINT inside an iteration of 64 micro-batches:
 it stops after the current micro-batch, not at the iteration's end), second_signal (a second
 SIGINT during a long micro-batch ends the run at once, the JSON still written), stdout_json
-(--return_metrics_as_json without a path).
+(--return_metrics_as_json without a path), snapshot_unwritten (--dump_memory_snapshot=True whose
+file cannot be written: refused before work when its path is a folder already, exit 2; when it
+becomes one during the run, exit 8 and the record says status error and why, never exit 0/ok).
 Usage: cli_run_paths.py /path/to/tokbench SCENARIO"""
 import json
 import math
@@ -243,6 +245,43 @@ with tempfile.TemporaryDirectory() as scratch:
             fail(f"stdout is not JSON: {e}", proc)
         if j["status"] != "ok" or "Tokens/s:" not in proc.stderr:
             fail("JSON on stdout, report on stderr expected", proc)
+    elif SCENARIO == "snapshot_unwritten":
+        folder = os.path.join(scratch, "cwd")
+        os.mkdir(folder)
+        record_path = os.path.join(scratch, "snapshot.json")
+        # The run writes the snapshot at the reference's name in its working directory: learn it.
+        proc = run(SMALL + ["--dump_memory_snapshot=True", "--quiet", "--time-account-iters", "0",
+                            "--unit-timing-iters", "0"], cwd=folder)
+        names = os.listdir(folder)
+        if proc.returncode != 0 or len(names) != 1 or not names[0].endswith(".pickle"):
+            fail(f"a written snapshot: exit {proc.returncode}, files {names}", proc)
+        snapshot = os.path.join(folder, names[0])
+        os.remove(snapshot)
+        # A folder at its path before the run: refused before any work.
+        os.mkdir(snapshot)
+        proc = run(SMALL + ["--dump_memory_snapshot=True", "--json-path", record_path], cwd=folder)
+        lines = [l for l in proc.stderr.splitlines() if l.strip()]
+        if proc.returncode != 2 or len(lines) != 1 or "--dump-memory-snapshot" not in lines[0] \
+                or os.path.exists(record_path):
+            fail(f"a snapshot path that is a folder: exit {proc.returncode}, want 2 and one line", proc)
+        os.rmdir(snapshot)
+        # A folder appearing at its path during the run (the write's rename then fails): exit 8,
+        # the record written with status error naming the option; never exit 0 and status ok.
+        child = subprocess.Popen([TOKBENCH, "run", *SMALL, "--max-iters", "20", "--warmup-iters", "1",
+                                  "--log-every", "1", "--dump_memory_snapshot=True", "--json-path", record_path,
+                                  "--time-account-iters", "0", "--unit-timing-iters", "0"],
+                                 cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 env={k: v for k, v in os.environ.items() if k != "WORLD_SIZE"})
+        for line in child.stdout:  # the progress lines go with the report, on stdout
+            if line.startswith("iter"):
+                os.mkdir(snapshot)
+                break
+        proc = finish(child)
+        j = load(record_path, proc)
+        if proc.returncode != 8 or j["status"] != "error" or "--dump-memory-snapshot" not in (j.get("message") or ""):
+            fail(f"a snapshot that could not be written: exit {proc.returncode}, status {j['status']}, "
+                 f"message {j.get('message')!r}; want 8, error, naming --dump-memory-snapshot", proc)
+        print(f"unwritten snapshot: exit 8, message {j['message']!r}")
     else:
         fail(f"unknown scenario {SCENARIO}")
 print(f"{SCENARIO}: ok")

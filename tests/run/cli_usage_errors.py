@@ -1,8 +1,13 @@
 #!/usr/bin/env python3
 """Every usage error of `tokbench run` ends before any work with exit code 2 and exactly one
 line on stderr naming the option (no stack trace, no abort), and creates no file.
+Then every option of every subcommand, taken from its --help, given an empty value as
+`--name=` followed by a word: exit 2, one line naming the option and the empty value; the word
+is never taken as the value.
 Usage: cli_usage_errors.py /path/to/tokbench"""
+import concurrent.futures
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -49,6 +54,17 @@ CASES = [
     (SMALL + ["--num-threads", "2147483647"], {}, ["--num-threads", "0..1024"]),
     (SMALL + ["--cpu-memory-cap-mb", "9223372036854775807"], {}, ["--cpu-memory-cap-mb", "9223372036854"]),
     (SMALL + ["--device", "cuda:99999999999"], {}, ["--device", "cuda:99999999999"]),
+    # An empty `--name=` (issue 38): refused naming the option; never the next word taken as its
+    # value (the record written into a file named --quiet, pythia-14m blamed for --compile).
+    (SMALL + ["--json_path=", "--quiet"], {}, ["--json-path", "empty value"]),
+    (["--compile=", "--model-name", "pythia-14m"], {}, ["--compile", "empty value"]),
+    (SMALL + ["--json-path", ""], {}, ["--json-path", "empty value"]),
+    (SMALL + ["--seed=", "7"], {}, ["--seed", "''"]),
+    (SMALL + ["--dynamic="], {}, ["--dynamic", "empty value", "True or False"]),
+    # Flags' words: one line saying which are valid.
+    (SMALL + ["--dynamic=maybe"], {}, ["--dynamic", "'maybe'", "valid: True or False"]),
+    (SMALL + ["--use_sdpa=perhaps"], {}, ["--use-sdpa", "'perhaps'", "valid: True or False"]),
+    (SMALL + ["--no-tf32=sometimes"], {}, ["--tf32", "'sometimes'", "valid: True or False"]),
 ]
 if not has_gpu:
     CASES.append((SMALL + ["--device", "cuda"], {}, ["--device", "cuda", "CUDA"]))
@@ -78,7 +94,44 @@ with tempfile.TemporaryDirectory() as scratch:
         else:
             print(f"ok: {' '.join(args[-2:])} -> {lines[0]}")
 
+# Every option of every subcommand: `--name=` then a word.
+SUBCOMMANDS = ["run", "info", "models", "env", "version", "comm", "sweep", "history", "compare", "explain", "predict"]
+OPTION = re.compile(r"^\s+((?:-\w,)?--[\w-]+(?:,!?-{1,2}[\w-]+)*)")
+
+
+def long_options(subcommand):
+    out = subprocess.run([TOKBENCH, subcommand, "--help"], capture_output=True, text=True, timeout=60)
+    names = []
+    for line in out.stdout.splitlines():
+        m = OPTION.match(line)
+        if m:
+            spellings = [n.lstrip("!") for n in m.group(1).split(",") if n.lstrip("!").startswith("--")]
+            if spellings and spellings[0] not in ("--help", "--help-all"):
+                names.append(spellings)
+    return names
+
+
+def empty_value_case(subcommand, spellings):
+    word = "WORD-NOT-A-VALUE"
+    # The last spelling (a snake_case one where there is one, as the reference writes them).
+    proc = subprocess.run([TOKBENCH, subcommand, spellings[-1] + "=", word], capture_output=True, text=True,
+                          timeout=120, env={k: v for k, v in os.environ.items() if k != "WORLD_SIZE"})
+    lines = [l for l in proc.stderr.splitlines() if l.strip()]
+    # The option's own check may say it first ("--seed: '' is not valid; valid: a whole number").
+    named = len(lines) == 1 and any(n in lines[0] for n in spellings) and ("empty value" in lines[0] or "''" in lines[0])
+    if proc.returncode != 2 or not named or word in proc.stderr or proc.stdout:
+        return f"{subcommand} {spellings[-1]}= {word}: exit {proc.returncode}, stderr {proc.stderr!r}"
+    return None
+
+
+cases = [(sub, spellings) for sub in SUBCOMMANDS for spellings in long_options(sub)]
+with concurrent.futures.ThreadPoolExecutor(2) as pool:
+    empty_failures = [f for f in pool.map(lambda c: empty_value_case(*c), cases) if f]
+if len(cases) < 100:
+    failures.append(f"only {len(cases)} options found in the subcommands' --help (the format changed?)")
+failures += empty_failures
+
 if failures:
     print("\n".join(failures))
     sys.exit(1)
-print(f"{len(CASES)} usage errors checked")
+print(f"{len(CASES)} usage errors checked; {len(cases)} options refuse an empty --name=")

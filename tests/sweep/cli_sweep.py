@@ -294,6 +294,12 @@ def scenario_validation(scratch):
     expect_refused([*BASE, "--timeout", "1e300", "--dry-run"], "--timeout", "at most 2592000")
     expect_refused([*BASE, "--timeout", "nan", "--dry-run"], "--timeout", "valid:")
     expect_refused([*BASE, "--timeout", "0", "--dry-run"], "--timeout", "more than 0")
+    # Empty values (issue 38): refused naming the option, never "not set", never the next word.
+    expect_refused([*BASE, "--explain-against", "", "--dry-run"], "--explain-against", "empty value")
+    expect_refused([*BASE, "--explain-against=", "--dry-run"], "--explain-against", "empty value")
+    expect_refused([*BASE, "--out=", "--dry-run"], "--out", "empty value")
+    expect_refused([*BASE, "--dry-run=", "--only-varying"], "--dry-run", "empty value")
+    expect_refused([*BASE, "--dry-run=maybe"], "--dry-run", "valid: True or False")
     many = ",".join(str(n) for n in range(1, 1001))
     expect_refused([*BASE, "--seq-len", many, "--micro-batch-size", many, "--lr", many, "--dry-run"],
                    "1000 seq-len x 1000 micro-batch-size x 1000 lr = 1000000000", "at most 10000", within_s=5)
