@@ -218,10 +218,11 @@ class Attention : public torch::nn::Module {
   torch::Tensor sliding_window_mask(const torch::Tensor& q, int64_t T) const {
     using namespace torch::indexing;
     const double inf = std::numeric_limits<double>::infinity();
-    auto causal = torch::ones({T, T}, q.options()).triu(1);
+    const auto options = python_factory_options(q);
+    auto causal = torch::ones({T, T}, options).triu(1);
     causal.masked_fill_(causal.to(torch::kBool), -inf);
     causal = causal.view({1, 1, T, T});
-    auto window = torch::full({T, T}, -inf, q.options());
+    auto window = torch::full({T, T}, -inf, options);
     for (int64_t i = 0; i < T; ++i) {
       const int64_t start = std::max<int64_t>(0, i - window_ + 1);
       window.index_put_({i, Slice(start, i + 1)}, python_setitem_value(0.0, window));
@@ -241,7 +242,7 @@ class Attention : public torch::nn::Module {
       scores = torch::tanh(scores / python_number(*softcap_)) * python_number(*softcap_);
       if (!mask.defined()) {
         const int64_t T = q.size(2);
-        mask = torch::ones({T, T}, q.options()).triu(1);
+        mask = torch::ones({T, T}, python_factory_options(q)).triu(1);
         mask.masked_fill_(mask.to(torch::kBool), lowest(q.scalar_type()));
       }
       scores = scores + mask;
@@ -354,9 +355,10 @@ class MoE : public torch::nn::Module {
     auto x = input.view({-1, C});                                        // (N, C)
     auto [probs, indices] = torch::topk(gate_->forward(x), top_k_);      // (N, k) ×2
     probs = probs.softmax(1, torch::kFloat).to(x.scalar_type());
-    auto masks = indices.unsqueeze(-1) == torch::arange(n_expert_, x.options().dtype(torch::kLong));  // (N, k, E)
+    auto chosen = indices.unsqueeze(-1);                                 // Python's left operand first
+    auto masks = chosen == torch::arange(n_expert_, torch::TensorOptions().device(x.device()).pinned_memory(false));
     masks = masks.permute({2, 0, 1});                                    // (E, N, k)
-    auto y = torch::zeros_like(x);                                       // (N, C)
+    auto y = torch::zeros_like(x, torch::TensorOptions().pinned_memory(false));  // (N, C)
     auto per_expert = masks.unbind(0);  // Python's iteration over a tensor
     for (int64_t e = 0; e < n_expert_; ++e) {
       auto where = torch::where(per_expert[static_cast<std::size_t>(e)]);

@@ -33,7 +33,7 @@ inline at::Tensor python_number(int64_t value) {
 // `torch.tensor(value, dtype=dtype)`: an empty 0-dim CPU tensor written in place, then
 // to(device, dtype) (a no-op), lift_fresh and detach_, the operators that constructor records.
 inline at::Tensor python_tensor(double value, at::ScalarType dtype) {
-  at::Tensor t = at::empty({}, at::TensorOptions().dtype(dtype));
+  at::Tensor t = at::empty({}, at::TensorOptions(at::kCPU).dtype(dtype).layout(at::kStrided).pinned_memory(false));
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, dtype, "python_tensor",
                                   [&] { *t.data_ptr<scalar_t>() = static_cast<scalar_t>(value); });
   t = t.to(at::Device(at::kCPU), dtype, /*non_blocking=*/false, /*copy=*/false);
@@ -43,6 +43,12 @@ inline at::Tensor python_tensor(double value, at::ScalarType dtype) {
   }
   t.detach_();
   return t;
+}
+
+// A factory's `dtype=like.dtype, device=like.device` as Python's parser passes them: no layout,
+// pin_memory False (LibTorch's like.options() carries a layout and no pin_memory).
+inline at::TensorOptions python_factory_options(const at::Tensor& like) {
+  return at::TensorOptions().dtype(like.scalar_type()).device(like.device()).pinned_memory(false);
 }
 
 // The value Python's `t[...] = number` stores: the number as a 0-dim tensor of t's dtype, on the

@@ -15,8 +15,9 @@ Architectures (one layer, T=16, B=1, fp32 on the CPU unless the case says otherw
           norms, two rope bases, sliding-window layers, scaled embeddings (Gemma's 256k
           vocabulary: about 5 GB per side)
   gemma2  Gemma-2-2b in bf16-true: soft-capped attention and logits (about 10 GB per side)
-  moe     Qwen3-30B-A3B in bf16-true: the LLaMAMoE router and its 128 experts (about 8 GB per
-          side)
+  moe     Qwen3-30B-A3B in bf16-true, T=256: the LLaMAMoE router and its 128 experts (about
+          8 GB per side), by operator name and dtypes (DATA_SHAPED). Not in ctest: it fails
+          today, as each side routes by its own initial weights (docs/eager-parity.md)
 A case whose sides need more memory than MemAvailable holds is skipped (exit 77, which ctest
 reports as skipped, never as passed).
 
@@ -37,8 +38,14 @@ CASES = {
     "mixed": ["--model-name", "pythia-14m", "--dtype", "bf16-mixed"],
     "gemma": ["--model-name", "Gemma-3-1b-it", "--dtype", "bf16-true"],
     "gemma2": ["--model-name", "Gemma-2-2b", "--dtype", "bf16-true"],
-    "moe": ["--model-name", "Qwen3-30B-A3B", "--dtype", "bf16-true"],
+    "moe": ["--model-name", "Qwen3-30B-A3B", "--dtype", "bf16-true", "--seq-len", "256"],
 }
+# Cases whose operators' shapes follow the data: an MoE's per-expert operators take the tokens
+# routed to that expert, and the two sides route differently (their initial weights and tokens
+# are each framework's own). There operators are compared by name and dtypes only, and T is
+# long enough (256 tokens, 2048 choices over 128 experts) that every expert gets tokens on both
+# sides, as an expert without tokens runs through autograd differently.
+DATA_SHAPED = {"moe"}
 # Bytes of MemAvailable a case needs on the CPU (the two sides run one after the other).
 MEMORY_NEEDED = {"gemma": 7 << 30, "gemma2": 13 << 30, "moe": 11 << 30}
 SKIPPED = 77  # ctest's SKIP_RETURN_CODE for this test
@@ -85,7 +92,7 @@ def record_trace(tokbench, case, executor, device, path):
     return path
 
 
-def operators(path):
+def operators(path, shapes=True):
     """{phase: [(name, input shapes, input dtypes), ...]} over the trace's iterations, in the
     order the host issued them. An operator belongs to the phase whose range (on the loop's
     thread) was open when it started, on any thread: on CUDA the autograd engine runs backward on
@@ -104,7 +111,8 @@ def operators(path):
         if phase is None:
             continue
         args = e.get("args", {})
-        out[phase].append((e["name"], json.dumps(args.get("Input Dims")), json.dumps(args.get("Input type"))))
+        dims = json.dumps(args.get("Input Dims")) if shapes else "(data-dependent)"
+        out[phase].append((e["name"], dims, json.dumps(args.get("Input type"))))
     return out
 
 
@@ -156,9 +164,11 @@ def main():
     with tempfile.TemporaryDirectory() as scratch:
         folder = a.keep or scratch
         os.makedirs(folder, exist_ok=True)
-        ours = operators(record_trace(a.tokbench, a.case, "eager", a.device, os.path.join(folder, "eager.json")))
+        shapes = a.case not in DATA_SHAPED
+        ours = operators(record_trace(a.tokbench, a.case, "eager", a.device, os.path.join(folder, "eager.json")),
+                         shapes)
         reference = operators(record_trace(a.tokbench, a.case, "python-eager", a.device,
-                                           os.path.join(folder, "python-eager.json")))
+                                           os.path.join(folder, "python-eager.json")), shapes)
     if a.keep:
         for label, ops in (("eager", ours), ("python-eager", reference)):
             with open(os.path.join(a.keep, f"{label}.ops.txt"), "w") as f:
