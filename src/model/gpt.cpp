@@ -204,13 +204,29 @@ class Attention : public torch::nn::Module {
       v = v.repeat_interleave(n_head_ / n_groups_, 1);
     }
     torch::Tensor mask;  // undefined: causal
-    if (sliding_) mask = sliding_window_mask(q, T);
+    if (sliding_) mask = litgpt_operators_ ? sliding_window_mask(q, T) : short_window_mask(q, T);
     auto y = attend(q, k, v, mask);  // (B, T, nh, hs)
     y = y.reshape({B, T, n_head_ * head_size_});
     return proj_->forward(y);
   }
 
+ public:
+  // GPTImpl::Operators (gpt.hpp): false, the fused executor's fewer operators for the same math.
+  void set_litgpt_operators(bool on) { litgpt_operators_ = on; }
+
  private:
+  // The fused executor's mask of a sliding-window layer, the same attention as litgpt's in
+  // fewer operators: none (plain causal attention, so SDPA's flash and efficient kernels stay
+  // usable) when the window covers all T positions, else an additive (T, T) mask, 0 where key j
+  // is in query i's window (i - window < j <= i) and -inf elsewhere, from two aranges.
+  torch::Tensor short_window_mask(const torch::Tensor& q, int64_t T) const {
+    if (window_ >= T) return {};
+    auto i = torch::arange(T, q.options().dtype(torch::kLong)).unsqueeze(1);  // (T, 1) query
+    auto j = torch::arange(T, q.options().dtype(torch::kLong)).unsqueeze(0);  // (1, T) key
+    auto inside = (j <= i).bitwise_and(j > i - window_);                       // (T, T)
+    return torch::zeros({T, T}, q.options()).masked_fill(inside.logical_not(), -std::numeric_limits<double>::infinity());
+  }
+
   // litgpt's mask of a sliding-window layer in training, whatever T against the window: an
   // additive (1, 1, T, T) float mask, 0 inside each query's window and -inf elsewhere, written
   // row by row. litgpt first builds the causal mask it then replaces; it is built here too,
@@ -289,6 +305,7 @@ class Attention : public torch::nn::Module {
   int64_t n_head_, n_groups_, head_size_, rope_n_elem_;
   bool olmo2_qk_norm_, default_qk_norm_, sliding_;
   int64_t window_;  // sliding_window_size
+  bool litgpt_operators_ = true;
   double scale_;
   std::optional<double> softcap_;
   std::shared_ptr<Linear> qkv_, proj_;
@@ -346,8 +363,12 @@ class MoE : public torch::nn::Module {
     }
   }
 
+  // GPTImpl::Operators (gpt.hpp): false, the fused executor's grouping by one sort.
+  void set_litgpt_operators(bool on) { litgpt_operators_ = on; }
+
   // x: (B, T, C) -> (B, T, C)
   torch::Tensor forward(const torch::Tensor& input) {
+    if (!litgpt_operators_) return forward_sorted(input);
     using namespace torch::indexing;
     const int64_t B = input.size(0), T = input.size(1), C = input.size(2);
     auto residual = input.clone();  // litgpt keeps it for shared experts, which no catalog model has
@@ -376,6 +397,33 @@ class MoE : public torch::nn::Module {
   }
 
  private:
+  // The same routing and sums in fewer operators and one host sync (the counts) instead of one
+  // per expert: the (token, choice) slots grouped by expert with one stable sort, so each
+  // expert's tokens stay in ascending order and the experts add in litgpt's order (expert 0
+  // first); an expert without tokens still runs on an empty batch, as in litgpt.
+  torch::Tensor forward_sorted(const torch::Tensor& input) {
+    const int64_t C = input.size(-1);
+    auto flat = input.reshape({-1, C});                                   // (N, C)
+    auto [logits, chosen] = torch::topk(gate_->forward(flat), top_k_);   // (N, k) ×2
+    auto probs = logits.softmax(1, torch::kFloat).to(flat.scalar_type());
+    auto expert_of_slot = chosen.reshape({-1});                          // (N·k)
+    auto order = torch::argsort(expert_of_slot, /*stable=*/true);       // slots grouped by expert
+    auto token_of = torch::div(order, top_k_, "floor");                  // (N·k)
+    auto weight_of = probs.reshape({-1}).index_select(0, order);         // (N·k)
+    auto counts = torch::bincount(expert_of_slot, {}, n_expert_).to(torch::kCPU);
+    const int64_t* count = counts.data_ptr<int64_t>();
+    auto y = torch::zeros_like(flat);
+    int64_t start = 0;
+    for (int64_t e = 0; e < n_expert_; ++e) {
+      auto tokens = token_of.slice(0, start, start + count[e]);          // (n_e,)
+      auto p = weight_of.slice(0, start, start + count[e]).unsqueeze(1); // (n_e, 1)
+      y.index_add_(0, tokens, p * expert_ptrs_[static_cast<std::size_t>(e)]->forward(flat.index_select(0, tokens)));
+      start += count[e];
+    }
+    return y.view(input.sizes());
+  }
+
+  bool litgpt_operators_ = true;
   int64_t n_expert_, top_k_;
   std::shared_ptr<Linear> gate_;
   torch::nn::ModuleList experts_;
@@ -601,6 +649,14 @@ bool GPTImpl::activation_checkpointing() const { return state_->checkpoint_block
 void GPTImpl::set_norm_function(NormFunction function) {
   for (const auto& module : modules(/*include_self=*/false))
     if (auto* norm = dynamic_cast<Norm*>(module.get())) norm->set_function(function);
+}
+
+void GPTImpl::set_operators(Operators operators) {
+  const bool litgpt = operators == Operators::litgpt;
+  for (const auto& module : modules(/*include_self=*/false)) {
+    if (auto* attention = dynamic_cast<Attention*>(module.get())) attention->set_litgpt_operators(litgpt);
+    if (auto* moe = dynamic_cast<MoE*>(module.get())) moe->set_litgpt_operators(litgpt);
+  }
 }
 
 void GPTImpl::set_forward_hooks(std::shared_ptr<ForwardHooks> hooks) { state_->hooks = std::move(hooks); }
