@@ -23,6 +23,7 @@
 #include "model/counting.hpp"
 #include "model/gpt_checkpoint.hpp"
 #include "model/gpt_rope.hpp"
+#include "model/python_numbers.hpp"
 
 namespace tokbench::model {
 namespace {
@@ -124,10 +125,11 @@ class Norm : public torch::nn::Module {
       case Kind::rms_norm_unit_offset: {
         if (function_) return function_(x, weight_, kind_ == Kind::rms_norm_unit_offset, eps_);
         // litgpt RMSNorm: statistics and scaling in fp32, result cast back.
+        // Python's numbers as Python passes them (python_numbers.hpp): `+ eps`, `1 + weight`.
         auto xf = x.to(torch::kFloat);
         auto mean_square = (xf * xf).mean(-1, /*keepdim=*/true);
-        auto normed = xf * torch::rsqrt(mean_square + eps_);
-        auto w = kind_ == Kind::rms_norm_unit_offset ? 1 + weight_ : weight_;
+        auto normed = xf * torch::rsqrt(mean_square + python_number(eps_));
+        auto w = kind_ == Kind::rms_norm_unit_offset ? weight_.add(python_number(int64_t{1})) : weight_;
         return (normed * w.to(torch::kFloat)).to(x.scalar_type());
       }
     }
@@ -145,13 +147,11 @@ class Norm : public torch::nn::Module {
   GPTImpl::NormFunction function_;  // empty: litgpt's op composition
 };
 
-// Masks shared by every layer of one forward pass.
-struct AttentionMasks {
-  torch::Tensor window;  // (T, T) bool, true = may attend; defined when the config has a window
-};
-
 // Causal self-attention with fused [Q | K | V] projection (litgpt HEAD layout), GQA/MQA by
 // repeating K and V to n_head, q/k norms, partial rotary, sliding windows and soft-capping.
+// Operator for operator litgpt's CausalSelfAttention in training (docs/eager-parity.md),
+// Python's indexing included (x[..., :n] through at::indexing, which skips a full slice as
+// Python's does).
 class Attention : public torch::nn::Module {
  public:
   Attention(const Config& c, int64_t layer, const torch::TensorOptions& options)
@@ -160,6 +160,7 @@ class Attention : public torch::nn::Module {
         default_qk_norm_(c.norm_qk && c.norm_qk_type != "olmo2"),
         sliding_(c.sliding_window_size.has_value() && layer < (int64_t)c.sliding_window_indices.size() &&
                  c.sliding_window_indices[layer] == 1),
+        window_(c.sliding_window_size.value_or(0)),
         scale_(1.0 / std::sqrt(c.attention_scores_scalar.value_or(static_cast<double>(c.hs())))),
         softcap_(c.attention_logit_softcapping) {
     const int64_t C = c.n_embd;
@@ -173,8 +174,8 @@ class Attention : public torch::nn::Module {
   }
 
   // x: (B, T, C); cos, sin: (1, T, rope_n_elem) -> (B, T, C)
-  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
-                        const AttentionMasks& masks) {
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
+    using namespace torch::indexing;
     const int64_t B = x.size(0), T = x.size(1);
     auto parts = qkv_->forward(x).split_with_sizes(
         {n_head_ * head_size_, n_groups_ * head_size_, n_groups_ * head_size_}, -1);
@@ -183,58 +184,94 @@ class Attention : public torch::nn::Module {
       q = norm_q_->forward(q);
       k = norm_k_->forward(k);
     }
-    q = q.view({B, T, n_head_, head_size_}).transpose(1, 2);    // (B, nh, T, hs)
-    k = k.view({B, T, n_groups_, head_size_}).transpose(1, 2);  // (B, ng, T, hs)
-    v = v.view({B, T, n_groups_, head_size_}).transpose(1, 2);  // (B, ng, T, hs)
+    q = q.view({B, T, n_head_, head_size_});    // (B, T, nh, hs)
+    k = k.view({B, T, n_groups_, head_size_});  // (B, T, ng, hs)
+    v = v.view({B, T, n_groups_, head_size_});
+    q = q.transpose(1, 2);  // (B, nh, T, hs)
+    k = k.transpose(1, 2);  // (B, ng, T, hs)
+    v = v.transpose(1, 2);
     if (default_qk_norm_) {  // per head, weights shared across heads
       q = norm_q_->forward(q);
       k = norm_k_->forward(k);
     }
-    if (rope_n_elem_ > 0) {  // rotate the first rope_n_elem channels, pass the rest through
-      q = torch::cat({apply_rope(q.slice(-1, 0, rope_n_elem_), cos, sin), q.slice(-1, rope_n_elem_)}, -1);
-      k = torch::cat({apply_rope(k.slice(-1, 0, rope_n_elem_), cos, sin), k.slice(-1, rope_n_elem_)}, -1);
-    }
+    // Rotate the first rope_n_elem channels, pass the rest through.
+    auto q_roped = apply_rope(q.index({Ellipsis, Slice(None, rope_n_elem_)}), cos, sin);
+    auto k_roped = apply_rope(k.index({Ellipsis, Slice(None, rope_n_elem_)}), cos, sin);
+    q = torch::cat({q_roped, q.index({Ellipsis, Slice(rope_n_elem_, None)})}, -1);
+    k = torch::cat({k_roped, k.index({Ellipsis, Slice(rope_n_elem_, None)})}, -1);
     if (n_groups_ != n_head_) {  // query head j uses kv group j / (nh / ng)
       k = k.repeat_interleave(n_head_ / n_groups_, 1);  // (B, nh, T, hs)
       v = v.repeat_interleave(n_head_ / n_groups_, 1);
     }
-    auto y = attend(q, k, v, masks);                         // (B, nh, T, hs)
-    y = y.transpose(1, 2).reshape({B, T, n_head_ * head_size_});
+    torch::Tensor mask;  // undefined: causal
+    if (sliding_) mask = litgpt_operators_ ? sliding_window_mask(q, T) : short_window_mask(q, T);
+    auto y = attend(q, k, v, mask);  // (B, T, nh, hs)
+    y = y.reshape({B, T, n_head_ * head_size_});
     return proj_->forward(y);
   }
 
+ public:
+  // GPTImpl::Operators (gpt.hpp): false, the fused executor's fewer operators for the same math.
+  void set_litgpt_operators(bool on) { litgpt_operators_ = on; }
+
  private:
-  // q, k, v: (B, nh, T, hs) -> (B, nh, T, hs)
+  // The fused executor's mask of a sliding-window layer, the same attention as litgpt's in
+  // fewer operators: none (plain causal attention, so SDPA's flash and efficient kernels stay
+  // usable) when the window covers all T positions, else an additive (T, T) mask, 0 where key j
+  // is in query i's window (i - window < j <= i) and -inf elsewhere, from two aranges.
+  torch::Tensor short_window_mask(const torch::Tensor& q, int64_t T) const {
+    if (window_ >= T) return {};
+    auto i = torch::arange(T, q.options().dtype(torch::kLong)).unsqueeze(1);  // (T, 1) query
+    auto j = torch::arange(T, q.options().dtype(torch::kLong)).unsqueeze(0);  // (1, T) key
+    auto inside = (j <= i).bitwise_and(j > i - window_);                       // (T, T)
+    return torch::zeros({T, T}, q.options()).masked_fill(inside.logical_not(), -std::numeric_limits<double>::infinity());
+  }
+
+  // litgpt's mask of a sliding-window layer in training, whatever T against the window: an
+  // additive (1, 1, T, T) float mask, 0 inside each query's window and -inf elsewhere, written
+  // row by row. litgpt first builds the causal mask it then replaces; it is built here too,
+  // as the reference spends it.
+  torch::Tensor sliding_window_mask(const torch::Tensor& q, int64_t T) const {
+    using namespace torch::indexing;
+    const double inf = std::numeric_limits<double>::infinity();
+    const auto options = python_factory_options(q);
+    auto causal = torch::ones({T, T}, options).triu(1);
+    causal.masked_fill_(causal.to(torch::kBool), -inf);
+    causal = causal.view({1, 1, T, T});
+    auto window = torch::full({T, T}, -inf, options);
+    for (int64_t i = 0; i < T; ++i) {
+      const int64_t start = std::max<int64_t>(0, i - window_ + 1);
+      window.index_put_({i, Slice(start, i + 1)}, python_setitem_value(0.0, window));
+    }
+    return window.view({1, 1, T, T});
+  }
+
+  // q, k, v: (B, nh, T, hs); mask: (1, 1, T, T) additive, or undefined -> (B, T, nh, hs)
   torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                       const AttentionMasks& masks) {
+                       torch::Tensor mask) {
     // Named for the time account: the explicit path's mask and softmax are attention's.
     RECORD_USER_SCOPE(account::ranges::kAttention);
-    const int64_t T = q.size(2);
     if (softcap_) {
       // tanh soft-capping of the scores cannot go through SDPA: explicit math, as litgpt.
       if (kernel_.empty()) kernel_ = "explicit (soft-capping)";
-      auto scores = torch::matmul(q, k.transpose(-2, -1)) * scale_;  // (B, nh, T, T)
-      scores = torch::tanh(scores / *softcap_) * *softcap_;
-      torch::Tensor additive;  // (T, T) in q's dtype
-      if (sliding_) {
-        additive = torch::zeros({T, T}, q.options())
-                       .masked_fill(masks.window.bitwise_not(), -std::numeric_limits<double>::infinity());
-      } else {
-        auto above = torch::ones({T, T}, q.options().dtype(torch::kBool)).triu(1);
-        additive = torch::zeros({T, T}, q.options()).masked_fill(above, lowest(q.scalar_type()));
+      auto scores = torch::matmul(q, k.mT()) * python_number(scale_);  // (B, nh, T, T)
+      scores = torch::tanh(scores / python_number(*softcap_)) * python_number(*softcap_);
+      if (!mask.defined()) {
+        const int64_t T = q.size(2);
+        mask = torch::ones({T, T}, python_factory_options(q)).triu(1);
+        mask.masked_fill_(mask.to(torch::kBool), lowest(q.scalar_type()));
       }
-      scores = torch::softmax(scores + additive, -1, torch::kFloat).to(q.scalar_type());
-      return torch::matmul(scores, v);
+      scores = scores + mask;
+      scores = torch::softmax(scores, -1, torch::kFloat).to(q.scalar_type());
+      return torch::matmul(scores, v).transpose(1, 2);
     }
-    // Sliding window: a mask only when the window is shorter than T. litgpt always builds an
-    // explicit (T, T) float mask for window layers; when window >= T that mask equals the causal
-    // one, so is_causal gives the same result while keeping the flash/efficient kernels usable.
-    const bool windowed = sliding_ && masks.window.defined();
-    const std::optional<torch::Tensor> mask = windowed ? std::optional<torch::Tensor>(masks.window) : std::nullopt;
+    const bool causal = !mask.defined();
+    const std::optional<torch::Tensor> attn_mask = causal ? std::nullopt : std::optional<torch::Tensor>(mask);
     // The dispatcher's own choice for this call (what scaled_dot_product_attention asks it),
     // once per layer: the record names the kernel that ran, whatever priority was set.
-    if (kernel_.empty()) kernel_ = sdp_backend_name(at::_fused_sdp_choice(q, k, v, mask, 0.0, !windowed, scale_));
-    return torch::scaled_dot_product_attention(q, k, v, mask, 0.0, !windowed, scale_);
+    if (kernel_.empty())
+      kernel_ = sdp_backend_name(at::_fused_sdp_choice(q, k, v, attn_mask, 0.0, causal, scale_));
+    return torch::scaled_dot_product_attention(q, k, v, attn_mask, 0.0, causal, scale_).transpose(1, 2);
   }
 
  public:
@@ -267,6 +304,8 @@ class Attention : public torch::nn::Module {
 
   int64_t n_head_, n_groups_, head_size_, rope_n_elem_;
   bool olmo2_qk_norm_, default_qk_norm_, sliding_;
+  int64_t window_;  // sliding_window_size
+  bool litgpt_operators_ = true;
   double scale_;
   std::optional<double> softcap_;
   std::shared_ptr<Linear> qkv_, proj_;
@@ -304,9 +343,11 @@ class MLP : public torch::nn::Module {
 };
 
 // LLaMAMoE: a router picks top-k experts per token; their outputs are weighted by a softmax
-// over the k router logits (fp32, cast back). Tokens are grouped by expert with one stable
-// sort and one host sync (the counts) rather than one torch.where per expert; the per-expert
-// token order (ascending) and accumulation order (expert 0 first) equal litgpt's.
+// over the k router logits (fp32, cast back). Operator for operator litgpt's (docs/eager-parity.md):
+// a (N, k, E) one-hot of the choices, and per expert a torch.where over it (a host sync each on
+// a GPU), a gather of its tokens and an index_put_ of their weighted outputs. Experts without
+// tokens still run on an empty batch, so every parameter gets a (zero) gradient, which keeps
+// DDP's bucket layout static.
 class MoE : public torch::nn::Module {
  public:
   MoE(const Config& c, const torch::TensorOptions& options)
@@ -322,10 +363,47 @@ class MoE : public torch::nn::Module {
     }
   }
 
+  // GPTImpl::Operators (gpt.hpp): false, the fused executor's grouping by one sort.
+  void set_litgpt_operators(bool on) { litgpt_operators_ = on; }
+
   // x: (B, T, C) -> (B, T, C)
-  torch::Tensor forward(const torch::Tensor& x) {
-    const int64_t C = x.size(-1);
-    auto flat = x.reshape({-1, C});                                      // (N, C)
+  torch::Tensor forward(const torch::Tensor& input) {
+    if (!litgpt_operators_) return forward_sorted(input);
+    using namespace torch::indexing;
+    const int64_t B = input.size(0), T = input.size(1), C = input.size(2);
+    auto residual = input.clone();  // litgpt keeps it for shared experts, which no catalog model has
+    (void)residual;
+    auto x = input.view({-1, C});                                        // (N, C)
+    auto [probs, indices] = torch::topk(gate_->forward(x), top_k_);      // (N, k) ×2
+    probs = probs.softmax(1, torch::kFloat).to(x.scalar_type());
+    auto chosen = indices.unsqueeze(-1);                                 // Python's left operand first
+    auto masks = chosen == torch::arange(n_expert_, torch::TensorOptions().device(x.device()).pinned_memory(false));
+    masks = masks.permute({2, 0, 1});                                    // (E, N, k)
+    auto y = torch::zeros_like(x, torch::TensorOptions().pinned_memory(false));  // (N, C)
+    auto per_expert = masks.unbind(0);  // Python's iteration over a tensor
+    for (int64_t e = 0; e < n_expert_; ++e) {
+      auto where = torch::where(per_expert[static_cast<std::size_t>(e)]);
+      const auto& token_idx = where[0];
+      const auto& expert_idx = where[1];
+      // y[token_idx] += probs[token_idx, expert_idx, None] * expert(x[token_idx]), in Python's
+      // order: the target's read, the right side left to right, the in-place add, the store.
+      auto target = y.index({token_idx});
+      auto weight = probs.index({token_idx, expert_idx, None});
+      auto out = expert_ptrs_[static_cast<std::size_t>(e)]->forward(x.index({token_idx}));
+      target += weight * out;
+      y.index_put_({token_idx}, target);
+    }
+    return y.view({B, T, C});
+  }
+
+ private:
+  // The same routing and sums in fewer operators and one host sync (the counts) instead of one
+  // per expert: the (token, choice) slots grouped by expert with one stable sort, so each
+  // expert's tokens stay in ascending order and the experts add in litgpt's order (expert 0
+  // first); an expert without tokens still runs on an empty batch, as in litgpt.
+  torch::Tensor forward_sorted(const torch::Tensor& input) {
+    const int64_t C = input.size(-1);
+    auto flat = input.reshape({-1, C});                                   // (N, C)
     auto [logits, chosen] = torch::topk(gate_->forward(flat), top_k_);   // (N, k) ×2
     auto probs = logits.softmax(1, torch::kFloat).to(flat.scalar_type());
     auto expert_of_slot = chosen.reshape({-1});                          // (N·k)
@@ -337,17 +415,15 @@ class MoE : public torch::nn::Module {
     auto y = torch::zeros_like(flat);
     int64_t start = 0;
     for (int64_t e = 0; e < n_expert_; ++e) {
-      // Experts without tokens still run on an empty batch so every parameter gets a
-      // (zero) gradient, as in litgpt, which keeps DDP's bucket layout static.
       auto tokens = token_of.slice(0, start, start + count[e]);          // (n_e,)
       auto p = weight_of.slice(0, start, start + count[e]).unsqueeze(1); // (n_e, 1)
-      y.index_add_(0, tokens, p * expert_ptrs_[e]->forward(flat.index_select(0, tokens)));
+      y.index_add_(0, tokens, p * expert_ptrs_[static_cast<std::size_t>(e)]->forward(flat.index_select(0, tokens)));
       start += count[e];
     }
-    return y.view(x.sizes());
+    return y.view(input.sizes());
   }
 
- private:
+  bool litgpt_operators_ = true;
   int64_t n_expert_, top_k_;
   std::shared_ptr<Linear> gate_;
   torch::nn::ModuleList experts_;
@@ -389,9 +465,9 @@ class Block : public torch::nn::Module {
   // output's value is not read, so a block ending `mlp.proj(h) + x` builds the projection's
   // graph without its GEMM; a post-MLP norm or an MoE's weighting reads it, so there it runs.
   torch::Tensor forward(torch::Tensor x, const torch::Tensor& cos, const torch::Tensor& sin,
-                        const AttentionMasks& masks, bool tail_value_needed = true) {
+                        bool tail_value_needed = true) {
     auto x_normed = norm_1_->forward(x);
-    auto a = post_attention_norm_->forward(attn_->forward(x_normed, cos, sin, masks));
+    auto a = post_attention_norm_->forward(attn_->forward(x_normed, cos, sin));
     if (parallel_) {
       if (!shared_norm_) x_normed = norm_2_->forward(x);
       x = a + x;
@@ -461,7 +537,8 @@ torch::Tensor GPTImpl::forward(const torch::Tensor& idx) {
   const auto& s = *state_;
   auto logits = s.lm_head->forward(forward_hidden(idx));  // (B, T, V_pad)
   if (s.config.final_logit_softcapping)
-    logits = torch::tanh(logits / *s.config.final_logit_softcapping) * *s.config.final_logit_softcapping;
+    logits = torch::tanh(logits / python_number(*s.config.final_logit_softcapping)) *
+             python_number(*s.config.final_logit_softcapping);
   return after_head(std::move(logits));
 }
 
@@ -471,35 +548,25 @@ torch::Tensor GPTImpl::forward_hidden(const torch::Tensor& idx) {
   TORCH_CHECK(idx.dim() == 2, "GPT expects token ids of shape (B, T), got ", idx.sizes());
   const int64_t T = idx.size(1);
   TORCH_CHECK(T <= c.block_size, "cannot forward a sequence of length ", T, ": block_size is ", c.block_size);
-  auto cos = s.cos.slice(0, 0, T).unsqueeze(0);  // (1, T, n[, 2])
-  auto sin = s.sin.slice(0, 0, T).unsqueeze(0);
-
-  AttentionMasks masks;
-  if (c.sliding_window_size && *c.sliding_window_size < T) {
-    auto i = torch::arange(T, idx.options().dtype(torch::kLong)).unsqueeze(1);  // (T, 1) query
-    auto j = torch::arange(T, idx.options().dtype(torch::kLong)).unsqueeze(0);  // (1, T) key
-    masks.window = (j <= i).bitwise_and(j > i - *c.sliding_window_size);     // (T, T)
-  } else if (c.sliding_window_size && c.attention_logit_softcapping) {
-    // Soft-capped window layers always take an explicit mask (litgpt); here it is causal.
-    auto i = torch::arange(T, idx.options().dtype(torch::kLong)).unsqueeze(1);
-    auto j = torch::arange(T, idx.options().dtype(torch::kLong)).unsqueeze(0);
-    masks.window = j <= i;
-  }
+  // litgpt's self.cos[:T].unsqueeze(0), its slice through Python's indexing.
+  using namespace torch::indexing;
+  auto cos = s.cos.index({Slice(None, T)}).unsqueeze(0);  // (1, T, n[, 2])
+  auto sin = s.sin.index({Slice(None, T)}).unsqueeze(0);
 
   ForwardHooks* hooks = s.hooks.get();
   if (hooks) hooks->before_root();
   auto x = s.wte->forward(idx);  // (B, T, C)
-  if (c.scale_embeddings)        // the scalar is rounded to the activation dtype first
-    x = x * torch::scalar_tensor(std::sqrt(static_cast<double>(c.n_embd)), x.options());
+  if (c.scale_embeddings)        // torch.tensor(n_embd ** 0.5, dtype=x.dtype): a CPU scalar in x's dtype
+    x = x * python_tensor(std::sqrt(static_cast<double>(c.n_embd)), x.scalar_type());
   if (hooks) x = hooks->after_embedding(std::move(x));
   for (int64_t layer = 0; layer < c.n_layer; ++layer) {
     if (hooks) hooks->before_block(layer);
     // Gemma-3: per-layer global (0) or local (1) rope base.
     const int64_t which = c.rope_indices.empty() ? -1 : c.rope_indices[layer];
-    BlockForward run = [block = s.blocks[layer], cos = which < 0 ? cos : cos.select(-1, which),
-                        sin = which < 0 ? sin : sin.select(-1, which),
-                        masks](const torch::Tensor& input, bool tail_value_needed) {
-      return block->forward(input, cos, sin, masks, tail_value_needed);
+    BlockForward run = [block = s.blocks[layer], cos = which < 0 ? cos : cos.index({Ellipsis, which}),
+                        sin = which < 0 ? sin : sin.index({Ellipsis, which})](const torch::Tensor& input,
+                                                                              bool tail_value_needed) {
+      return block->forward(input, cos, sin, tail_value_needed);
     };
     x = s.checkpoint_blocks ? checkpoint_block(x, std::move(run)) : run(x, /*tail_value_needed=*/true);
     if (hooks) x = hooks->after_block(layer, std::move(x));
@@ -582,6 +649,14 @@ bool GPTImpl::activation_checkpointing() const { return state_->checkpoint_block
 void GPTImpl::set_norm_function(NormFunction function) {
   for (const auto& module : modules(/*include_self=*/false))
     if (auto* norm = dynamic_cast<Norm*>(module.get())) norm->set_function(function);
+}
+
+void GPTImpl::set_operators(Operators operators) {
+  const bool litgpt = operators == Operators::litgpt;
+  for (const auto& module : modules(/*include_self=*/false)) {
+    if (auto* attention = dynamic_cast<Attention*>(module.get())) attention->set_litgpt_operators(litgpt);
+    if (auto* moe = dynamic_cast<MoE*>(module.get())) moe->set_litgpt_operators(litgpt);
+  }
 }
 
 void GPTImpl::set_forward_hooks(std::shared_ptr<ForwardHooks> hooks) { state_->hooks = std::move(hooks); }

@@ -65,6 +65,17 @@ class GPTImpl : public torch::nn::Module {
                                                    bool unit_offset, double eps)>;
   void set_norm_function(NormFunction function);
 
+  // Which operators the layers issue where litgpt's own are slower than the same math in
+  // fewer. `litgpt` (the default, the eager executor): litgpt's, operator for operator
+  // (docs/eager-parity.md): a sliding-window layer's additive float mask written row by row on
+  // every forward, an MoE's torch.where per expert (a host sync each on a GPU). `fast` (the
+  // fused executor): a window that covers all T positions is plain causal attention (SDPA's
+  // flash and efficient kernels stay usable), a shorter one a mask from two aranges; an MoE
+  // groups its tokens by expert with one stable sort and one host sync. Equal results within
+  // the floating-point tolerance of a different summation order (the fused step's tests).
+  enum class Operators { litgpt, fast };
+  void set_operators(Operators operators);
+
   // Deterministic random initialisation for a seed (normal(0, 0.02) weights, zero biases,
   // norms at one), independent of the device. A no-op on the meta device.
   void reset_parameters(uint64_t seed);

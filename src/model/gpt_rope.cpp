@@ -3,9 +3,11 @@
 // and the equivalence fixtures hold at tight tolerances.
 #include "model/gpt_rope.hpp"
 
+#include <ATen/TensorIndexing.h>
 #include <c10/util/Exception.h>
 
 #include <cmath>
+#include <vector>
 
 namespace tokbench::model {
 namespace {
@@ -56,12 +58,22 @@ RopeCache build_rope_cache(const Config& config, int64_t seq_len, const at::Devi
 }
 
 at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
+  // Python's indexing (x[..., :half]) through LibTorch's twin of it, and cos.view rather than
+  // unsqueeze: the operators litgpt records (docs/eager-parity.md).
+  using namespace at::indexing;
   const int64_t half = x.size(-1) / 2;
-  auto x1 = x.slice(-1, 0, half);                           // (B, H, T, n/2)
-  auto x2 = x.slice(-1, half);                              // (B, H, T, n/2)
+  auto x1 = x.index({Ellipsis, Slice(None, half)});         // (B, H, T, n/2)
+  auto x2 = x.index({Ellipsis, Slice(half, None)});         // (B, H, T, n/2)
   auto rotated = at::cat({-x2, x1}, -1);                    // (B, H, T, n)
-  auto c = cos.unsqueeze(1);                                // (1, 1, T, n)
-  auto s = sin.unsqueeze(1);
+  at::Tensor c = cos, s = sin;
+  const int64_t dims_diff = x.dim() - cos.dim();
+  if (dims_diff > 0) {  // (1, T, n) -> (1, 1, T, n)
+    std::vector<int64_t> shape{cos.size(0)};
+    shape.insert(shape.end(), static_cast<std::size_t>(dims_diff), 1);
+    shape.insert(shape.end(), cos.sizes().begin() + 1, cos.sizes().end());
+    c = cos.view(shape);
+    s = sin.view(shape);
+  }
   return ((x * c) + (rotated * s)).to(x.scalar_type());
 }
 

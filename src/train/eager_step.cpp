@@ -5,6 +5,7 @@
 
 #include <unordered_set>
 
+#include "model/python_numbers.hpp"
 #include "train/dtype_mode.hpp"
 #include "train/profile_trace.hpp"
 #include "train/train_step.hpp"
@@ -109,26 +110,29 @@ std::shared_ptr<LossComputation> make_eager_computation(model::TrainPrecision dt
 
 at::Tensor forward_backward_loss(model::GPT& model, const TokenBatch& batch, model::TrainPrecision dtype,
                                  int64_t grad_accum, const std::function<void()>& forward_end) {
+  // The reference's micro-batch (python/tokbench_python_step.py), operator for operator
+  // (docs/eager-parity.md): under autocast the forward and the loss, whose cross-entropy
+  // autocast takes in fp32; the loss divided by GA as Python divides by an int; backward
+  // seeded as torch.autograd.backward seeds it, ones_like(loss, preserve_format).
   const bool autocast = dtype == model::TrainPrecision::bf16_mixed;
   const int64_t vocab = model->config().vocab();
   // The logits (B·T·V floats) live until backward ends, as in the reference's loop, and are
   // freed before returning: part of the step.
-  torch::Tensor logits, loss;
+  torch::Tensor logits, loss, scaled;
   {
     TraceRange range(account::ranges::kForward);  // named for --profile's trace (profile_trace.hpp)
-    {
-      AutocastRegion region(batch.x.device().type(), autocast);
-      logits = model->forward(batch.x);  // (B, T, V)
-    }
-    if (autocast) logits = logits.to(torch::kFloat);
+    AutocastRegion region(batch.x.device().type(), autocast);
+    logits = model->forward(batch.x);  // (B, T, V)
     TraceRange loss_range(account::ranges::kLoss);
-    loss = at::cross_entropy_loss(logits.reshape({-1, vocab}), batch.y.reshape({-1}), {}, at::Reduction::Mean,
-                                  /*ignore_index=*/-1);
+    auto flat_logits = logits.reshape({-1, vocab});  // Python evaluates the arguments left to right
+    auto flat_targets = batch.y.reshape({-1});
+    loss = at::cross_entropy_loss(flat_logits, flat_targets, {}, at::Reduction::Mean, /*ignore_index=*/-1);
+    scaled = at::div(loss, model::python_number(grad_accum));
   }
   if (forward_end) forward_end();
   {
     TraceRange range(account::ranges::kBackward);
-    (loss / static_cast<double>(grad_accum)).backward();
+    scaled.backward(at::ones_like(scaled, at::TensorOptions().pinned_memory(false), at::MemoryFormat::Preserve));
   }
   logits.reset();
   return loss.detach();

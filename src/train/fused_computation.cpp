@@ -85,12 +85,15 @@ class FusedComputation final : public LossComputation {
     // RMSNorm by its row kernel; LLaMAMLP's gate stays on ATen (a SwiGLU kernel was slower than
     // silu + mul in the profile of tiny-llama-1.1b, docs/PERFORMANCE.md).
     if (on_cpu_) model_->set_norm_function(&rms_norm_rows);
+    // The same math in fewer operators where litgpt's are slow (sliding windows, MoE routing).
+    model_->set_operators(model::GPTImpl::Operators::fast);
   }
 
   // The model may outlive the computation (and the step holding it).
   ~FusedComputation() override {
     model_->set_linear_function({});
     model_->set_norm_function({});
+    model_->set_operators(model::GPTImpl::Operators::litgpt);
   }
 
   at::Tensor forward_backward(model::GPT& model, const TokenBatch& batch, int64_t grad_accum) override {
