@@ -312,14 +312,19 @@ SweepResult run_slurm_sweep(const std::vector<Configuration>& configs, const Swe
     const auto log = out_dir / "logs" / (c.id + ".log");
     nlohmann::json row;
     const bool own = has_result(path);
-    if (!own && state.signal == 0 && state.exit_code == results::kExitRecordNotWritten) {
-      // The run could not write its result: tokbench's failure, not the configuration's. No row,
-      // and the job is forgotten, so the next sweep submits the configuration again.
+    if (!own && state.signal == 0 &&
+        (state.exit_code == results::kExitRecordNotWritten || state.exit_code == results::kExitRuntimeUnavailable)) {
+      // The run could not write its result, or could not start its runtime on the node (exit 9,
+      // as the local runner reads it): tokbench's failure, not the configuration's. No row, and
+      // the job is forgotten, so the next sweep submits the configuration again.
       record.erase(c.id);
       const std::string why = last_line_of_file(log);
-      throw detail::OwnFailure(fmt::format("Slurm job {}: `tokbench run` could not write its result (exit {}): {} "
-                                           "(configuration {} not recorded)", job.job_id, state.exit_code,
-                                           why.empty() ? "its log is empty" : why, c.describe()));
+      throw detail::OwnFailure(fmt::format("Slurm job {}: `tokbench run` {} (exit {}): {} (configuration {} not "
+                                           "recorded)", job.job_id,
+                                           state.exit_code == results::kExitRecordNotWritten
+                                               ? "could not write its result"
+                                               : "could not start its runtime",
+                                           state.exit_code, why.empty() ? "its log is empty" : why, c.describe()));
     }
     if (own) row = nlohmann::json::parse(read_text(path));
     const bool own_stands = own && row["status"] != "interrupted" && state.state != "TIMEOUT";
