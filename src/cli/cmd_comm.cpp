@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "distributed/node_launch.hpp"
-#include "run/machine_info.hpp"
+#include "machine/machine_info.hpp"
 #include "cli/command.hpp"
 #include "comm/comm_options.hpp"
 #include "comm/comm_plan.hpp"
@@ -26,7 +26,7 @@ const RegisterCommand kComm{
        return [options] {
          // A rank started by the built-in launcher measures; it does not launch again.
          if (std::getenv(distributed::kLaunchedEnv) != nullptr) options->nproc_per_node.reset();
-         const comm::CommPlan plan = comm::resolve_comm(*options, run::probe_machine());
+         const comm::CommPlan plan = comm::resolve_comm(*options, machine::probe_machine());
          if (options->nproc_per_node) return comm::launch_comm(plan, distributed::own_command_line());
          return comm::run_comm_rank(plan);
        };

@@ -15,7 +15,7 @@
 
 #include "run/run_options.hpp"
 #include "run/calibrate_peak.hpp"
-#include "run/calibration_cache.hpp"
+#include "machine/calibration_cache.hpp"
 #include "cli/command.hpp"
 #include "cuda/device_query.hpp"
 #include "git_revision.hpp"
@@ -50,10 +50,10 @@ void print_build_flags(std::ostream& out, bool verbose) {
 
 // The cached calibration of this machine at the current thread count, or how to make one.
 void print_calibration(std::ostream& out) {
-  const auto file = run::calibration_cache_file();
+  const auto file = machine::calibration_cache_file();
   std::string error;
-  const auto entries = run::read_calibrations(file, &error);
-  const auto here = run::find_calibration(entries, run::calibration_key_here(at::get_num_threads(), TORCH_VERSION));
+  const auto entries = machine::read_calibrations(file, &error);
+  const auto here = machine::find_calibration(entries, machine::calibration_key_here(at::get_num_threads(), TORCH_VERSION));
   if (!error.empty()) out << "#   calibration cache: " << error << "\n";
   if (!here) {
     out << fmt::format("#   measured peak: none cached for {} threads (run `tokbench env --calibrate{}`; {} entr{} in {})\n",
@@ -69,13 +69,13 @@ void print_calibration(std::ostream& out) {
 
 int calibrate(std::ostream& out) {
   out << fmt::format("# calibrating the CPU's matmul peak at {} threads (a few seconds)...\n", at::get_num_threads());
-  const run::CpuCalibration result =
+  const machine::CpuCalibration result =
       run::calibrate_cpu_peak(run::CalibrationSettings{}, [&out](const std::string& line) {
         out << "#   " << line << "\n" << std::flush;
       });
-  const auto file = run::calibration_cache_file();
+  const auto file = machine::calibration_cache_file();
   try {
-    run::save_calibration(file, result);
+    machine::save_calibration(file, result);
   } catch (const std::exception& e) {
     std::cerr << "tokbench: error: " << e.what() << "\n";
     return kExitError;

@@ -5,7 +5,7 @@
 #include "run/run_options.hpp"
 #include "distributed/node_launch.hpp"
 #include "run/launch_benchmark.hpp"
-#include "run/machine_info.hpp"
+#include "machine/machine_info.hpp"
 #include "run/python_executor.hpp"
 #include "run/resolve.hpp"
 #include "run/run_benchmark.hpp"
@@ -31,7 +31,7 @@ const RegisterCommand kRun{
        return [options] {
          // A rank started by the built-in launcher runs; it does not launch again.
          if (std::getenv(distributed::kLaunchedEnv) != nullptr) options->nproc_per_node.reset();
-         run::MachineInfo machine = run::probe_machine();
+         machine::MachineInfo machine = machine::probe_machine();
          machine.default_threads = at::get_num_threads();  // the calibration key of a run without --num-threads
          run::RunPlan plan = run::resolve_run(*options, machine);
          // Once per run: rank 0 (a launcher's ranks resolve again, and its rank 0 prints them).

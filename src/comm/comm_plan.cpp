@@ -30,7 +30,7 @@ int64_t byte_size(const char* option, const std::string& text) {
   return *bytes;
 }
 
-void resolve_launcher(const CommOptions& o, const run::MachineInfo& m, CommPlan& plan) {
+void resolve_launcher(const CommOptions& o, const machine::MachineInfo& m, CommPlan& plan) {
   using namespace run::limits;
   if (!m.dist_env_error.empty()) refuse(m.dist_env_error);
   plan.env = m.dist_env;
@@ -59,7 +59,7 @@ void resolve_launcher(const CommOptions& o, const run::MachineInfo& m, CommPlan&
   plan.nnodes = std::max<int64_t>(1, plan.world_size / std::max<int64_t>(1, plan.nproc_per_node));
 }
 
-void resolve_device(const CommOptions& o, const run::MachineInfo& m, CommPlan& plan) {
+void resolve_device(const CommOptions& o, const machine::MachineInfo& m, CommPlan& plan) {
   require_choice("--device", o.device, {"cpu", "cuda"});
   plan.cuda = o.device == "cuda";
   if (plan.cuda && m.cuda_devices.empty())
@@ -139,7 +139,7 @@ void resolve_sweep(const CommOptions& o, CommPlan& plan) {
 }
 
 // The buffers must fit: a rank that runs out of memory halfway through the sweep has wasted it.
-void check_memory(const run::MachineInfo& m, CommPlan& plan) {
+void check_memory(const machine::MachineInfo& m, CommPlan& plan) {
   const int64_t per_rank = peak_bytes_per_rank(plan.sizes.back(), plan.element_bytes);
   const auto gb = [](int64_t bytes) { return static_cast<double>(bytes) / 1e9; };
   if (plan.cuda) {
@@ -203,7 +203,7 @@ int64_t peak_bytes_per_rank(int64_t max_bytes, int64_t element_bytes) {
   return 2 * max_bytes + elements * (8 + 2 * element_bytes);
 }
 
-CommPlan resolve_comm(const CommOptions& o, const run::MachineInfo& m) {
+CommPlan resolve_comm(const CommOptions& o, const machine::MachineInfo& m) {
   CommPlan plan;
   plan.options = o;
   resolve_launcher(o, m, plan);

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "run/machine_info.hpp"
+#include "machine/machine_info.hpp"
 #include "comm/comm_figures.hpp"
 #include "comm/comm_options.hpp"
 #include "distributed/dist_settings.hpp"
@@ -22,7 +22,7 @@ struct CommPlan {
   CommOptions options;
   // Where this process sits: a rank's own place, or (in the built-in launcher) the job's shape
   // with the node's first rank.
-  distributed::DistEnv env;
+  machine::DistEnv env;
   int64_t world_size = 1;
   int64_t nnodes = 1;
   int64_t nproc_per_node = 1;
@@ -43,7 +43,7 @@ struct CommPlan {
   std::filesystem::path store;   // empty: not stored
 };
 
-CommPlan resolve_comm(const CommOptions& options, const run::MachineInfo& machine);
+CommPlan resolve_comm(const CommOptions& options, const machine::MachineInfo& machine);
 
 // Bytes one rank holds at most: its largest collective's input and output at the largest size,
 // and the correctness check's temporaries (an int64 index and two values per element).

@@ -9,7 +9,7 @@
 #include <iostream>
 #include <optional>
 
-#include "run/environment.hpp"
+#include "machine/environment.hpp"
 #include "comm/comm_result.hpp"
 #include "comm/compute_sharing.hpp"
 #include "comm/measure_collectives.hpp"
@@ -44,7 +44,7 @@ int run_comm_rank(const CommPlan& plan) {
   distributed::bind_rank_device(device);
   if (plan.num_threads > 0) at::set_num_threads(plan.num_threads);
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(plan.timeout_seconds * 1000));
-  distributed::DistEnv env = plan.env;
+  machine::DistEnv env = plan.env;
   // A process started alone is a world of one: its store takes any free port rather than
   // torchrun's default, which another job on this machine may hold.
   if (env.source == "none") env.master_port = 0;
@@ -68,7 +68,7 @@ int run_comm_rank(const CommPlan& plan) {
   if (!lead) return train::kExitOk;
 
   nlohmann::ordered_json document = comm_document(
-      plan, points, at::get_num_threads(), run::environment_record(run::capture_environment(), {plan.device_name}));
+      plan, points, at::get_num_threads(), machine::environment_record(machine::capture_environment(), {plan.device_name}));
   document["compute_sharing"] = sharing ? to_json(*sharing) : nlohmann::ordered_json(nullptr);
   if (sharing)
     std::cerr << fmt::format("# compute sharing: one {}-thread GEMM {:.2f} ms alone, {:.2f} ms with {} rank(s) per node "

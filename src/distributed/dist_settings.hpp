@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "distributed/dist_env.hpp"
+#include "machine/dist_env.hpp"
 #include "parallel/strategy.hpp"
 
 namespace tokbench::distributed {
@@ -22,7 +22,7 @@ using parallel::to_string;
 using parallel::UnitPolicy;
 
 struct DistributedSettings {
-  DistEnv env;                  // world size, rank, local rank, master address and port
+  machine::DistEnv env;                  // world size, rank, local rank, master address and port
   DistMode mode = DistMode::none;
   ShardMode shard_mode = ShardMode::zero2;
   UnitPolicy units = UnitPolicy::whole_model;

@@ -7,11 +7,11 @@
 namespace tokbench::distributed {
 
 struct JobStore::Impl {
-  DistEnv env;
+  machine::DistEnv env;
   c10::intrusive_ptr<c10d::Store> store;
 };
 
-JobStore::JobStore(const DistEnv& env, std::chrono::milliseconds timeout) : impl_(std::make_unique<Impl>()) {
+JobStore::JobStore(const machine::DistEnv& env, std::chrono::milliseconds timeout) : impl_(std::make_unique<Impl>()) {
   impl_->env = env;
   impl_->store = connect_job_store(env, timeout);
 }

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "distributed/dist_env.hpp"
+#include "machine/dist_env.hpp"
 #include "distributed/rank_record.hpp"
 
 namespace tokbench::distributed {
@@ -27,7 +27,7 @@ struct StoreAddress {
 class JobStore {
  public:
   // Connects (rank 0: serves) within `timeout`; throws on failure, naming the address.
-  JobStore(const DistEnv& env, std::chrono::milliseconds timeout);
+  JobStore(const machine::DistEnv& env, std::chrono::milliseconds timeout);
   ~JobStore();
   JobStore(const JobStore&) = delete;
   JobStore& operator=(const JobStore&) = delete;

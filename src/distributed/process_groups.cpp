@@ -68,7 +68,7 @@ void disable_flight_recorder_unless_asked() {
 
 }  // namespace
 
-c10::intrusive_ptr<c10d::Store> connect_job_store(const DistEnv& env, std::chrono::milliseconds timeout) {
+c10::intrusive_ptr<c10d::Store> connect_job_store(const machine::DistEnv& env, std::chrono::milliseconds timeout) {
   c10d::TCPStoreOptions store_options;
   store_options.port = static_cast<uint16_t>(env.master_port);
   store_options.isServer = env.rank == 0 && !env.use_agent_store;

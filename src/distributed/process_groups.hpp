@@ -12,13 +12,13 @@
 #include <cstdint>
 #include <optional>
 
-#include "distributed/dist_env.hpp"
+#include "machine/dist_env.hpp"
 #include "distributed/dist_settings.hpp"
 
 namespace tokbench::distributed {
 
 struct GroupOptions {
-  DistEnv env;
+  machine::DistEnv env;
   std::chrono::milliseconds timeout{std::chrono::minutes(30)};
   c10::Device device{c10::kCPU};
   // NCCL (CUDA only, one device per rank) or Gloo (CPU or CUDA tensors).
@@ -41,7 +41,7 @@ ProcessGroups create_process_groups(const GroupOptions& options);
 
 // The job's store alone: rank 0 serves it (unless torchrun's agent does), every rank is its
 // client; bounded by `timeout`. create_process_groups starts with it.
-c10::intrusive_ptr<c10d::Store> connect_job_store(const DistEnv& env, std::chrono::milliseconds timeout);
+c10::intrusive_ptr<c10d::Store> connect_job_store(const machine::DistEnv& env, std::chrono::milliseconds timeout);
 
 // The NCCL backend (nccl_backend.cpp, compiled where the CUDA toolkit is; elsewhere it throws).
 c10::intrusive_ptr<c10d::Backend> make_nccl_backend(const c10::intrusive_ptr<c10d::Store>& store, int rank,

@@ -10,7 +10,7 @@
 #include <chrono>
 #include <functional>
 
-#include "run/environment.hpp"
+#include "machine/environment.hpp"
 #include "train/gemm_kernels.hpp"
 
 namespace tokbench::run {
@@ -43,17 +43,17 @@ double best_seconds(const std::function<void()>& call, double budget) {
 
 }  // namespace
 
-CpuCalibration calibrate_cpu_peak(const CalibrationSettings& settings,
+machine::CpuCalibration calibrate_cpu_peak(const CalibrationSettings& settings,
                                   const std::function<void(const std::string&)>& log) {
-  CpuCalibration result;
-  result.key = calibration_key_here(at::get_num_threads(), TORCH_VERSION);
-  result.measured_at = rfc3339_now();
+  machine::CpuCalibration result;
+  result.key = machine::calibration_key_here(at::get_num_threads(), TORCH_VERSION);
+  result.measured_at = machine::rfc3339_now();
   // oneDNN's linear through the fused executor's kernel layer (train/gemm_kernels.hpp).
   const bool linear = train::onednn_linear_available();
   if (!linear) log("mkldnn::_linear_pointwise is not in this LibTorch: at::mm only");
   at::NoGradGuard no_grad;
   for (const auto& [dtype_name, dtype] : {std::pair{"fp32", at::kFloat}, std::pair{"bf16", at::kBFloat16}}) {
-    MeasuredPeak best{dtype_name, 0, "", ""};
+    machine::MeasuredPeak best{dtype_name, 0, "", ""};
     for (const Shape& s : kShapes) {
       const double flops = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
       const std::string shape = fmt::format("{}x{}x{}", s.m, s.n, s.k);
@@ -62,7 +62,7 @@ CpuCalibration calibrate_cpu_peak(const CalibrationSettings& settings,
       auto consider = [&](const std::string& kernel, const std::function<void()>& call) {
         const double rate = flops / best_seconds(call, settings.seconds_per_case);
         log(fmt::format("{} {:<34} {:>15}  {:8.1f} GFLOP/s", dtype_name, kernel, shape, rate / 1e9));
-        if (rate > best.flops_per_s) best = MeasuredPeak{dtype_name, rate, kernel, shape};
+        if (rate > best.flops_per_s) best = machine::MeasuredPeak{dtype_name, rate, kernel, shape};
       };
       consider("at::mm", [&] { (void)at::mm(a, b); });
       if (linear) {

@@ -9,7 +9,7 @@
 #include <functional>
 #include <string>
 
-#include "run/calibration_cache.hpp"
+#include "machine/calibration_cache.hpp"
 
 namespace tokbench::run {
 
@@ -20,7 +20,7 @@ struct CalibrationSettings {
 };
 
 // Measures at at::get_num_threads() threads; `log` receives one line per case.
-CpuCalibration calibrate_cpu_peak(const CalibrationSettings& settings,
+machine::CpuCalibration calibrate_cpu_peak(const CalibrationSettings& settings,
                                   const std::function<void(const std::string&)>& log);
 
 }  // namespace tokbench::run

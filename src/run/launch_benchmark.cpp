@@ -8,7 +8,7 @@
 #include <iostream>
 #include <iterator>
 
-#include "run/environment.hpp"
+#include "machine/environment.hpp"
 #include "run/metrics.hpp"
 #include "run/resolve.hpp"
 #include "run/result_json.hpp"
@@ -54,7 +54,7 @@ int launch_benchmark(const RunPlan& plan, const std::vector<std::string>& rank_a
   int code = exit_code(run.outcome);
   if (o.node_rank == 0 && !plan.json_path.empty()) {
     try {
-      write_json_atomically(plan.json_path, build_result_json(plan, run, metrics, capture_environment()));
+      write_json_atomically(plan.json_path, build_result_json(plan, run, metrics, machine::capture_environment()));
     } catch (const std::exception& e) {
       std::cerr << "tokbench: error: " << e.what() << "\n";
       code = results::kExitRecordNotWritten;  // as publish_result: the record is lost, not the run's status

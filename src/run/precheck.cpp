@@ -9,15 +9,15 @@
 #include <stdexcept>
 
 #include "run/run_options.hpp"
-#include "run/machine_info.hpp"
+#include "machine/machine_info.hpp"
 #include "run/resolve.hpp"
 
 namespace tokbench::run {
 namespace {
 
 // The node as the first rank of the job will see it, minus what cannot be known from here.
-MachineInfo imagined_node(const RunOptions& o, const RankLayout& layout) {
-  MachineInfo m;
+machine::MachineInfo imagined_node(const RunOptions& o, const RankLayout& layout) {
+  machine::MachineInfo m;
   m.cpu_model = "(the Slurm node's CPU)";
   m.dist_env.source = "slurm";
   m.dist_env.world_size = layout.nodes * layout.ranks_per_node;
@@ -98,7 +98,7 @@ usage::ValueType run_option_type(const std::string& option, const std::string& w
                                           "`tokbench run --help`, without their dashes", where, option));
 }
 
-std::string precheck_run_here(const std::vector<std::string>& run_arguments, const MachineInfo& here) {
+std::string precheck_run_here(const std::vector<std::string>& run_arguments, const machine::MachineInfo& here) {
   return check(run_arguments, [&](const RunOptions&) { return here; });
 }
 

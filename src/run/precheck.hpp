@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "run/machine_info.hpp"
+#include "machine/machine_info.hpp"
 #include "usage/value_type.hpp"
 
 namespace tokbench::run {
@@ -35,6 +35,6 @@ usage::ValueType run_option_type(const std::string& option, const std::string& w
 
 // The same against this machine (probe_machine(), probed once by the caller for every
 // configuration of a sweep): what `tokbench run` with these arguments would refuse here.
-std::string precheck_run_here(const std::vector<std::string>& run_arguments, const MachineInfo& here);
+std::string precheck_run_here(const std::vector<std::string>& run_arguments, const machine::MachineInfo& here);
 
 }  // namespace tokbench::run

@@ -19,7 +19,7 @@
 #include <optional>
 #include <stdexcept>
 
-#include "run/environment.hpp"
+#include "machine/environment.hpp"
 #include "run/metrics.hpp"
 #include "run/progress.hpp"
 #include "run/publish_result.hpp"
@@ -167,7 +167,7 @@ struct ChildRun {
 };
 
 ChildRun run_child(const RunPlan& plan, const PythonStepCommand& command, const std::vector<std::string>& argv,
-                   Environment& env, std::ostream& report_out, std::FILE* line_stream, bool quiet,
+                   machine::Environment& env, std::ostream& report_out, std::FILE* line_stream, bool quiet,
                    process::SignalScope& signals) {
   ChildRun c;
   std::string exec_error;
@@ -281,7 +281,7 @@ int run_python_benchmark(const RunPlan& plan) {
   const bool multi_rank = plan.dist.multi_rank();
   const bool lead = plan.dist.env.rank == 0;  // only rank 0 reports and writes the JSON
   const bool quiet = plan.options.quiet || !lead;
-  Environment env = capture_environment();
+  machine::Environment env = machine::capture_environment();
   env.python_executable = command.python;
   const MetricInputs inputs = metric_inputs(plan);
 

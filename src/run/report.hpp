@@ -4,7 +4,7 @@
 
 #include <ostream>
 
-#include "run/environment.hpp"
+#include "machine/environment.hpp"
 #include "run/metrics.hpp"
 #include "run/run_plan.hpp"
 

@@ -45,7 +45,7 @@ void require_positive(const char* option, int64_t value) {
 
 double gb(int64_t bytes) { return static_cast<double>(bytes) / 1e9; }
 
-void resolve_device(const RunOptions& o, const MachineInfo& m, RunPlan& plan) {
+void resolve_device(const RunOptions& o, const machine::MachineInfo& m, RunPlan& plan) {
   const std::string& d = o.device;
   const bool has_cuda = !m.cuda_devices.empty();
   if (d == "auto") {
@@ -104,7 +104,7 @@ void resolve_device(const RunOptions& o, const MachineInfo& m, RunPlan& plan) {
   }
 }
 
-void resolve_dtype(const RunOptions& o, const MachineInfo& m, RunPlan& plan) {
+void resolve_dtype(const RunOptions& o, const machine::MachineInfo& m, RunPlan& plan) {
   // Canonical names only (the parser's aliases are not part of this CLI).
   std::vector<std::string> valid = {"auto"};
   for (model::TrainPrecision p : model::kTrainPrecisions) valid.emplace_back(model::to_string(p));
@@ -132,7 +132,7 @@ void resolve_dtype(const RunOptions& o, const MachineInfo& m, RunPlan& plan) {
 // litgpt takes those libraries' layers, on GPUs with fp8 tensor cores (compute capability 8.9
 // and up, as the reference checks). Anywhere else they are refused here, before any work. An
 // fp8 run's MFU is against the datasheet's fp8 peak, and the record says so (mfu_precision).
-void resolve_low_precision(const RunOptions& o, const MachineInfo& m, RunPlan& plan) {
+void resolve_low_precision(const RunOptions& o, const machine::MachineInfo& m, RunPlan& plan) {
   require_choice("--low-precision-mode", o.low_precision_mode,
                  {"none", "fp8-default-te", "fp8-default-te-wo_layernorm"});
   const bool te = o.low_precision_mode != "none";
@@ -260,7 +260,7 @@ void resolve_size_units(const RunOptions& o, RunPlan& plan) {
                                            : parallel::kDefaultMinUnitParams;
 }
 
-void resolve_distributed(const RunOptions& o, const MachineInfo& m, RunPlan& plan) {
+void resolve_distributed(const RunOptions& o, const machine::MachineInfo& m, RunPlan& plan) {
   if (!m.dist_env_error.empty()) refuse(m.dist_env_error);
   require_choice("--distributed-mode", o.distributed_mode, {"none", "ddp", "fsdp", "fsdp2"});
   require_choice("--shard-mode", o.shard_mode, {"zero2", "zero3", "hybrid_zero2", "hybrid_zero3"});
@@ -350,7 +350,7 @@ void resolve_distributed(const RunOptions& o, const MachineInfo& m, RunPlan& pla
     refuse("--nsys-enabled True is not supported: run `nsys profile tokbench run ...` instead; valid: False");
 }
 
-void resolve_batches(const RunOptions& o, const MachineInfo& m, RunPlan& plan) {
+void resolve_batches(const RunOptions& o, const machine::MachineInfo& m, RunPlan& plan) {
   resolve_distributed(o, m, plan);
 
   require_positive("--micro-batch-size", o.micro_batch_size);
@@ -586,7 +586,7 @@ void resolve_unit_timing(const RunOptions& o, RunPlan& plan) {
                       o.compile, plan.unit_timing_iters));
 }
 
-void resolve_counts_and_peak(const RunOptions& o, const MachineInfo& m, RunPlan& plan) {
+void resolve_counts_and_peak(const RunOptions& o, const machine::MachineInfo& m, RunPlan& plan) {
   plan.param_count = model::count_params(plan.config).total;
   try {
     plan.flops_per_microbatch =
@@ -614,10 +614,10 @@ void resolve_counts_and_peak(const RunOptions& o, const MachineInfo& m, RunPlan&
   // count and LibTorch version, else the clock-based estimate (which oneDNN can exceed).
   const int threads = o.num_threads > 0 ? o.num_threads : m.default_threads;
   const CpuInfo cpu = detect_cpu();
-  if (const auto calibration = find_calibration(
-          m.cpu_calibrations, CalibrationKey{cpu.model, cpu.logical_cpus, threads, TORCH_VERSION})) {
-    if (const auto measured = peak_for(*calibration, std::string(to_string(plan.precision)))) {
-      plan.peak = PeakChoice{measured->flops_per_s, cpu.model, measured_peak_source(*calibration, *measured), false};
+  if (const auto calibration = machine::find_calibration(
+          m.cpu_calibrations, machine::CalibrationKey{cpu.model, cpu.logical_cpus, threads, TORCH_VERSION})) {
+    if (const auto measured = machine::peak_for(*calibration, std::string(to_string(plan.precision)))) {
+      plan.peak = PeakChoice{measured->flops_per_s, cpu.model, machine::measured_peak_source(*calibration, *measured), false};
       return;
     }
   }
@@ -668,7 +668,7 @@ void resolve_derived_counts(RunPlan& plan) {
   plan.token_buffer_bytes = *token_bytes;
 }
 
-void resolve_memory_fit(const MachineInfo& m, RunPlan& plan) {
+void resolve_memory_fit(const machine::MachineInfo& m, RunPlan& plan) {
   const std::string what =
       fmt::format("--model-name '{}' (n_layer {}, --micro-batch-size {}, --seq-len {}, --dtype {})", plan.model_label,
                   plan.config.n_layer, plan.train.micro_batch, plan.train.seq_len, to_string(plan.train.dtype));
@@ -727,7 +727,7 @@ std::string with_option_names(const std::string& message) {
   return out;
 }
 
-RunPlan resolve_run(const RunOptions& options, const MachineInfo& machine) {
+RunPlan resolve_run(const RunOptions& options, const machine::MachineInfo& machine) {
   RunPlan plan;
   plan.options = options;
   plan.compiler = choose_compiler(options.compile);  // first: the checks below depend on the executor

@@ -8,14 +8,14 @@
 
 #include <string>
 
-#include "run/machine_info.hpp"
+#include "machine/machine_info.hpp"
 #include "run/metrics.hpp"
 #include "run/run_options.hpp"
 #include "run/run_plan.hpp"
 
 namespace tokbench::run {
 
-RunPlan resolve_run(const RunOptions& options, const MachineInfo& machine);
+RunPlan resolve_run(const RunOptions& options, const machine::MachineInfo& machine);
 
 // What the metrics need of a plan (sizes, model and hardware FLOPs, the peak).
 MetricInputs metric_inputs(const RunPlan& plan);

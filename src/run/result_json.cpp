@@ -126,7 +126,7 @@ void put_memory_breakdown(Json& j, const std::optional<train::MemoryBreakdown>& 
 }
 
 nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun& run, const BenchMetrics& m,
-                                         const Environment& env) {
+                                         const machine::Environment& env) {
   using json = nlohmann::ordered_json;
   const auto& o = plan.options;
   json j;
@@ -261,7 +261,7 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
       plan.world_size() > 1 ? json(distributed::to_string(plan.dist.backend)) : json(nullptr);
   j["config"]["cpu_allocator"] = plan.cpu_allocator;
   j["config"]["warnings"] = plan.warnings;
-  j["environment"] = environment_record(env, {plan.device_name});
+  j["environment"] = machine::environment_record(env, {plan.device_name});
   // The Python executors' interpreter and packages: their torch may differ from the LibTorch
   // tokbench is built against, and a table comparing the two should say so.
   if (!env.python_torch_version.empty()) {

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "run/environment.hpp"
+#include "machine/environment.hpp"
 #include "run/metrics.hpp"
 #include "run/run_plan.hpp"
 #include "results/result_columns.hpp"
@@ -20,7 +20,7 @@ namespace tokbench::run {
 inline constexpr int kResultSchemaVersion = results::kSchemaVersion;
 
 nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun& run, const BenchMetrics& metrics,
-                                         const Environment& env);
+                                         const machine::Environment& env);
 
 // Throws std::runtime_error when the file cannot be written; never leaves a partial file.
 void write_json_atomically(const std::filesystem::path& path, const nlohmann::ordered_json& json);

@@ -17,7 +17,7 @@
 #include <string>
 
 #include "process/signal_scope.hpp"
-#include "run/environment.hpp"
+#include "machine/environment.hpp"
 #include "run/metrics.hpp"
 #include "run/progress.hpp"
 #include "run/publish_result.hpp"
@@ -206,10 +206,10 @@ int run_benchmark(const RunPlan& plan) {
   std::ostream& report_out = plan.json_to_stdout ? std::cerr : std::cout;
   std::FILE* line_stream = plan.json_to_stdout ? stderr : stdout;
   const bool quiet = plan.options.quiet || plan.dist.env.rank != 0;
-  if (is_debug_build() && plan.dist.env.rank == 0)
+  if (machine::is_debug_build() && plan.dist.env.rank == 0)
     std::cerr << "#\n# WARNING: this tokbench is a DEBUG build (assertions on, no optimisation): "
                  "its figures are not representative. Rebuild with CMAKE_BUILD_TYPE=Release.\n#\n";
-  const Environment env = capture_environment();
+  const machine::Environment env = machine::capture_environment();
   const bool multi_rank = plan.dist.multi_rank();
   const bool lead = plan.dist.env.rank == 0;  // only rank 0 reports and writes the JSON
   const MetricInputs inputs = metric_inputs(plan);

@@ -22,7 +22,7 @@
 #include "results/record_status.hpp"
 #include "results/result_store.hpp"
 #include "results/tables.hpp"
-#include "run/machine_info.hpp"
+#include "machine/machine_info.hpp"
 #include "run/precheck.hpp"
 #include "sweep/folder_lock.hpp"
 #include "sweep/matrix.hpp"
@@ -99,7 +99,7 @@ int run_sweep_command(const SweepCommandOptions& o, const std::vector<std::strin
   // locally against this machine, under Slurm against a node as srun will lay the ranks out.
   std::map<std::string, std::string> refusals;  // configuration id -> the run's one-line refusal
   {
-    const run::MachineInfo here = launcher == Launcher::local ? run::probe_machine() : run::MachineInfo{};
+    const machine::MachineInfo here = launcher == Launcher::local ? machine::probe_machine() : machine::MachineInfo{};
 #if defined(TOKBENCH_HAVE_PREDICT)
     // A prediction scales measured compute to more ranks; it does not turn one device kind's
     // compute into another's, so a cluster of another kind than the rows' is refused now.

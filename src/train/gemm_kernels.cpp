@@ -20,7 +20,7 @@
 #include <system_error>
 #include <unistd.h>
 
-#include "train/cache_dir.hpp"
+#include "machine/cache_dir.hpp"
 
 namespace tokbench::train {
 namespace {
@@ -182,7 +182,7 @@ std::string GemmChoices::summary() const {
                      static_cast<int64_t>(by_class.size()) - onednn, from_cache ? "cached" : "measured");
 }
 
-std::filesystem::path default_gemm_cache_file() { return tokbench_cache_dir() / "gemm-choice.json"; }
+std::filesystem::path default_gemm_cache_file() { return machine::tokbench_cache_dir() / "gemm-choice.json"; }
 
 std::string gemm_machine_key(at::ScalarType dtype) {
   return fmt::format("{}|threads={}|torch={}|{}", cpu_model_name(), at::get_num_threads(), TORCH_VERSION,

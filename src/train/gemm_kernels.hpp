@@ -67,7 +67,7 @@ struct GemmCalibrationOptions {
   int repetitions = 2;                              // timed calls per kernel, after one warm-up
 };
 
-// gemm-choice.json in tokbench_cache_dir() (cache_dir.hpp: $TOKBENCH_CACHE_DIR, $XDG_CACHE_HOME/tokbench, ~/.cache/tokbench).
+// gemm-choice.json in machine::tokbench_cache_dir() (machine/cache_dir.hpp: $TOKBENCH_CACHE_DIR, $XDG_CACHE_HOME/tokbench, ~/.cache/tokbench).
 std::filesystem::path default_gemm_cache_file();
 
 // The cache entry's key: CPU model name, LibTorch thread count, torch version and dtype.

@@ -88,8 +88,8 @@ TEST(CommFigures, BandwidthAndSummary) {
   EXPECT_DOUBLE_EQ(summarize({}).mean_seconds, 0.0);
 }
 
-run::MachineInfo cpu_machine() {
-  run::MachineInfo m;
+machine::MachineInfo cpu_machine() {
+  machine::MachineInfo m;
   m.cpu_model = "Test CPU";
   m.cuda_status = "no CUDA driver";
   m.mem_total_bytes = m.mem_available_bytes = int64_t{16} << 30;
@@ -102,7 +102,7 @@ CommOptions two_ranks() {
   return o;
 }
 
-std::string refusal(const CommOptions& o, const run::MachineInfo& m = cpu_machine()) {
+std::string refusal(const CommOptions& o, const machine::MachineInfo& m = cpu_machine()) {
   try {
     resolve_comm(o, m);
   } catch (const std::invalid_argument& e) {
@@ -149,7 +149,7 @@ TEST(CommPlan, RefusesInOneLine) {
 }
 
 TEST(CommPlan, CudaTakesTheLocalRanksGpu) {
-  run::MachineInfo m = cpu_machine();
+  machine::MachineInfo m = cpu_machine();
   m.cuda_devices.resize(2);
   m.cuda_devices[0].name = "GPU zero";
   m.cuda_devices[1].name = "GPU one";

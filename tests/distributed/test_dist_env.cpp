@@ -9,13 +9,13 @@
 #include <stdexcept>
 #include <string>
 
-#include "distributed/dist_env.hpp"
+#include "machine/dist_env.hpp"
 #include "distributed/dist_settings.hpp"
 
 namespace tokbench::distributed {
 namespace {
 
-EnvLookup env_of(std::map<std::string, std::string> vars) {
+machine::EnvLookup env_of(std::map<std::string, std::string> vars) {
   return [vars](const std::string& name) -> std::optional<std::string> {
     auto it = vars.find(name);
     if (it == vars.end()) return std::nullopt;
@@ -24,14 +24,14 @@ EnvLookup env_of(std::map<std::string, std::string> vars) {
 }
 
 TEST(DistEnv, NoLauncherIsOneProcess) {
-  const DistEnv d = read_dist_env(env_of({}));
+  const machine::DistEnv d = machine::read_dist_env(env_of({}));
   EXPECT_EQ(d.source, "none");
   EXPECT_EQ(d.world_size, 1);
   EXPECT_EQ(d.rank, 0);
 }
 
 TEST(DistEnv, Torchrun) {
-  const DistEnv d = read_dist_env(env_of({{"RANK", "5"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "1"},
+  const machine::DistEnv d = machine::read_dist_env(env_of({{"RANK", "5"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "1"},
                                           {"LOCAL_WORLD_SIZE", "4"}, {"MASTER_ADDR", "node7"},
                                           {"MASTER_PORT", "1234"}}));
   EXPECT_EQ(d.source, "torchrun");
@@ -45,14 +45,14 @@ TEST(DistEnv, Torchrun) {
 }
 
 TEST(DistEnv, TorchrunAgentStoreIsJoinedAsAClient) {
-  const DistEnv d = read_dist_env(env_of({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"TORCHELASTIC_USE_AGENT_STORE", "True"},
+  const machine::DistEnv d = machine::read_dist_env(env_of({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"TORCHELASTIC_USE_AGENT_STORE", "True"},
                                           {"TORCHELASTIC_RESTART_COUNT", "1"}}));
   EXPECT_TRUE(d.use_agent_store);
   EXPECT_EQ(d.agent_store_prefix, "/worker/attempt_1");
 }
 
 TEST(DistEnv, SlurmTakesTheFirstNodeAsMaster) {
-  const DistEnv d = read_dist_env(env_of({{"SLURM_PROCID", "3"}, {"SLURM_NTASKS", "4"}, {"SLURM_LOCALID", "1"},
+  const machine::DistEnv d = machine::read_dist_env(env_of({{"SLURM_PROCID", "3"}, {"SLURM_NTASKS", "4"}, {"SLURM_LOCALID", "1"},
                                           {"SLURM_TASKS_PER_NODE", "2(x2)"},
                                           {"SLURM_JOB_NODELIST", "gpu[003-004],cpu1"}}));
   EXPECT_EQ(d.source, "slurm");
@@ -65,13 +65,13 @@ TEST(DistEnv, SlurmTakesTheFirstNodeAsMaster) {
 }
 
 TEST(DistEnv, SlurmNodeLists) {
-  EXPECT_EQ(first_slurm_host("node1"), "node1");
-  EXPECT_EQ(first_slurm_host("node1,node2"), "node1");
-  EXPECT_EQ(first_slurm_host("gpu[7,9-12]"), "gpu7");
-  EXPECT_EQ(first_slurm_host("a1,gpu[7-8]"), "a1");
+  EXPECT_EQ(machine::first_slurm_host("node1"), "node1");
+  EXPECT_EQ(machine::first_slurm_host("node1,node2"), "node1");
+  EXPECT_EQ(machine::first_slurm_host("gpu[7,9-12]"), "gpu7");
+  EXPECT_EQ(machine::first_slurm_host("a1,gpu[7-8]"), "a1");
   // A suffix after the bracket belongs to the host (this Slurm's scontrol rejects the list).
-  EXPECT_EQ(first_slurm_host("gpu[1-2]-ib"), "gpu1-ib");
-  EXPECT_EQ(first_slurm_host("gpu[1-2]-ib,cpu[3,5]"), "gpu1-ib");
+  EXPECT_EQ(machine::first_slurm_host("gpu[1-2]-ib"), "gpu1-ib");
+  EXPECT_EQ(machine::first_slurm_host("gpu[1-2]-ib,cpu[3,5]"), "gpu1-ib");
 }
 
 // The first line of `scontrol show hostnames LIST`, run with the SLURM_CONF of the environment.
@@ -104,16 +104,16 @@ TEST(DistEnv, SlurmNodeListsAgreeWithScontrol) {
                                  "n[1-2]-ib[3-4]", "node-[01-02]", "r[1-2]n[07,9]", "gpu[10-11],gpu[2-3]"}) {
     const std::string slurms = scontrol_first_host(list);
     ASSERT_NE(slurms, "") << "scontrol show hostnames did not expand " << list << " (is slurm-client installed?)";
-    EXPECT_EQ(first_slurm_host(list), slurms) << list;
-    EXPECT_EQ(slurm_master_host(list), slurms) << list;
+    EXPECT_EQ(machine::first_slurm_host(list), slurms) << list;
+    EXPECT_EQ(machine::slurm_master_host(list), slurms) << list;
   }
   EXPECT_EQ(scontrol_first_host("gpu[1-2]-ib"), "");  // rejected by this Slurm ...
-  EXPECT_EQ(slurm_master_host("gpu[1-2]-ib"), "gpu1-ib");  // ... so the parser answers
+  EXPECT_EQ(machine::slurm_master_host("gpu[1-2]-ib"), "gpu1-ib");  // ... so the parser answers
   ::unsetenv("SLURM_CONF");
 }
 
 TEST(DistEnv, OpenMpi) {
-  const DistEnv d = read_dist_env(env_of({{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"},
+  const machine::DistEnv d = machine::read_dist_env(env_of({{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"},
                                           {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
                                           {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}, {"MASTER_ADDR", "10.0.0.1"}}));
   EXPECT_EQ(d.source, "mpi");
@@ -124,7 +124,7 @@ TEST(DistEnv, OpenMpi) {
 
 void expect_refused(std::map<std::string, std::string> vars, const std::string& needle) {
   try {
-    read_dist_env(env_of(std::move(vars)));
+    machine::read_dist_env(env_of(std::move(vars)));
     FAIL() << "accepted";
   } catch (const std::invalid_argument& e) {
     const std::string what = e.what();

@@ -138,7 +138,7 @@ void on_ranks(int64_t world, std::optional<int64_t> shard_group,
     threads.emplace_back([&, r] {
       try {
         GroupOptions g;
-        g.env = DistEnv{};
+        g.env = machine::DistEnv{};
         g.env.source = "torchrun";
         g.env.world_size = world;
         g.env.rank = r;

@@ -10,8 +10,8 @@
 #include <string>
 
 #include "run/run_options.hpp"
-#include "run/calibration_cache.hpp"
-#include "run/machine_info.hpp"
+#include "machine/calibration_cache.hpp"
+#include "machine/machine_info.hpp"
 #include "run/resolve.hpp"
 #include "tokbench/throughput.hpp"
 
@@ -27,12 +27,12 @@ struct TempDir {
   ~TempDir() { std::filesystem::remove_all(path); }
 };
 
-CpuCalibration sample(int threads, double fp32_flops) {
-  CpuCalibration c;
-  c.key = CalibrationKey{"Test CPU 9000", 8, threads, "2.11.0"};
+machine::CpuCalibration sample(int threads, double fp32_flops) {
+  machine::CpuCalibration c;
+  c.key = machine::CalibrationKey{"Test CPU 9000", 8, threads, "2.11.0"};
   c.measured_at = "2026-11-30T12:00:00+00:00";
-  c.peaks = {MeasuredPeak{"fp32", fp32_flops, "mkldnn::_linear_pointwise (oneDNN)", "2048x2048x5632"},
-             MeasuredPeak{"bf16", 4 * fp32_flops, "at::mm", "2048x2048x2048"}};
+  c.peaks = {machine::MeasuredPeak{"fp32", fp32_flops, "mkldnn::_linear_pointwise (oneDNN)", "2048x2048x5632"},
+             machine::MeasuredPeak{"bf16", 4 * fp32_flops, "at::mm", "2048x2048x2048"}};
   return c;
 }
 
@@ -42,46 +42,46 @@ TEST(CalibrationCache, FileLocationFollowsTheEnvironment) {
     auto it = env.find(name);
     return it == env.end() ? nullptr : it->second.c_str();
   };
-  EXPECT_EQ(calibration_cache_file(lookup), "/home/u/.cache/tokbench/calibration.json");
+  EXPECT_EQ(machine::calibration_cache_file(lookup), "/home/u/.cache/tokbench/calibration.json");
   env["XDG_CACHE_HOME"] = "/xdg";
-  EXPECT_EQ(calibration_cache_file(lookup), "/xdg/tokbench/calibration.json");
+  EXPECT_EQ(machine::calibration_cache_file(lookup), "/xdg/tokbench/calibration.json");
   env["TOKBENCH_CACHE_DIR"] = "/own";
-  EXPECT_EQ(calibration_cache_file(lookup), "/own/calibration.json");
+  EXPECT_EQ(machine::calibration_cache_file(lookup), "/own/calibration.json");
 }
 
 TEST(CalibrationCache, RoundTripsAndReplacesOnlyTheSameKey) {
   TempDir dir;
   const auto file = dir.path / "sub" / "calibration.json";
-  EXPECT_TRUE(read_calibrations(file).empty());  // no file: an empty cache
-  save_calibration(file, sample(4, 1e11));
-  save_calibration(file, sample(8, 2e11));
-  save_calibration(file, sample(4, 1.5e11));  // replaces the 4-thread entry
+  EXPECT_TRUE(machine::read_calibrations(file).empty());  // no file: an empty cache
+  machine::save_calibration(file, sample(4, 1e11));
+  machine::save_calibration(file, sample(8, 2e11));
+  machine::save_calibration(file, sample(4, 1.5e11));  // replaces the 4-thread entry
   std::string error;
-  const auto entries = read_calibrations(file, &error);
+  const auto entries = machine::read_calibrations(file, &error);
   EXPECT_EQ(error, "");
   ASSERT_EQ(entries.size(), 2u);
-  const auto four = find_calibration(entries, sample(4, 0).key);
+  const auto four = machine::find_calibration(entries, sample(4, 0).key);
   ASSERT_TRUE(four.has_value());
   EXPECT_EQ(four->measured_at, "2026-11-30T12:00:00+00:00");
   ASSERT_EQ(four->peaks.size(), 2u);
   EXPECT_DOUBLE_EQ(four->peaks[0].flops_per_s, 1.5e11);
   EXPECT_EQ(four->peaks[0].kernel, "mkldnn::_linear_pointwise (oneDNN)");
   EXPECT_EQ(four->peaks[0].shape, "2048x2048x5632");
-  EXPECT_DOUBLE_EQ(peak_for(*four, "bf16")->flops_per_s, 6e11);
-  EXPECT_FALSE(peak_for(*four, "fp16").has_value());
-  EXPECT_EQ(measured_peak_source(*four, four->peaks[0]),
+  EXPECT_DOUBLE_EQ(machine::peak_for(*four, "bf16")->flops_per_s, 6e11);
+  EXPECT_FALSE(machine::peak_for(*four, "fp16").has_value());
+  EXPECT_EQ(machine::measured_peak_source(*four, four->peaks[0]),
             "measured by `tokbench env --calibrate` on 2026-11-30: mkldnn::_linear_pointwise (oneDNN) 2048x2048x5632");
 }
 
 TEST(CalibrationCache, AnyKeyDifferenceFindsNothing) {
-  const std::vector<CpuCalibration> entries{sample(4, 1e11)};
-  CalibrationKey key = sample(4, 0).key;
-  EXPECT_TRUE(find_calibration(entries, key).has_value());
-  for (auto change : {+[](CalibrationKey& k) { k.threads = 3; }, +[](CalibrationKey& k) { k.cpu_model = "Other CPU"; },
-                      +[](CalibrationKey& k) { k.logical_cpus = 16; }, +[](CalibrationKey& k) { k.torch_version = "2.10.0"; }}) {
-    CalibrationKey other = key;
+  const std::vector<machine::CpuCalibration> entries{sample(4, 1e11)};
+  machine::CalibrationKey key = sample(4, 0).key;
+  EXPECT_TRUE(machine::find_calibration(entries, key).has_value());
+  for (auto change : {+[](machine::CalibrationKey& k) { k.threads = 3; }, +[](machine::CalibrationKey& k) { k.cpu_model = "Other CPU"; },
+                      +[](machine::CalibrationKey& k) { k.logical_cpus = 16; }, +[](machine::CalibrationKey& k) { k.torch_version = "2.10.0"; }}) {
+    machine::CalibrationKey other = key;
     change(other);
-    EXPECT_FALSE(find_calibration(entries, other).has_value());
+    EXPECT_FALSE(machine::find_calibration(entries, other).has_value());
   }
 }
 
@@ -90,19 +90,19 @@ TEST(CalibrationCache, MalformedFileIsAnEmptyCacheWithOneLineWhy) {
   const auto file = dir.path / "calibration.json";
   std::ofstream(file) << "{not json";
   std::string error;
-  EXPECT_TRUE(read_calibrations(file, &error).empty());
+  EXPECT_TRUE(machine::read_calibrations(file, &error).empty());
   EXPECT_NE(error.find("is not a calibration cache"), std::string::npos) << error;
-  save_calibration(file, sample(4, 1e11));  // a malformed file is replaced
-  EXPECT_EQ(read_calibrations(file).size(), 1u);
+  machine::save_calibration(file, sample(4, 1e11));  // a malformed file is replaced
+  EXPECT_EQ(machine::read_calibrations(file).size(), 1u);
 }
 
 // resolve: the measured peak for this machine's key at the run's thread count, else the
 // estimate (with the hint); the key's CPU is the real one (detect_cpu), as in a real run.
 TEST(CalibrationCache, ResolveTakesTheMeasuredPeakOnlyForItsKey) {
   const CpuInfo cpu = detect_cpu();
-  CpuCalibration here = sample(3, 1.25e11);
-  here.key = CalibrationKey{cpu.model, cpu.logical_cpus, 3, TORCH_VERSION};
-  MachineInfo m;
+  machine::CpuCalibration here = sample(3, 1.25e11);
+  here.key = machine::CalibrationKey{cpu.model, cpu.logical_cpus, 3, TORCH_VERSION};
+  machine::MachineInfo m;
   m.cuda_status = "no CUDA driver";
   m.mem_total_bytes = m.mem_available_bytes = 16'000'000'000;
   m.cpu_model = cpu.model;

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "run/run_options.hpp"
-#include "run/machine_info.hpp"
+#include "machine/machine_info.hpp"
 #include "run/resolve_time_account.hpp"
 #include "run/resolve.hpp"
 #include "model/catalog.hpp"
@@ -22,8 +22,8 @@
 namespace tokbench::run {
 namespace {
 
-MachineInfo cpu_machine() {
-  MachineInfo m;
+machine::MachineInfo cpu_machine() {
+  machine::MachineInfo m;
   m.cuda_status = "no CUDA driver";
   m.mem_total_bytes = 16'000'000'000;
   m.mem_available_bytes = 16'000'000'000;
@@ -43,7 +43,7 @@ RunOptions small() {
 
 // Expects a usage error whose single line contains each of `needles`.
 void expect_usage(const RunOptions& o, std::initializer_list<std::string> needles,
-                  const MachineInfo& m = cpu_machine()) {
+                  const machine::MachineInfo& m = cpu_machine()) {
   try {
     resolve_run(o, m);
     FAIL() << "no usage error";
@@ -380,7 +380,7 @@ TEST(Resolve, TestHostDelayForOneRank) {
 // and have the account by default; the Python executors' pass reads host events only, so asking
 // them for it there is one usage line, and their default is 0.
 TEST(Resolve, TimeAccountOnCuda) {
-  MachineInfo m = cpu_machine();
+  machine::MachineInfo m = cpu_machine();
   m.cuda_status = "ok";
   m.cuda_devices.push_back({0, "NVIDIA H100 80GB HBM3", 80'000'000'000, 9, 0, 132});
   RunOptions o = small();
@@ -401,7 +401,7 @@ TEST(Resolve, CudaWithoutGpu) {
 }
 
 TEST(Resolve, Bf16OnOldGpu) {
-  MachineInfo m = cpu_machine();
+  machine::MachineInfo m = cpu_machine();
   m.cuda_status = "ok";
   m.cuda_devices.push_back({0, "Tesla V100-SXM2-16GB", 16'000'000'000, 7, 0, 80});
   RunOptions o = small();
@@ -606,7 +606,7 @@ TEST(Resolve, FlopsPerIterationMustFitInt64) {
 }
 
 TEST(Resolve, DeviceIndexOutOfIntRange) {
-  MachineInfo m = cpu_machine();
+  machine::MachineInfo m = cpu_machine();
   m.cuda_status = "ok";
   m.cuda_devices.push_back({0, "NVIDIA H100 80GB HBM3", 80'000'000'000, 9, 0, 132});
   RunOptions o = small();
@@ -623,7 +623,7 @@ TEST(Resolve, MemoryFitIsCheckedUnderTheTestingCapToo) {
 }
 
 TEST(Resolve, CgroupLimitBindsWhenTighterThanMemAvailable) {
-  MachineInfo m = cpu_machine();  // 16 GB MemAvailable
+  machine::MachineInfo m = cpu_machine();  // 16 GB MemAvailable
   m.cgroup_limit_bytes = 2'000'000'000;
   m.cgroup_usage_bytes = 1'900'000'000;
   m.cgroup_available_bytes = 100'000'000;
@@ -641,7 +641,7 @@ TEST(Resolve, CgroupLimitBindsWhenTighterThanMemAvailable) {
 
 // --- cgroup parsing (machine_info), from files handed in ---
 
-FileReader files(std::map<std::string, std::string> contents) {
+machine::FileReader files(std::map<std::string, std::string> contents) {
   return [contents](const std::string& path) -> std::optional<std::string> {
     auto it = contents.find(path);
     if (it == contents.end()) return std::nullopt;
@@ -650,13 +650,13 @@ FileReader files(std::map<std::string, std::string> contents) {
 }
 
 TEST(ResolveCgroup, ParsesLimitValues) {
-  EXPECT_EQ(parse_cgroup_bytes("2147483648\n"), 2147483648);
-  EXPECT_EQ(parse_cgroup_bytes("0"), 0);
-  EXPECT_FALSE(parse_cgroup_bytes("max\n"));                 // v2: no limit
-  EXPECT_FALSE(parse_cgroup_bytes("9223372036854771712\n"));  // v1: no limit
-  EXPECT_FALSE(parse_cgroup_bytes(""));
-  EXPECT_FALSE(parse_cgroup_bytes("12abc"));
-  EXPECT_FALSE(parse_cgroup_bytes("-5"));
+  EXPECT_EQ(machine::parse_cgroup_bytes("2147483648\n"), 2147483648);
+  EXPECT_EQ(machine::parse_cgroup_bytes("0"), 0);
+  EXPECT_FALSE(machine::parse_cgroup_bytes("max\n"));                 // v2: no limit
+  EXPECT_FALSE(machine::parse_cgroup_bytes("9223372036854771712\n"));  // v1: no limit
+  EXPECT_FALSE(machine::parse_cgroup_bytes(""));
+  EXPECT_FALSE(machine::parse_cgroup_bytes("12abc"));
+  EXPECT_FALSE(machine::parse_cgroup_bytes("-5"));
 }
 
 TEST(ResolveCgroup, V2TakesTheTightestLevel) {
@@ -669,7 +669,7 @@ TEST(ResolveCgroup, V2TakesTheTightestLevel) {
       {"/sys/fs/cgroup/user.slice/memory.max", "6000000000\n"},
       {"/sys/fs/cgroup/user.slice/memory.current", "500000000\n"},
   });
-  const auto limit = cgroup_memory_limit(proc, read);
+  const auto limit = machine::cgroup_memory_limit(proc, read);
   ASSERT_TRUE(limit);
   EXPECT_EQ(limit->available_bytes, 5'000'000'000);  // 8e9 - 3e9 beats 6e9 - 0.5e9
   EXPECT_EQ(limit->limit_bytes, 8'000'000'000);
@@ -678,7 +678,7 @@ TEST(ResolveCgroup, V2TakesTheTightestLevel) {
 }
 
 TEST(ResolveCgroup, V2InsideAContainerReadsTheRoot) {
-  const auto limit = cgroup_memory_limit("0::/\n", files({{"/sys/fs/cgroup/memory.max", "4294967296\n"},
+  const auto limit = machine::cgroup_memory_limit("0::/\n", files({{"/sys/fs/cgroup/memory.max", "4294967296\n"},
                                                           {"/sys/fs/cgroup/memory.current", "5000000000\n"}}));
   ASSERT_TRUE(limit);
   EXPECT_EQ(limit->available_bytes, 0);  // usage above the limit: nothing left, never negative
@@ -688,14 +688,14 @@ TEST(ResolveCgroup, V2InsideAContainerReadsTheRoot) {
 TEST(ResolveCgroup, V1MemoryControllerWithTheHostPath) {
   // Docker on cgroup v1: the path is the host's, the container sees its own cgroup at the root.
   const std::string proc = "12:cpu,cpuacct:/docker/abc\n11:memory:/docker/abc\n0::/\n";
-  const auto limit = cgroup_memory_limit(
+  const auto limit = machine::cgroup_memory_limit(
       proc, files({{"/sys/fs/cgroup/memory/memory.limit_in_bytes", "4000000000\n"},
                    {"/sys/fs/cgroup/memory/memory.usage_in_bytes", "1000000000\n"}}));
   ASSERT_TRUE(limit);
   EXPECT_EQ(limit->available_bytes, 3'000'000'000);
   EXPECT_EQ(limit->limit_file, "/sys/fs/cgroup/memory/memory.limit_in_bytes");
   // A controller list naming memory among others.
-  const auto joint = cgroup_memory_limit(
+  const auto joint = machine::cgroup_memory_limit(
       "4:cpu,memory:/job\n", files({{"/sys/fs/cgroup/memory/job/memory.limit_in_bytes", "100\n"},
                                     {"/sys/fs/cgroup/memory/job/memory.usage_in_bytes", "40\n"}}));
   ASSERT_TRUE(joint);
@@ -705,12 +705,12 @@ TEST(ResolveCgroup, V1MemoryControllerWithTheHostPath) {
 TEST(ResolveCgroup, NoLimitAnywhere) {
   // Hybrid v1 + v2 with v1's "unlimited" and no v2 memory controller (this kind of host).
   const std::string proc = "4:memory:/process_api/x\n0::/\n";
-  EXPECT_FALSE(cgroup_memory_limit(
+  EXPECT_FALSE(machine::cgroup_memory_limit(
       proc, files({{"/sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n"},
                    {"/sys/fs/cgroup/memory/process_api/x/memory.limit_in_bytes", "9223372036854771712\n"},
                    {"/sys/fs/cgroup/memory/process_api/x/memory.usage_in_bytes", "496680960\n"}})));
-  EXPECT_FALSE(cgroup_memory_limit("", files({})));
-  EXPECT_FALSE(cgroup_memory_limit("garbage without colons\n", files({})));
+  EXPECT_FALSE(machine::cgroup_memory_limit("", files({})));
+  EXPECT_FALSE(machine::cgroup_memory_limit("garbage without colons\n", files({})));
 }
 
 // --- parse-time checks of numeric values (run_options.cpp) ---
@@ -787,7 +787,7 @@ TEST(Resolve, Fp8NeedsAnFp8GpuAndAPythonExecutor) {
   o.use_torchao_fp8_allgather = true;
   expect_usage(o, {"--use-torchao-fp8-allgather", "--use-torchao-fp8-linear"});
 
-  MachineInfo gpus = cpu_machine();
+  machine::MachineInfo gpus = cpu_machine();
   gpus.cuda_status = "ok";
   gpus.cuda_devices.push_back({0, "NVIDIA A100-SXM4-80GB", 80'000'000'000, 8, 0, 108});
   gpus.cuda_devices.push_back({1, "NVIDIA H100 80GB HBM3", 80'000'000'000, 9, 0, 132});

@@ -27,7 +27,7 @@ namespace tokbench::run {
 namespace {
 
 RunPlan plan_for_test() {
-  MachineInfo m;
+  machine::MachineInfo m;
   m.cuda_status = "none";
   m.mem_available_bytes = 16'000'000'000;
   m.cpu_model = "Test CPU";
@@ -93,7 +93,7 @@ TEST(ResultJson, ReferenceKeysComeFirst) {
   const RunPlan plan = plan_for_test();
   MeasuredRun run;
   BenchMetrics metrics;
-  const auto j = build_result_json(plan, run, metrics, capture_environment());
+  const auto j = build_result_json(plan, run, metrics, machine::capture_environment());
   const char* reference[] = {"average_iter_time", "model_flops", "model_flop_per_sec", "tokens_per_sec",
                              "memory_used_GB",    "model_name",  "Num GPUS",           "Seq Len",
                              "Micro BS",          "Global BS",   "GA",                 "Distributed Mode",
@@ -144,7 +144,7 @@ TEST(ResultJson, ARunsFiguresEqualTheirIndependentValues) {
   const train::TrainResult result = train::run_training(gpt, torch::Device(torch::kCPU), options, nullptr, nullptr);
   ASSERT_EQ(result.status, train::RunStatus::ok) << result.message;
   const MeasuredRun run = measured_run_of(result);
-  const auto j = build_result_json(plan, run, compute_metrics(inputs_of(plan), run), capture_environment());
+  const auto j = build_result_json(plan, run, compute_metrics(inputs_of(plan), run), machine::capture_environment());
 
   // model_flops: one micro-batch, forward and backward, one device; not × GA, not × W.
   const int64_t flops = closed_form_flops(c, 2, 32);
@@ -207,7 +207,7 @@ TEST(ResultJson, ARunsFiguresEqualTheirIndependentValues) {
 // does not describe, and a key outside the table is refused.
 TEST(ResultJson, KeysFollowTheColumnTable) {
   const RunPlan plan = plan_for_test();
-  const auto j = build_result_json(plan, MeasuredRun{}, BenchMetrics{}, capture_environment());
+  const auto j = build_result_json(plan, MeasuredRun{}, BenchMetrics{}, machine::capture_environment());
   size_t previous = 0;
   const auto& columns = results::result_columns();
   for (const auto& [key, value] : j.items()) {
@@ -230,7 +230,7 @@ TEST(ResultJson, UnitTimingsKeepTheirKeysAndAreNullWithoutThem) {
   const RunPlan plan = plan_for_test();
   EXPECT_EQ(plan.unit_timing_iters, 2);  // on by default for tokbench's executors
   MeasuredRun run;
-  EXPECT_TRUE(build_result_json(plan, run, BenchMetrics{}, capture_environment())["unit_timings"].is_null());
+  EXPECT_TRUE(build_result_json(plan, run, BenchMetrics{}, machine::capture_environment())["unit_timings"].is_null());
   train::UnitTimings t;
   t.iterations = 2;
   t.clock = "host";
@@ -242,7 +242,7 @@ TEST(ResultJson, UnitTimingsKeepTheirKeysAndAreNullWithoutThem) {
              {"block.0", "block", 20, 0.03, 0.06, 0.05},
              {"head", "head", 10, 0.04, 0.08, 0.025}};
   run.unit_timings = t;
-  const auto j = build_result_json(plan, run, BenchMetrics{}, capture_environment());
+  const auto j = build_result_json(plan, run, BenchMetrics{}, machine::capture_environment());
   const auto& u = j["unit_timings"];
   ASSERT_TRUE(u.is_object());
   std::vector<std::string> keys;
@@ -276,7 +276,7 @@ TEST(ResultJson, UnitTimingsKeepTheirKeysAndAreNullWithoutThem) {
   results::write_run_report(j, report);
   EXPECT_EQ(report.str().find("Unit timings"), std::string::npos) << report.str();
   run.outcome = Outcome::interrupted;
-  EXPECT_TRUE(build_result_json(plan, run, BenchMetrics{}, capture_environment())["unit_timings"].is_null());
+  EXPECT_TRUE(build_result_json(plan, run, BenchMetrics{}, machine::capture_environment())["unit_timings"].is_null());
 }
 
 // unit_timings.communication: what the step sends, unit by unit, over the layout the step built
@@ -293,7 +293,7 @@ TEST(ResultJson, UnitTimingsHoldTheStepsCommunicationPlan) {
                         {"transformer.h.0.attn.weight", 2001, 4, 1}};
   const auto communication = [&] {
     run.unit_timings = t;
-    return build_result_json(plan, run, BenchMetrics{}, capture_environment())["unit_timings"]["communication"];
+    return build_result_json(plan, run, BenchMetrics{}, machine::capture_environment())["unit_timings"]["communication"];
   };
 
   // DDP, fp32: every gradient all-reduced once per iteration (no_sync until the last micro-batch).
@@ -334,7 +334,7 @@ TEST(ResultJson, UnitTimingsHoldTheStepsCommunicationPlan) {
   ASSERT_FALSE(c.is_null());
   EXPECT_EQ(c["collectives"][0]["unit"], "lm_head");
   // The record lists the parameters a prediction lays out over, with their timed unit.
-  const auto shapes = build_result_json(plan, run, BenchMetrics{}, capture_environment())["unit_timings"]["parameter_shapes"];
+  const auto shapes = build_result_json(plan, run, BenchMetrics{}, machine::capture_environment())["unit_timings"]["parameter_shapes"];
   ASSERT_EQ(shapes.size(), 3u);
   EXPECT_EQ(shapes[0]["name"], "lm_head.weight");
   EXPECT_EQ(shapes[0]["unit"], "head");
@@ -353,7 +353,7 @@ TEST(ResultJson, AverageIterTimeIsTheMeanOfTheMeasuredIterationsOnly) {
     run.iterations.push_back({i, i < 2, seconds[i], 10.0 - i, t});
   }
   run.measured_window_seconds = t - run.iterations[1].end_time;
-  const auto j = build_result_json(plan, run, compute_metrics(inputs_of(plan), run), capture_environment());
+  const auto j = build_result_json(plan, run, compute_metrics(inputs_of(plan), run), machine::capture_environment());
   int64_t measured = 0;
   const double mean_ms = mean_measured_time_ms(j, &measured);
   EXPECT_EQ(measured, 4);

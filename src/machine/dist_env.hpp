@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-namespace tokbench::distributed {
+namespace tokbench::machine {
 
 struct DistEnv {
   std::string source = "none";  // "tokbench" (its launcher), "torchrun", "slurm", "mpi" or "none"
@@ -48,4 +48,4 @@ std::string first_slurm_host(const std::string& node_list);
 // set, wins.)
 std::string slurm_master_host(const std::string& node_list);
 
-}  // namespace tokbench::distributed
+}  // namespace tokbench::machine

@@ -7,11 +7,11 @@
 #include <filesystem>
 #include <functional>
 
-namespace tokbench::train {
+namespace tokbench::machine {
 
 // `getenv` is injectable for tests; it returns null (or "") for an unset variable.
 using GetEnv = std::function<const char*(const char*)>;
 std::filesystem::path tokbench_cache_dir(const GetEnv& getenv_fn);
 std::filesystem::path tokbench_cache_dir();  // from the process environment
 
-}  // namespace tokbench::train
+}  // namespace tokbench::machine

@@ -1,6 +1,6 @@
 // Environment capture. TOKBENCH_BENCH_VERSION comes from CMake for this file only, the revision
 // from the build-time git_revision.hpp; torch/version.h is a tiny header (no torch/torch.h here).
-#include "run/environment.hpp"
+#include "machine/environment.hpp"
 #include "git_revision.hpp"
 
 #include <sched.h>
@@ -13,7 +13,7 @@
 #define TOKBENCH_BENCH_VERSION "unknown"
 #endif
 
-namespace tokbench::run {
+namespace tokbench::machine {
 
 bool is_debug_build() {
 #ifndef NDEBUG
@@ -59,4 +59,4 @@ nlohmann::ordered_json environment_record(const Environment& env, const std::vec
           {"cpu_cores", env.cpu_cores},               {"devices", devices}};
 }
 
-}  // namespace tokbench::run
+}  // namespace tokbench::machine

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "train/cache_dir.hpp"
+#include "machine/cache_dir.hpp"
 
-namespace tokbench::run {
+namespace tokbench::machine {
 
 struct CalibrationKey {
   std::string cpu_model;
@@ -45,10 +45,9 @@ struct CpuCalibration {
   std::vector<MeasuredPeak> peaks;
 };
 
-// Where the cache lives: calibration.json in train::tokbench_cache_dir() ($TOKBENCH_CACHE_DIR,
+// Where the cache lives: calibration.json in tokbench_cache_dir() ($TOKBENCH_CACHE_DIR,
 // else $XDG_CACHE_HOME/tokbench, else $HOME/.cache/tokbench). `getenv` is injectable for tests.
-using EnvLookup = train::GetEnv;
-std::filesystem::path calibration_cache_file(const EnvLookup& getenv_fn);
+std::filesystem::path calibration_cache_file(const GetEnv& getenv_fn);
 std::filesystem::path calibration_cache_file();  // from the process environment
 
 // Every entry of the cache file. A missing file is an empty cache; an unreadable or
@@ -70,4 +69,4 @@ std::optional<MeasuredPeak> peak_for(const CpuCalibration& entry, const std::str
 // <date>: <kernel> <shape>".
 std::string measured_peak_source(const CpuCalibration& entry, const MeasuredPeak& peak);
 
-}  // namespace tokbench::run
+}  // namespace tokbench::machine

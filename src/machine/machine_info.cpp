@@ -1,5 +1,5 @@
 // Probing the machine for validation: cheap, no LibTorch, no allocation on a device.
-#include "run/machine_info.hpp"
+#include "machine/machine_info.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -8,7 +8,7 @@
 #include <sstream>
 #include <vector>
 
-namespace tokbench::run {
+namespace tokbench::machine {
 namespace {
 
 std::string trim(const std::string& text) {
@@ -130,11 +130,11 @@ MachineInfo probe_machine() {
   info.cpu_model = read_cpu_model();
   info.cpu_calibrations = read_calibrations(calibration_cache_file());  // a bad file: no calibration
   try {
-    info.dist_env = distributed::read_dist_env(distributed::process_environment());
+    info.dist_env = read_dist_env(process_environment());
   } catch (const std::invalid_argument& e) {
     info.dist_env_error = e.what();
   }
   return info;
 }
 
-}  // namespace tokbench::run
+}  // namespace tokbench::machine

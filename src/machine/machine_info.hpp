@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "run/calibration_cache.hpp"
+#include "machine/calibration_cache.hpp"
 #include "cuda/device_query.hpp"
-#include "distributed/dist_env.hpp"
+#include "machine/dist_env.hpp"
 
-namespace tokbench::run {
+namespace tokbench::machine {
 
 struct MachineInfo {
   std::vector<cuda::CudaDeviceInfo> cuda_devices;  // empty when none is usable
@@ -35,7 +35,7 @@ struct MachineInfo {
   int default_threads = 0;
   // Where this process sits in a distributed job (torchrun / Slurm / Open MPI variables),
   // or why those variables are not valid (then resolve refuses the run).
-  distributed::DistEnv dist_env;
+  DistEnv dist_env;
   std::string dist_env_error;
 };
 
@@ -70,4 +70,4 @@ using FileReader = std::function<std::optional<std::string>(const std::string& p
 std::optional<CgroupMemory> cgroup_memory_limit(const std::string& proc_self_cgroup, const FileReader& read_file,
                                                 const std::string& root = "/sys/fs/cgroup");
 
-}  // namespace tokbench::run
+}  // namespace tokbench::machine

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace tokbench::run {
+namespace tokbench::machine {
 
 struct Environment {
   std::string tokbench_version;
@@ -37,4 +37,4 @@ nlohmann::ordered_json environment_record(const Environment& env, const std::vec
 bool is_debug_build();
 std::string rfc3339_now();
 
-}  // namespace tokbench::run
+}  // namespace tokbench::machine

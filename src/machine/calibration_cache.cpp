@@ -1,6 +1,6 @@
 // The calibration cache file (calibration_cache.hpp): one JSON object
 // {"schema": 1, "entries": [{key..., "measured_at", "peaks": [...]}, ...]}.
-#include "run/calibration_cache.hpp"
+#include "machine/calibration_cache.hpp"
 
 #include <nlohmann/json.hpp>
 #include <unistd.h>
@@ -12,7 +12,7 @@
 
 #include "tokbench/throughput.hpp"
 
-namespace tokbench::run {
+namespace tokbench::machine {
 namespace {
 
 constexpr int kSchema = 1;
@@ -46,8 +46,8 @@ CalibrationKey calibration_key_here(int threads, const std::string& torch_versio
   return CalibrationKey{cpu.model, cpu.logical_cpus, threads, torch_version};
 }
 
-std::filesystem::path calibration_cache_file(const EnvLookup& getenv_fn) {
-  return train::tokbench_cache_dir(getenv_fn) / "calibration.json";
+std::filesystem::path calibration_cache_file(const GetEnv& getenv_fn) {
+  return tokbench_cache_dir(getenv_fn) / "calibration.json";
 }
 
 std::filesystem::path calibration_cache_file() {
@@ -121,4 +121,4 @@ std::string measured_peak_source(const CpuCalibration& entry, const MeasuredPeak
   return "measured by `tokbench env --calibrate` on " + date + ": " + peak.kernel + " " + peak.shape;
 }
 
-}  // namespace tokbench::run
+}  // namespace tokbench::machine

@@ -1,5 +1,5 @@
 // Reading the launcher's environment (dist_env.hpp).
-#include "distributed/dist_env.hpp"
+#include "machine/dist_env.hpp"
 
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
-namespace tokbench::distributed {
+namespace tokbench::machine {
 namespace {
 
 [[noreturn]] void bad(const std::string& name, const std::string& value, const std::string& valid) {
@@ -165,4 +165,4 @@ DistEnv read_dist_env(const EnvLookup& env) {
   return d;
 }
 
-}  // namespace tokbench::distributed
+}  // namespace tokbench::machine

@@ -1,8 +1,8 @@
-#include "train/cache_dir.hpp"
+#include "machine/cache_dir.hpp"
 
 #include <cstdlib>
 
-namespace tokbench::train {
+namespace tokbench::machine {
 
 std::filesystem::path tokbench_cache_dir(const GetEnv& getenv_fn) {
   auto set = [&](const char* name) -> const char* {
@@ -19,4 +19,4 @@ std::filesystem::path tokbench_cache_dir() {
   return tokbench_cache_dir([](const char* name) { return std::getenv(name); });
 }
 
-}  // namespace tokbench::train
+}  // namespace tokbench::machine
