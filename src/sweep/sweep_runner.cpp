@@ -144,10 +144,10 @@ std::vector<nlohmann::json> gather_rows(const std::vector<Configuration>& config
     if (!has_result(path)) continue;
     // The reader explain, compare and predict use: has_result took it, so it reads.
     nlohmann::json row = results::parse_run_record(results::read_record_file(path));
-    row["sweep_config_id"] = c.id;
+    row[results::key::sweep_config_id] = c.id;
     nlohmann::json options = nlohmann::json::object();
     for (const auto& [key, value] : c.options) options[key] = value;
-    row["sweep_options"] = options;
+    row[results::key::sweep_options] = options;
     rows.push_back(std::move(row));
   }
   return rows;
