@@ -166,10 +166,12 @@ void resolve_low_precision(const RunOptions& o, const MachineInfo& m, RunPlan& p
     if (plan.compiler.executor == Executor::python_thunder)
       refuse(fmt::format("--use-torchao-fp8-linear: torchao's float8 linears run under PyTorch, not thunder ({}); "
                          "valid: --compile python-eager or inductor", printable(o.compile)));
-    if (plan.dist.mode != distributed::DistMode::none && plan.dist.mode != distributed::DistMode::fsdp2)
+    if (!parallel::mode_entry(plan.dist.mode).torchao_fp8)
       refuse(fmt::format("--use-torchao-fp8-linear with --distributed-mode {}: torchao's float8 training runs "
-                         "on one rank or under fully_shard, as the reference; valid: none, fsdp2",
-                         distributed::to_string(plan.dist.mode)));
+                         "on one rank or under fully_shard, as the reference; valid: {}",
+                         distributed::to_string(plan.dist.mode),
+                         fmt::join(parallel::mode_words([](const parallel::ModeEntry& e) { return e.torchao_fp8; }),
+                                   ", ")));
     // It runs in eager, but that is not how its users run it: torch.compile fuses its scaling
     // and casts, which eager runs as separate kernels (4.6x slower than bf16 on an H200).
     if (plan.compiler.executor == Executor::python_eager)
@@ -248,11 +250,10 @@ void resolve_size_units(const RunOptions& o, RunPlan& plan) {
   if (plan.compiler.executor == Executor::python_thunder)
     refuse(fmt::format("--bucketing-mode size is not supported with --compile '{}' (the reference asserts it for "
                        "thunder, whose FSDP buckets by none, block or layer); valid: none, block, layer", o.compile));
-  if (d.mode == distributed::DistMode::fsdp2) {
+  if (const char* ignored = parallel::mode_entry(d.mode).size_units_ignored) {
     // The reference's fully_shard wraps each block whatever the bucketing mode; so does this
     // run, and its label says block.
-    plan.warnings.push_back("--bucketing-mode size is ignored by --distributed-mode fsdp2 (as the reference: "
-                            "fully_shard wraps each block); its units are the blocks");
+    plan.warnings.push_back(ignored);
     d.units = parallel::effective_unit_policy(d.mode, d.units);
     return;
   }
@@ -262,7 +263,7 @@ void resolve_size_units(const RunOptions& o, RunPlan& plan) {
 
 void resolve_distributed(const RunOptions& o, const MachineInfo& m, RunPlan& plan) {
   if (!m.dist_env_error.empty()) refuse(m.dist_env_error);
-  require_choice("--distributed-mode", o.distributed_mode, {"none", "ddp", "fsdp", "fsdp2"});
+  require_choice("--distributed-mode", o.distributed_mode, parallel::mode_words());
   require_choice("--shard-mode", o.shard_mode, {"zero2", "zero3", "hybrid_zero2", "hybrid_zero3"});
   require_choice("--bucketing-mode", o.bucketing_mode, {"none", "block", "layer", "size"});
   distributed::DistributedSettings& d = plan.dist;
@@ -292,23 +293,22 @@ void resolve_distributed(const RunOptions& o, const MachineInfo& m, RunPlan& pla
   const int64_t w = d.env.world_size;
   const std::string where = d.env.source == "none" && !o.nproc_per_node ? "one process (no launcher)"
                             : fmt::format("{} ranks", w);
-  if (o.distributed_mode == "none" && w > 1)
-    refuse(fmt::format("--distributed-mode 'none' cannot run on {}: every rank would train alone; valid: ddp, fsdp, fsdp2",
-                      where));
-  if (o.distributed_mode != "none" && w <= 1)
-    refuse(fmt::format("--distributed-mode '{}' needs more than one rank, but this is {}; valid here: none "
+  d.mode = parallel::parse_dist_mode(o.distributed_mode);
+  const parallel::ModeEntry& mode = parallel::mode_entry(d.mode);
+  if (!mode.multi_rank && w > 1)
+    refuse(fmt::format("--distributed-mode '{}' cannot run on {}: every rank would train alone; valid: {}", mode.word,
+                      where, fmt::join(parallel::mode_words([](const parallel::ModeEntry& e) { return e.multi_rank; }),
+                                       ", ")));
+  if (mode.multi_rank && w <= 1)
+    refuse(fmt::format("--distributed-mode '{}' needs more than one rank, but this is {}; valid here: {} "
                       "(start ranks with --nproc-per-node N, torchrun --no-python or srun)",
-                      o.distributed_mode, where));
-  d.mode = o.distributed_mode == "ddp"     ? distributed::DistMode::ddp
-           : o.distributed_mode == "fsdp"  ? distributed::DistMode::fsdp
-           : o.distributed_mode == "fsdp2" ? distributed::DistMode::fsdp2
-                                           : distributed::DistMode::none;
+                      mode.word, where,
+                      fmt::join(parallel::mode_words([](const parallel::ModeEntry& e) { return !e.multi_rank; }),
+                                ", ")));
   const CompilerChoice& compiler = plan.compiler;
   // thunder.jit's own refusal of fsdp2 is resolve_python_executor's.
-  if (d.mode == distributed::DistMode::fsdp2 && !is_python(compiler.executor))
-    refuse(fmt::format("--distributed-mode fsdp2 (PyTorch's fully_shard) runs with --compile python-eager, "
-                      "python-inductor/inductor or a thunder name with dynamo, not '{}'; tokbench's own sharded step "
-                      "is --distributed-mode fsdp", o.compile));
+  if (mode.own_step_refusal != nullptr && !is_python(compiler.executor))
+    refuse(fmt::format(fmt::runtime(mode.own_step_refusal), o.compile));
   const bool hybrid = o.shard_mode.rfind("hybrid_", 0) == 0;
   d.shard_mode = o.shard_mode.find("zero3") != std::string::npos ? distributed::ShardMode::zero3 : distributed::ShardMode::zero2;
   d.units = parallel::parse_unit_policy(o.bucketing_mode);
@@ -334,11 +334,8 @@ void resolve_distributed(const RunOptions& o, const MachineInfo& m, RunPlan& pla
   // tokbench's FSDP reduce-scatters every micro-batch: an explicit --skip-data-sync is refused
   // there rather than ignored; the default (the reference's later choice) applies to DDP and
   // to the Python executors' FSDP (no_sync).
-  if (d.mode == distributed::DistMode::fsdp && !is_python(compiler.executor)) {
-    if (o.skip_data_sync_given && o.skip_data_sync)
-      refuse("--skip-data-sync with --distributed-mode fsdp is not supported by tokbench's FSDP step (it "
-            "reduce-scatters every micro-batch, keeping only gradient shards); valid: --no-skip-data-sync, or "
-            "--executor python-eager / python-inductor (FSDP's no_sync)");
+  if (mode.own_step_skip_sync_refusal != nullptr && !is_python(compiler.executor)) {
+    if (o.skip_data_sync_given && o.skip_data_sync) refuse(mode.own_step_skip_sync_refusal);
     d.skip_sync_until_last_micro = false;
   } else {
     d.skip_sync_until_last_micro = o.skip_data_sync;
@@ -562,11 +559,12 @@ void resolve_memory_snapshot(const RunOptions& o, RunPlan& plan) {
                        "counting allocator, which records tokbench's executors; valid: --compile eager or fused, or "
                        "a CUDA device", printable(o.compile)));
   std::string name = fmt::format("{}_{}_{}", plan.model_label, o.compile, o.distributed_mode);
-  if (distributed::is_sharded(plan.dist.mode)) {
+  const parallel::ModeEntry& mode = parallel::mode_entry(plan.dist.mode);
+  if (mode.sharded) {
     name += "_" + o.shard_mode;
-    if (plan.dist.mode == distributed::DistMode::fsdp) name += "_" + o.bucketing_mode;
+    if (mode.layout == parallel::LayoutKind::fsdp_units) name += "_" + o.bucketing_mode;
   }
-  if (plan.dist.mode == distributed::DistMode::ddp) name += fmt::format("_{}", o.ddp_bucket_size_mb);
+  if (mode.layout == parallel::LayoutKind::ddp_buckets) name += fmt::format("_{}", o.ddp_bucket_size_mb);
   if (plan.world_size() > 1) name += fmt::format("_rank{}", plan.dist.env.rank);
   std::replace(name.begin(), name.end(), '/', '_');  // a Hugging Face id or a config file's path
   plan.memory_snapshot_path = writable_file_path("--dump-memory-snapshot", name + ".pickle");
