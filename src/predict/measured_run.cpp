@@ -157,7 +157,8 @@ MeasuredRun read_measured_run(const json& record, const std::string& source) {
   // drawn; a prediction counts G·T tokens per iteration, so it starts from fixed lengths only.
   if (config.value("dynamic", json(false)) == json(true))
     refuse(source, "it is a --dynamic run (random sequence lengths); predict from a run of fixed lengths");
-  const std::string mode_word = text_at(config, "distributed_mode", run.world_size > 1 ? "ddp" : "none");
+  const std::string mode_word = text_at(
+      config, "distributed_mode", parallel::to_string(run.world_size > 1 ? parallel::DistMode::ddp : parallel::DistMode::none));
   const parallel::ModeEntry* mode = parallel::find_mode(mode_word);
   if (mode == nullptr)
     refuse(source, fmt::format("its config.distributed_mode '{}' is not a parallel mode; valid: {}",
