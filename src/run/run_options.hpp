@@ -11,6 +11,8 @@
 #include <optional>
 #include <string>
 
+#include "parallel/strategy.hpp"
+
 namespace tokbench::run {
 
 struct RunOptions {
@@ -53,7 +55,7 @@ struct RunOptions {
   // --bucketing-mode size: PyTorch FSDP's size_based_auto_wrap_policy min_num_params, as the
   // reference takes it (a float, "1e6"); resolve.cpp requires a positive whole count.
   std::optional<double> fsdp_bucket_params;
-  double ddp_bucket_size_mb = 25;  // PyTorch DDP's bucket_cap_mb default
+  double ddp_bucket_size_mb = parallel::kDefaultDdpBucketMb;
   bool ddp_overlap = true;
   bool skip_data_sync = true;        // as the reference's later versions ...
   bool skip_data_sync_given = false;  // ... unless not given with tokbench's FSDP (resolve.cpp)
