@@ -1,6 +1,10 @@
 // The data section's option table (data.hpp).
 #include "config/data.hpp"
 
+#include <fmt/format.h>
+
+#include <limits>
+
 #include "config/run_options.hpp"
 
 namespace tokbench::config {
@@ -19,6 +23,14 @@ const std::vector<Field>& data_fields() {
        .group = "Training",
        .record = {"data_dtype", 3},
        .shapes = {.label = "data_dtype", .record_key = "data_dtype", .in_config = true, .place = 17}},
+      {.names = "--data-seed,--data_seed",
+       .member = &DataSection::data_seed,
+       .help = "seed of the tokens (random ids, a --data file's windows) and of --dynamic's lengths; the initial "
+               "weights keep --seed (default: --seed)",
+       .group = "Training",
+       .valid = fmt::format("a whole number 0..{}", std::numeric_limits<uint64_t>::max()),
+       .record = {"data_seed", 43},
+       .shapes = {.label = "data_seed", .record_key = "data_seed", .in_config = true, .place = 30}},
   };
   return fields;
 }

@@ -60,6 +60,8 @@ TEST(ConfigFields, ConfigBlockCarriesTheValuesGiven) {
   EXPECT_TRUE(block["peak_tflops"].is_null());
   EXPECT_TRUE(block["fsdp_min_unit_params"].is_null());
   EXPECT_TRUE(block["dist_launcher"].is_null());
+  EXPECT_TRUE(block["data_seed"].is_null());  // unset: the run's --seed
+  EXPECT_EQ(options_json(parse({"--data_seed=9"}))["data_seed"], 9u);
 }
 
 // Places are the order; two rows on one place would drop a key, a gap would be a forgotten one.
