@@ -417,6 +417,7 @@ void resolve_training(const RunOptions& o, RunPlan& plan) {
     refuse(fmt::format("--num-threads {} is not valid; valid: 0..{} (0: LibTorch's default)", o.num_threads,
                       kMaxThreads));
   plan.train.seed = o.seed;
+  plan.train.data.seed = o.data_seed.value_or(o.seed);
   plan.train.adamw.lr = o.lr;
   plan.train.adamw.weight_decay = o.weight_decay;
   plan.train.adamw.beta1 = o.beta1;
@@ -748,7 +749,7 @@ MetricInputs metric_inputs(const RunPlan& plan) {
         for (int64_t rank = 0; rank < W; ++rank)
           for (int64_t b = 0; b < B; ++b) {
             const int64_t count = iteration * plan.train.grad_accum + micro;
-            const int64_t t = train::dynamic_length(plan.train.seed, train::sequence_index(count, rank, W, B, b),
+            const int64_t t = train::dynamic_length(plan.train.data.seed, train::sequence_index(count, rank, W, B, b),
                                                     plan.train.seq_len);
             auto [it, added] = flops_by_length->try_emplace(t, 0);
             if (added) it->second = model::count_flops(plan.config, 1, t, plan.convention).total();

@@ -10,6 +10,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "config/run_options.hpp"
 #include "results/record_keys.hpp"
 #include "results/record_status.hpp"
 
@@ -25,62 +26,22 @@ std::string text_of(const nlohmann::json& object, const char* key, const char* a
   return value.dump();
 }
 
-// Where a key field is read: the run's top level (the resolved value: dtype fp32, not "auto")
-// or the options as given (`config`), for the switches only recorded there.
-enum class From { top, config };
-struct KeyField {
-  const char* label;
-  const char* key;
-  From from;
-  // What a result without the key ran with. "none" unless the key records a switch that
-  // results from before it could not turn on: those ran with it off, and pair with runs that
-  // record it off.
-  const char* absent = "none";
-};
+// The key fields are the options and derived values whose table rows say they shape an
+// iteration (config/run_options.hpp, iteration_keys): the reference's columns come first, in
+// their order, so keys read as before. A field is read from the run's top level (the resolved
+// value: dtype fp32, not "auto") or from the options as given (`config`).
+const std::vector<config::IterationKey>& key_fields() {
+  static const std::vector<config::IterationKey> fields = config::iteration_keys();
+  return fields;
+}
 
-// Every recorded option that shapes an iteration (compare.hpp lists what is left out and why).
-// The reference's columns come first, in their order, so keys read as before.
-constexpr KeyField kKeyFields[] = {
-    {"ranks", results::key::num_gpus, From::top},
-    {"T", results::key::seq_len, From::top},
-    {"B", results::key::micro_bs, From::top},
-    {"G", results::key::global_bs, From::top},
-    {"GA", results::key::ga, From::top},
-    {"mode", results::key::distributed_mode, From::top},
-    {"sharding", results::key::sharding_size, From::top},
-    {"executor", results::key::compiler, From::top},
-    {"layers", results::key::n_layer, From::top},
-    {"checkpoint", results::key::checkpoint_activations, From::top, "no"},
-    {"model_config", "model_config", From::config},
-    {"dtype", results::key::dtype, From::top},
-    {"tf32", results::key::tf32, From::top},
-    {"device", results::key::device, From::top},
-    {"threads", "num_threads", From::config},
-    {"data", "data", From::config},
-    {"data_dtype", "data_dtype", From::config},
-    {"zero_grad", results::key::zero_grad, From::top},
-    {"decay", "weight_decay", From::config},
-    {"shard_mode", results::key::sharding_mode, From::top},
-    {"bucketing", results::key::bucketing, From::top},
-    {"ddp_bucket_mb", "ddp_bucket_size_mb", From::config},
-    {"ddp_overlap", "ddp_overlap", From::config},
-    {"skip_data_sync", "skip_data_sync", From::config},
-    {"backend", "dist_backend", From::config},
-    {"dynamic", "dynamic", From::config},
-    {"cpu_allocator", "cpu_allocator", From::config},
-    {"cpu_cap_mb", "cpu_memory_cap_mb", From::config},
-    {"cpu_cap_rank", "cpu_memory_cap_rank", From::config},
-};
-
-std::string key_value(const nlohmann::json& run, const KeyField& field) {
+std::string key_value(const nlohmann::json& run, const config::IterationKey& field) {
   static const nlohmann::json kNoConfig = nlohmann::json::object();
-  const auto& object = field.from == From::top ? run : (run.contains(results::key::config) ? run[results::key::config] : kNoConfig);
-  std::string value = text_of(object, field.key, field.absent);
-  const std::string key = field.key;
-  // cuda:0 and cuda:1 are one kind of device; which index a rank got does not shape its work.
-  if (key == results::key::device) value = value.substr(0, value.find(':'));
-  // AdamW's decay costs a pass over the parameters when it is not 0; its size costs nothing.
-  if (key == "weight_decay" && object.contains(key) && object[key].is_number())
+  const auto& object = !field.in_config ? run : (run.contains(results::key::config) ? run[results::key::config] : kNoConfig);
+  std::string value = text_of(object, field.record_key, field.absent);
+  const char* key = field.record_key;
+  if (field.reading == config::Reading::device_kind) value = value.substr(0, value.find(':'));
+  if (field.reading == config::Reading::nonzero && object.contains(key) && object[key].is_number())
     value = object[key].get<double>() != 0 ? "yes" : "no";
   return value;
 }
@@ -226,7 +187,7 @@ const char* to_string(Verdict verdict) {
 
 std::string configuration_key(const nlohmann::json& run) {
   std::string key = text_of(run, results::key::model_name);
-  for (const auto& field : kKeyFields) key += fmt::format(" {}={}", field.label, key_value(run, field));
+  for (const auto& field : key_fields()) key += fmt::format(" {}={}", field.label, key_value(run, field));
   return key;
 }
 
@@ -237,7 +198,7 @@ namespace {
 std::string single_runs_label(const nlohmann::json& base, const nlohmann::json& next) {
   std::string differences;
   if (text_of(base, results::key::model_name) != text_of(next, results::key::model_name)) differences = text_of(next, results::key::model_name);
-  for (const auto& field : kKeyFields) {
+  for (const auto& field : key_fields()) {
     const auto value = key_value(next, field);
     if (value != key_value(base, field))
       differences += fmt::format("{}{}={}", differences.empty() ? "" : " ", field.label, value);
