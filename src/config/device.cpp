@@ -28,17 +28,11 @@ const std::vector<Field>& device_fields() {
        .group = "Device",
        .record = {"tf32", 26},
        .shapes = {.label = "tf32", .record_key = "tf32", .place = 13}},
+      // The executors' names and help lines are the executor table's (run/executor_registry.cpp):
+      // the run layer's registration replaces this line with executor_help().
       {.names = "--compile,--executor",
        .member = &DeviceSection::compile,
-       .help = "executor: eager (tokbench's LibTorch step) | fused (GEMM kernels measured per machine, chunked "
-               "lm_head + loss; one device or many ranks (DDP, FSDP), fp32 or bf16-true) | python-eager | "
-               "python-inductor | python-thunder (the same step by litgpt in Python: PyTorch eager, "
-               "torch.compile or thunder.jit, on many ranks through torch.distributed's DDP/FSDP/fully_shard or "
-               "thunder's ddp/fsdp; needs torch, litgpt and lightning-thunder importable); and the reference's "
-               "names: inductor (= python-inductor), thunder (= python-thunder), thunder_inductor, "
-               "thunder_inductor_cat, thunder_cudnn, thunder_transformerengine, thunder_jit, thunder_dynamo "
-               "(thunder with those executors or front end). The JSON `compiler` is the name given, `executor` "
-               "what ran it. Note: eager is tokbench's step; PyTorch's eager litgpt is python-eager",
+       .help = "executor: who computes the training step (tokbench run --help lists them)",
        .group = "Device",
        .shapes = {.label = "executor", .record_key = "compiler", .place = 8}},
       // No heading of its own: --help lists it under CLI11's default one, as it always has.

@@ -8,9 +8,13 @@
 #include <string>
 #include <vector>
 
+namespace tokbench::config {
+struct RunOptions;
+}  // namespace tokbench::config
+
 namespace tokbench::run {
 
-struct RunOptions;
+using config::RunOptions;  // run/run_options.hpp's name for it
 struct RunPlan;
 struct CompilerChoice;
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "config/run_options.hpp"
+#include "run/executor_registry.hpp"
 
 namespace tokbench::run {
 
@@ -13,7 +14,11 @@ using config::RunOptions;
 using config::whole_number;
 namespace limits = config::limits;
 
-// Registers every option of `tokbench run` on `app` (config::register_fields).
-inline void add_bench_options(CLI::App& app, RunOptions& options) { config::register_fields(app, options); }
+// Registers every option of `tokbench run` on `app` (config::register_fields), with --compile's
+// help from the executor table, which lives in this layer.
+inline void add_bench_options(CLI::App& app, RunOptions& options) {
+  config::register_fields(app, options);
+  app.get_option("--compile")->description(executor_help());
+}
 
 }  // namespace tokbench::run
