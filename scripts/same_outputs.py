@@ -9,7 +9,9 @@ moment (times, rates, FLOP/s, MFU, process RSS, the environment block); their pr
 type are still compared. Sweep tables are compared with every number masked, so their shape,
 headers, index columns and statuses must match. Prints each difference and exits 1 if any.
 
-Usage: scripts/same_outputs.py OLD_TOKBENCH NEW_TOKBENCH [--keep DIR]"""
+With --intended REGEX, record keys matching it (a key the change adds on purpose) are left out.
+
+Usage: scripts/same_outputs.py OLD_TOKBENCH NEW_TOKBENCH [--keep DIR] [--intended REGEX]"""
 import argparse
 import json
 import os
@@ -34,8 +36,9 @@ SWEEP = ["--model-name", "pythia-14m", "--n-layers", "2", "--seq-len", "64", "--
          "--num-threads", "1", "--executor", "eager,fused", "--micro-batch-size", "1,2"]
 FORMATS = ["print", "csv", "markdown", "json", "html"]
 # Also measured on each run: the fused executor's GEMM choice (`kernels`, timed at start-up
-# per side's cache) and the caching allocator's reserve (what jemalloc keeps is timing-dependent).
-VOLATILE = re.compile(r"kernels|reserved|time|per_sec|per_s\b|_per_s_|TFLOP|flop_per_sec|mfu|hfu|window|overhead|rss|seconds|_ms\b|_ms_|"
+# per side's cache) and the caching allocator's reserve (memory_allocator_reserve_GB, reserved_*:
+# what jemalloc keeps is timing-dependent).
+VOLATILE = re.compile(r"kernels|reserve|time|per_sec|per_s\b|_per_s_|TFLOP|flop_per_sec|mfu|hfu|window|overhead|rss|seconds|_ms\b|_ms_|"
                       r"environment|date|revision|host|measured_at|elapsed|duration|started|finished|sweep_id|path|dir",
                       re.IGNORECASE)
 
@@ -51,9 +54,11 @@ def leaves(value, prefix=""):
         yield prefix, value
 
 
-def compare_json(name, old, new, problems):
+def compare_json(name, old, new, problems, intended=None):
     a, b = dict(leaves(old)), dict(leaves(new))
     for key in sorted(set(a) | set(b)):
+        if intended is not None and intended.search(key):
+            continue  # a key the change means to add, remove or alter (--intended)
         if key not in a or key not in b:
             problems.append(f"{name}: {key} only in {'new' if key in b else 'old'}")
             continue
@@ -107,7 +112,10 @@ def main():
     p.add_argument("old")
     p.add_argument("new")
     p.add_argument("--keep", help="write both sets of outputs under this folder")
+    p.add_argument("--intended", help="a regular expression of JSON key paths the change is meant to alter "
+                   "(e.g. 'config\\.data_seed'): left out of the comparison of records and of the sweep's json table")
     a = p.parse_args()
+    intended = re.compile(a.intended) if a.intended else None
     root = a.keep or tempfile.mkdtemp(prefix="same-outputs-")
     produce(os.path.abspath(a.old), os.path.join(root, "old"))
     produce(os.path.abspath(a.new), os.path.join(root, "new"))
@@ -117,9 +125,16 @@ def main():
             old = json.load(f)
         with open(os.path.join(root, "new", name + ".json")) as f:
             new = json.load(f)
-        compare_json(name, old, new, problems)
+        compare_json(name, old, new, problems, intended)
     for fmt in FORMATS:
         for name in [f"sweep.{fmt}"]:
+            if fmt == "json" and intended is not None:  # leaf by leaf, so the intended keys can be left out
+                with open(os.path.join(root, "old", name + ".txt")) as f:
+                    old = json.load(f)
+                with open(os.path.join(root, "new", name + ".txt")) as f:
+                    new = json.load(f)
+                compare_json(name, old, new, problems, intended)
+                continue
             with open(os.path.join(root, "old", name + ".txt")) as f:
                 old = mask_numbers(f.read(), os.path.join(root, "old"))
             with open(os.path.join(root, "new", name + ".txt")) as f:
