@@ -9,99 +9,127 @@
 #include <limits>
 #include <map>
 #include <stdexcept>
+#include <variant>
 
-#include "results/record_keys.hpp"
 #include "results/record_status.hpp"
 
 namespace tokbench::sweep {
 namespace {
 
-std::string text_of(const nlohmann::json& object, const char* key, const char* absent = "none") {
-  if (!object.is_object() || !object.contains(key)) return absent;
-  if (object[key].is_null()) return "none";
-  const auto& value = object[key];
-  if (value.is_string()) return value.get<std::string>().empty() ? "none" : value.get<std::string>();
-  if (value.is_boolean()) return value.get<bool>() ? "yes" : "no";
+using results::RunRecord;
+
+// A key field's value as text: "none" for null or empty text, yes/no for a switch, the number
+// as the record writes it.
+template <typename Json>
+std::string text_of_value(const Json& value) {
+  if (value.is_null()) return "none";
+  if (value.is_string()) return value.template get<std::string>().empty() ? "none" : value.template get<std::string>();
+  if (value.is_boolean()) return value.template get<bool>() ? "yes" : "no";
   return value.dump();
+}
+
+// A key of the config block: `absent` where the block has no such key.
+std::string text_of(const results::Block& object, const char* key, const char* absent) {
+  if (!object.is_object() || !object.contains(key)) return absent;
+  return text_of_value(object[key]);
+}
+
+// A member of the record: `absent` where the record has no such key.
+template <typename T>
+std::string text_of(const results::Field<T>& field, const char* absent = "none") {
+  if (!field.present()) return absent;
+  if (!field.value()) return "none";
+  if constexpr (std::is_same_v<T, results::Given> || std::is_same_v<T, results::Number>)
+    return std::visit([](const auto& v) { return text_of_value(nlohmann::json(v)); }, *field.value());
+  else
+    return text_of_value(nlohmann::json(*field.value()));
+}
+
+template <auto Member>
+std::string member_text(const RunRecord& run, const char* absent) {
+  return text_of(run.*Member, absent);
 }
 
 // Where a key field is read: the run's top level (the resolved value: dtype fp32, not "auto")
 // or the options as given (`config`), for the switches only recorded there.
-enum class From { top, config };
 struct KeyField {
   const char* label;
-  const char* key;
-  From from;
+  // The record's member (its top level), or nullptr for a key of `config`.
+  std::string (*member)(const RunRecord&, const char* absent);
+  const char* config_key = nullptr;
   // What a result without the key ran with. "none" unless the key records a switch that
   // results from before it could not turn on: those ran with it off, and pair with runs that
   // record it off.
   const char* absent = "none";
 };
 
+constexpr KeyField top(const char* label, std::string (*member)(const RunRecord&, const char*),
+                       const char* absent = "none") {
+  return {label, member, nullptr, absent};
+}
+constexpr KeyField config(const char* label, const char* key) { return {label, nullptr, key}; }
+
 // Every recorded option that shapes an iteration (compare.hpp lists what is left out and why).
 // The reference's columns come first, in their order, so keys read as before.
 constexpr KeyField kKeyFields[] = {
-    {"ranks", results::key::num_gpus, From::top},
-    {"T", results::key::seq_len, From::top},
-    {"B", results::key::micro_bs, From::top},
-    {"G", results::key::global_bs, From::top},
-    {"GA", results::key::ga, From::top},
-    {"mode", results::key::distributed_mode, From::top},
-    {"sharding", results::key::sharding_size, From::top},
-    {"executor", results::key::compiler, From::top},
-    {"layers", results::key::n_layer, From::top},
-    {"checkpoint", results::key::checkpoint_activations, From::top, "no"},
-    {"model_config", "model_config", From::config},
-    {"dtype", results::key::dtype, From::top},
-    {"tf32", results::key::tf32, From::top},
-    {"device", results::key::device, From::top},
-    {"threads", "num_threads", From::config},
-    {"data", "data", From::config},
-    {"data_dtype", "data_dtype", From::config},
-    {"zero_grad", results::key::zero_grad, From::top},
-    {"decay", "weight_decay", From::config},
-    {"shard_mode", results::key::sharding_mode, From::top},
-    {"bucketing", results::key::bucketing, From::top},
-    {"ddp_bucket_mb", "ddp_bucket_size_mb", From::config},
-    {"ddp_overlap", "ddp_overlap", From::config},
-    {"skip_data_sync", "skip_data_sync", From::config},
-    {"backend", "dist_backend", From::config},
-    {"dynamic", "dynamic", From::config},
-    {"cpu_allocator", "cpu_allocator", From::config},
-    {"cpu_cap_mb", "cpu_memory_cap_mb", From::config},
-    {"cpu_cap_rank", "cpu_memory_cap_rank", From::config},
+    top("ranks", member_text<&RunRecord::num_gpus>),
+    top("T", member_text<&RunRecord::seq_len>),
+    top("B", member_text<&RunRecord::micro_bs>),
+    top("G", member_text<&RunRecord::global_bs>),
+    top("GA", member_text<&RunRecord::ga>),
+    top("mode", member_text<&RunRecord::distributed_mode>),
+    top("sharding", member_text<&RunRecord::sharding_size>),
+    top("executor", member_text<&RunRecord::compiler>),
+    top("layers", member_text<&RunRecord::n_layer>),
+    top("checkpoint", member_text<&RunRecord::checkpoint_activations>, "no"),
+    config("model_config", "model_config"),
+    top("dtype", member_text<&RunRecord::dtype>),
+    top("tf32", member_text<&RunRecord::tf32>),
+    // cuda:0 and cuda:1 are one kind of device; which index a rank got does not shape its work.
+    top("device",
+        [](const RunRecord& run, const char* absent) {
+          const std::string value = text_of(run.device, absent);
+          return value.substr(0, value.find(':'));
+        }),
+    config("threads", "num_threads"),
+    config("data", "data"),
+    config("data_dtype", "data_dtype"),
+    top("zero_grad", member_text<&RunRecord::zero_grad>),
+    config("decay", "weight_decay"),
+    top("shard_mode", member_text<&RunRecord::sharding_mode>),
+    top("bucketing", member_text<&RunRecord::bucketing>),
+    config("ddp_bucket_mb", "ddp_bucket_size_mb"),
+    config("ddp_overlap", "ddp_overlap"),
+    config("skip_data_sync", "skip_data_sync"),
+    config("backend", "dist_backend"),
+    config("dynamic", "dynamic"),
+    config("cpu_allocator", "cpu_allocator"),
+    config("cpu_cap_mb", "cpu_memory_cap_mb"),
+    config("cpu_cap_rank", "cpu_memory_cap_rank"),
 };
 
-std::string key_value(const nlohmann::json& run, const KeyField& field) {
-  static const nlohmann::json kNoConfig = nlohmann::json::object();
-  const auto& object = field.from == From::top ? run : (run.contains(results::key::config) ? run[results::key::config] : kNoConfig);
-  std::string value = text_of(object, field.key, field.absent);
-  const std::string key = field.key;
-  // cuda:0 and cuda:1 are one kind of device; which index a rank got does not shape its work.
-  if (key == results::key::device) value = value.substr(0, value.find(':'));
+std::string key_value(const RunRecord& run, const KeyField& field) {
+  if (field.member) return field.member(run, field.absent);
+  static const results::Block kNoConfig = results::Block::object();
+  const results::Block& object = run.config.value() ? *run.config.value() : kNoConfig;
+  const std::string key = field.config_key;
   // AdamW's decay costs a pass over the parameters when it is not 0; its size costs nothing.
-  if (key == "weight_decay" && object.contains(key) && object[key].is_number())
-    value = object[key].get<double>() != 0 ? "yes" : "no";
-  return value;
+  if (key == "weight_decay" && object.is_object() && object.contains(key) && object[key].is_number())
+    return object[key].get<double>() != 0 ? "yes" : "no";
+  return text_of(object, field.config_key, field.absent);
 }
 
 // The measured iteration times (ms) from the run's own list; empty when it has none.
-std::vector<double> measured_times(const nlohmann::json& run) {
+std::vector<double> measured_times(const RunRecord& run) {
   std::vector<double> times;
-  if (!run.contains(results::key::iterations) || !run[results::key::iterations].is_array()) return times;
-  for (const auto& it : run[results::key::iterations])
+  if (!run.iterations.value() || !run.iterations.value()->is_array()) return times;
+  for (const auto& it : *run.iterations.value())
     if (!it.value("warmup", false) && it.contains("time_ms") && it["time_ms"].is_number())
       times.push_back(it["time_ms"].get<double>());
   return times;
 }
 
-std::optional<double> number(const nlohmann::json& run, const char* key) {
-  if (run.contains(key) && run[key].is_number()) return run[key].get<double>();
-  return std::nullopt;
-}
-
-Comparison compare_pair(const std::string& key, const nlohmann::json* base, const nlohmann::json* next,
-                        double threshold) {
+Comparison compare_pair(const std::string& key, const RunRecord* base, const RunRecord* next, double threshold) {
   Comparison c;
   c.configuration = key;
   if (base == nullptr || next == nullptr) {
@@ -109,10 +137,10 @@ Comparison compare_pair(const std::string& key, const nlohmann::json* base, cons
     c.note = base == nullptr ? "not in BASE" : "not in NEW";
     return c;
   }
-  c.base_tokens_per_s = number(*base, results::key::tokens_per_sec);
-  c.new_tokens_per_s = number(*next, results::key::tokens_per_sec);
-  const std::string base_status = base->value(results::key::status, std::string("?"));
-  const std::string new_status = next->value(results::key::status, std::string("?"));
+  c.base_tokens_per_s = base->tokens_per_sec.value();
+  c.new_tokens_per_s = next->tokens_per_sec.value();
+  const std::string base_status = base->status.value_or("?");
+  const std::string new_status = next->status.value_or("?");
   // A prediction has no measured iterations, so no interval can be formed: say so rather than
   // calling it a failed run.
   if (base_status == results::kStatusPredicted || new_status == results::kStatusPredicted) {
@@ -224,8 +252,10 @@ const char* to_string(Verdict verdict) {
   return "?";
 }
 
-std::string configuration_key(const nlohmann::json& run) {
-  std::string key = text_of(run, results::key::model_name);
+std::string configuration_key(const nlohmann::json& run) { return configuration_key(results::record_from_json(run)); }
+
+std::string configuration_key(const RunRecord& run) {
+  std::string key = text_of(run.model_name);
   for (const auto& field : kKeyFields) key += fmt::format(" {}={}", field.label, key_value(run, field));
   return key;
 }
@@ -234,9 +264,9 @@ namespace {
 
 // Two single runs of different configurations: BASE's key, then only what NEW has otherwise
 // (a key is some thirty fields; the difference is what the reader is looking for).
-std::string single_runs_label(const nlohmann::json& base, const nlohmann::json& next) {
+std::string single_runs_label(const RunRecord& base, const RunRecord& next) {
   std::string differences;
-  if (text_of(base, results::key::model_name) != text_of(next, results::key::model_name)) differences = text_of(next, results::key::model_name);
+  if (text_of(base.model_name) != text_of(next.model_name)) differences = text_of(next.model_name);
   for (const auto& field : kKeyFields) {
     const auto value = key_value(next, field);
     if (value != key_value(base, field))
@@ -353,6 +383,18 @@ RatioInterval ratio_interval(const IterationStats& base, const IterationStats& n
 std::vector<Comparison> compare_runs(const std::vector<nlohmann::json>& base, const std::vector<nlohmann::json>& next,
                                      double threshold, const std::vector<std::string>& base_sources,
                                      const std::vector<std::string>& next_sources) {
+  const auto typed = [](const std::vector<nlohmann::json>& runs) {
+    std::vector<RunRecord> records;
+    records.reserve(runs.size());
+    for (const auto& run : runs) records.push_back(results::record_from_json(run));
+    return records;
+  };
+  return compare_records(typed(base), typed(next), threshold, base_sources, next_sources);
+}
+
+std::vector<Comparison> compare_records(const std::vector<RunRecord>& base, const std::vector<RunRecord>& next,
+                                        double threshold, const std::vector<std::string>& base_sources,
+                                        const std::vector<std::string>& next_sources) {
   if (!(threshold >= 0 && threshold <= 1))
     throw std::invalid_argument(fmt::format("threshold {} is not valid; valid: a fraction from 0 to 1", threshold));
   if (base.size() == 1 && next.size() == 1) {
@@ -361,7 +403,7 @@ std::vector<Comparison> compare_runs(const std::vector<nlohmann::json>& base, co
     return {compare_pair(label, &base[0], &next[0], threshold)};
   }
   // Each side's runs by key; a second run under a key already taken is named, with the first.
-  auto index = [](const char* side, const std::vector<nlohmann::json>& runs, const std::vector<std::string>& sources) {
+  auto index = [](const char* side, const std::vector<RunRecord>& runs, const std::vector<std::string>& sources) {
     if (!sources.empty() && sources.size() != runs.size())
       throw std::invalid_argument(fmt::format("{}: {} source names for {} runs; valid: one per run, or none", side,
                                               sources.size(), runs.size()));
