@@ -190,7 +190,7 @@ std::string distributed_mode_label_of(const Configuration& c) {
   }
 }
 
-nlohmann::json synthesized_row(const Configuration& c, const std::string& status, const std::string& message) {
+results::RunRecord synthesized_record(const Configuration& c, const std::string& status, const std::string& message) {
   // An option's value as the configuration gives it: a count, the text where it is none, or
   // null where the configuration does not set it.
   auto given = [&](const std::string& option) -> results::Field<results::Given> {
@@ -225,8 +225,12 @@ nlohmann::json synthesized_row(const Configuration& c, const std::string& status
   r.compiler = c.value_of("compile", c.value_of("executor", "eager"));
   r.status = status;
   r.message = message;
+  return r;
+}
+
+nlohmann::json synthesized_row(const Configuration& c, const std::string& status, const std::string& message) {
   // The sweep's rows have always been written with their keys sorted (nlohmann::json).
-  return nlohmann::json(results::to_json(r));
+  return nlohmann::json(results::to_json(synthesized_record(c, status, message)));
 }
 
   SweepResult run_sweep(const std::vector<Configuration>& configs, const SweepOptions& o) {
