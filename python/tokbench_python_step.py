@@ -47,7 +47,7 @@ there (Gloo on the CPU, NCCL on CUDA) and the model is wrapped the reference's w
   fsdp2  fully_shard per unit (same dist.units; never size, which tokbench turns into block
          for fsdp2 as the reference ignores it) and on the root, reshard_after_forward
          for zero3; set_requires_gradient_sync(False) on the first GA-1 micro-batches
-Each rank draws its own token stream (the seed mixed with the rank, as tokbench's steps do);
+Each rank draws its own token stream (the data seed mixed with the rank, as tokbench's steps do);
 the reported loss is the mean over ranks. A stop request is agreed on by every rank at an
 iteration start (an all-reduce posted one iteration earlier), never between micro-batches.
 
@@ -112,7 +112,7 @@ def read_config():
         model_name=c["model"]["name"], n_layers=c["model"]["n_layer"],
         seq_len=train["seq_len"], micro_batch_size=train["micro_batch"], grad_accum=train["grad_accum"],
         max_iters=train["max_iters"], warmup_iters=train["warmup_iters"], num_threads=train["num_threads"],
-        seed=train["seed"], dtype=train["dtype"], zero_grad=train["zero_grad"],
+        seed=train["seed"], data_seed=train["data"]["seed"], dtype=train["dtype"], zero_grad=train["zero_grad"],
         lr=train["adamw"]["lr"], weight_decay=train["adamw"]["weight_decay"],
         beta1=train["adamw"]["beta1"], beta2=train["adamw"]["beta2"],
         device=c["device"]["string"], tf32=c["device"]["tf32"],
@@ -506,7 +506,7 @@ def train(a, torch, GPT, Config, Block, out, stop, probe, executors):
         thunder_backend = ThunderCompiler(executors=executors)
         forward = torch.compile(model, backend=thunder_backend)
     inductor_note = ""  # set when the retry in the loop capped inductor's horizontal fusion
-    generator = torch.Generator().manual_seed(rank_seed(a.seed, a.rank))
+    generator = torch.Generator().manual_seed(rank_seed(a.data_seed, a.rank))
     agree_to_stop = StopAgreement(torch, dist, device) if dist is not None else None
     if dist is not None:  # not destroyed before main() ends the process, even after an error
         KEEP_UNTIL_EXIT.extend([model, optimizer, agree_to_stop])
@@ -556,7 +556,7 @@ def train(a, torch, GPT, Config, Block, out, stop, probe, executors):
                 if a.dynamic:  # each sequence's tail past its drawn length is padding, ignored by the loss
                     drawn = micro_batches_drawn[0]
                     for b in range(B):
-                        t = dynamic_length(a.seed, (drawn * a.world_size + a.rank) * B + b, T)
+                        t = dynamic_length(a.data_seed, (drawn * a.world_size + a.rank) * B + b, T)
                         x[b, t:] = 0
                         y[b, t:] = -1
                 micro_batches_drawn[0] += 1

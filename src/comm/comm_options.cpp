@@ -5,13 +5,13 @@
 
 #include <fmt/format.h>
 
-#include "run/run_options.hpp"
+#include "config/numbers.hpp"
 
 namespace tokbench::comm {
 
 void add_comm_options(CLI::App& app, CommOptions& o) {
-  using run::finite_number;
-  using run::whole_number;
+  using config::finite_number;
+  using config::whole_number;
   app.option_defaults()->always_capture_default();
   // A repeated option takes its last value, as `tokbench run`'s.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
@@ -36,7 +36,7 @@ void add_comm_options(CLI::App& app, CommOptions& o) {
   app.add_option("--num-threads,--num_threads", o.num_threads,
                  "intra-op threads of each rank, as `tokbench run --num-threads` (0: LibTorch's default); they "
                  "run the compute-sharing probe (docs/comm.md)")
-      ->transform(whole_number<int>(fmt::format("a whole number 0..{}", run::limits::kMaxThreads)))
+      ->transform(whole_number<int>(fmt::format("a whole number 0..{}", config::limits::kMaxThreads)))
       ->group("Benchmark");
   app.add_option("--device", o.device, "cpu | cuda (cuda: each rank the GPU of its local rank)")->group("Benchmark");
   app.add_option("--backend", o.backend, "auto | gloo | nccl (auto: gloo on cpu, nccl on cuda; nccl needs cuda)")
@@ -47,10 +47,10 @@ void add_comm_options(CLI::App& app, CommOptions& o) {
   // Launcher (torchrun's options), as `tokbench run`
   app.add_option("--nproc-per-node,--nproc_per_node", o.nproc_per_node,
                  "start this many ranks on this node (the built-in launcher)")
-      ->transform(whole_number<int64_t>(fmt::format("a whole number 1..{}", run::limits::kMaxRanksPerNode)))
+      ->transform(whole_number<int64_t>(fmt::format("a whole number 1..{}", config::limits::kMaxRanksPerNode)))
       ->group("Launcher");
   app.add_option("--nnodes", o.nnodes, "nodes in the job (with --nproc-per-node)")
-      ->transform(whole_number<int64_t>(fmt::format("a whole number 1..{}", run::limits::kMaxNodes)))
+      ->transform(whole_number<int64_t>(fmt::format("a whole number 1..{}", config::limits::kMaxNodes)))
       ->group("Launcher");
   app.add_option("--node-rank,--node_rank", o.node_rank, "this node's index, 0..nnodes-1")
       ->transform(whole_number<int64_t>("a whole number from 0 to --nnodes - 1"))->group("Launcher");

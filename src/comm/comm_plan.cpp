@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "run/run_options.hpp"
+#include "config/numbers.hpp"
 #include "results/result_store.hpp"
 #include "usage/usage_error.hpp"
 
@@ -31,7 +31,7 @@ int64_t byte_size(const char* option, const std::string& text) {
 }
 
 void resolve_launcher(const CommOptions& o, const machine::MachineInfo& m, CommPlan& plan) {
-  using namespace run::limits;
+  using namespace config::limits;
   if (!m.dist_env_error.empty()) refuse(m.dist_env_error);
   plan.env = m.dist_env;
   // Checked even when unused (a rank gets them on its command line too), as `tokbench run`.
@@ -129,9 +129,9 @@ void resolve_sweep(const CommOptions& o, CommPlan& plan) {
     refuse(fmt::format("--warmup-iters {} is not valid; valid: 0..{}", o.warmup_iters, comm_limits::kMaxIters));
   plan.iters = o.iters;
   plan.warmup_iters = o.warmup_iters;
-  if (o.num_threads < 0 || o.num_threads > run::limits::kMaxThreads)
+  if (o.num_threads < 0 || o.num_threads > config::limits::kMaxThreads)
     refuse(fmt::format("--num-threads {} is not valid; valid: 0..{} (0: LibTorch's default)", o.num_threads,
-                      run::limits::kMaxThreads));
+                      config::limits::kMaxThreads));
   plan.num_threads = o.num_threads;
   if (!(o.dist_timeout_s >= 1 && o.dist_timeout_s <= 7 * 24 * 3600.0))
     refuse(fmt::format("--dist-timeout {} is not valid; valid: seconds from 1 to 604800", o.dist_timeout_s));

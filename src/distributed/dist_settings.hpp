@@ -29,7 +29,7 @@ struct DistributedSettings {
   // UnitPolicy::by_size: the parameter count that makes a module a unit (min_num_params).
   int64_t min_unit_params = 0;
   std::optional<int64_t> shard_group_size;  // hybrid sharding: ranks per shard group
-  int64_t ddp_bucket_bytes = 25 * 1000 * 1000;
+  int64_t ddp_bucket_bytes = parallel::kDefaultDdpBucketBytes;
   bool ddp_overlap = true;
   // DDP's no_sync on the first GA-1 micro-batches (FSDP's too, in the Python executors;
   // tokbench's own FSDP reduce-scatters every micro-batch and refuses it).

@@ -18,7 +18,7 @@ struct DdpOptions {
   model::TrainPrecision dtype = model::TrainPrecision::fp32;
   train::AdamWOptions adamw;
   train::ZeroGrad zero_grad = train::ZeroGrad::none;
-  int64_t bucket_bytes = 25 * 1000 * 1000;  // PyTorch DDP's default bucket_cap_mb = 25
+  int64_t bucket_bytes = parallel::kDefaultDdpBucketBytes;
   // Start each bucket's all-reduce from backward as soon as its gradients are in; false:
   // all buckets after backward (the comparison that shows what overlap buys).
   bool overlap = true;

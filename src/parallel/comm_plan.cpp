@@ -48,17 +48,23 @@ CommPlan plan_communication(const Layout& layout, const CommSettings& in) {
   if (in.world_size % s != 0)
     throw std::invalid_argument("communication plan: shard size " + std::to_string(s) + " does not divide world size " +
                                 std::to_string(in.world_size));
-  if (in.mode == DistMode::fsdp2)
-    throw std::invalid_argument(
-        "communication plan: fsdp2 is PyTorch's fully_shard, not a tokbench step; valid: none, ddp, fsdp");
+  // What is sent follows the mode's layout kind (strategy.hpp's mode table), not its name.
+  const LayoutKind kind = mode_entry(in.mode).layout;
+  if (kind == LayoutKind::fully_shard) {
+    std::string valid;
+    for (const std::string& word : mode_words([](const ModeEntry& e) { return e.layout != LayoutKind::fully_shard; }))
+      valid += (valid.empty() ? "" : ", ") + word;
+    throw std::invalid_argument(std::string("communication plan: ") + to_string(in.mode) +
+                                " is PyTorch's fully_shard, not a tokbench step; valid: " + valid);
+  }
   CommPlan plan;
-  if (in.world_size == 1 || in.mode == DistMode::none) return plan;
+  if (in.world_size == 1 || kind == LayoutKind::none) return plan;
   auto add = [&](std::size_t unit, CommPurpose purpose, CollectiveCall call, CommGroup group, int64_t group_size,
                  int64_t bytes, int64_t times) {
     plan.collectives.push_back(
         {static_cast<int64_t>(unit), purpose, call, group, group_size, bytes, times, layout.units[unit].name});
   };
-  if (in.mode == DistMode::ddp) {
+  if (kind == LayoutKind::ddp_buckets) {
     const int64_t times = in.ddp_skip_sync ? 1 : in.grad_accum;
     for (std::size_t b = 0; b < layout.units.size(); ++b)
       add(b, CommPurpose::ddp_bucket, CollectiveCall::all_reduce, CommGroup::world, in.world_size,

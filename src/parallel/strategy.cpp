@@ -1,4 +1,5 @@
-// The parallelism vocabulary's words and labels (strategy.hpp).
+// The parallelism vocabulary's words and labels (strategy.hpp), and the one table of parallel
+// modes: every mode's word, label shape, layout and the checks made of it.
 #include "parallel/strategy.hpp"
 
 #include <stdexcept>
@@ -17,17 +18,47 @@ Enum parse_word(std::string_view word, std::string_view option, const Enum (&val
   throw std::invalid_argument(std::string(option) + " '" + std::string(word) + "' is not valid; valid: " + valid);
 }
 
+const std::vector<ModeEntry> kModes = {
+    {DistMode::none, "none", false, false, LayoutKind::none, nullptr, nullptr, nullptr, true, nullptr},
+    {DistMode::ddp, "ddp", true, false, LayoutKind::ddp_buckets, nullptr, nullptr, nullptr, false, nullptr},
+    {DistMode::fsdp, "fsdp", true, true, LayoutKind::fsdp_units, nullptr,
+     "--skip-data-sync with --distributed-mode fsdp is not supported by tokbench's FSDP step (it reduce-scatters "
+     "every micro-batch, keeping only gradient shards); valid: --no-skip-data-sync, or --executor python-eager / "
+     "python-inductor (FSDP's no_sync)",
+     nullptr, false, nullptr},
+    {DistMode::fsdp2, "fsdp2", true, true, LayoutKind::fully_shard,
+     "--distributed-mode fsdp2 (PyTorch's fully_shard) runs with --compile python-eager, python-inductor/inductor or "
+     "a thunder name with dynamo, not '{}'; tokbench's own sharded step is --distributed-mode fsdp",
+     nullptr,
+     "--bucketing-mode size is ignored by --distributed-mode fsdp2 (as the reference: fully_shard wraps each "
+     "block); its units are the blocks",
+     true, " (PyTorch's fully_shard: its schedule is not modelled)"},
+};
+
 }  // namespace
 
-const char* to_string(DistMode mode) {
-  switch (mode) {
-    case DistMode::none: return "none";
-    case DistMode::ddp: return "ddp";
-    case DistMode::fsdp: return "fsdp";
-    case DistMode::fsdp2: return "fsdp2";
-  }
-  return "none";
+const std::vector<ModeEntry>& mode_entries() { return kModes; }
+
+const ModeEntry& mode_entry(DistMode mode) {
+  for (const ModeEntry& e : kModes)
+    if (e.mode == mode) return e;
+  throw std::logic_error("parallel mode without an entry in strategy.cpp's table");
 }
+
+const ModeEntry* find_mode(std::string_view word) {
+  for (const ModeEntry& e : kModes)
+    if (word == e.word) return &e;
+  return nullptr;
+}
+
+std::vector<std::string> mode_words(bool (*keep)(const ModeEntry&)) {
+  std::vector<std::string> out;
+  for (const ModeEntry& e : kModes)
+    if (keep == nullptr || keep(e)) out.emplace_back(e.word);
+  return out;
+}
+
+const char* to_string(DistMode mode) { return mode_entry(mode).word; }
 
 const char* to_string(CommBackend backend) { return backend == CommBackend::nccl ? "nccl" : "gloo"; }
 
@@ -44,8 +75,10 @@ const char* to_string(UnitPolicy units) {
 }
 
 DistMode parse_dist_mode(std::string_view word, std::string_view option) {
-  static constexpr DistMode values[] = {DistMode::none, DistMode::ddp, DistMode::fsdp, DistMode::fsdp2};
-  return parse_word(word, option, values);
+  if (const ModeEntry* e = find_mode(word)) return e->mode;
+  std::string valid;
+  for (const ModeEntry& e : kModes) valid += (valid.empty() ? "" : ", ") + std::string(e.word);
+  throw std::invalid_argument(std::string(option) + " '" + std::string(word) + "' is not valid; valid: " + valid);
 }
 
 ShardMode parse_shard_mode(std::string_view word, std::string_view option) {
@@ -65,7 +98,7 @@ CommBackend parse_comm_backend(std::string_view word, std::string_view option) {
 }
 
 UnitPolicy effective_unit_policy(DistMode mode, UnitPolicy asked) {
-  return mode == DistMode::fsdp2 && asked == UnitPolicy::by_size ? UnitPolicy::per_block : asked;
+  return mode_entry(mode).size_units_ignored != nullptr && asked == UnitPolicy::by_size ? UnitPolicy::per_block : asked;
 }
 
 std::string shard_mode_label(ShardMode mode, bool hybrid) {

@@ -41,7 +41,7 @@ struct CommPlanInput {
   int64_t world_size = 1;
   int64_t shard_size = 1;  // S: W unless hybrid
   int64_t grad_accum = 1;
-  int64_t ddp_bucket_bytes = 25'000'000;
+  int64_t ddp_bucket_bytes = parallel::kDefaultDdpBucketBytes;
   bool ddp_skip_sync = true;  // DDP's all-reduces on the last micro-batch only
   parallel::CommBackend backend = parallel::CommBackend::nccl;
 };

@@ -2,14 +2,17 @@
 #include "predict/measured_run.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
 #include <cmath>
 #include <stdexcept>
 
+#include "parallel/strategy.hpp"
 #include "results/record_keys.hpp"
 #include "results/record_status.hpp"
+#include "usage/usage_error.hpp"
 
 namespace tokbench::predict {
 namespace {
@@ -147,7 +150,7 @@ void read_parameter_shapes(const Block& t, const std::string& source, MeasuredRu
 }  // namespace
 
 int64_t MeasuredRun::shard_size() const {
-  if (distributed_mode != "fsdp") return 1;
+  if (distributed_mode != parallel::DistMode::fsdp) return 1;
   return sharding_size.value_or(world_size);
 }
 
@@ -191,12 +194,18 @@ MeasuredRun read_measured_run(results::RunRecord record, const std::string& sour
   // drawn; a prediction counts G·T tokens per iteration, so it starts from fixed lengths only.
   if (config.value("dynamic", Block(false)) == Block(true))
     refuse(source, "it is a --dynamic run (random sequence lengths); predict from a run of fixed lengths");
-  run.distributed_mode = text_at(config, "distributed_mode", run.world_size > 1 ? "ddp" : "none");
+  const std::string mode_word = text_at(
+      config, "distributed_mode", parallel::to_string(run.world_size > 1 ? parallel::DistMode::ddp : parallel::DistMode::none));
+  const parallel::ModeEntry* mode = parallel::find_mode(mode_word);
+  if (mode == nullptr)
+    refuse(source, fmt::format("its config.distributed_mode '{}' is not a parallel mode; valid: {}",
+                               usage::printable(mode_word), fmt::join(parallel::mode_words(), ", ")));
+  run.distributed_mode = mode->mode;
   run.shard_mode = text_at(config, "shard_mode", "zero2");
   run.bucketing_mode = text_at(config, "bucketing_mode", "none");
   if (config.contains("sharding_size") && config["sharding_size"].is_number_integer())
     run.sharding_size = config["sharding_size"].get<int64_t>();
-  run.ddp_bucket_size_mb = number_at(config, "ddp_bucket_size_mb").value_or(25.0);
+  run.ddp_bucket_size_mb = number_at(config, "ddp_bucket_size_mb").value_or(parallel::kDefaultDdpBucketMb);
   if (config.contains("fsdp_min_unit_params") && config["fsdp_min_unit_params"].is_number_integer())
     run.fsdp_min_unit_params = config["fsdp_min_unit_params"].get<int64_t>();
   else if (const auto given = number_at(config, "fsdp_bucket_params"); given && *given >= 1 && std::floor(*given) == *given)

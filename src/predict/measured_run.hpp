@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "parallel/layout.hpp"
+#include "parallel/strategy.hpp"
 #include "predict/comm_plan.hpp"
 #include "results/run_record.hpp"
 
@@ -38,12 +39,13 @@ struct MeasuredRun {
   std::string model_name, dtype, device, device_name, executor;
   int64_t parameters = 0, n_layer = 0, seq_len = 0, micro_batch = 0, grad_accum = 1, world_size = 1;
   int64_t local_ranks = 1;  // ranks on the reporting rank's host
-  std::string distributed_mode = "none", shard_mode = "zero2", bucketing_mode = "none";
+  parallel::DistMode distributed_mode = parallel::DistMode::none;
+  std::string shard_mode = "zero2", bucketing_mode = "none";
   std::optional<int64_t> sharding_size;
   // --bucketing-mode size: the threshold the run's units were cut by (config.fsdp_min_unit_params,
   // else the --fsdp-bucket-params it was given); unset: PyTorch's default applies.
   std::optional<int64_t> fsdp_min_unit_params;
-  double ddp_bucket_size_mb = 25;
+  double ddp_bucket_size_mb = parallel::kDefaultDdpBucketMb;
   bool ddp_overlap = true, skip_data_sync = true;
   int64_t num_threads = 0;            // 0: LibTorch's default (every core)
   std::optional<int64_t> cpu_cores;   // the machine's cores, when the record says

@@ -24,8 +24,10 @@ MemoryParts closed_form(parallel::DistMode strategy, bool zero3, double shard_si
   return p;
 }
 
-parallel::DistMode strategy_of(const std::string& mode) {
-  return mode == "ddp" ? parallel::DistMode::ddp : mode == "fsdp" ? parallel::DistMode::fsdp : parallel::DistMode::none;
+// The closed form knows DDP's and tokbench's FSDP; a mode predict does not model (fully_shard)
+// counts as one unsharded copy.
+parallel::DistMode strategy_of(parallel::DistMode mode) {
+  return parallel::mode_entry(mode).predict_refusal == nullptr ? mode : parallel::DistMode::none;
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include "predict/prediction.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -36,13 +37,13 @@ json opt(const std::optional<double>& v, double scale = 1.0) { return v ? json(*
 struct Target {
   int64_t nproc_per_node = 1, nnodes = 1, world_size = 1;
   parallel::DistMode strategy = parallel::DistMode::none;
-  std::string distributed_mode = "none", shard_mode = "zero2", bucketing_mode = "none";
+  std::string shard_mode = "zero2", bucketing_mode = "none";
   int64_t min_unit_params = 0;  // bucketing size: its threshold
   bool zero3 = false;
   std::optional<int64_t> sharding_size;
   int64_t shard_size = 1;  // S
   int64_t micro_batch = 1, grad_accum = 1, global_batch = 1;
-  double ddp_bucket_size_mb = 25;
+  double ddp_bucket_size_mb = parallel::kDefaultDdpBucketMb;
   int64_t num_threads = 0;
 };
 
@@ -68,18 +69,34 @@ Target resolve_target(const MeasuredRun& run, const ClusterInput& in, const Targ
                       t.nnodes, c.name));
   t.world_size = t.nproc_per_node * t.nnodes;
   const int64_t w = t.world_size;
-  t.distributed_mode = o.distributed_mode.value_or(run.distributed_mode);
-  require_choice("--distributed-mode", t.distributed_mode, {"none", "ddp", "fsdp"},
-                 t.distributed_mode == "fsdp2" ? " (PyTorch's fully_shard: its schedule is not modelled)" : "");
-  if (!o.distributed_mode && t.distributed_mode == "none" && w > 1) t.distributed_mode = "ddp";
-  if (t.distributed_mode == "none" && w > 1)
-    refuse(fmt::format("--distributed-mode 'none' cannot run on {} ranks: every rank would train alone; valid: ddp, fsdp", w));
-  if (t.distributed_mode != "none" && w <= 1)
+  // The modes predict models: a schedule of their collectives (schedule.cpp) and a memory form.
+  const auto modelled = [](const parallel::ModeEntry& e) { return e.predict_refusal == nullptr; };
+  if (o.distributed_mode) {
+    const parallel::ModeEntry* asked = parallel::find_mode(*o.distributed_mode);
+    require_choice("--distributed-mode", *o.distributed_mode, parallel::mode_words(modelled),
+                   asked && asked->predict_refusal ? asked->predict_refusal : "");
+    t.strategy = asked->mode;
+  } else {
+    t.strategy = run.distributed_mode;
+    const parallel::ModeEntry& measured = parallel::mode_entry(t.strategy);
+    if (measured.predict_refusal)
+      require_choice("--distributed-mode", measured.word, parallel::mode_words(modelled), measured.predict_refusal);
+    // A measured run of one rank predicted over many: DDP, the first mode of many ranks.
+    if (!measured.multi_rank && w > 1) t.strategy = parallel::DistMode::ddp;
+  }
+  const parallel::ModeEntry& mode = parallel::mode_entry(t.strategy);
+  if (!mode.multi_rank && w > 1)
+    refuse(fmt::format("--distributed-mode '{}' cannot run on {} ranks: every rank would train alone; valid: {}",
+                       mode.word, w,
+                       fmt::join(parallel::mode_words([](const parallel::ModeEntry& e) {
+                                   return e.multi_rank && e.predict_refusal == nullptr;
+                                 }), ", ")));
+  if (mode.multi_rank && w <= 1)
     refuse(fmt::format("--distributed-mode '{}' needs more than one rank, but this is 1 (--nproc-per-node {} --nnodes {}); "
-                      "valid here: none",
-                      t.distributed_mode, t.nproc_per_node, t.nnodes));
-  t.strategy = parallel::parse_dist_mode(t.distributed_mode);
-  t.shard_mode = o.shard_mode.value_or(run.distributed_mode == "fsdp" ? run.shard_mode : "zero2");
+                      "valid here: {}",
+                      mode.word, t.nproc_per_node, t.nnodes,
+                      fmt::join(parallel::mode_words([](const parallel::ModeEntry& e) { return !e.multi_rank; }), ", ")));
+  t.shard_mode = o.shard_mode.value_or(run.distributed_mode == parallel::DistMode::fsdp ? run.shard_mode : "zero2");
   require_choice("--shard-mode", t.shard_mode, {"zero2", "zero3", "hybrid_zero2", "hybrid_zero3"});
   t.bucketing_mode = o.bucketing_mode.value_or(run.bucketing_mode);
   require_choice("--bucketing-mode", t.bucketing_mode, {"none", "block", "size"},
@@ -98,7 +115,8 @@ Target resolve_target(const MeasuredRun& run, const ClusterInput& in, const Targ
                                              : run.fsdp_min_unit_params.value_or(parallel::kDefaultMinUnitParams);
   }
   t.sharding_size = o.sharding_size;
-  if (!o.sharding_size && !o.distributed_mode && !o.shard_mode && run.distributed_mode == "fsdp" && run.sharding_size &&
+  if (!o.sharding_size && !o.distributed_mode && !o.shard_mode && run.distributed_mode == parallel::DistMode::fsdp &&
+      run.sharding_size &&
       w % *run.sharding_size == 0)
     t.sharding_size = run.sharding_size;  // the measured run's groups, when they still fit
   if (t.sharding_size) {
@@ -109,7 +127,7 @@ Target resolve_target(const MeasuredRun& run, const ClusterInput& in, const Targ
                         w, w));
     if (t.strategy != parallel::DistMode::fsdp)
       refuse(fmt::format("--sharding-size {} applies to --distributed-mode fsdp only (mode is {})", *t.sharding_size,
-                        t.distributed_mode));
+                        parallel::to_string(t.strategy)));
   }
   if (t.shard_mode.rfind("hybrid_", 0) == 0 && !t.sharding_size && t.strategy == parallel::DistMode::fsdp)
     refuse(fmt::format("--shard-mode '{}' needs --sharding-size (ranks per shard group)", t.shard_mode));
@@ -255,7 +273,7 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
   plan_input.grad_accum = t.grad_accum;
   plan_input.ddp_bucket_bytes = static_cast<int64_t>(t.ddp_bucket_size_mb * 1e6);
   // FSDP reduce-scatters every micro-batch; DDP keeps the measured run's choice (default: skip).
-  plan_input.ddp_skip_sync = run.distributed_mode == "ddp" ? run.skip_data_sync : true;
+  plan_input.ddp_skip_sync = run.distributed_mode == parallel::DistMode::ddp ? run.skip_data_sync : true;
   plan_input.backend = cpu ? parallel::CommBackend::gloo : parallel::CommBackend::nccl;
   const CommPlan plan = plan_communication(plan_input);
   const CollectiveTimer timer(cluster, in.measured, Placement{t.world_size, t.nnodes, t.nproc_per_node, t.shard_size},
@@ -363,7 +381,7 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
   // keys replacing theirs in place.
   json config = m.config.value() ? json(*m.config.value()) : json::object();
   if (!config.is_object()) config = json::object();
-  config["distributed_mode"] = t.distributed_mode;
+  config["distributed_mode"] = parallel::to_string(t.strategy);
   config["shard_mode"] = t.shard_mode;
   config["bucketing_mode"] = t.bucketing_mode;
   config["fsdp_min_unit_params"] =
@@ -477,7 +495,7 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
         {"device", run.device},
         {"device_name", run.device_name},
         {"world_size", run.world_size},
-        {"distributed_mode", !m.distributed_mode.present() ? json(run.distributed_mode)
+        {"distributed_mode", !m.distributed_mode.present() ? json(parallel::to_string(run.distributed_mode))
                              : m.distributed_mode.value()    ? json(*m.distributed_mode.value())
                                                              : json(nullptr)},
         {"GA", run.grad_accum},

@@ -107,6 +107,15 @@ nlohmann::ordered_json to_json(const RunRecord& record) {
   return in_column_order(j);
 }
 
+std::optional<nlohmann::json> member_json(const RunRecord& record, std::string_view key) {
+  std::optional<nlohmann::json> out;
+  for_each_field(record, [&](const char* name, const auto& field) {
+    if (out || key != name || !field.present()) return;
+    out = field.value() ? value_json<nlohmann::json>(*field.value()) : nlohmann::json(nullptr);
+  });
+  return out;
+}
+
 RunRecord record_from_json(const nlohmann::ordered_json& json) { return from_json(json); }
 RunRecord record_from_json(const nlohmann::json& json) { return from_json(json); }
 

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -234,6 +235,12 @@ nlohmann::ordered_json to_json(const RunRecord& record);
 // type across schemas, and a newer schema only adds keys.
 RunRecord record_from_json(const nlohmann::ordered_json& json);
 RunRecord record_from_json(const nlohmann::json& json);
+
+// The member of `record` whose key is `key`, as JSON (null when it is null); nullopt when the
+// record has no such member present (absent, or `key` is none of the table's). For code that
+// walks keys from a table of its own (compare's key fields, from the option table) rather than
+// naming a member.
+std::optional<nlohmann::json> member_json(const RunRecord& record, std::string_view key);
 
 // One key of a record read back (an object), as the member of type T reads it: absent, null or
 // a value; std::invalid_argument as record_from_json's when it holds another type. For readers

@@ -12,12 +12,8 @@
 namespace tokbench::run {
 namespace {
 
-constexpr const char* kValid =
-    "eager, fused, python-eager, python-inductor, python-thunder, inductor, or thunder joined by '_' with "
-    "inductor, inductor_cat, transformerengine, cudnn, jit or dynamo (e.g. thunder_inductor)";
-
 [[noreturn]] void refuse(const std::string& name, const std::string& why) {
-  throw std::invalid_argument(fmt::format("--compile '{}' is not valid{}; valid: {}", name, why, kValid));
+  throw std::invalid_argument(fmt::format("--compile '{}' is not valid{}; valid: {}", name, why, valid_compiler_names()));
 }
 
 std::vector<std::string> split_parts(const std::string& name) {
@@ -29,7 +25,9 @@ std::vector<std::string> split_parts(const std::string& name) {
   return parts;
 }
 
-CompilerChoice choose_thunder(const std::string& name) {
+}  // namespace
+
+CompilerChoice choose_thunder_name(const std::string& name) {
   CompilerChoice c{name, Executor::python_thunder};
   bool inductor = false, inductor_cat = false, transformer_engine = false, cudnn = false, jit = false,
        dynamo = false, thunder = false;
@@ -63,24 +61,6 @@ CompilerChoice choose_thunder(const std::string& name) {
   return c;
 }
 
-}  // namespace
-
-const char* to_string(Executor executor) {
-  switch (executor) {
-    case Executor::eager: return "eager";
-    case Executor::fused: return "fused";
-    case Executor::python_eager: return "python-eager";
-    case Executor::python_inductor: return "python-inductor";
-    case Executor::python_thunder: return "python-thunder";
-  }
-  return "?";
-}
-
-bool is_python(Executor executor) {
-  return executor == Executor::python_eager || executor == Executor::python_inductor ||
-         executor == Executor::python_thunder;
-}
-
 const char* to_string(ThunderFrontEnd front_end) { return front_end == ThunderFrontEnd::jit ? "jit" : "dynamo"; }
 
 std::vector<std::string> CompilerChoice::cuda_only_executors() const {
@@ -91,12 +71,13 @@ std::vector<std::string> CompilerChoice::cuda_only_executors() const {
 }
 
 CompilerChoice choose_compiler(const std::string& name) {
-  for (const Executor e : {Executor::eager, Executor::fused, Executor::python_eager, Executor::python_inductor,
-                           Executor::python_thunder}) {
-    if (name == to_string(e)) return CompilerChoice{name, e};
+  for (const ExecutorEntry& e : executor_entries()) {
+    if (name == e.name) return CompilerChoice{name, e.id};
+    for (const std::string& alias : e.aliases)
+      if (name == alias) return CompilerChoice{name, e.id};
   }
-  if (name == "inductor") return CompilerChoice{name, Executor::python_inductor};
-  if (name.find("thunder") != std::string::npos) return choose_thunder(name);
+  for (const ExecutorEntry& e : executor_entries())
+    if (e.family_word != nullptr && name.find(e.family_word) != std::string::npos) return e.choose_family(name);
   refuse(name, "");
 }
 

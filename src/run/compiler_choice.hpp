@@ -4,24 +4,16 @@
 // names, keeps the name as given for that key, and records the executor that ran beside it.
 // The one exception is `eager`, which stays tokbench's own LibTorch step (its baseline);
 // PyTorch's eager litgpt is `python-eager` (docs/reference-benchmark.md, "Compiler names").
-// Plain C++: resolve.cpp and the sweep's matrix both check names with it.
+// The names come from the executor table (executor_registry.hpp); the thunder family's rules
+// are here. Plain C++: resolve.cpp and the sweep's matrix both check names with it.
 #pragma once
 
 #include <string>
 #include <vector>
 
-namespace tokbench::run {
+#include "run/executor_registry.hpp"
 
-// Who computes the training step.
-enum class Executor {
-  eager,            // tokbench's LibTorch port of litgpt's step
-  fused,            // tokbench's fused step (src/train/fused_computation.cpp)
-  python_eager,     // litgpt in Python, PyTorch eager
-  python_inductor,  // litgpt in Python under torch.compile (inductor)
-  python_thunder,   // litgpt in Python under lightning-thunder
-};
-const char* to_string(Executor executor);  // "eager", "fused", "python-eager", ...
-bool is_python(Executor executor);
+namespace tokbench::run {
 
 // How thunder takes the model: thunder.jit, or thunder as torch.compile's backend (ThunderFX,
 // thunder.dynamo.ThunderCompiler), which the reference's names select with `dynamo`.
@@ -46,9 +38,13 @@ struct CompilerChoice {
 };
 
 // The choice for a name, or std::invalid_argument with one line naming the value and the valid
-// names. Valid: tokbench's executor names (eager, fused, python-eager, python-inductor,
-// python-thunder), the reference's `inductor`, and any name made of `thunder` and the parts
-// inductor, inductor_cat, cat, transformerengine, cudnn, jit, dynamo joined by `_`.
+// names. Valid: the executor table's names (eager, fused, python-eager, python-inductor,
+// python-thunder) and aliases (the reference's `inductor`), and its families: any name made of
+// `thunder` and the parts inductor, inductor_cat, cat, transformerengine, cudnn, jit, dynamo
+// joined by `_`.
 CompilerChoice choose_compiler(const std::string& name);
+
+// The thunder family's rule (python-thunder's entry): a name made of `thunder` and those parts.
+CompilerChoice choose_thunder_name(const std::string& name);
 
 }  // namespace tokbench::run

@@ -81,23 +81,6 @@ std::string precheck_run_options(const std::vector<std::string>& run_arguments, 
   return check(run_arguments, [&](const RunOptions& o) { return imagined_node(o, layout); });
 }
 
-usage::ValueType run_option_type(const std::string& option, const std::string& where) {
-  CLI::App app{"tokbench run", "tokbench run"};
-  RunOptions options;
-  add_bench_options(app, options);
-  if (const CLI::Option* registered = app.get_option_no_throw("--" + option)) {
-    // A flag takes no argument; CLI11 names the others' types after the members they fill
-    // (INT and UINT for integers, FLOAT for doubles, TEXT for strings), validators after a ':'.
-    if (registered->get_expected_max() == 0) return usage::ValueType::boolean;
-    const std::string type = registered->get_type_name().substr(0, registered->get_type_name().find(':'));
-    if (type == "INT" || type == "UINT") return usage::ValueType::whole_number;
-    if (type == "FLOAT") return usage::ValueType::number;
-    return usage::ValueType::text;
-  }
-  throw std::invalid_argument(fmt::format("{}: '{}' is not a `tokbench run` option; valid: the options of "
-                                          "`tokbench run --help`, without their dashes", where, option));
-}
-
 std::string precheck_run_here(const std::vector<std::string>& run_arguments, const machine::MachineInfo& here) {
   return check(run_arguments, [&](const RunOptions&) { return here; });
 }

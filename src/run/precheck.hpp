@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "machine/machine_info.hpp"
-#include "usage/value_type.hpp"
 
 namespace tokbench::run {
 
@@ -26,12 +25,6 @@ struct RankLayout {
 
 // Empty when the options pass; otherwise the one line `tokbench run` would print for them.
 std::string precheck_run_options(const std::vector<std::string>& run_arguments, const RankLayout& layout);
-
-// The type of value `option` (kebab-case, no dashes: "micro-batch-size") takes, read from its
-// CLI11 registration (add_bench_options: the one place that knows it): a flag is a boolean, an
-// integer member a whole number, a floating-point member a number, the rest text. Throws
-// std::invalid_argument naming the option when `tokbench run` has no such option.
-usage::ValueType run_option_type(const std::string& option, const std::string& where);
 
 // The same against this machine (probe_machine(), probed once by the caller for every
 // configuration of a sweep): what `tokbench run` with these arguments would refuse here.

@@ -159,23 +159,20 @@ void resolve_low_precision(const RunOptions& o, const machine::MachineInfo& m, R
   if (gpu.compute_capability_major * 10 + gpu.compute_capability_minor < 89)
     refuse(fmt::format("{}: fp8 training needs compute capability 8.9 or newer, and {} has {}.{}; valid here: "
                        "without it", option, gpu.name, gpu.compute_capability_major, gpu.compute_capability_minor));
-  if (!is_python(plan.compiler.executor))
+  const ExecutorEntry& executor = executor_entry(plan.compiler.executor);
+  if (!executor.fp8_layers)
     refuse(fmt::format("{}: tokbench's own executor ({}) has no fp8 layers; valid: --compile python-eager or "
-                       "inductor{}", option, to_string(plan.compiler.executor), te ? ", or a thunder name" : ""));
+                       "inductor{}", option, executor.name, te ? ", or a thunder name" : ""));
   if (torchao) {
-    if (plan.compiler.executor == Executor::python_thunder)
-      refuse(fmt::format("--use-torchao-fp8-linear: torchao's float8 linears run under PyTorch, not thunder ({}); "
-                         "valid: --compile python-eager or inductor", printable(o.compile)));
-    if (plan.dist.mode != distributed::DistMode::none && plan.dist.mode != distributed::DistMode::fsdp2)
+    if (executor.no_torchao != nullptr)
+      refuse(fmt::format("--use-torchao-fp8-linear: {} ({}); valid: --compile python-eager or inductor",
+                         executor.no_torchao, printable(o.compile)));
+    if (!parallel::mode_entry(plan.dist.mode).torchao_fp8)
       refuse(fmt::format("--use-torchao-fp8-linear with --distributed-mode {}: torchao's float8 training runs "
-                         "on one rank or under fully_shard, as the reference; valid: none, fsdp2",
-                         distributed::to_string(plan.dist.mode)));
-    // It runs in eager, but that is not how its users run it: torch.compile fuses its scaling
-    // and casts, which eager runs as separate kernels (4.6x slower than bf16 on an H200).
-    if (plan.compiler.executor == Executor::python_eager)
-      plan.warnings.push_back("--use-torchao-fp8-linear under python-eager: torchao's float8 training is meant to "
-                              "be compiled (--compile inductor fuses its scaling and casts); in eager it runs "
-                              "unfused, slower than bf16");
+                         "on one rank or under fully_shard, as the reference; valid: {}",
+                         distributed::to_string(plan.dist.mode),
+                         fmt::join(parallel::mode_words([](const parallel::ModeEntry& e) { return e.torchao_fp8; }),
+                                   ", ")));
   }
   // TE's fp8 GEMMs need these multiples; the reference enlarges the model to reach them, which
   // would train a model other than the one counted.
@@ -245,14 +242,11 @@ void resolve_size_units(const RunOptions& o, RunPlan& plan) {
                                           "only (mode is {})", *o.fsdp_bucket_params, o.bucketing_mode));
     return;
   }
-  if (plan.compiler.executor == Executor::python_thunder)
-    refuse(fmt::format("--bucketing-mode size is not supported with --compile '{}' (the reference asserts it for "
-                       "thunder, whose FSDP buckets by none, block or layer); valid: none, block, layer", o.compile));
-  if (d.mode == distributed::DistMode::fsdp2) {
+  // An executor that refuses size units (thunder) says so in resolve_executor.
+  if (const char* ignored = parallel::mode_entry(d.mode).size_units_ignored) {
     // The reference's fully_shard wraps each block whatever the bucketing mode; so does this
     // run, and its label says block.
-    plan.warnings.push_back("--bucketing-mode size is ignored by --distributed-mode fsdp2 (as the reference: "
-                            "fully_shard wraps each block); its units are the blocks");
+    plan.warnings.push_back(ignored);
     d.units = parallel::effective_unit_policy(d.mode, d.units);
     return;
   }
@@ -262,7 +256,7 @@ void resolve_size_units(const RunOptions& o, RunPlan& plan) {
 
 void resolve_distributed(const RunOptions& o, const machine::MachineInfo& m, RunPlan& plan) {
   if (!m.dist_env_error.empty()) refuse(m.dist_env_error);
-  require_choice("--distributed-mode", o.distributed_mode, {"none", "ddp", "fsdp", "fsdp2"});
+  require_choice("--distributed-mode", o.distributed_mode, parallel::mode_words());
   require_choice("--shard-mode", o.shard_mode, {"zero2", "zero3", "hybrid_zero2", "hybrid_zero3"});
   require_choice("--bucketing-mode", o.bucketing_mode, {"none", "block", "layer", "size"});
   distributed::DistributedSettings& d = plan.dist;
@@ -292,23 +286,22 @@ void resolve_distributed(const RunOptions& o, const machine::MachineInfo& m, Run
   const int64_t w = d.env.world_size;
   const std::string where = d.env.source == "none" && !o.nproc_per_node ? "one process (no launcher)"
                             : fmt::format("{} ranks", w);
-  if (o.distributed_mode == "none" && w > 1)
-    refuse(fmt::format("--distributed-mode 'none' cannot run on {}: every rank would train alone; valid: ddp, fsdp, fsdp2",
-                      where));
-  if (o.distributed_mode != "none" && w <= 1)
-    refuse(fmt::format("--distributed-mode '{}' needs more than one rank, but this is {}; valid here: none "
+  d.mode = parallel::parse_dist_mode(o.distributed_mode);
+  const parallel::ModeEntry& mode = parallel::mode_entry(d.mode);
+  if (!mode.multi_rank && w > 1)
+    refuse(fmt::format("--distributed-mode '{}' cannot run on {}: every rank would train alone; valid: {}", mode.word,
+                      where, fmt::join(parallel::mode_words([](const parallel::ModeEntry& e) { return e.multi_rank; }),
+                                       ", ")));
+  if (mode.multi_rank && w <= 1)
+    refuse(fmt::format("--distributed-mode '{}' needs more than one rank, but this is {}; valid here: {} "
                       "(start ranks with --nproc-per-node N, torchrun --no-python or srun)",
-                      o.distributed_mode, where));
-  d.mode = o.distributed_mode == "ddp"     ? distributed::DistMode::ddp
-           : o.distributed_mode == "fsdp"  ? distributed::DistMode::fsdp
-           : o.distributed_mode == "fsdp2" ? distributed::DistMode::fsdp2
-                                           : distributed::DistMode::none;
+                      mode.word, where,
+                      fmt::join(parallel::mode_words([](const parallel::ModeEntry& e) { return !e.multi_rank; }),
+                                ", ")));
   const CompilerChoice& compiler = plan.compiler;
-  // thunder.jit's own refusal of fsdp2 is resolve_python_executor's.
-  if (d.mode == distributed::DistMode::fsdp2 && !is_python(compiler.executor))
-    refuse(fmt::format("--distributed-mode fsdp2 (PyTorch's fully_shard) runs with --compile python-eager, "
-                      "python-inductor/inductor or a thunder name with dynamo, not '{}'; tokbench's own sharded step "
-                      "is --distributed-mode fsdp", o.compile));
+  // An executor's own refusals of a mode (thunder.jit's of fsdp2) are its registry entry's.
+  if (mode.own_step_refusal != nullptr && !is_python(compiler.executor))
+    refuse(fmt::format(fmt::runtime(mode.own_step_refusal), o.compile));
   const bool hybrid = o.shard_mode.rfind("hybrid_", 0) == 0;
   d.shard_mode = o.shard_mode.find("zero3") != std::string::npos ? distributed::ShardMode::zero3 : distributed::ShardMode::zero2;
   d.units = parallel::parse_unit_policy(o.bucketing_mode);
@@ -334,11 +327,8 @@ void resolve_distributed(const RunOptions& o, const machine::MachineInfo& m, Run
   // tokbench's FSDP reduce-scatters every micro-batch: an explicit --skip-data-sync is refused
   // there rather than ignored; the default (the reference's later choice) applies to DDP and
   // to the Python executors' FSDP (no_sync).
-  if (d.mode == distributed::DistMode::fsdp && !is_python(compiler.executor)) {
-    if (o.skip_data_sync_given && o.skip_data_sync)
-      refuse("--skip-data-sync with --distributed-mode fsdp is not supported by tokbench's FSDP step (it "
-            "reduce-scatters every micro-batch, keeping only gradient shards); valid: --no-skip-data-sync, or "
-            "--executor python-eager / python-inductor (FSDP's no_sync)");
+  if (mode.own_step_skip_sync_refusal != nullptr && !is_python(compiler.executor)) {
+    if (o.skip_data_sync_given && o.skip_data_sync) refuse(mode.own_step_skip_sync_refusal);
     d.skip_sync_until_last_micro = false;
   } else {
     d.skip_sync_until_last_micro = o.skip_data_sync;
@@ -399,18 +389,6 @@ void resolve_python_executor(const RunOptions& o, const RunPlan& plan) {
   };
   if (plan.dist.mode == distributed::DistMode::ddp && !o.ddp_overlap)
     unsupported("--no-ddp-overlap (PyTorch's DDP always all-reduces its buckets during backward)", "--ddp-overlap");
-  if (compiler.executor == Executor::python_thunder) {
-    // thunder.jit shards with thunder's own transforms, ddp and fsdp (ZeRO-2/3); thunder as
-    // torch.compile's backend (dynamo) runs inside PyTorch's DDP/FSDP/fully_shard, as the
-    // reference orders it. The reference refuses hybrid sharding with any thunder name.
-    if (plan.dist.mode == distributed::DistMode::fsdp2 && compiler.thunder_front_end == ThunderFrontEnd::jit)
-      unsupported("--distributed-mode fsdp2 (thunder.jit's own transforms are ddp and fsdp; thunder under "
-             "fully_shard is a name with dynamo, e.g. thunder_dynamo)", "ddp, fsdp");
-    if (plan.dist.hybrid()) unsupported("hybrid sharding (thunder's fsdp shards over the whole world)", "zero2, zero3");
-    if (o.checkpoint_activations)
-      unsupported("--checkpoint-activations (thunder.jit over torch.utils.checkpoint is not measured here)",
-             "no checkpointing");
-  }
   if (!o.model_config.empty()) unsupported(fmt::format("--model-config '{}'", o.model_config), "--model-name");
   if (o.data != "random") unsupported(fmt::format("--data '{}'", o.data), "--data random");
   if (o.cpu_memory_cap_mb) unsupported("--cpu-memory-cap-mb", "no cap");
@@ -418,15 +396,18 @@ void resolve_python_executor(const RunOptions& o, const RunPlan& plan) {
     unsupported("--cpu-allocator caching (Python's torch allocates CPU memory itself)", "--cpu-allocator system");
 }
 
+// The executor's own refusals (its registry entry's), once device, dtype and parallel mode are
+// known: thunder's of size units, fsdp2 under thunder.jit, hybrid sharding, checkpointing and
+// its CUDA-only executors on the CPU; fused's of bf16-mixed.
+void resolve_executor(const RunOptions& o, RunPlan& plan) {
+  const ExecutorEntry& executor = executor_entry(plan.compiler.executor);
+  if (executor.refuses == nullptr) return;
+  if (const std::string why = executor.refuses(o, plan, plan.warnings); !why.empty()) refuse(why);
+}
+
 void resolve_training(const RunOptions& o, RunPlan& plan) {
   plan.checkpoint_activations = o.checkpoint_activations;
-  if (const auto cuda_only = plan.compiler.cuda_only_executors();
-      !cuda_only.empty() && plan.device_kind != DeviceKind::cuda)
-    refuse(fmt::format("--compile '{}' needs thunder's {} executor, which runs on CUDA only, and this run is on the "
-                      "CPU; valid here: thunder names without transformerengine or cudnn (e.g. thunder, "
-                      "thunder_inductor)", o.compile, fmt::join(cuda_only, " and ")));
-  if (plan.compiler.executor == Executor::fused && plan.train.dtype == model::TrainPrecision::bf16_mixed)
-    refuse("--executor fused does not support --dtype bf16-mixed (autocast); valid: fp32, bf16-true");
+  resolve_executor(o, plan);
   if (!(o.lr > 0) || !std::isfinite(o.lr)) refuse(fmt::format("--lr {} must be a positive number", o.lr));
   if (!(o.weight_decay >= 0) || !std::isfinite(o.weight_decay))
     refuse(fmt::format("--weight-decay {} must be a finite number >= 0", o.weight_decay));
@@ -436,6 +417,7 @@ void resolve_training(const RunOptions& o, RunPlan& plan) {
     refuse(fmt::format("--num-threads {} is not valid; valid: 0..{} (0: LibTorch's default)", o.num_threads,
                       kMaxThreads));
   plan.train.seed = o.seed;
+  plan.train.data.seed = o.data_seed.value_or(o.seed);
   plan.train.adamw.lr = o.lr;
   plan.train.adamw.weight_decay = o.weight_decay;
   plan.train.adamw.beta1 = o.beta1;
@@ -562,11 +544,12 @@ void resolve_memory_snapshot(const RunOptions& o, RunPlan& plan) {
                        "counting allocator, which records tokbench's executors; valid: --compile eager or fused, or "
                        "a CUDA device", printable(o.compile)));
   std::string name = fmt::format("{}_{}_{}", plan.model_label, o.compile, o.distributed_mode);
-  if (distributed::is_sharded(plan.dist.mode)) {
+  const parallel::ModeEntry& mode = parallel::mode_entry(plan.dist.mode);
+  if (mode.sharded) {
     name += "_" + o.shard_mode;
-    if (plan.dist.mode == distributed::DistMode::fsdp) name += "_" + o.bucketing_mode;
+    if (mode.layout == parallel::LayoutKind::fsdp_units) name += "_" + o.bucketing_mode;
   }
-  if (plan.dist.mode == distributed::DistMode::ddp) name += fmt::format("_{}", o.ddp_bucket_size_mb);
+  if (mode.layout == parallel::LayoutKind::ddp_buckets) name += fmt::format("_{}", o.ddp_bucket_size_mb);
   if (plan.world_size() > 1) name += fmt::format("_rank{}", plan.dist.env.rank);
   std::replace(name.begin(), name.end(), '/', '_');  // a Hugging Face id or a config file's path
   plan.memory_snapshot_path = writable_file_path("--dump-memory-snapshot", name + ".pickle");
@@ -766,7 +749,7 @@ MetricInputs metric_inputs(const RunPlan& plan) {
         for (int64_t rank = 0; rank < W; ++rank)
           for (int64_t b = 0; b < B; ++b) {
             const int64_t count = iteration * plan.train.grad_accum + micro;
-            const int64_t t = train::dynamic_length(plan.train.seed, train::sequence_index(count, rank, W, B, b),
+            const int64_t t = train::dynamic_length(plan.train.data.seed, train::sequence_index(count, rank, W, B, b),
                                                     plan.train.seq_len);
             auto [it, added] = flops_by_length->try_emplace(t, 0);
             if (added) it->second = model::count_flops(plan.config, 1, t, plan.convention).total();

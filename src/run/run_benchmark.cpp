@@ -13,6 +13,7 @@
 #include <cstring>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -134,12 +135,11 @@ torch::Device device_of(const RunPlan& plan) {
              : torch::Device(torch::kCPU);
 }
 
-// The executor as a loss computation; null for eager (every step's default). With many ranks
-// the fused executor's kernel choice is rank 0's, measured there only.
-std::shared_ptr<train::LossComputation> make_computation(const RunPlan& plan, const model::GPT& model,
-                                                         const torch::Device& device,
-                                                         const std::optional<distributed::ProcessGroups>& groups) {
-  if (plan.compiler.executor != Executor::fused) return nullptr;
+// The fused executor's computation. With many ranks its kernel choice is rank 0's, measured
+// there only.
+std::shared_ptr<train::LossComputation> make_fused(const RunPlan& plan, const model::GPT& model,
+                                                   const torch::Device& device,
+                                                   const std::optional<distributed::ProcessGroups>& groups) {
   train::FusedComputationOptions o;
   o.dtype = plan.train.dtype;
   o.rows_per_micro_batch = plan.train.micro_batch * plan.train.seq_len;
@@ -150,6 +150,22 @@ std::shared_ptr<train::LossComputation> make_computation(const RunPlan& plan, co
     };
   }
   return train::make_fused_computation(model, device, o);
+}
+
+// How each of tokbench's own executors (executor_registry.hpp) computes the step, keyed by its
+// id; an executor absent here runs every step's default computation, eager's.
+using ComputationFactory = std::shared_ptr<train::LossComputation> (*)(
+    const RunPlan&, const model::GPT&, const torch::Device&, const std::optional<distributed::ProcessGroups>&);
+const std::map<Executor, ComputationFactory> kComputations = {
+    {Executor::fused, make_fused},
+};
+
+// The executor as a loss computation; null for eager (every step's default).
+std::shared_ptr<train::LossComputation> make_computation(const RunPlan& plan, const model::GPT& model,
+                                                         const torch::Device& device,
+                                                         const std::optional<distributed::ProcessGroups>& groups) {
+  const auto it = kComputations.find(plan.compiler.executor);
+  return it == kComputations.end() ? nullptr : it->second(plan, model, device, groups);
 }
 
 std::unique_ptr<train::TrainStep> make_step(const RunPlan& plan, model::GPT model, const torch::Device& device,

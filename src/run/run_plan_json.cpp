@@ -23,7 +23,8 @@ json to_json(const train::TrainOptions& t) {
               {"zero_grad", train::to_string(t.zero_grad)},
               {"data",
                {{"token_file", t.data.token_file.string()}, {"token_bytes", t.data.token_bytes},
-                {"sequential", t.data.sequential}, {"dynamic_lengths", t.data.dynamic_lengths}}},
+                {"sequential", t.data.sequential}, {"dynamic_lengths", t.data.dynamic_lengths},
+                {"seed", t.data.seed}}},
               {"cpu_memory_cap_bytes", t.cpu_memory_cap_bytes ? json(*t.cpu_memory_cap_bytes) : json(nullptr)},
               {"num_threads", t.num_threads}};
 }

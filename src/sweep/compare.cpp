@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <variant>
 
+#include "config/run_options.hpp"
 #include "results/record_status.hpp"
 
 namespace tokbench::sweep {
@@ -28,12 +29,6 @@ std::string text_of_value(const Json& value) {
   return value.dump();
 }
 
-// A key of the config block: `absent` where the block has no such key.
-std::string text_of(const results::Block& object, const char* key, const char* absent) {
-  if (!object.is_object() || !object.contains(key)) return absent;
-  return text_of_value(object[key]);
-}
-
 // A member of the record: `absent` where the record has no such key.
 template <typename T>
 std::string text_of(const results::Field<T>& field, const char* absent = "none") {
@@ -45,78 +40,28 @@ std::string text_of(const results::Field<T>& field, const char* absent = "none")
     return text_of_value(nlohmann::json(*field.value()));
 }
 
-template <auto Member>
-std::string member_text(const RunRecord& run, const char* absent) {
-  return text_of(run.*Member, absent);
+// The key fields are the options and derived values whose table rows say they shape an
+// iteration (config/run_options.hpp, iteration_keys): the reference's columns come first, in
+// their order, so keys read as before. A field is read from the run's top level (the resolved
+// value: dtype fp32, not "auto"; the record's member of that key) or from the options as given
+// (`config`).
+const std::vector<config::IterationKey>& key_fields() {
+  static const std::vector<config::IterationKey> fields = config::iteration_keys();
+  return fields;
 }
 
-// Where a key field is read: the run's top level (the resolved value: dtype fp32, not "auto")
-// or the options as given (`config`), for the switches only recorded there.
-struct KeyField {
-  const char* label;
-  // The record's member (its top level), or nullptr for a key of `config`.
-  std::string (*member)(const RunRecord&, const char* absent);
-  const char* config_key = nullptr;
-  // What a result without the key ran with. "none" unless the key records a switch that
-  // results from before it could not turn on: those ran with it off, and pair with runs that
-  // record it off.
-  const char* absent = "none";
-};
-
-constexpr KeyField top(const char* label, std::string (*member)(const RunRecord&, const char*),
-                       const char* absent = "none") {
-  return {label, member, nullptr, absent};
-}
-constexpr KeyField config(const char* label, const char* key) { return {label, nullptr, key}; }
-
-// Every recorded option that shapes an iteration (compare.hpp lists what is left out and why).
-// The reference's columns come first, in their order, so keys read as before.
-constexpr KeyField kKeyFields[] = {
-    top("ranks", member_text<&RunRecord::num_gpus>),
-    top("T", member_text<&RunRecord::seq_len>),
-    top("B", member_text<&RunRecord::micro_bs>),
-    top("G", member_text<&RunRecord::global_bs>),
-    top("GA", member_text<&RunRecord::ga>),
-    top("mode", member_text<&RunRecord::distributed_mode>),
-    top("sharding", member_text<&RunRecord::sharding_size>),
-    top("executor", member_text<&RunRecord::compiler>),
-    top("layers", member_text<&RunRecord::n_layer>),
-    top("checkpoint", member_text<&RunRecord::checkpoint_activations>, "no"),
-    config("model_config", "model_config"),
-    top("dtype", member_text<&RunRecord::dtype>),
-    top("tf32", member_text<&RunRecord::tf32>),
-    // cuda:0 and cuda:1 are one kind of device; which index a rank got does not shape its work.
-    top("device",
-        [](const RunRecord& run, const char* absent) {
-          const std::string value = text_of(run.device, absent);
-          return value.substr(0, value.find(':'));
-        }),
-    config("threads", "num_threads"),
-    config("data", "data"),
-    config("data_dtype", "data_dtype"),
-    top("zero_grad", member_text<&RunRecord::zero_grad>),
-    config("decay", "weight_decay"),
-    top("shard_mode", member_text<&RunRecord::sharding_mode>),
-    top("bucketing", member_text<&RunRecord::bucketing>),
-    config("ddp_bucket_mb", "ddp_bucket_size_mb"),
-    config("ddp_overlap", "ddp_overlap"),
-    config("skip_data_sync", "skip_data_sync"),
-    config("backend", "dist_backend"),
-    config("dynamic", "dynamic"),
-    config("cpu_allocator", "cpu_allocator"),
-    config("cpu_cap_mb", "cpu_memory_cap_mb"),
-    config("cpu_cap_rank", "cpu_memory_cap_rank"),
-};
-
-std::string key_value(const RunRecord& run, const KeyField& field) {
-  if (field.member) return field.member(run, field.absent);
-  static const results::Block kNoConfig = results::Block::object();
-  const results::Block& object = run.config.value() ? *run.config.value() : kNoConfig;
-  const std::string key = field.config_key;
-  // AdamW's decay costs a pass over the parameters when it is not 0; its size costs nothing.
-  if (key == "weight_decay" && object.is_object() && object.contains(key) && object[key].is_number())
-    return object[key].get<double>() != 0 ? "yes" : "no";
-  return text_of(object, field.config_key, field.absent);
+std::string key_value(const RunRecord& run, const config::IterationKey& field) {
+  std::optional<nlohmann::json> held;  // nullopt: the record (or its config) has no such key
+  if (!field.in_config) {
+    held = results::member_json(run, field.record_key);
+  } else if (run.config.value() && run.config.value()->is_object() && run.config.value()->contains(field.record_key)) {
+    held = nlohmann::json((*run.config.value())[field.record_key]);
+  }
+  if (!held) return field.absent;
+  if (field.reading == config::Reading::nonzero && held->is_number()) return held->get<double>() != 0 ? "yes" : "no";
+  std::string value = text_of_value(*held);
+  if (field.reading == config::Reading::device_kind) value = value.substr(0, value.find(':'));
+  return value;
 }
 
 // The measured iteration times (ms) from the run's own list; empty when it has none.
@@ -256,7 +201,7 @@ std::string configuration_key(const nlohmann::json& run) { return configuration_
 
 std::string configuration_key(const RunRecord& run) {
   std::string key = text_of(run.model_name);
-  for (const auto& field : kKeyFields) key += fmt::format(" {}={}", field.label, key_value(run, field));
+  for (const auto& field : key_fields()) key += fmt::format(" {}={}", field.label, key_value(run, field));
   return key;
 }
 
@@ -267,7 +212,7 @@ namespace {
 std::string single_runs_label(const RunRecord& base, const RunRecord& next) {
   std::string differences;
   if (text_of(base.model_name) != text_of(next.model_name)) differences = text_of(next.model_name);
-  for (const auto& field : kKeyFields) {
+  for (const auto& field : key_fields()) {
     const auto value = key_value(next, field);
     if (value != key_value(base, field))
       differences += fmt::format("{}{}={}", differences.empty() ? "" : " ", field.label, value);

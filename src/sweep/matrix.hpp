@@ -16,8 +16,8 @@
 
 namespace tokbench::sweep {
 
-// The type of value a run option takes (usage/value_type.hpp), from the run's own option table,
-// which this torch-free layer does not hold: the CLI passes run::run_option_type. It throws
+// The type of value a run option takes (usage/value_type.hpp), from the run's own option table
+// (the sweep command passes config::option_type, config/run_options.hpp). It throws
 // std::invalid_argument for a name that is no run option. Empty: neither names nor types are
 // checked (the readers' own tests).
 using OptionTypeOf = std::function<usage::ValueType(const std::string& option)>;

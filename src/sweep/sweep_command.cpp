@@ -18,6 +18,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "config/run_options.hpp"
 #include "distributed/node_launch.hpp"
 #include "results/record_keys.hpp"
 #include "results/record_status.hpp"
@@ -63,7 +64,7 @@ int run_sweep_command(const SweepCommandOptions& o, const std::vector<std::strin
     throw std::invalid_argument("--format xlsx and html write a file: name it with --output FILE");
   check_sweep_options(o);
   const std::vector<Matrix> matrices = sweep_matrices(
-      o.matrix_file, run_options, [](const std::string& option) { return run::run_option_type(option, "sweep"); });
+      o.matrix_file, run_options, [](const std::string& option) { return config::option_type(option, "sweep"); });
   const auto matrix_configs = expand_all(matrices);
   if (matrix_configs.empty()) throw std::invalid_argument("sweep: the matrix is empty");
   check_explain_column(o.explain_against, matrix_configs);

@@ -34,6 +34,8 @@ struct DataOptions {
   bool sequential = false;  // token_file windows in file order (wrapping) instead of random
   // --dynamic: each sequence's length drawn in [10, T] and the rest padded (sequence_lengths.hpp).
   bool dynamic_lengths = false;
+  // The seed of the tokens and of --dynamic's lengths (--data-seed; the run's seed unless given).
+  uint64_t seed = 1337;
 };
 
 struct TrainOptions {

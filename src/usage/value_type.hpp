@@ -1,5 +1,5 @@
 // The type of value an option takes, as the parser that owns the option declares it (for
-// `tokbench run`, its CLI11 registration; run/precheck.hpp's run_option_type reads it there), so
+// `tokbench run`, its option table; config/run_options.hpp's option_type reads it there), so
 // a reader of another syntax — a sweep's TOML matrix or its command line — refuses a value of the
 // wrong type in one line before anything runs, without a second list of which option takes what.
 // Standard library only, so every layer may use it.

@@ -262,5 +262,31 @@ TEST(Vocabulary, OneLabelAndTheWordsBothWays) {
   }
 }
 
+// The mode table: each mode one entry, its word parsed back to it, found by its enum; the
+// properties the run and predict ask of it are the reference's (fsdp2 is the Python executors'
+// fully_shard, ignores size units and is not predicted; torchao's fp8 runs under none and fsdp2).
+TEST(Vocabulary, EveryModeIsOneEntry) {
+  std::vector<std::string> words;
+  for (const ModeEntry& e : mode_entries()) {
+    words.emplace_back(e.word);
+    EXPECT_EQ(parse_dist_mode(e.word), e.mode);
+    EXPECT_EQ(&mode_entry(e.mode), &e);
+    EXPECT_EQ(find_mode(e.word), &e);
+    EXPECT_EQ(std::string(to_string(e.mode)), e.word);
+    EXPECT_EQ(is_sharded(e.mode), e.sharded);
+  }
+  EXPECT_EQ(words, mode_words());
+  EXPECT_EQ(find_mode("zero3"), nullptr);
+  EXPECT_EQ(mode_words([](const ModeEntry& e) { return e.torchao_fp8; }), (std::vector<std::string>{"none", "fsdp2"}));
+  EXPECT_EQ(mode_words([](const ModeEntry& e) { return e.predict_refusal == nullptr; }),
+            (std::vector<std::string>{"none", "ddp", "fsdp"}));
+  EXPECT_EQ(mode_entry(DistMode::fsdp2).layout, LayoutKind::fully_shard);
+  EXPECT_NE(mode_entry(DistMode::fsdp2).own_step_refusal, nullptr);
+  EXPECT_EQ(mode_entry(DistMode::fsdp).own_step_refusal, nullptr);
+  EXPECT_EQ(effective_unit_policy(DistMode::fsdp2, UnitPolicy::by_size), UnitPolicy::per_block);
+  EXPECT_EQ(effective_unit_policy(DistMode::fsdp, UnitPolicy::by_size), UnitPolicy::by_size);
+  EXPECT_EQ(kDefaultDdpBucketBytes, 25'000'000);  // PyTorch DDP's bucket_cap_mb = 25
+}
+
 }  // namespace
 }  // namespace tokbench::parallel

@@ -37,6 +37,24 @@ TEST(CompilerChoice, TokbenchNamesAreTheirOwnExecutors) {
   EXPECT_FALSE(is_python(choose_compiler("eager").executor));
 }
 
+// The executor table: each executor one entry, found by its id and by its name, with the
+// reference's word list and a --compile help line naming every name and alias.
+TEST(CompilerChoice, EveryExecutorIsOneEntry) {
+  for (const ExecutorEntry& e : executor_entries()) {
+    EXPECT_EQ(&executor_entry(e.id), &e);
+    EXPECT_EQ(choose_compiler(e.name).executor, e.id);
+    EXPECT_EQ(is_python(e.id), e.python);
+    for (const std::string& alias : e.aliases) EXPECT_EQ(choose_compiler(alias).executor, e.id);
+    EXPECT_NE(executor_help().find(e.name), std::string::npos) << e.name;
+    EXPECT_EQ(e.family_word == nullptr, e.choose_family == nullptr) << e.name;
+  }
+  // The list the refusal gives, as the reference's names were listed before the table.
+  EXPECT_EQ(valid_compiler_names(),
+            "eager, fused, python-eager, python-inductor, python-thunder, inductor, or thunder joined by '_' with "
+            "inductor, inductor_cat, transformerengine, cudnn, jit or dynamo (e.g. thunder_inductor)");
+  EXPECT_NE(executor_help().find("inductor"), std::string::npos);
+}
+
 TEST(CompilerChoice, TheReferenceNamesMapAndKeepTheirSpelling) {
   const CompilerChoice inductor = choose_compiler("inductor");
   EXPECT_EQ(inductor.executor, Executor::python_inductor);

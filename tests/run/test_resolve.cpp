@@ -68,6 +68,19 @@ TEST(Resolve, SmallCpuRun) {
   EXPECT_GT(p.param_count, 14'000'000);
 }
 
+// --data-seed seeds the tokens alone; unset, the run's --seed seeds them as it always has.
+TEST(Resolve, DataSeedDefaultsToTheRunsSeed) {
+  RunOptions o = small();
+  o.seed = 11;
+  RunPlan p = resolve_run(o, cpu_machine());
+  EXPECT_EQ(p.train.seed, 11u);
+  EXPECT_EQ(p.train.data.seed, 11u);
+  o.data_seed = 12;
+  p = resolve_run(o, cpu_machine());
+  EXPECT_EQ(p.train.seed, 11u);
+  EXPECT_EQ(p.train.data.seed, 12u);
+}
+
 TEST(Resolve, SeqLenDefaultsToBlockSize) {
   RunOptions o = small();
   o.seq_len.reset();

@@ -98,7 +98,7 @@ TEST(RunOptions, HelpShowsDefaults) {
   EXPECT_NE(help.find("pythia-14m"), std::string::npos);
 }
 
-// An option is declared, registered and echoed in one place (run_options.cpp): every registered
+// An option is declared, registered and echoed from one table row (src/config/): every registered
 // option appears in the echo under its snake_case name, except those the record keeps elsewhere.
 // A new option without its echo line fails here.
 TEST(RunOptions, EveryOptionIsEchoedOrRecordedElsewhere) {

@@ -14,7 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "config/run_options.hpp"
 #include "results/read_result.hpp"
+#include "results/result_columns.hpp"
 #include "sweep/compare.hpp"
 
 namespace tokbench::sweep {
@@ -201,6 +203,19 @@ TEST(CompareKey, DistinguishesEveryShapingOption) {
   EXPECT_NE(key.find("dtype=none"), std::string::npos) << key;
   EXPECT_NE(key.find("layers=none"), std::string::npos) << key;
   EXPECT_NE(key.find("threads=none"), std::string::npos) << key;
+}
+
+// The key's fields come from the option tables (config/), which sit below the record's layer and
+// spell the top-level keys they are read from: each must be a key the record's column table
+// knows, so a renamed record key fails here rather than reading "none" in every comparison.
+TEST(CompareKey, TopLevelFieldsAreRecordColumns) {
+  std::size_t top_level = 0;
+  for (const auto& field : config::iteration_keys()) {
+    if (field.in_config) continue;
+    ++top_level;
+    EXPECT_NE(results::find_column(field.record_key), nullptr) << field.label << " reads " << field.record_key;
+  }
+  EXPECT_GE(top_level, 10u);
 }
 
 TEST(CompareKey, RunsDifferingOnlyByDtypeOrLayersArePairedSeparately) {

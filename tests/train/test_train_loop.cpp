@@ -47,6 +47,24 @@ int64_t parameter_bytes(model::GPT& gpt) {
   return bytes;
 }
 
+// The tokens (and --dynamic's lengths) follow the data seed; the weights' seed leaves them.
+TEST(RunTraining, TokensFollowTheDataSeedNotTheWeightsSeed) {
+  TrainOptions base = tiny_options();
+  base.seed = 1;
+  base.data.seed = 5;
+  TrainOptions other_weights = base;
+  other_weights.seed = 2;
+  TrainOptions other_data = base;
+  other_data.data.seed = 6;
+  TokenBatcher a(batch_options_for(base, 100), kCpu);
+  TokenBatcher b(batch_options_for(other_weights, 100), kCpu);
+  TokenBatcher c(batch_options_for(other_data, 100), kCpu);
+  const at::Tensor xa = a.next().x.clone();
+  EXPECT_TRUE(at::equal(xa, b.next().x.clone()));
+  EXPECT_FALSE(at::equal(xa, c.next().x.clone()));
+  EXPECT_EQ(batch_options_for(base, 100).run_seed, 5u);
+}
+
 TEST(RunTraining, ShortRunMeasuresByTheContract) {
   model::GPT gpt = tiny_model();
   int callbacks = 0;

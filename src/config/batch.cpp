@@ -1,0 +1,46 @@
+// The batch section's option table (batch.hpp).
+#include "config/batch.hpp"
+
+#include <fmt/format.h>
+
+#include "config/numbers.hpp"
+#include "config/run_options.hpp"
+
+namespace tokbench::config {
+
+const std::vector<Field>& batch_fields() {
+  static const std::vector<Field> fields{
+      {.names = "--micro-batch-size,--micro_batch_size",
+       .member = &BatchSection::micro_batch_size,
+       .help = "sequences per micro-batch per device (B)",
+       .group = "Batch",
+       .valid = "a positive whole number",
+       .shapes = {.label = "B", .record_key = "Micro BS", .place = 3}},
+      {.names = "--global-batch-size,--global_batch_size",
+       .member = &BatchSection::global_batch_size,
+       .help = "sequences per optimizer step over all devices (G = B x GA x W; default B x W)",
+       .group = "Batch",
+       .valid = "a positive multiple of --micro-batch-size x world size",
+       .shapes = {.label = "G", .record_key = "Global BS", .place = 4}},
+      {.names = "--max-iters,--max_iters",
+       .member = &BatchSection::max_iters,
+       .help = "iterations in total, warm-up included",
+       .group = "Batch",
+       .valid = fmt::format("a whole number 1..{}", limits::kMaxIters)},
+      {.names = "--warmup-iters,--warmup_iters",
+       .member = &BatchSection::warmup_iters,
+       .help = "iterations run first and left out of every metric",
+       .group = "Batch",
+       .valid = "a whole number from 0 to --max-iters - 1"},
+  };
+  return fields;
+}
+
+const std::vector<DerivedValue>& batch_derived_values() {
+  static const std::vector<DerivedValue> values{
+      {.shapes = {.label = "GA", .record_key = "GA", .place = 5}},
+  };
+  return values;
+}
+
+}  // namespace tokbench::config

@@ -1,0 +1,87 @@
+// One row of an option table: everything tokbench knows about one option of `tokbench run`,
+// declared once. Each section (config/model.hpp, config/batch.hpp, ...) owns a table of these;
+// config/run_options.hpp derives from them the command line (CLI11 names, help, group, checks,
+// the default --help shows), the record's `config` block (which the Python step also reads),
+// the sweep's value types and the fields `compare` keys runs on. docs/options.md says how to add one.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "usage/value_type.hpp"
+
+namespace tokbench::config {
+
+struct RunOptions;
+
+// The member an option fills, by its type: the type decides the CLI11 registration (a bool is a
+// flag that also takes =True/False), the parse-time check (whole or finite number) and the
+// value type the sweep checks a matrix against.
+using Member = std::variant<std::string RunOptions::*, bool RunOptions::*, int RunOptions::*,
+                            int64_t RunOptions::*, uint64_t RunOptions::*, double RunOptions::*,
+                            std::optional<int64_t> RunOptions::*, std::optional<uint64_t> RunOptions::*,
+                            std::optional<double> RunOptions::*>;
+
+// Where the option sits in the record's `config` block: its key and its place in the block's
+// order (the order users know; a new option takes the next place, at the end). Place 0: the
+// option is not in the block (the record keeps it elsewhere, or it is not the run's configuration).
+struct RecordSlot {
+  const char* key = nullptr;
+  int place = 0;
+};
+
+// How compare reads a key field's value from a run's record.
+enum class Reading {
+  as_is,        // the value as text
+  device_kind,  // cuda:0 and cuda:1 are one kind of device: the part before ':'
+  nonzero,      // "yes" when the number is not 0: its size costs nothing, 0 saves a pass
+};
+
+// Whether the option shapes what an iteration does and how, so that `compare` pairs runs on it:
+// its label in compare's key, where the record keeps the value (the run's top level, where the
+// resolved value is, or the `config` block, the options as given), its place in the key's order
+// (the reference's columns first), and what a record without the key ran with. Place 0: it
+// shapes nothing (seed, learning rate, iteration counts, output switches...).
+struct IterationKey {
+  const char* label = nullptr;
+  const char* record_key = nullptr;
+  bool in_config = false;  // false: the record's top level
+  int place = 0;
+  // "none" unless the key records a switch that records from before it could not turn on:
+  // those ran with it off, and pair with records that say off ("no").
+  const char* absent = "none";
+  Reading reading = Reading::as_is;
+};
+
+struct Field {
+  // CLI11 names: "--kebab,--snake" (the reference's spelling as the alias); a flag may add
+  // "!--no-x" for its negation.
+  const char* names;
+  Member member;
+  const char* help;
+  // The --help heading; nullptr keeps CLI11's default heading.
+  const char* group;
+  // For a number: the "valid:" part of its one-line refusal (config/numbers.hpp). Numbers must
+  // have one; text and flags have none (their words are checked by the layer that reads them).
+  std::string valid;
+  RecordSlot record;
+  IterationKey shapes;
+  // Set to true when the option is given on the command line (a default that depends on
+  // whether the user chose it); nullptr for none.
+  bool RunOptions::*given = nullptr;
+};
+
+// A value the record carries beside the options that no option sets directly: a place the run
+// fills in the `config` block, or a derived value (world size, gradient accumulation) that
+// shapes an iteration.
+struct DerivedValue {
+  RecordSlot record;
+  IterationKey shapes;
+};
+
+// The value type of a field's member, as usage::ValueType.
+usage::ValueType value_type(const Member& member);
+
+}  // namespace tokbench::config

@@ -1,0 +1,28 @@
+// Launcher section: torchrun's options, by which this process starts the ranks of its node
+// itself. Read by run/launch_benchmark.cpp and the distributed layer's launcher
+// (distributed/launcher.hpp); the record says where the ranks came from (dist_launcher).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/field.hpp"
+
+namespace tokbench::config {
+
+struct LauncherSection {
+  // When nproc_per_node is set, this process starts the node's ranks itself.
+  std::optional<int64_t> nproc_per_node;
+  int64_t nnodes = 1;
+  int64_t node_rank = 0;
+  std::string master_addr = "127.0.0.1";
+  int64_t master_port = 0;
+};
+
+const std::vector<Field>& launcher_fields();
+// Where the ranks came from: a place in the `config` block the record fills.
+const std::vector<DerivedValue>& launcher_derived_values();
+
+}  // namespace tokbench::config

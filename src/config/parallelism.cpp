@@ -1,0 +1,92 @@
+// The parallelism section's option table (parallelism.hpp).
+#include "config/parallelism.hpp"
+
+#include "config/numbers.hpp"
+#include "config/run_options.hpp"
+
+namespace tokbench::config {
+
+const std::vector<Field>& parallelism_fields() {
+  static const std::vector<Field> fields{
+      {.names = "--distributed-mode,--distributed_mode",
+       .member = &ParallelismSection::distributed_mode,
+       .help = "none | ddp | fsdp | fsdp2 (more than one rank; fsdp2: PyTorch's fully_shard, Python executors "
+               "only)",
+       .group = "Distributed",
+       .record = {"distributed_mode", 13},
+       .shapes = {.label = "mode", .record_key = "Distributed Mode", .place = 6}},
+      {.names = "--shard-mode,--shard_mode",
+       .member = &ParallelismSection::shard_mode,
+       .help = "FSDP sharding: zero2 | zero3 | hybrid_zero2 | hybrid_zero3 (hybrid needs --sharding-size)",
+       .group = "Distributed",
+       .record = {"shard_mode", 14},
+       .shapes = {.label = "shard_mode", .record_key = "sharding_mode", .place = 20}},
+      {.names = "--sharding-size,--sharding_size",
+       .member = &ParallelismSection::sharding_size,
+       .help = "FSDP hybrid sharding: shard within groups of this many ranks, replicate across them",
+       .group = "Distributed",
+       .valid = "a positive divisor of the world size",
+       .record = {"sharding_size", 18},
+       .shapes = {.label = "sharding", .record_key = "Sharding Size", .place = 7}},
+      {.names = "--bucketing-mode,--bucketing_mode",
+       .member = &ParallelismSection::bucketing_mode,
+       .help = "FSDP units: none (whole model) | block (one per transformer block + root) | layer | size "
+               "(modules cut by parameter count, PyTorch's size_based_auto_wrap_policy; --fsdp-bucket-params)",
+       .group = "Distributed",
+       .record = {"bucketing_mode", 15},
+       .shapes = {.label = "bucketing", .record_key = "bucketing", .place = 21}},
+      {.names = "--fsdp-bucket-params,--fsdp_bucket_params",
+       .member = &ParallelismSection::fsdp_bucket_params,
+       .help = "--bucketing-mode size: a module becomes an FSDP unit once the parameters of its subtree not yet "
+               "in a unit reach this many (min_num_params; default 1e8, PyTorch's)",
+       .group = "Distributed",
+       .valid = "a positive whole number of parameters, e.g. 1e8",
+       .record = {"fsdp_bucket_params", 16}},
+      {.names = "--ddp-bucket-size,--ddp_bucket_size",
+       .member = &ParallelismSection::ddp_bucket_size_mb,
+       .help = "DDP gradient bucket size in MB (10^6 bytes)",
+       .group = "Distributed",
+       .valid = "a size in MB in (0, 1000000]",
+       .record = {"ddp_bucket_size_mb", 19},
+       .shapes = {.label = "ddp_bucket_mb", .record_key = "ddp_bucket_size_mb", .in_config = true, .place = 22}},
+      {.names = "--ddp-overlap,!--no-ddp-overlap",
+       .member = &ParallelismSection::ddp_overlap,
+       .help = "DDP: all-reduce buckets during backward (=True/False)",
+       .group = "Distributed",
+       .record = {"ddp_overlap", 20},
+       .shapes = {.label = "ddp_overlap", .record_key = "ddp_overlap", .in_config = true, .place = 23}},
+      {.names = "--skip-data-sync,--skip_data_sync,!--no-skip-data-sync",
+       .member = &ParallelismSection::skip_data_sync,
+       .help = "DDP (and the Python executors' FSDP): no gradient sync on the first GA-1 micro-batches "
+               "(=True/False; default True, but False with tokbench's own FSDP, which refuses True)",
+       .group = "Distributed",
+       .record = {"skip_data_sync", 21},
+       .shapes = {.label = "skip_data_sync", .record_key = "skip_data_sync", .in_config = true, .place = 24},
+       .given = &ParallelismSection::skip_data_sync_given},
+      {.names = "--dist-backend,--dist_backend",
+       .member = &ParallelismSection::dist_backend,
+       .help = "collectives: auto (NCCL on CUDA, Gloo on the CPU) | gloo (also CUDA tensors: several ranks may "
+               "share one GPU) | nccl (CUDA only, one GPU per rank)",
+       .group = "Distributed",
+       .record = {"dist_backend", 24},
+       .shapes = {.label = "backend", .record_key = "dist_backend", .in_config = true, .place = 25}},
+      {.names = "--dist-timeout,--dist_timeout",
+       .member = &ParallelismSection::dist_timeout_s,
+       .help = "seconds any collective (and the rendezvous) may take before the run ends with 'timeout'",
+       .group = "Distributed",
+       .valid = "seconds from 1 to 604800",
+       .record = {"dist_timeout_s", 22}},
+  };
+  return fields;
+}
+
+const std::vector<DerivedValue>& parallelism_derived_values() {
+  static const std::vector<DerivedValue> values{
+      {.shapes = {.label = "ranks", .record_key = "Num GPUS", .place = 1}},
+      // The record puts the threshold the units were cut by here.
+      {.record = {"fsdp_min_unit_params", 17}},
+  };
+  return values;
+}
+
+}  // namespace tokbench::config

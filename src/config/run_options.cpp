@@ -1,0 +1,155 @@
+// What follows from the sections' tables (run_options.hpp): one generic pass over the fields
+// for each of the registration, the `config` block, the value types and compare's keys.
+#include "config/run_options.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+
+namespace tokbench::config {
+namespace {
+
+// A member's value type, an optional's own (std::optional<int64_t> -> int64_t).
+template <typename T>
+struct Unwrapped {
+  using type = T;
+  static constexpr bool optional = false;
+};
+template <typename T>
+struct Unwrapped<std::optional<T>> {
+  using type = T;
+  static constexpr bool optional = true;
+};
+template <typename Pointer>
+using MemberOf = std::remove_cvref_t<decltype(std::declval<RunOptions&>().*std::declval<Pointer>())>;
+
+// The long names of a field ("--kebab,--snake,!--no-x" -> kebab, snake, no-x).
+std::vector<std::string> long_names(const Field& field) {
+  std::vector<std::string> names;
+  std::string all = field.names;
+  std::size_t start = 0;
+  while (start <= all.size()) {
+    const std::size_t end = std::min(all.find(',', start), all.size());
+    std::string name = all.substr(start, end - start);
+    if (!name.empty() && name.front() == '!') name.erase(0, 1);
+    if (name.rfind("--", 0) == 0) names.push_back(name.substr(2));
+    start = end + 1;
+  }
+  return names;
+}
+
+}  // namespace
+
+usage::ValueType value_type(const Member& member) {
+  return std::visit(
+      [](auto pointer) {
+        using T = typename Unwrapped<MemberOf<decltype(pointer)>>::type;
+        if constexpr (std::is_same_v<T, bool>) return usage::ValueType::boolean;
+        else if constexpr (std::is_integral_v<T>) return usage::ValueType::whole_number;
+        else if constexpr (std::is_floating_point_v<T>) return usage::ValueType::number;
+        else return usage::ValueType::text;
+      },
+      member);
+}
+
+const std::vector<const Field*>& all_fields() {
+  static const std::vector<const Field*> fields = [] {
+    std::vector<const Field*> all;
+    for (const auto* table : {&model_fields(), &batch_fields(), &device_fields(), &parallelism_fields(),
+                              &launcher_fields(), &compatibility_fields(), &training_fields(), &data_fields(),
+                              &output_fields(), &diagnostics_fields()})
+      for (const Field& field : *table) all.push_back(&field);
+    return all;
+  }();
+  return fields;
+}
+
+const std::vector<const DerivedValue*>& all_derived_values() {
+  static const std::vector<const DerivedValue*> values = [] {
+    std::vector<const DerivedValue*> all;
+    for (const auto* table : {&batch_derived_values(), &parallelism_derived_values(), &launcher_derived_values()})
+      for (const DerivedValue& value : *table) all.push_back(&value);
+    return all;
+  }();
+  return values;
+}
+
+void register_fields(CLI::App& app, RunOptions& options) {
+  app.option_defaults()->always_capture_default();
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  for (const Field* field : all_fields()) {
+    std::visit(
+        [&](auto pointer) {
+          auto& target = options.*pointer;
+          using T = typename Unwrapped<std::remove_cvref_t<decltype(target)>>::type;
+          CLI::Option* option = nullptr;
+          if constexpr (std::is_same_v<T, bool>) {
+            option = app.add_flag(field->names, target, field->help);
+          } else {
+            option = app.add_option(field->names, target, field->help);
+            if constexpr (std::is_arithmetic_v<T>) {
+              if (field->valid.empty())
+                throw std::logic_error(fmt::format("option {} is a number without a 'valid' text", field->names));
+              if constexpr (std::is_floating_point_v<T>) option->transform(finite_number(field->valid));
+              else if constexpr (std::is_same_v<T, int>) option->transform(whole_number<int>(field->valid));
+              else if constexpr (std::is_unsigned_v<T>) option->transform(whole_number<uint64_t>(field->valid));
+              else option->transform(whole_number<int64_t>(field->valid));
+            }
+          }
+          if (field->given != nullptr) {
+            bool RunOptions::*given = field->given;
+            option->each([&options, given](const std::string&) { options.*given = true; });
+          }
+          if (field->group != nullptr) option->group(field->group);
+        },
+        field->member);
+  }
+}
+
+nlohmann::ordered_json options_json(const RunOptions& options) {
+  using json = nlohmann::ordered_json;
+  std::map<int, std::pair<const char*, json>> block;  // place -> key, value
+  for (const Field* field : all_fields()) {
+    if (field->record.place == 0) continue;
+    json value = std::visit(
+        [&](auto pointer) -> json {
+          const auto& member = options.*pointer;
+          if constexpr (Unwrapped<MemberOf<decltype(pointer)>>::optional)
+            return member ? json(*member) : json(nullptr);
+          else
+            return json(member);
+        },
+        field->member);
+    block.emplace(field->record.place, std::make_pair(field->record.key, std::move(value)));
+  }
+  for (const DerivedValue* derived : all_derived_values())
+    if (derived->record.place != 0) block.emplace(derived->record.place, std::make_pair(derived->record.key, json(nullptr)));
+  json out = json::object();
+  for (auto& [place, entry] : block) out[entry.first] = std::move(entry.second);
+  return out;
+}
+
+usage::ValueType option_type(const std::string& option, const std::string& where) {
+  for (const Field* field : all_fields())
+    for (const std::string& name : long_names(*field))
+      if (name == option) return value_type(field->member);
+  throw std::invalid_argument(fmt::format("{}: '{}' is not a `tokbench run` option; valid: the options of "
+                                          "`tokbench run --help`, without their dashes", where, option));
+}
+
+std::vector<IterationKey> iteration_keys() {
+  std::vector<IterationKey> keys;
+  for (const Field* field : all_fields())
+    if (field->shapes.place != 0) keys.push_back(field->shapes);
+  for (const DerivedValue* derived : all_derived_values())
+    if (derived->shapes.place != 0) keys.push_back(derived->shapes);
+  std::sort(keys.begin(), keys.end(), [](const IterationKey& a, const IterationKey& b) { return a.place < b.place; });
+  return keys;
+}
+
+}  // namespace tokbench::config

@@ -1,0 +1,66 @@
+// The training section's option table (training.hpp).
+#include "config/training.hpp"
+
+#include <fmt/format.h>
+
+#include <limits>
+
+#include "config/numbers.hpp"
+#include "config/run_options.hpp"
+
+namespace tokbench::config {
+
+const std::vector<Field>& training_fields() {
+  static const std::vector<Field> fields{
+      {.names = "--dynamic",
+       .member = &TrainingSection::dynamic,
+       .help = "variable-length sequences, as the reference: each sequence's length drawn in [10, T] (the same on "
+               "every executor for a seed) and padded to T; tokens/s, the model's FLOPs and MFU count the real "
+               "tokens, positions_per_sec the padded positions (=True/False)",
+       .group = "Training",
+       .record = {"dynamic", 25},
+       .shapes = {.label = "dynamic", .record_key = "dynamic", .in_config = true, .place = 26}},
+      {.names = "--seed",
+       .member = &TrainingSection::seed,
+       .help = "seed of the initial weights and of the data",
+       .group = "Training",
+       .valid = fmt::format("a whole number 0..{}", std::numeric_limits<uint64_t>::max()),
+       .record = {"seed", 4}},
+      {.names = "--lr",
+       .member = &TrainingSection::lr,
+       .help = "AdamW learning rate",
+       .group = "Training",
+       .valid = "a positive finite number",
+       .record = {"lr", 5}},
+      {.names = "--zero-grad,--zero_grad",
+       .member = &TrainingSection::zero_grad,
+       .help = "after each step: none (free gradients, as the reference: set_to_none=True) | inplace "
+               "(zero them, keep their memory)",
+       .group = "Training",
+       .record = {"zero_grad", 9},
+       .shapes = {.label = "zero_grad", .record_key = "zero_grad", .place = 18}},
+      {.names = "--weight-decay,--weight_decay",
+       .member = &TrainingSection::weight_decay,
+       .help = "AdamW weight decay",
+       .group = "Training",
+       .valid = "a finite number >= 0",
+       .record = {"weight_decay", 6},
+       .shapes = {.label = "decay", .record_key = "weight_decay", .in_config = true, .place = 19,
+                  .reading = Reading::nonzero}},
+      {.names = "--beta1",
+       .member = &TrainingSection::beta1,
+       .help = "AdamW beta1",
+       .group = "Training",
+       .valid = "a number in [0, 1)",
+       .record = {"beta1", 7}},
+      {.names = "--beta2",
+       .member = &TrainingSection::beta2,
+       .help = "AdamW beta2",
+       .group = "Training",
+       .valid = "a number in [0, 1)",
+       .record = {"beta2", 8}},
+  };
+  return fields;
+}
+
+}  // namespace tokbench::config

@@ -1,0 +1,27 @@
+// Training section: the optimizer and the step's other training switches — AdamW's settings,
+// how gradients are cleared, the seed, variable-length sequences. Read by run/resolve.cpp into
+// the train layer's loop options (train/train_loop.hpp, train/adamw.hpp), and by the Python step
+// from the run plan.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "config/field.hpp"
+
+namespace tokbench::config {
+
+struct TrainingSection {
+  bool dynamic = false;  // train/sequence_lengths.hpp
+  uint64_t seed = 1337;
+  double lr = 5e-4;
+  std::string zero_grad = "none";  // none (set_to_none, the reference's) | inplace
+  double weight_decay = 0.1;
+  double beta1 = 0.9;
+  double beta2 = 0.95;
+};
+
+const std::vector<Field>& training_fields();
+
+}  // namespace tokbench::config
