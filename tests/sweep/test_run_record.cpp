@@ -110,6 +110,18 @@ TEST(RunRecord, UnknownKeysAreKeptAsideAndNotWritten) {
             "its key 'GA' holds a number; a run record has a whole number or null there");
 }
 
+// A member addressed by its key (compare walks its keys from the option table): present as JSON,
+// null as null, absent or unknown as nothing.
+TEST(RunRecord, MemberByKey) {
+  RunRecord r;
+  r.seq_len = std::int64_t{64};
+  r.tf32 = nullptr;
+  EXPECT_EQ(member_json(r, key::seq_len), std::optional<nlohmann::json>(64));
+  EXPECT_EQ(member_json(r, key::tf32), std::optional<nlohmann::json>(nullptr));
+  EXPECT_FALSE(member_json(r, key::dtype).has_value());
+  EXPECT_FALSE(member_json(r, "no such key").has_value());
+}
+
 nlohmann::ordered_json fixture(const std::string& name) {
   std::ifstream in(std::string(TOKBENCH_FIXTURES_DIR) + "/" + name);
   return nlohmann::ordered_json::parse(in);
