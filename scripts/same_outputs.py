@@ -7,7 +7,10 @@ FSDP runs, a sweep written in every format, `info` and `models` — and compares
 write. JSON records are compared leaf by leaf, except values that depend on timing or on the
 moment (times, rates, FLOP/s, MFU, process RSS, the environment block); their presence and
 type are still compared. Sweep tables are compared with every number masked, so their shape,
-headers, index columns and statuses must match. Prints each difference and exits 1 if any.
+headers, index columns and statuses must match. Then both binaries read the same records (the
+old binary's): `explain`, `compare` and `predict` over them must print the same bytes and exit
+the same way, timings included, since a reader only computes from what it is given. Prints each
+difference and exits 1 if any.
 
 With --intended REGEX, record keys matching it (a key the change adds on purpose) are left out.
 
@@ -107,6 +110,48 @@ def produce(binary, out):
             f.write(proc.stdout)
 
 
+CPU_CLUSTER = ('device = "cpu"\ndevices_per_node = 4\ncores_per_node = 2\n'
+               '[intra_node]\nbandwidth_GBps = 5\nlatency_us = 20\n')
+
+
+def reader_commands(records):
+    """The readers' command lines over one set of records (the old binary's)."""
+    r = lambda name: os.path.join(records, name + ".json")
+    cluster = os.path.join(records, "cpu-cluster.toml")
+    with open(cluster, "w") as f:
+        f.write(CPU_CLUSTER)
+    predict = ["predict", "--cluster", cluster]
+    return {
+        "explain_text": ["explain", r("python_eager"), r("eager")],
+        "explain_json": ["explain", r("eager"), r("fused_ga2"), "--format", "json"],  # two configurations: refused
+        "explain_same": ["explain", r("eager"), r("python_eager"), "--format", "json"],
+        "compare_runs": ["compare", r("eager"), r("python_eager")],
+        "compare_other": ["compare", r("eager"), r("bf16")],
+        "compare_sweeps": ["compare", os.path.join(records, "sweep"), os.path.join(records, "sweep"), "--threshold", "1%"],
+        "predict_one": predict + ["--from", r("eager"), "--format", "json"],
+        "predict_ddp4": predict + ["--from", r("eager"), "--nproc-per-node", "4", "--distributed-mode", "ddp",
+                                   "--format", "json"],
+        "predict_fsdp": predict + ["--from", r("checkpointing"), "--nproc-per-node", "4", "--distributed-mode", "fsdp",
+                                   "--shard-mode", "zero3", "--format", "csv"],
+        "predict_from_ddp": predict + ["--from", r("ddp_2"), "--nproc-per-node", "2", "--format", "json"],
+        "predict_from_fsdp": predict + ["--from", r("fsdp_zero3_block_2"), "--nproc-per-node", "4", "--format", "print"],
+        "predict_sweep": predict + ["--from", os.path.join(records, "sweep.json.txt"), "--nproc-per-node", "2",
+                                    "--distributed-mode", "ddp", "--format", "json"],
+        "predict_store": predict + ["--from", os.path.join(records, "sweep", "tokbench-results.sqlite") + ":1",
+                                    "--nproc-per-node", "2", "--format", "csv"],
+        "compare_store": ["compare", "1", "1", "--store", os.path.join(records, "sweep", "tokbench-results.sqlite")],
+    }
+
+
+def read_records(binary, records, out):
+    """Runs each reader over `records` with `binary`; its exit code, stdout and stderr to `out`."""
+    os.makedirs(out, exist_ok=True)
+    for name, args in reader_commands(records).items():
+        proc = subprocess.run([binary, *args], capture_output=True, text=True, timeout=300)
+        with open(os.path.join(out, name + ".txt"), "w") as f:
+            f.write(f"exit {proc.returncode}\n--- stdout\n{proc.stdout}--- stderr\n{proc.stderr}")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("old")
@@ -119,7 +164,17 @@ def main():
     root = a.keep or tempfile.mkdtemp(prefix="same-outputs-")
     produce(os.path.abspath(a.old), os.path.join(root, "old"))
     produce(os.path.abspath(a.new), os.path.join(root, "new"))
+    records = os.path.join(root, "old")
+    read_records(os.path.abspath(a.old), records, os.path.join(root, "old-read"))
+    read_records(os.path.abspath(a.new), records, os.path.join(root, "new-read"))
     problems = []
+    for name in reader_commands(records):
+        with open(os.path.join(root, "old-read", name + ".txt")) as f:
+            old = f.read()
+        with open(os.path.join(root, "new-read", name + ".txt")) as f:
+            new = f.read()
+        if old != new:
+            problems.append(f"{name}: the readers' outputs differ (old-read/{name}.txt, new-read/{name}.txt)")
     for name in RUNS:
         with open(os.path.join(root, "old", name + ".json")) as f:
             old = json.load(f)

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "cli/command.hpp"
-#include "results/record_keys.hpp"
 #include "results/read_result.hpp"
 #include "sweep/compare.hpp"
 #include "results/result_store.hpp"
@@ -29,7 +28,7 @@ struct CompareOptions {
 // One side's runs, each with where it came from: the file it was read from, or for a stored
 // sweep its configuration id (else its row), so that two runs of one configuration are named.
 struct Side {
-  std::vector<nlohmann::json> runs;
+  std::vector<results::RunRecord> runs;
   std::vector<std::string> sources;
 };
 
@@ -38,7 +37,7 @@ Side load_side(const std::string& side, const std::string& store_path, const cha
   std::error_code ec;
   auto read = [name](const fs::path& p) {
     try {
-      return results::read_run_result(p);
+      return results::read_result(p).record;
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(fmt::format("{}: {}", name, e.what()));
     }
@@ -66,14 +65,12 @@ Side load_side(const std::string& side, const std::string& store_path, const cha
     if (!fs::is_regular_file(store_path, ec))
       throw std::invalid_argument(fmt::format("{} '{}' is a sweep id but --store '{}' does not exist", name, side, store_path));
     const auto store = results::ResultStore::open_for_reading(store_path);
-    out.runs = store->runs(std::stoll(side), "");
+    // The store's rows passed the readers' checks (results::parse_run_record): each reads typed.
+    for (const auto& row : store->runs(std::stoll(side), "")) out.runs.push_back(results::record_from_json(row));
     if (out.runs.empty()) throw std::invalid_argument(fmt::format("{} '{}': no stored sweep with that id", name, side));
     for (std::size_t i = 0; i < out.runs.size(); ++i) {
-      const auto& run = out.runs[i];
-      const auto id = run.find(results::key::sweep_config_id);
-      out.sources.push_back(id != run.end() && id->is_string()
-                                ? fmt::format("sweep {} config {}", side, id->get<std::string>())
-                                : fmt::format("sweep {} row {}", side, i + 1));
+      const auto& id = out.runs[i].sweep_config_id.value();
+      out.sources.push_back(id ? fmt::format("sweep {} config {}", side, *id) : fmt::format("sweep {} row {}", side, i + 1));
     }
     return out;
   }
@@ -106,7 +103,7 @@ int run_compare(const CompareOptions& o) {
   const double threshold = parse_threshold(o.threshold);
   const auto base = load_side(o.base, o.store, "BASE");
   const auto next = load_side(o.next, o.store, "NEW");
-  const auto results = sweep::compare_runs(base.runs, next.runs, threshold, base.sources, next.sources);
+  const auto results = sweep::compare_records(base.runs, next.runs, threshold, base.sources, next.sources);
   bool regressed = false;
   std::cout << fmt::format("# tokbench compare: NEW / BASE mean iteration time with its 95% interval (Student's t, "
                            "effective sample sizes); threshold {:.1f}%\n",

@@ -6,10 +6,10 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <variant>
 
 #include "account/explanation.hpp"
 #include "cli/command.hpp"
-#include "results/record_keys.hpp"
 #include "results/read_result.hpp"
 #include "results/record_explanation.hpp"
 #include "usage/usage_error.hpp"
@@ -22,19 +22,24 @@ struct ExplainOptions {
   std::string format = "text";
 };
 
+// A count of the header line: 0 where the record has none (an explained run always has).
+std::string count(const results::Field<results::Given>& f) {
+  if (!f.value()) return "0";
+  return std::visit([](const auto& v) { return fmt::format("{}", v); }, *f.value());
+}
+
 int run_explain(const ExplainOptions& o) {
   usage::require_choice("--format", o.format, {"text", "json"});
-  const nlohmann::json base = results::read_run_result(o.base);
-  const nlohmann::json run = results::read_run_result(o.run);
+  const results::RunRecord base = results::read_result(o.base).record;
+  const results::RunRecord run = results::read_result(o.run).record;
   const account::Explanation e = results::explain_records(base, run, o.base, o.run);
   if (o.format == "json") {
     std::cout << account::to_json(e).dump(2) << "\n";
     return kExitOk;
   }
   std::cout << fmt::format("# tokbench explain: {} against {} ({}, {} layers, T={}, B={}, {}, {} rank(s))\n",
-                           e.run_name, e.base_name, run.value(results::key::model_name, std::string("?")),
-                           run.value(results::key::n_layer, 0), run.value(results::key::seq_len, 0), run.value(results::key::micro_bs, 0),
-                           run.value(results::key::dtype, std::string("?")), run.value(results::key::world_size, 1));
+                           e.run_name, e.base_name, run.model_name.value_or("?"), run.n_layer.value_or(0),
+                           count(run.seq_len), count(run.micro_bs), run.dtype.value_or("?"), run.world_size.value_or(1));
   account::write_explanation(e, std::cout);
   return kExitOk;
 }

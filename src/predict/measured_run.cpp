@@ -17,19 +17,22 @@
 namespace tokbench::predict {
 namespace {
 
-using nlohmann::json;
+using results::Block;
+using results::Field;
 
 [[noreturn]] void refuse(const std::string& source, const std::string& what) {
   throw std::invalid_argument(fmt::format("--from '{}': {}", source, what));
 }
 
-std::optional<double> number_at(const json& j, const char* key) {
+// Within a block of the record (unit_timings, config, environment, ranks): its keys are the
+// block's own, not the record's.
+std::optional<double> number_at(const Block& j, const char* key) {
   const auto it = j.find(key);
   if (it == j.end() || !it->is_number() || !std::isfinite(it->get<double>())) return std::nullopt;
   return it->get<double>();
 }
 
-int64_t whole_at(const json& j, const char* key, const std::string& source, int64_t fallback, bool required) {
+int64_t whole_at(const Block& j, const char* key, const std::string& source, int64_t fallback, bool required) {
   const auto it = j.find(key);
   if (it == j.end() || it->is_null()) {
     if (required) refuse(source, fmt::format("the record has no '{}' (a whole number)", key));
@@ -40,9 +43,33 @@ int64_t whole_at(const json& j, const char* key, const std::string& source, int6
   return it->get<int64_t>();
 }
 
-std::string text_at(const json& j, const char* key, const std::string& fallback) {
+std::string text_at(const Block& j, const char* key, const std::string& fallback) {
   const auto it = j.find(key);
   return it != j.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
+// A figure of the record (its type checked when it was read): a finite number, or nullopt.
+std::optional<double> figure(const Field<double>& f) {
+  return f.value() && std::isfinite(*f.value()) ? f.value() : std::nullopt;
+}
+
+// A count of the record: absent or null is `fallback` (refused when `required`); a negative
+// count, or text where a sweep's row echoes what it was given, is no count a run records.
+int64_t count(const Field<results::Given>& f, const char* key, const std::string& source, int64_t fallback,
+              bool required) {
+  if (!f.value()) {
+    if (required) refuse(source, fmt::format("the record has no '{}' (a whole number)", key));
+    return fallback;
+  }
+  const auto* whole = std::get_if<int64_t>(&*f.value());
+  if (!whole || *whole < 0)
+    refuse(source, fmt::format("its '{}' is {}, not a whole number", key,
+                               whole ? Block(*whole).dump() : Block(std::get<std::string>(*f.value())).dump()));
+  return *whole;
+}
+int64_t count(const Field<int64_t>& f, const char* key, const std::string& source, int64_t fallback, bool required) {
+  return count(f.value() ? Field<results::Given>(results::Given(*f.value())) : Field<results::Given>(), key, source,
+               fallback, required);
 }
 
 UnitKind kind_of(const std::string& kind, const std::string& source, std::size_t index) {
@@ -52,7 +79,7 @@ UnitKind kind_of(const std::string& kind, const std::string& source, std::size_t
   refuse(source, fmt::format("unit_timings.units[{}].kind '{}' is not valid; valid: embedding, block, head", index, kind));
 }
 
-void read_unit_timings(const json& t, const std::string& source, MeasuredRun& run) {
+void read_unit_timings(const Block& t, const std::string& source, MeasuredRun& run) {
   if (!t.is_object()) refuse(source, "its unit_timings is not an object");
   run.clock = text_at(t, "clock", "host");
   const int64_t micro = whole_at(t, "micro_batches_per_iteration", source, run.grad_accum, false);
@@ -60,12 +87,12 @@ void read_unit_timings(const json& t, const std::string& source, MeasuredRun& ru
     refuse(source, fmt::format("unit_timings.micro_batches_per_iteration {} disagrees with its GA {}", micro, run.grad_accum));
   run.iteration_seconds = number_at(t, "iteration_seconds").value_or(0.0);
   run.exposed_comm_seconds = number_at(t, "exposed_comm_seconds").value_or(0.0);
-  const json units = t.value("units", json());
+  const Block units = t.value("units", Block());
   if (!units.is_array() || units.size() < 3)
     refuse(source, "unit_timings.units must list the embedding, at least one block and the head");
   double optimizer_sum = 0;
   for (std::size_t i = 0; i < units.size(); ++i) {
-    const json& u = units[i];
+    const Block& u = units[i];
     if (!u.is_object()) refuse(source, fmt::format("unit_timings.units[{}] is not an object", i));
     UnitTiming timing;
     timing.shape.name = text_at(u, "name", fmt::format("unit.{}", i));
@@ -97,9 +124,9 @@ void read_unit_timings(const json& t, const std::string& source, MeasuredRun& ru
 // timed unit, for the target's layout. A record of an older tokbench has none: each timed unit
 // then stands as one parameter, in the model's registration order of them (the head's lm_head
 // is registered first, then the embedding and the blocks).
-void read_parameter_shapes(const json& t, const std::string& source, MeasuredRun& run) {
+void read_parameter_shapes(const Block& t, const std::string& source, MeasuredRun& run) {
   const int64_t element_bytes = run.bytes_per_parameter();
-  const json shapes = t.value("parameter_shapes", json());
+  const Block shapes = t.value("parameter_shapes", Block());
   run.parameter_shapes_recorded = shapes.is_array() && !shapes.empty();
   if (!run.parameter_shapes_recorded) {
     const int64_t head = static_cast<int64_t>(run.units.size()) - 1;
@@ -109,7 +136,7 @@ void read_parameter_shapes(const json& t, const std::string& source, MeasuredRun
     return;
   }
   for (std::size_t i = 0; i < shapes.size(); ++i) {
-    const json& p = shapes[i];
+    const Block& p = shapes[i];
     const std::string unit = p.is_object() ? text_at(p, "unit", "?") : "?";
     const auto timed = std::find_if(run.units.begin(), run.units.end(), [&](const UnitTiming& u) { return u.shape.name == unit; });
     const auto elements = p.is_object() ? p.find("elements") : p.end();
@@ -127,36 +154,45 @@ int64_t MeasuredRun::shard_size() const {
   return sharding_size.value_or(world_size);
 }
 
-MeasuredRun read_measured_run(const json& record, const std::string& source) {
-  if (!record.is_object()) refuse(source, "not a run record (a JSON object)");
-  const std::string status = text_at(record, results::key::status, "");
+MeasuredRun read_measured_run(const nlohmann::json& json, const std::string& source) {
+  if (!json.is_object()) refuse(source, "not a run record (a JSON object)");
+  results::RunRecord record;
+  try {
+    record = results::record_from_json(json);
+  } catch (const std::invalid_argument& e) {
+    refuse(source, e.what());
+  }
+  return read_measured_run(std::move(record), source);
+}
+
+MeasuredRun read_measured_run(results::RunRecord record, const std::string& source) {
+  const std::string status = record.status.value_or("");
   if (status == results::kStatusPredicted)
     refuse(source, "it is a prediction; predict from a measured run (tokbench run --json-path)");
   if (status != results::kStatusOk)
     refuse(source, fmt::format("its run did not finish (status '{}'); predict from a run whose status is ok", status));
   MeasuredRun run;
   run.source = source;
-  run.record = record;
-  const auto timings = record.find(results::key::unit_timings);
-  run.model_name = text_at(record, results::key::model_name, "?");
-  run.dtype = text_at(record, results::key::dtype, "fp32");
-  run.device = text_at(record, results::key::device, "cpu");
-  run.device_name = text_at(record, results::key::device_name, "");
-  run.executor = text_at(record, results::key::executor, text_at(record, results::key::compiler, "eager"));
-  run.parameters = whole_at(record, results::key::parameters, source, 0, true);
-  run.n_layer = whole_at(record, results::key::n_layer, source, 0, false);
-  run.seq_len = whole_at(record, results::key::seq_len, source, 0, true);
-  run.micro_batch = whole_at(record, results::key::micro_bs, source, 1, true);
-  run.grad_accum = std::max<int64_t>(1, whole_at(record, results::key::ga, source, 1, true));
-  run.world_size = std::max<int64_t>(1, whole_at(record, results::key::world_size, source, 1, false));
-  run.average_iter_time_ms = number_at(record, results::key::average_iter_time).value_or(0.0);
-  if (timings == record.end() || timings->is_null())
+  run.model_name = record.model_name.value_or("?");
+  run.dtype = record.dtype.value_or("fp32");
+  run.device = record.device.value_or("cpu");
+  run.device_name = record.device_name.value_or("");
+  run.executor = record.executor.value_or(record.compiler.value_or("eager"));
+  run.parameters = count(record.parameters, results::key::parameters, source, 0, true);
+  run.n_layer = count(record.n_layer, results::key::n_layer, source, 0, false);
+  run.seq_len = count(record.seq_len, results::key::seq_len, source, 0, true);
+  run.micro_batch = count(record.micro_bs, results::key::micro_bs, source, 1, true);
+  run.grad_accum = std::max<int64_t>(1, count(record.ga, results::key::ga, source, 1, true));
+  run.world_size = std::max<int64_t>(1, count(record.world_size, results::key::world_size, source, 1, false));
+  run.average_iter_time_ms = figure(record.average_iter_time).value_or(0.0);
+  if (!record.unit_timings.value())
     refuse(source, "it has no unit_timings; rerun it with a tokbench that records unit timings (tokbench run records "
                    "them for every run)");
-  const json config = record.value(results::key::config, json::object());
+  const Block& timings = *record.unit_timings.value();
+  const Block config = record.config.value_or(Block::object());
   // A --dynamic run's tokens are fewer than its positions, and how many depends on the lengths
   // drawn; a prediction counts G·T tokens per iteration, so it starts from fixed lengths only.
-  if (config.value("dynamic", json(false)) == json(true))
+  if (config.value("dynamic", Block(false)) == Block(true))
     refuse(source, "it is a --dynamic run (random sequence lengths); predict from a run of fixed lengths");
   const std::string mode_word = text_at(
       config, "distributed_mode", parallel::to_string(run.world_size > 1 ? parallel::DistMode::ddp : parallel::DistMode::none));
@@ -174,10 +210,10 @@ MeasuredRun read_measured_run(const json& record, const std::string& source) {
     run.fsdp_min_unit_params = config["fsdp_min_unit_params"].get<int64_t>();
   else if (const auto given = number_at(config, "fsdp_bucket_params"); given && *given >= 1 && std::floor(*given) == *given)
     run.fsdp_min_unit_params = static_cast<int64_t>(*given);
-  run.ddp_overlap = config.value("ddp_overlap", json(true)) != json(false);
-  run.skip_data_sync = config.value("skip_data_sync", json(true)) != json(false);
+  run.ddp_overlap = config.value("ddp_overlap", Block(true)) != Block(false);
+  run.skip_data_sync = config.value("skip_data_sync", Block(true)) != Block(false);
   run.num_threads = whole_at(config, "num_threads", source, 0, false);
-  const json environment = record.value(results::key::environment, json::object());
+  const Block environment = record.environment.value_or(Block::object());
   for (const char* key : {"cpu_cores", "cores"})
     if (environment.is_object() && environment.contains(key) && environment[key].is_number_integer() &&
         environment[key].get<int64_t>() > 0) {
@@ -185,31 +221,33 @@ MeasuredRun read_measured_run(const json& record, const std::string& source) {
       break;
     }
   // The ranks that shared the reporting rank's machine.
-  const json ranks = record.value(results::key::ranks, json::array());
+  const Block ranks = record.ranks.value_or(Block::array());
   if (ranks.is_array() && !ranks.empty() && ranks[0].is_object() && ranks[0].contains("host")) {
     int64_t same = 0;
     for (const auto& r : ranks)
-      if (r.is_object() && r.value("host", json()) == ranks[0]["host"]) ++same;
+      if (r.is_object() && r.value("host", Block()) == ranks[0]["host"]) ++same;
     run.local_ranks = std::max<int64_t>(1, same);
   } else {
     run.local_ranks = run.world_size;
   }
-  run.memory.peak_GB = number_at(record, results::key::memory_allocated_peak_gb);
-  if (!run.memory.peak_GB) run.memory.peak_GB = number_at(record, results::key::memory_used_gb);
-  run.memory.reserved_GB = number_at(record, results::key::memory_reserved_peak_gb);
-  run.memory.parameters_GB = number_at(record, results::key::memory_parameters_gb);
-  run.memory.gradients_GB = number_at(record, results::key::memory_gradients_gb);
-  run.memory.optimizer_state_GB = number_at(record, results::key::memory_optimizer_state_gb);
-  run.memory.activations_GB = number_at(record, results::key::memory_activations_gb);
-  run.memory.comm_buffers_GB = number_at(record, results::key::memory_comm_buffers_gb);
-  read_unit_timings(*timings, source, run);
-  read_parameter_shapes(*timings, source, run);
+  run.memory.peak_GB = figure(record.memory_allocated_peak_gb);
+  if (!run.memory.peak_GB) run.memory.peak_GB = figure(record.memory_used_gb);
+  run.memory.reserved_GB = figure(record.memory_reserved_peak_gb);
+  run.memory.parameters_GB = figure(record.memory_parameters_gb);
+  run.memory.gradients_GB = figure(record.memory_gradients_gb);
+  run.memory.optimizer_state_GB = figure(record.memory_optimizer_state_gb);
+  run.memory.activations_GB = figure(record.memory_activations_gb);
+  run.memory.comm_buffers_GB = figure(record.memory_comm_buffers_gb);
+  read_unit_timings(timings, source, run);
+  read_parameter_shapes(timings, source, run);
+  run.record = std::move(record);
   return run;
 }
 
-std::vector<std::pair<json, std::string>> records_of_document(const json& doc, const std::string& source) {
-  std::vector<std::pair<json, std::string>> out;
-  const json* list = nullptr;
+std::vector<std::pair<nlohmann::json, std::string>> records_of_document(const nlohmann::json& doc,
+                                                                  const std::string& source) {
+  std::vector<std::pair<nlohmann::json, std::string>> out;
+  const nlohmann::json* list = nullptr;
   if (doc.is_array()) list = &doc;
   else if (doc.is_object() && doc.contains("runs") && doc["runs"].is_array() && !doc.contains(results::key::schema_version))
     list = &doc["runs"];

@@ -14,6 +14,7 @@
 #include "parallel/layout.hpp"
 #include "parallel/strategy.hpp"
 #include "predict/comm_plan.hpp"
+#include "results/run_record.hpp"
 
 namespace tokbench::predict {
 
@@ -34,7 +35,7 @@ struct MeasuredMemory {
 
 struct MeasuredRun {
   std::string source;      // where the record came from (file, store row)
-  nlohmann::json record;   // the whole record, for the keys a prediction carries over
+  results::RunRecord record;  // the whole record, typed, for the keys a prediction carries over
   std::string model_name, dtype, device, device_name, executor;
   int64_t parameters = 0, n_layer = 0, seq_len = 0, micro_batch = 0, grad_accum = 1, world_size = 1;
   int64_t local_ranks = 1;  // ranks on the reporting rank's host
@@ -64,10 +65,12 @@ struct MeasuredRun {
   int64_t shard_size() const;
 };
 
-// Throws std::invalid_argument with one line naming `source` and the problem: not a finished run
-// (status not ok, or a prediction), no unit_timings (rerun with a tokbench that records them),
-// a unit_timings of another shape, or options a run never records.
+// Throws std::invalid_argument with one line naming `source` and the problem: not a run record (a
+// key of the wrong type: results::record_from_json's refusal), not a finished run (status not ok,
+// or a prediction), no unit_timings (rerun with a tokbench that records them), a unit_timings of
+// another shape, or options a run never records.
 MeasuredRun read_measured_run(const nlohmann::json& record, const std::string& source);
+MeasuredRun read_measured_run(results::RunRecord record, const std::string& source);  // a record already typed
 
 // The records a document holds: a run record itself, a sweep's JSON ({"runs": [...]}) or a list
 // of records; each with where it came from ("FILE", "FILE runs[2]").

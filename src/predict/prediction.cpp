@@ -183,7 +183,8 @@ ClusterInput measured_cluster(CommMeasurements m, std::vector<CommMeasurements> 
   return in;
 }
 
-json predict(const MeasuredRun& run, const ClusterInput& in, const TargetOptions& o, const CpuContentionFactors& factors) {
+results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in, const TargetOptions& o,
+                                  const CpuContentionFactors& factors) {
   Cluster cluster = in.cluster;
   if (o.cores_per_node) cluster.cores_per_node = o.cores_per_node;
   const std::string measured_kind = run.device_is_cpu() ? "cpu" : "cuda";
@@ -332,35 +333,31 @@ json predict(const MeasuredRun& run, const ClusterInput& in, const TargetOptions
   const double iteration = r.iteration_seconds;
   const int64_t w = t.world_size;
   const double tokens = static_cast<double>(t.global_batch) * static_cast<double>(run.seq_len);
-  const nlohmann::json& m = run.record;
+  const results::RunRecord& m = run.record;
   using results::Field;
   using results::Number;
-  namespace key = results::key;
   // A key the prediction carries over from the measured record, as that record holds it (or
   // `absent` where the record has no such key).
-  const auto carried = [&m]<typename T>(const char* name, Field<T> absent) {
-    Field<T> field = results::field_from_json<T>(m, name);
-    return field.present() ? field : absent;
+  const auto carried = []<typename T>(const Field<T>& field, Field<T> absent) { return field.present() ? field : absent; };
+  const auto number = [](const Field<Number>& field) {
+    return field.value() ? std::optional<double>(std::visit([](auto v) { return static_cast<double>(v); }, *field.value()))
+                         : std::nullopt;
   };
-  const auto number = [&m](const char* name) {
-    return m.contains(name) && m[name].is_number() ? std::optional<double>(m[name].get<double>()) : std::nullopt;
-  };
-  const auto flops = number(key::model_flops);
-  const auto hw_flops = m.contains(key::hardware_flops) && m[key::hardware_flops].is_number() ? number(key::hardware_flops)
-                                                                                            : flops;
+  const auto flops = number(m.model_flops);
+  const auto hw_flops = m.hardware_flops.value() ? number(m.hardware_flops) : flops;
   const double ga = static_cast<double>(t.grad_accum);
   std::optional<double> peak_tflops;
-  Field<std::string> peak_chip = carried(key::mfu_peak_chip, Field<std::string>(nullptr));
-  Field<std::string> peak_source = carried(key::mfu_peak_source, Field<std::string>(nullptr));
-  Field<bool> peak_estimate = carried(key::mfu_peak_is_estimate, Field<bool>(nullptr));
-  const std::string precision = m.value(key::mfu_precision, std::string("fp32"));
+  Field<std::string> peak_chip = carried(m.mfu_peak_chip, Field<std::string>(nullptr));
+  Field<std::string> peak_source = carried(m.mfu_peak_source, Field<std::string>(nullptr));
+  Field<bool> peak_estimate = carried(m.mfu_peak_is_estimate, Field<bool>(nullptr));
+  const std::string precision = m.mfu_precision.value_or("fp32");
   if (auto it = cluster.peak_TFLOP_per_s.find(precision); it != cluster.peak_TFLOP_per_s.end()) {
     peak_tflops = it->second;
     peak_chip = cluster.device_name.empty() ? cluster.name : cluster.device_name;
     peak_source = "cluster " + cluster.source;
     peak_estimate = false;
   } else {
-    peak_tflops = number(key::mfu_peak_tflop_per_s);
+    peak_tflops = m.mfu_peak_tflop_per_s.value();
   }
   const std::optional<double> per_device_tflops =
       flops && iteration > 0 ? std::optional<double>(*flops * ga / iteration / 1e12) : std::nullopt;
@@ -380,7 +377,9 @@ json predict(const MeasuredRun& run, const ClusterInput& in, const TargetOptions
                            *memory.predicted_peak / 1e9, *cluster.memory_per_device_GB);
   }
 
-  json config = m.value("config", json::object());
+  // The measured record's config in the order it was read (nlohmann::json: sorted), the target's
+  // keys replacing theirs in place.
+  json config = m.config.value() ? json(*m.config.value()) : json::object();
   if (!config.is_object()) config = json::object();
   config["distributed_mode"] = parallel::to_string(t.strategy);
   config["shard_mode"] = t.shard_mode;
@@ -407,12 +406,12 @@ json predict(const MeasuredRun& run, const ClusterInput& in, const TargetOptions
   rec.ga = t.grad_accum;
   rec.distributed_mode = mode_label(t);
   rec.sharding_size = t.strategy == parallel::DistMode::fsdp && t.sharding_size ? Field<results::Given>(*t.sharding_size) : nullptr;
-  rec.compiler = carried(key::compiler, Field<std::string>(run.executor));
+  rec.compiler = carried(m.compiler, Field<std::string>(run.executor));
   rec.schema_version = results::kSchemaVersion;
   rec.status = std::string(results::kStatusPredicted);
   rec.message = message;
   rec.executor = run.executor;
-  rec.kernels = carried(key::kernels, Field<results::Block>(nullptr));
+  rec.kernels = carried(m.kernels, Field<results::Block>(nullptr));
   rec.tokens_per_sec_per_device = iteration > 0 ? Field<double>(tokens / iteration / static_cast<double>(w)) : nullptr;
   rec.model_flops_per_iter_per_device = flops ? Field<Number>(*flops * ga) : nullptr;
   rec.model_flops_per_iter_total = flops ? Field<Number>(*flops * ga * static_cast<double>(w)) : nullptr;
@@ -420,7 +419,7 @@ json predict(const MeasuredRun& run, const ClusterInput& in, const TargetOptions
   rec.model_tflop_per_s_total =
       per_device_tflops ? Field<double>(*per_device_tflops * static_cast<double>(w)) : nullptr;
   rec.mfu = fraction(per_device_tflops);
-  rec.checkpoint_activations = carried(key::checkpoint_activations, Field<bool>(false));
+  rec.checkpoint_activations = carried(m.checkpoint_activations, Field<bool>(false));
   rec.hardware_flops = hw_flops ? Field<Number>(*hw_flops) : nullptr;
   rec.hardware_tflop_per_s_per_device = hw_tflops;
   rec.hfu = fraction(hw_tflops);
@@ -429,7 +428,7 @@ json predict(const MeasuredRun& run, const ClusterInput& in, const TargetOptions
   rec.mfu_peak_source = peak_source;
   rec.mfu_peak_is_estimate = peak_estimate;
   rec.mfu_precision = precision;
-  rec.flops_convention = carried(key::flops_convention, Field<std::string>(nullptr));
+  rec.flops_convention = carried(m.flops_convention, Field<std::string>(nullptr));
   rec.warmup_iters = nullptr;
   rec.max_iters = nullptr;
   rec.measured_iters = 0;
@@ -461,10 +460,10 @@ json predict(const MeasuredRun& run, const ClusterInput& in, const TargetOptions
   rec.device = cluster.device;
   rec.device_name = cluster.device_name.empty() ? run.device_name : cluster.device_name;
   rec.dtype = run.dtype;
-  rec.tf32 = carried(key::tf32, Field<bool>(nullptr));
-  rec.zero_grad = carried(key::zero_grad, Field<std::string>(nullptr));
+  rec.tf32 = carried(m.tf32, Field<bool>(nullptr));
+  rec.zero_grad = carried(m.zero_grad, Field<std::string>(nullptr));
   rec.config = config;
-  rec.environment = carried(key::environment, Field<results::Block>(nullptr));
+  rec.environment = carried(m.environment, Field<results::Block>(nullptr));
   json cluster_json = {{"name", cluster.name},
                        {"source", cluster.source},
                        {"device", cluster.device},
@@ -496,7 +495,9 @@ json predict(const MeasuredRun& run, const ClusterInput& in, const TargetOptions
         {"device", run.device},
         {"device_name", run.device_name},
         {"world_size", run.world_size},
-        {"distributed_mode", m.value(key::distributed_mode, json(parallel::to_string(run.distributed_mode)))},
+        {"distributed_mode", !m.distributed_mode.present() ? json(parallel::to_string(run.distributed_mode))
+                             : m.distributed_mode.value()    ? json(*m.distributed_mode.value())
+                                                             : json(nullptr)},
         {"GA", run.grad_accum},
         {"num_threads", run.num_threads},
         {"average_iter_time_ms", run.average_iter_time_ms},
@@ -524,7 +525,11 @@ json predict(const MeasuredRun& run, const ClusterInput& in, const TargetOptions
         {"fits", fits}}},
       {"assumptions", assumptions},
   };
-  return results::to_json(rec);
+  return rec;
+}
+
+json predict(const MeasuredRun& run, const ClusterInput& in, const TargetOptions& o, const CpuContentionFactors& factors) {
+  return results::to_json(predict_record(run, in, o, factors));
 }
 
 }  // namespace tokbench::predict

@@ -46,6 +46,9 @@ ClusterInput measured_cluster(CommMeasurements measurements, std::vector<CommMea
 // honour: values `tokbench run` would refuse, a micro-batch other than the measured one, a
 // device kind other than the measured one, more ranks per node than the cluster has, a world
 // size the comm document was not measured at.
+results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& cluster, const TargetOptions& options,
+                                  const CpuContentionFactors& factors = {});
+// The predicted record as JSON: results::to_json of the above.
 nlohmann::ordered_json predict(const MeasuredRun& run, const ClusterInput& cluster, const TargetOptions& options,
                                const CpuContentionFactors& factors = {});
 

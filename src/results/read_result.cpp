@@ -270,13 +270,22 @@ void check_types(const json& j) {
   }
 }
 
+// The checks of a record's keys and values, and the record typed: the keys a reader goes into
+// first (their messages say what a result holds there), then every key of the table as its
+// member reads it, then the values of its times.
+RunRecord checked_record(const json& j) {
+  check_types(j);
+  RunRecord record = record_from_json(j);
+  check_values(j);
+  return record;
+}
+
 }  // namespace
 
-void check_run_record(const json& record) {
+RunRecord check_run_record(const json& record) {
   if (!record.is_object())
     throw std::invalid_argument(fmt::format("it is {}, where a result is an object", short_text(record)));
-  check_types(record);
-  check_values(record);
+  return checked_record(record);
 }
 
 json parse_run_record(std::string_view text) {
@@ -317,7 +326,9 @@ json parse_record_document(std::string_view text) {
   return parse_within_limits(text);
 }
 
-json read_run_result(const std::filesystem::path& path) {
+json read_run_result(const std::filesystem::path& path) { return read_result(path).json; }
+
+RunResult read_result(const std::filesystem::path& path) {
   json j;
   try {
     j = parse_object(read_record_file(path));
@@ -339,13 +350,13 @@ json read_run_result(const std::filesystem::path& path) {
       not_a_result(path, fmt::format("it was written by a newer tokbench (schema {}); this one reads schemas 1 to {}",
                                      version.get<int64_t>(), kSchemaVersion));
   }
+  RunRecord record;
   try {
-    check_types(j);
-    check_values(j);
+    record = checked_record(j);
   } catch (const std::invalid_argument& e) {
     not_a_result(path, e.what());
   }
-  return j;
+  return {std::move(j), std::move(record)};
 }
 
 }  // namespace tokbench::results

@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include <array>
+#include <variant>
 #include <stdexcept>
 
 #include "account/time_account_json.hpp"
@@ -14,27 +14,30 @@
 namespace tokbench::results {
 namespace {
 
-// The keys that say what work a run did: a difference in any of them is another configuration.
-// (The record's own spellings; "Seq Len" and "Micro BS" are the reference's keys.)
-constexpr std::array<const char*, 9> kConfigurationKeys = {
-    key::model_name, key::n_layer, key::seq_len, key::micro_bs, key::global_bs, key::dtype, key::world_size, key::device, key::checkpoint_activations,
-};
+// A member as JSON, for comparing and showing it: null when absent or null.
+template <typename T>
+nlohmann::json json_of(const Field<T>& f) {
+  if (!f.value()) return nullptr;
+  if constexpr (std::is_same_v<T, Given>)
+    return std::visit([](const auto& v) { return nlohmann::json(v); }, *f.value());
+  else
+    return nlohmann::json(*f.value());
+}
 
 std::string shown(const nlohmann::json& value) {
   return value.is_string() ? usage::printable(value.get<std::string>()) : usage::printable(value.dump());
 }
 
-account::TimeAccount account_of(const nlohmann::json& record, const std::string& where) {
-  const auto status = record.value(key::status, std::string("unknown"));
+account::TimeAccount account_of(const RunRecord& record, const std::string& where) {
+  const std::string status = record.status.value_or("unknown");
   if (status != kStatusOk)
     usage::refuse(fmt::format("{}: its run ended with status '{}': only a finished run (ok) has a time account to "
                               "explain", where, usage::printable(status)));
-  const auto it = record.find(key::time_account);
-  if (it == record.end() || it->is_null())
+  if (!record.time_account.value())
     usage::refuse(fmt::format("{}: the record has no time account; run it again with {} N (N profiled iterations "
                               "after the measured window)", where, kTimeAccountOption));
   try {
-    return account::time_account_from_json(*it);
+    return account::time_account_from_json(*record.time_account.value());
   } catch (const std::invalid_argument& e) {
     usage::refuse(fmt::format("{}: its {}", where, e.what()));
   }
@@ -42,27 +45,36 @@ account::TimeAccount account_of(const nlohmann::json& record, const std::string&
 
 }  // namespace
 
-std::string run_label(const nlohmann::json& record) {
-  const std::string compiler = record.value(key::compiler, std::string());
-  const std::string executor = record.value(key::executor, std::string());
+std::string run_label(const RunRecord& record) {
+  const std::string compiler = record.compiler.value_or("");
+  const std::string executor = record.executor.value_or("");
   if (compiler.empty()) return executor.empty() ? "run" : executor;
   if (executor.empty() || executor == compiler) return compiler;
   return compiler + " (" + executor + ")";
 }
 
-account::Explanation explain_records(const nlohmann::json& base, const nlohmann::json& run,
-                                     const std::string& base_where, const std::string& run_where) {
+account::Explanation explain_records(const RunRecord& base, const RunRecord& run, const std::string& base_where,
+                                     const std::string& run_where) {
   const account::TimeAccount base_account = account_of(base, base_where);
   const account::TimeAccount run_account = account_of(run, run_where);
-  for (const char* key : kConfigurationKeys) {
-    const nlohmann::json none;
-    const nlohmann::json& a = base.contains(key) ? base.at(key) : none;
-    const nlohmann::json& b = run.contains(key) ? run.at(key) : none;
+  // The keys that say what work a run did: a difference in any of them is another configuration
+  // (absent and null alike are no value).
+  const auto same = [&](const char* key, const auto& a_field, const auto& b_field) {
+    const nlohmann::json a = json_of(a_field), b = json_of(b_field);
     if (a != b)
       usage::refuse(fmt::format("{} and {} are different configurations: '{}' is {} and {}; explain compares two "
                                 "runs of one configuration (the same model, shape, precision, ranks and device)",
                                 base_where, run_where, key, shown(a), shown(b)));
-  }
+  };
+  same(key::model_name, base.model_name, run.model_name);
+  same(key::n_layer, base.n_layer, run.n_layer);
+  same(key::seq_len, base.seq_len, run.seq_len);
+  same(key::micro_bs, base.micro_bs, run.micro_bs);
+  same(key::global_bs, base.global_bs, run.global_bs);
+  same(key::dtype, base.dtype, run.dtype);
+  same(key::world_size, base.world_size, run.world_size);
+  same(key::device, base.device, run.device);
+  same(key::checkpoint_activations, base.checkpoint_activations, run.checkpoint_activations);
   std::string base_name = run_label(base), run_name = run_label(run);
   if (base_name == run_name) {  // two runs of one executor (two builds, two machines): name them by file
     base_name = base_where;

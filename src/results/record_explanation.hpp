@@ -10,6 +10,7 @@
 #include <string>
 
 #include "account/explanation.hpp"
+#include "results/run_record.hpp"
 
 namespace tokbench::results {
 
@@ -20,11 +21,11 @@ inline constexpr const char* kTimeAccountOption = "--time-account-iters";
 // finish (status not ok), has no time account (naming the option that makes one), or the two
 // differ in their configuration (naming the key and both values). `base_where` and `run_where`
 // say where each record came from ("base.json"), for those lines.
-account::Explanation explain_records(const nlohmann::json& base, const nlohmann::json& run,
-                                     const std::string& base_where, const std::string& run_where);
+account::Explanation explain_records(const RunRecord& base, const RunRecord& run, const std::string& base_where,
+                                     const std::string& run_where);
 
 // How a record is called in an explanation: its `compiler` (the name the user passed), with the
 // executor when they differ; "run" when it has none.
-std::string run_label(const nlohmann::json& record);
+std::string run_label(const RunRecord& record);
 
 }  // namespace tokbench::results

@@ -86,9 +86,9 @@ Field<T> read_field(const Json& json, const char* key) {
 template <typename Json>
 RunRecord from_json(const Json& json) {
   if (!json.is_object()) throw std::invalid_argument(fmt::format("it holds {}, not a record (an object)", type_word(json)));
-  for (const auto& [key, value] : json.items())
-    if (!find_column(key)) throw std::invalid_argument(fmt::format("its key '{}' is none of a run record's", key));
   RunRecord record;
+  for (const auto& [key, value] : json.items())
+    if (!find_column(key)) record.extra[key] = value;
   for_each_field(record, [&](const char* key, auto& field) {
     using T = std::remove_cvref_t<decltype(*field.value())>;
     field = read_field<T>(json, key);
@@ -105,6 +105,15 @@ nlohmann::ordered_json to_json(const RunRecord& record) {
     j[key] = field.value() ? value_json<nlohmann::ordered_json>(*field.value()) : nlohmann::ordered_json(nullptr);
   });
   return in_column_order(j);
+}
+
+std::optional<nlohmann::json> member_json(const RunRecord& record, std::string_view key) {
+  std::optional<nlohmann::json> out;
+  for_each_field(record, [&](const char* name, const auto& field) {
+    if (out || key != name || !field.present()) return;
+    out = field.value() ? value_json<nlohmann::json>(*field.value()) : nlohmann::json(nullptr);
+  });
+  return out;
 }
 
 RunRecord record_from_json(const nlohmann::ordered_json& json) { return from_json(json); }

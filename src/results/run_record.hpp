@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -132,7 +133,12 @@ struct RunRecord {
   Field<std::string> sweep_config_id;
   Field<Block> sweep_options;
   Field<std::int64_t> sweep_id;
-  Field<std::int64_t> slurm_job_id;};
+  Field<std::int64_t> slurm_job_id;
+  // Keys of a record read back that the column table does not know (a newer tokbench's, another
+  // tool's annotations), as they were, so that reading a record never fails on a key added later.
+  // No reader interprets them and to_json does not write them: a writer fills members only.
+  Block extra = Block::object();
+};
 
 // Calls f(key, field) for each member of `record`, in the column table's order: the one list
 // that ties a member to its key (to_json, record_from_json and the tests walk it).
@@ -222,11 +228,19 @@ void for_each_field(Record& r, F&& f) {
 // in_column_order, so a key without a column is a std::logic_error). Numbers keep their type.
 nlohmann::ordered_json to_json(const RunRecord& record);
 
-// `json` (an object) as a record. Throws std::invalid_argument with one line naming the key
-// that is not one of the table's or holds a value of the wrong type ("its key 'Seq Len' holds a
-// string; a record has a whole number or null there").
+// `json` (an object) as a record: each key of the column table read into its member, each other
+// key kept in `extra`. Throws std::invalid_argument with one line naming the key that holds a
+// value of the wrong type ("its key 'GA' holds a string; a run record has a whole number or null
+// there"). It reads every schema tokbench has written (1 to kSchemaVersion): a key keeps its
+// type across schemas, and a newer schema only adds keys.
 RunRecord record_from_json(const nlohmann::ordered_json& json);
 RunRecord record_from_json(const nlohmann::json& json);
+
+// The member of `record` whose key is `key`, as JSON (null when it is null); nullopt when the
+// record has no such member present (absent, or `key` is none of the table's). For code that
+// walks keys from a table of its own (compare's key fields, from the option table) rather than
+// naming a member.
+std::optional<nlohmann::json> member_json(const RunRecord& record, std::string_view key);
 
 // One key of a record read back (an object), as the member of type T reads it: absent, null or
 // a value; std::invalid_argument as record_from_json's when it holds another type. For readers

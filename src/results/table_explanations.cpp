@@ -41,7 +41,9 @@ std::vector<RowExplanation> explain_against(const PivotTable& table, const std::
         x.unavailable = "no run in column '" + column + "' for this configuration";
       } else {
         try {
-          x.explanation = results::explain_records(*base, *row.runs[e], column, table.executors[e]);
+          // The table's runs passed the readers' checks; a refusal here is the cell's reason.
+          x.explanation = results::explain_records(record_from_json(*base), record_from_json(*row.runs[e]), column,
+                                                   table.executors[e]);
         } catch (const std::invalid_argument& why) {
           x.unavailable = why.what();
         }

@@ -9,60 +9,72 @@
 #include <limits>
 #include <map>
 #include <stdexcept>
+#include <variant>
 
 #include "config/run_options.hpp"
-#include "results/record_keys.hpp"
 #include "results/record_status.hpp"
 
 namespace tokbench::sweep {
 namespace {
 
-std::string text_of(const nlohmann::json& object, const char* key, const char* absent = "none") {
-  if (!object.is_object() || !object.contains(key)) return absent;
-  if (object[key].is_null()) return "none";
-  const auto& value = object[key];
-  if (value.is_string()) return value.get<std::string>().empty() ? "none" : value.get<std::string>();
-  if (value.is_boolean()) return value.get<bool>() ? "yes" : "no";
+using results::RunRecord;
+
+// A key field's value as text: "none" for null or empty text, yes/no for a switch, the number
+// as the record writes it.
+template <typename Json>
+std::string text_of_value(const Json& value) {
+  if (value.is_null()) return "none";
+  if (value.is_string()) return value.template get<std::string>().empty() ? "none" : value.template get<std::string>();
+  if (value.is_boolean()) return value.template get<bool>() ? "yes" : "no";
   return value.dump();
+}
+
+// A member of the record: `absent` where the record has no such key.
+template <typename T>
+std::string text_of(const results::Field<T>& field, const char* absent = "none") {
+  if (!field.present()) return absent;
+  if (!field.value()) return "none";
+  if constexpr (std::is_same_v<T, results::Given> || std::is_same_v<T, results::Number>)
+    return std::visit([](const auto& v) { return text_of_value(nlohmann::json(v)); }, *field.value());
+  else
+    return text_of_value(nlohmann::json(*field.value()));
 }
 
 // The key fields are the options and derived values whose table rows say they shape an
 // iteration (config/run_options.hpp, iteration_keys): the reference's columns come first, in
 // their order, so keys read as before. A field is read from the run's top level (the resolved
-// value: dtype fp32, not "auto") or from the options as given (`config`).
+// value: dtype fp32, not "auto"; the record's member of that key) or from the options as given
+// (`config`).
 const std::vector<config::IterationKey>& key_fields() {
   static const std::vector<config::IterationKey> fields = config::iteration_keys();
   return fields;
 }
 
-std::string key_value(const nlohmann::json& run, const config::IterationKey& field) {
-  static const nlohmann::json kNoConfig = nlohmann::json::object();
-  const auto& object = !field.in_config ? run : (run.contains(results::key::config) ? run[results::key::config] : kNoConfig);
-  std::string value = text_of(object, field.record_key, field.absent);
-  const char* key = field.record_key;
+std::string key_value(const RunRecord& run, const config::IterationKey& field) {
+  std::optional<nlohmann::json> held;  // nullopt: the record (or its config) has no such key
+  if (!field.in_config) {
+    held = results::member_json(run, field.record_key);
+  } else if (run.config.value() && run.config.value()->is_object() && run.config.value()->contains(field.record_key)) {
+    held = nlohmann::json((*run.config.value())[field.record_key]);
+  }
+  if (!held) return field.absent;
+  if (field.reading == config::Reading::nonzero && held->is_number()) return held->get<double>() != 0 ? "yes" : "no";
+  std::string value = text_of_value(*held);
   if (field.reading == config::Reading::device_kind) value = value.substr(0, value.find(':'));
-  if (field.reading == config::Reading::nonzero && object.contains(key) && object[key].is_number())
-    value = object[key].get<double>() != 0 ? "yes" : "no";
   return value;
 }
 
 // The measured iteration times (ms) from the run's own list; empty when it has none.
-std::vector<double> measured_times(const nlohmann::json& run) {
+std::vector<double> measured_times(const RunRecord& run) {
   std::vector<double> times;
-  if (!run.contains(results::key::iterations) || !run[results::key::iterations].is_array()) return times;
-  for (const auto& it : run[results::key::iterations])
+  if (!run.iterations.value() || !run.iterations.value()->is_array()) return times;
+  for (const auto& it : *run.iterations.value())
     if (!it.value("warmup", false) && it.contains("time_ms") && it["time_ms"].is_number())
       times.push_back(it["time_ms"].get<double>());
   return times;
 }
 
-std::optional<double> number(const nlohmann::json& run, const char* key) {
-  if (run.contains(key) && run[key].is_number()) return run[key].get<double>();
-  return std::nullopt;
-}
-
-Comparison compare_pair(const std::string& key, const nlohmann::json* base, const nlohmann::json* next,
-                        double threshold) {
+Comparison compare_pair(const std::string& key, const RunRecord* base, const RunRecord* next, double threshold) {
   Comparison c;
   c.configuration = key;
   if (base == nullptr || next == nullptr) {
@@ -70,10 +82,10 @@ Comparison compare_pair(const std::string& key, const nlohmann::json* base, cons
     c.note = base == nullptr ? "not in BASE" : "not in NEW";
     return c;
   }
-  c.base_tokens_per_s = number(*base, results::key::tokens_per_sec);
-  c.new_tokens_per_s = number(*next, results::key::tokens_per_sec);
-  const std::string base_status = base->value(results::key::status, std::string("?"));
-  const std::string new_status = next->value(results::key::status, std::string("?"));
+  c.base_tokens_per_s = base->tokens_per_sec.value();
+  c.new_tokens_per_s = next->tokens_per_sec.value();
+  const std::string base_status = base->status.value_or("?");
+  const std::string new_status = next->status.value_or("?");
   // A prediction has no measured iterations, so no interval can be formed: say so rather than
   // calling it a failed run.
   if (base_status == results::kStatusPredicted || new_status == results::kStatusPredicted) {
@@ -185,8 +197,10 @@ const char* to_string(Verdict verdict) {
   return "?";
 }
 
-std::string configuration_key(const nlohmann::json& run) {
-  std::string key = text_of(run, results::key::model_name);
+std::string configuration_key(const nlohmann::json& run) { return configuration_key(results::record_from_json(run)); }
+
+std::string configuration_key(const RunRecord& run) {
+  std::string key = text_of(run.model_name);
   for (const auto& field : key_fields()) key += fmt::format(" {}={}", field.label, key_value(run, field));
   return key;
 }
@@ -195,9 +209,9 @@ namespace {
 
 // Two single runs of different configurations: BASE's key, then only what NEW has otherwise
 // (a key is some thirty fields; the difference is what the reader is looking for).
-std::string single_runs_label(const nlohmann::json& base, const nlohmann::json& next) {
+std::string single_runs_label(const RunRecord& base, const RunRecord& next) {
   std::string differences;
-  if (text_of(base, results::key::model_name) != text_of(next, results::key::model_name)) differences = text_of(next, results::key::model_name);
+  if (text_of(base.model_name) != text_of(next.model_name)) differences = text_of(next.model_name);
   for (const auto& field : key_fields()) {
     const auto value = key_value(next, field);
     if (value != key_value(base, field))
@@ -314,6 +328,18 @@ RatioInterval ratio_interval(const IterationStats& base, const IterationStats& n
 std::vector<Comparison> compare_runs(const std::vector<nlohmann::json>& base, const std::vector<nlohmann::json>& next,
                                      double threshold, const std::vector<std::string>& base_sources,
                                      const std::vector<std::string>& next_sources) {
+  const auto typed = [](const std::vector<nlohmann::json>& runs) {
+    std::vector<RunRecord> records;
+    records.reserve(runs.size());
+    for (const auto& run : runs) records.push_back(results::record_from_json(run));
+    return records;
+  };
+  return compare_records(typed(base), typed(next), threshold, base_sources, next_sources);
+}
+
+std::vector<Comparison> compare_records(const std::vector<RunRecord>& base, const std::vector<RunRecord>& next,
+                                        double threshold, const std::vector<std::string>& base_sources,
+                                        const std::vector<std::string>& next_sources) {
   if (!(threshold >= 0 && threshold <= 1))
     throw std::invalid_argument(fmt::format("threshold {} is not valid; valid: a fraction from 0 to 1", threshold));
   if (base.size() == 1 && next.size() == 1) {
@@ -322,7 +348,7 @@ std::vector<Comparison> compare_runs(const std::vector<nlohmann::json>& base, co
     return {compare_pair(label, &base[0], &next[0], threshold)};
   }
   // Each side's runs by key; a second run under a key already taken is named, with the first.
-  auto index = [](const char* side, const std::vector<nlohmann::json>& runs, const std::vector<std::string>& sources) {
+  auto index = [](const char* side, const std::vector<RunRecord>& runs, const std::vector<std::string>& sources) {
     if (!sources.empty() && sources.size() != runs.size())
       throw std::invalid_argument(fmt::format("{}: {} source names for {} runs; valid: one per run, or none", side,
                                               sources.size(), runs.size()));

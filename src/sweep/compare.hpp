@@ -26,6 +26,8 @@
 #include <string>
 #include <vector>
 
+#include "results/run_record.hpp"
+
 namespace tokbench::sweep {
 
 enum class Verdict { unchanged, slower, faster, missing, failed };
@@ -48,6 +50,12 @@ struct Comparison {
 // stored sweep's config id), one per run; empty: "run 1", "run 2", ... by position. Two runs
 // with one key on one side are refused (std::invalid_argument naming the side, the key and both
 // runs): which of them to compare is not compare's to guess. A threshold outside [0, 1] is refused.
+std::vector<Comparison> compare_records(const std::vector<results::RunRecord>& base,
+                                        const std::vector<results::RunRecord>& next, double threshold,
+                                        const std::vector<std::string>& base_sources = {},
+                                        const std::vector<std::string>& next_sources = {});
+// The same over records as JSON, each read by results::record_from_json (a key of the wrong type
+// is its std::invalid_argument).
 std::vector<Comparison> compare_runs(const std::vector<nlohmann::json>& base, const std::vector<nlohmann::json>& next,
                                      double threshold, const std::vector<std::string>& base_sources = {},
                                      const std::vector<std::string>& next_sources = {});
@@ -59,7 +67,8 @@ std::vector<Comparison> compare_runs(const std::vector<nlohmann::json>& base, co
 // checkpointing), which results from before it ran with off: "no". Not in it: what is measured
 // or merely labelled (seed, learning rate, betas, the weight decay's size as long as it is not
 // 0, iteration counts, FLOPs convention, peak, the machine and versions being compared).
-std::string configuration_key(const nlohmann::json& run);
+std::string configuration_key(const results::RunRecord& run);
+std::string configuration_key(const nlohmann::json& run);  // record_from_json's, then the above
 
 // The statistics behind the interval, public for their tests.
 

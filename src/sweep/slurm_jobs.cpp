@@ -2,6 +2,7 @@
 // and a row for every ending.
 #include "sweep/slurm_jobs.hpp"
 
+#include "results/record_keys.hpp"
 #include "results/record_status.hpp"
 
 #include "process/child_process.hpp"
@@ -327,21 +328,21 @@ SweepResult run_slurm_sweep(const std::vector<Configuration>& configs, const Swe
                                            state.exit_code, why.empty() ? "its log is empty" : why, c.describe()));
     }
     if (own) row = nlohmann::json::parse(read_text(path));
-    const bool own_stands = own && row["status"] != "interrupted" && state.state != "TIMEOUT";
+    const bool own_stands = own && row[results::key::status] != "interrupted" && state.state != "TIMEOUT";
     if (!own_stands) {
       const JobEnding ending = slurm_job_ending(state, job.job_id, last_line_of_file(log), o.run_timeout_seconds);
       if (!own) row = synthesized_row(c, ending.status, ending.message);
-      row["status"] = ending.status;
-      row["message"] = ending.message;
+      row[results::key::status] = ending.status;
+      row[results::key::message] = ending.message;
     }
-    row["slurm_job_id"] = job.job_id;
+    row[results::key::slurm_job_id] = job.job_id;
     detail::write_row(path, row);
     record.erase(c.id);
     const double seconds = std::chrono::duration<double>(Clock::now() - job.since).count();
     finished_seconds += seconds;
     ++finished_jobs;
     ++result.executed;
-    progress(c, fmt::format("{} in {} (Slurm job {}{})", row["status"].get<std::string>(), format_duration(seconds),
+    progress(c, fmt::format("{} in {} (Slurm job {}{})", row[results::key::status].get<std::string>(), format_duration(seconds),
                             job.job_id, job.earlier ? ", submitted by an earlier sweep" : ""));
   };
 
@@ -462,7 +463,7 @@ SweepResult run_slurm_sweep(const std::vector<Configuration>& configs, const Swe
       if (!ended) continue;  // still recorded: the next sweep waits for it
       const Configuration& c = configs[job.index];
       const auto path = result_path(out_dir, c);
-      if (has_result(path) && nlohmann::json::parse(read_text(path))["status"] == "interrupted")
+      if (has_result(path) && nlohmann::json::parse(read_text(path))[results::key::status] == "interrupted")
         std::filesystem::remove(path);
       record.erase(c.id);
     }

@@ -20,6 +20,7 @@
 
 #include "config/run_options.hpp"
 #include "distributed/node_launch.hpp"
+#include "results/record_keys.hpp"
 #include "results/record_status.hpp"
 #include "results/result_store.hpp"
 #include "results/tables.hpp"
@@ -264,11 +265,11 @@ int run_sweep_command(const SweepCommandOptions& o, const std::vector<std::strin
   // Every configuration ended without a measurement (invalid, error, oom, ...): the tables say
   // why, row by row, and the exit code says the sweep measured nothing.
   const auto finished_ok = std::count_if(result.runs.begin(), result.runs.end(), [](const nlohmann::json& run) {
-    return run.value("status", "") == results::kStatusOk;
+    return run.value(results::key::status, "") == results::kStatusOk;
   });
   if (finished_ok == 0 && !result.runs.empty()) {
     std::map<std::string, int> by_status;
-    for (const auto& run : result.runs) ++by_status[run.value("status", "?")];
+    for (const auto& run : result.runs) ++by_status[run.value(results::key::status, "?")];
     std::string counts;
     for (const auto& [status, n] : by_status) counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, status);
     std::cerr << fmt::format("tokbench sweep: error: no configuration finished ok ({}); the rows say why\n", counts);

@@ -12,6 +12,7 @@
 #include "predict/measured_run.hpp"
 #include "predict/target_from_run_options.hpp"
 #include "results/record_keys.hpp"
+#include "results/run_record.hpp"
 #include "results/record_status.hpp"
 #include "sweep/sweep_runner.hpp"
 
@@ -47,11 +48,12 @@ std::string predicted_id(const sweep::Configuration& c) { return c.id + "-predic
 
 json unpredicted_row(const sweep::Configuration& c, const std::string& status, const std::string& message,
                      const std::string& compiler) {
-  json row = sweep::synthesized_row(c, status, message);
-  row[results::key::compiler] = compiler + " predicted";
-  row[results::key::sweep_config_id] = predicted_id(c);
-  row[results::key::sweep_options] = options_json(c);
-  return row;
+  results::RunRecord row = sweep::synthesized_record(c, status, message);
+  row.compiler = compiler + " predicted";
+  row.sweep_config_id = predicted_id(c);
+  row.sweep_options = results::Block(options_json(c));
+  // Sorted keys, as the sweep's rows are written (synthesized_row).
+  return json(results::to_json(row));
 }
 
 }  // namespace
@@ -134,9 +136,13 @@ SweepCluster load_sweep_cluster(const std::string& spec, const std::vector<std::
 
 std::vector<json> join_predictions(const PredictedSweep& plan, const std::vector<json>& runs, const SweepCluster& cluster,
                                    std::FILE* progress) {
-  std::map<std::string, const json*> by_id;
-  for (const auto& run : runs)
-    if (const auto id = run.find(results::key::sweep_config_id); id != run.end() && id->is_string()) by_id[id->get<std::string>()] = &run;
+  // Each row typed (the rows passed the readers' checks when they were gathered), found by its id.
+  std::vector<results::RunRecord> records;
+  records.reserve(runs.size());
+  for (const auto& run : runs) records.push_back(results::record_from_json(run));
+  std::map<std::string, std::size_t> by_id;
+  for (std::size_t i = 0; i < records.size(); ++i)
+    if (const auto& id = records[i].sweep_config_id.value()) by_id[*id] = i;
 
   std::vector<json> out;
   int predicted = 0, not_predicted = 0;
@@ -147,17 +153,17 @@ std::vector<json> join_predictions(const PredictedSweep& plan, const std::vector
   std::vector<Error> errors;
   for (const auto& c : plan.rows) {
     const auto own = by_id.find(c.id);
-    const json* measured = own == by_id.end() ? nullptr : own->second;
-    if (measured) out.push_back(*measured);
+    const results::RunRecord* measured = own == by_id.end() ? nullptr : &records[own->second];
+    if (measured) out.push_back(runs[own->second]);
     if (!multi_rank(c)) continue;
 
     const auto source_id = plan.source_of.find(c.id);
-    const json* source = nullptr;
+    const results::RunRecord* source = nullptr;
     if (source_id != plan.source_of.end())
-      if (const auto found = by_id.find(source_id->second); found != by_id.end()) source = found->second;
-    const std::string compiler = source ? source->value(results::key::compiler, std::string("eager"))
-                                        : sweep::synthesized_row(c, "", "")[results::key::compiler].get<std::string>();
-    const std::string source_status = source ? source->value(results::key::status, std::string()) : std::string();
+      if (const auto found = by_id.find(source_id->second); found != by_id.end()) source = &records[found->second];
+    const std::string compiler =
+        source ? source->compiler.value_or("eager") : sweep::synthesized_record(c, "", "").compiler.value_or("eager");
+    const std::string source_status = source ? source->status.value_or("") : std::string();
     if (source_id == plan.source_of.end()) {
       out.push_back(unpredicted_row(c, "invalid",
                                     "no one-rank run to predict from: its ranks or global batch are not whole numbers "
@@ -170,7 +176,7 @@ std::vector<json> join_predictions(const PredictedSweep& plan, const std::vector
       out.push_back(unpredicted_row(
           c, "not_predicted",
           source ? fmt::format("its one-rank run (config {}) ended '{}': {}", source_id->second, source_status,
-                               source->value(results::key::message, std::string()))
+                               source->message.value_or(""))
                  : fmt::format("its one-rank run (config {}) has not run (the sweep was interrupted)", source_id->second),
           compiler));
       ++not_predicted;
@@ -186,35 +192,36 @@ std::vector<json> join_predictions(const PredictedSweep& plan, const std::vector
       ++not_predicted;
       continue;
     }
-    json record;
+    results::RunRecord record;
     try {
       const predict::MeasuredRun run =
           predict::read_measured_run(*source, fmt::format("sweep config {}", source_id->second));
-      record = json::parse(predict::predict(run, *input, predict::target_from_run_options(c.options)).dump());
+      record = predict::predict_record(run, *input, predict::target_from_run_options(c.options));
     } catch (const std::invalid_argument& e) {
       out.push_back(unpredicted_row(c, "invalid", e.what(), compiler));
       ++not_predicted;
       continue;
     }
-    record[results::key::compiler] = compiler + " predicted";
-    record[results::key::sweep_config_id] = predicted_id(c);
-    record[results::key::sweep_options] = options_json(c);
-    record[results::key::prediction]["source"][results::key::sweep_config_id] = source_id->second;
-    const double predicted_ms = record[results::key::average_iter_time].get<double>();
+    record.compiler = compiler + " predicted";
+    record.sweep_config_id = predicted_id(c);
+    record.sweep_options = results::Block(options_json(c));
+    results::Block prediction = record.prediction.value_or(results::Block::object());
+    prediction["source"][results::key::sweep_config_id] = source_id->second;
+    const double predicted_ms = record.average_iter_time.value_or(0.0);
     std::string beside;
-    if (measured && measured->value(results::key::status, std::string()) == results::kStatusOk &&
-        measured->contains(results::key::average_iter_time) && (*measured)[results::key::average_iter_time].is_number()) {
-      const double measured_ms = (*measured)[results::key::average_iter_time].get<double>();
+    if (measured && measured->status.value_or("") == results::kStatusOk && measured->average_iter_time.value()) {
+      const double measured_ms = *measured->average_iter_time.value();
       const double error = (predicted_ms - measured_ms) / measured_ms;
-      record[results::key::prediction]["measured_average_iter_time"] = measured_ms;
-      record[results::key::prediction]["error"] = error;
+      prediction["measured_average_iter_time"] = measured_ms;
+      prediction["error"] = error;
       errors.push_back({error, c.describe()});
       beside = fmt::format(" (measured {:.1f} ms, {:+.1f}%)", measured_ms, 100 * error);
     }
+    record.prediction = std::move(prediction);
     if (progress)
       std::fprintf(progress, "tokbench sweep: predicted %s: %.1f ms per iteration%s\n", c.describe().c_str(),
                    predicted_ms, beside.c_str());
-    out.push_back(std::move(record));
+    out.push_back(json::parse(results::to_json(record).dump()));
     ++predicted;
   }
   if (progress) {

@@ -8,6 +8,7 @@
 #include "process/signal_scope.hpp"
 #include "files/atomic_file.hpp"
 #include "results/read_result.hpp"
+#include "results/record_keys.hpp"
 #include "results/record_status.hpp"
 #include "results/run_record.hpp"
 #include "sweep/slurm_jobs.hpp"
@@ -167,7 +168,7 @@ bool has_result(const std::filesystem::path& path) {
   try {
     // Every reader's checks (results/read_result.hpp): a record no run writes is no result.
     const auto j = results::parse_run_record(results::read_record_file(path));
-    return j.contains("status") && j["status"].is_string();
+    return j.contains(results::key::status) && j[results::key::status].is_string();
   } catch (const std::exception&) {
     return false;  // a torn file from a crash, or a damaged one: run the configuration again
   }
@@ -190,7 +191,7 @@ std::string distributed_mode_label_of(const Configuration& c) {
   }
 }
 
-nlohmann::json synthesized_row(const Configuration& c, const std::string& status, const std::string& message) {
+results::RunRecord synthesized_record(const Configuration& c, const std::string& status, const std::string& message) {
   // An option's value as the configuration gives it: a count, the text where it is none, or
   // null where the configuration does not set it.
   auto given = [&](const std::string& option) -> results::Field<results::Given> {
@@ -225,8 +226,12 @@ nlohmann::json synthesized_row(const Configuration& c, const std::string& status
   r.compiler = c.value_of("compile", c.value_of("executor", "eager"));
   r.status = status;
   r.message = message;
+  return r;
+}
+
+nlohmann::json synthesized_row(const Configuration& c, const std::string& status, const std::string& message) {
   // The sweep's rows have always been written with their keys sorted (nlohmann::json).
-  return nlohmann::json(results::to_json(r));
+  return nlohmann::json(results::to_json(synthesized_record(c, status, message)));
 }
 
   SweepResult run_sweep(const std::vector<Configuration>& configs, const SweepOptions& o) {
@@ -278,8 +283,8 @@ nlohmann::json synthesized_row(const Configuration& c, const std::string& status
         if (end.timed_out) {
           // The run wrote `interrupted` for the SIGTERM; the sweep's reason is the timeout.
           nlohmann::json row = has_result(path) ? nlohmann::json::parse(read_text(path)) : synthesized_row(c, "", "");
-          row["status"] = "timeout";
-          row["message"] = fmt::format("exceeded the per-run timeout of {} s", o.run_timeout_seconds);
+          row[results::key::status] = "timeout";
+          row[results::key::message] = fmt::format("exceeded the per-run timeout of {} s", o.run_timeout_seconds);
           write_atomically(path, row);
         } else if (end.interrupted) {
           std::filesystem::remove(path);  // not finished: the next sweep runs it again
@@ -303,7 +308,7 @@ nlohmann::json synthesized_row(const Configuration& c, const std::string& status
                                                                    : fmt::format("exit {} without a result: {}",
                                                                                  end.status.exit_code, why)));
         }
-        outcome = result.interrupted ? "interrupted" : nlohmann::json::parse(read_text(path))["status"].get<std::string>();
+        outcome = result.interrupted ? "interrupted" : nlohmann::json::parse(read_text(path))[results::key::status].get<std::string>();
         outcome += fmt::format(" in {}", format_duration(seconds));
       }
     } catch (const std::exception& e) {

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "results/run_record.hpp"
 #include "sweep/matrix.hpp"
 
 namespace tokbench::sweep {
@@ -65,6 +66,8 @@ bool has_result(const std::filesystem::path& path);
 // A row for a configuration that produced no result of its own (refused as invalid, timed
 // out, crashed): the index columns the tables need, read from its options.
 nlohmann::json synthesized_row(const Configuration& config, const std::string& status, const std::string& message);
+// The same row as a record, for code that adds to it (the predicted column's rows).
+results::RunRecord synthesized_record(const Configuration& config, const std::string& status, const std::string& message);
 
 // Shared by both launchers.
 namespace detail {

@@ -164,11 +164,18 @@ TEST(CompareKey, DistinguishesEveryShapingOption) {
     other["config"][field] = "something else";
     EXPECT_NE(configuration_key(base), configuration_key(other)) << field;
   }
-  for (const char* field : {"compiler", "device", "tf32", "zero_grad", "sharding_mode", "bucketing", "Seq Len"}) {
+  for (const char* field : {"compiler", "device", "zero_grad", "sharding_mode", "bucketing", "Seq Len"}) {
     auto other = base;
     other[field] = "something else";
     EXPECT_NE(configuration_key(base), configuration_key(other)) << field;
   }
+  auto with_tf32 = base;  // a switch: true or false, as the record types it
+  with_tf32["tf32"] = true;
+  EXPECT_NE(configuration_key(base), configuration_key(with_tf32));
+  // A key of the record holding another type is no record's: refused, naming the key.
+  auto wrong = base;
+  wrong["tf32"] = "something else";
+  EXPECT_THROW(configuration_key(wrong), std::invalid_argument);
   // Activation checkpointing; a result from before the switch existed ran without it.
   auto checkpointed = base;
   checkpointed["checkpoint_activations"] = true;

@@ -74,6 +74,27 @@ TEST(ReadRunResult, RefusesWhatIsNotAResult) {
                          "cannot read");
 }
 
+// The typed record comes with the JSON: each key of the column table in its member, a key the
+// table does not know (a newer tokbench's) kept aside, not refused; a key of the table holding
+// another type is refused in one line naming the file and the key.
+TEST(ReadRunResult, TypesTheRecordKeepsUnknownKeysAndNamesAWrongType) {
+  Scratch s;
+  nlohmann::json good = {{"schema_version", 2},  {"status", "ok"},          {"model_name", "m"},
+                         {"Seq Len", 128},       {"average_iter_time", 12.5}, {"added_later", {{"x", 1}}}};
+  const results::RunResult read = results::read_result(s.write("good.json", good.dump()));
+  EXPECT_EQ(read.json, good);
+  EXPECT_EQ(read.record.model_name.value(), std::optional<std::string>("m"));
+  EXPECT_EQ(std::get<std::int64_t>(*read.record.seq_len.value()), 128);
+  EXPECT_EQ(read.record.average_iter_time.value(), std::optional<double>(12.5));
+  EXPECT_EQ(read.record.extra, (results::Block{{"added_later", {{"x", 1}}}}));
+  good["mfu"] = "high";
+  const auto wrong = s.write("wrong.json", good.dump());
+  const std::string why = refusal([&] { results::read_result(wrong); });
+  expect_one_line_naming(why, wrong, "its key 'mfu' holds a string; a run record has a number or null there");
+  EXPECT_EQ(refusal([&] { results::read_run_result(wrong); }), why);
+  EXPECT_NE(refusal([&] { results::parse_run_record(good.dump()); }).find("'mfu'"), std::string::npos);
+}
+
 void sqlite(const fs::path& path, const char* sql) {
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
