@@ -392,6 +392,7 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
   config["dist_backend"] = w > 1 ? json(cpu ? "gloo" : "nccl") : json(nullptr);
   config["dist_launcher"] = "none";
   config["num_threads"] = t.num_threads;
+  config["device"] = cluster.device;  // the target's device, as `tokbench run` on the cluster would record it
   results::RunRecord rec;
   rec.average_iter_time = iteration * 1e3;
   rec.model_flops = flops ? Field<Number>(*flops) : nullptr;
