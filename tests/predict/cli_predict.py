@@ -236,7 +236,9 @@ def main():
                        {"name": f"transformer.h.{i}.mlp.fc.weight", "unit": f"block.{i}", "elements": 132_864}]
         shapes.append({"name": "transformer.ln_f.weight", "unit": "head", "elements": 256})
         sized["unit_timings"]["parameter_shapes"] = shapes
-        sized["config"].update(bucketing_mode="size", fsdp_bucket_params=1e5, fsdp_min_unit_params=100_000)
+        # device "auto" as given: the prediction's config names the device it resolves to on the cluster.
+        sized["config"].update(bucketing_mode="size", fsdp_bucket_params=1e5, fsdp_min_unit_params=100_000,
+                               device="auto")
         sized_path = write("sized.json", sized)
         r = run(["--from", sized_path, "--cluster", cpu_toml, "--nproc-per-node", "2", "--distributed-mode", "fsdp",
                  "--format", "json"])
@@ -247,6 +249,9 @@ def main():
         check(units == want, f"size units predicted: {units}, want {want}")
         check(p["Distributed Mode"] == "fsdp_zero2_size_bucketing" and p["bucketing"] == "size"
               and p["config"]["fsdp_min_unit_params"] == 100_000, "the size-bucketed prediction's label and threshold")
+        # The target's config block names the device it runs on (the cluster's), not the measured "auto".
+        check(p["config"]["device"] == "cpu" and p["device"] == "cpu",
+              f"the prediction's config.device and device: {p['config'].get('device')}, {p.get('device')}")
         r = run(["--from", sized_path, "--cluster", cpu_toml, "--nproc-per-node", "2", "--distributed-mode", "fsdp",
                  "--fsdp-bucket-params", "1e9", "--format", "json"])
         units = sorted({c["unit"] for c in json.loads(r.stdout)["runs"][0]["prediction"]["communication"]["collectives"]})
