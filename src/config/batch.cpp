@@ -15,23 +15,30 @@ const std::vector<Field>& batch_fields() {
        .help = "sequences per micro-batch per device (B)",
        .group = "Batch",
        .valid = "a positive whole number",
+       .bounds = {.positive = true},
        .shapes = {.label = "B", .record_key = "Micro BS", .place = 3}},
       {.names = "--global-batch-size,--global_batch_size",
        .member = &BatchSection::global_batch_size,
        .help = "sequences per optimizer step over all devices (G = B x GA x W; default B x W)",
        .group = "Batch",
        .valid = "a positive multiple of --micro-batch-size x world size",
+       .bounds = {.positive = true},  // the multiple: run/resolve.cpp, which knows the world size
        .shapes = {.label = "G", .record_key = "Global BS", .place = 4}},
       {.names = "--max-iters,--max_iters",
        .member = &BatchSection::max_iters,
        .help = "iterations in total, warm-up included",
        .group = "Batch",
-       .valid = fmt::format("a whole number 1..{}", limits::kMaxIters)},
+       .valid = fmt::format("a whole number 1..{}", limits::kMaxIters),
+       .bounds = {.positive = true,
+                  .max = limits::kMaxIters,
+                  .refusal = fmt::format("is not valid; valid: 1..{} (every iteration's time is kept and written "
+                                         "to the JSON)", limits::kMaxIters)}},
       {.names = "--warmup-iters,--warmup_iters",
        .member = &BatchSection::warmup_iters,
        .help = "iterations run first and left out of every metric",
        .group = "Batch",
-       .valid = "a whole number from 0 to --max-iters - 1"},
+       .valid = "a whole number from 0 to --max-iters - 1",
+       .bounds = {.min = 0, .refusal = "must be >= 0"}},  // below --max-iters: run/resolve.cpp
   };
   return fields;
 }

@@ -21,6 +21,7 @@ const std::vector<Field>& data_fields() {
        .member = &DataSection::data_dtype,
        .help = "token type of a --data file: uint16 | uint32",
        .group = "Training",
+       .choices = [] { return std::vector<std::string>{"uint16", "uint32"}; },
        .record = {"data_dtype", 3},
        .shapes = {.label = "data_dtype", .record_key = "data_dtype", .in_config = true, .place = 17}},
       {.names = "--data-seed,--data_seed",

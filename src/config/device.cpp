@@ -47,6 +47,9 @@ const std::vector<Field>& device_fields() {
        .help = "CPU threads for LibTorch (0: LibTorch's default)",
        .group = "Device",
        .valid = fmt::format("a whole number 0..{} (0: LibTorch's default)", limits::kMaxThreads),
+       .bounds = {.min = 0,
+                  .max = limits::kMaxThreads,
+                  .refusal = fmt::format("is not valid; valid: 0..{} (0: LibTorch's default)", limits::kMaxThreads)},
        .record = {"num_threads", 30},
        .shapes = {.label = "threads", .record_key = "num_threads", .in_config = true, .place = 15}},
       {.names = "--use-sdpa,--use_sdpa",
@@ -62,6 +65,7 @@ const std::vector<Field>& device_fields() {
                "(its layers and fp8 autocast on python-eager/python-inductor, its executor with thunder); GPUs of "
                "compute capability 8.9+ only",
        .group = "Device",
+       .choices = [] { return std::vector<std::string>{"none", "fp8-default-te", "fp8-default-te-wo_layernorm"}; },
        .record = {"low_precision_mode", 38}},
       {.names = "--use-torchao-fp8-linear,--use_torchao_fp8_linear",
        .member = &DeviceSection::use_torchao_fp8_linear,
@@ -85,6 +89,8 @@ const std::vector<Field>& device_fields() {
        .help = "CPU tensor memory: caching (blocks kept across iterations, jemalloc arena; tokbench's "
                "executors' default) | system (LibTorch's allocator; the Python executors' only one)",
        .group = "Device",
+       .choices = [] { return std::vector<std::string>{"caching", "system"}; },
+       .empty_is_default = true,
        .record = {"cpu_allocator", 31},
        .shapes = {.label = "cpu_allocator", .record_key = "cpu_allocator", .in_config = true, .place = 27}},
   };

@@ -39,7 +39,10 @@ const std::vector<Field>& diagnostics_fields() {
        .help = "iterations after the measured window that time each unit (embedding, blocks, head) for the "
                "JSON's unit_timings; 0: none (default 2; 0 with the Python executors)",
        .group = "Output",
-       .valid = fmt::format("a whole number 0..{}", limits::kMaxUnitTimingIters)},
+       .valid = fmt::format("a whole number 0..{}", limits::kMaxUnitTimingIters),
+       .bounds = {.min = 0,
+                  .max = limits::kMaxUnitTimingIters,
+                  .refusal = fmt::format("is not valid; valid: 0..{} (0: no per-unit timings)", limits::kMaxUnitTimingIters)}},
       {.names = "--time-account-iters,--time_account_iters",
        .member = &DiagnosticsSection::time_account_iters,
        .help = "iterations after the measured window run under the profiler to split the iteration time into "
@@ -54,6 +57,10 @@ const std::vector<Field>& diagnostics_fields() {
        .help = "testing aid: cap CPU tensor memory (MB) to exercise the out-of-memory path",
        .group = "Testing",
        .valid = fmt::format("a whole number of MB 1..{}", std::numeric_limits<int64_t>::max() / 1000000),
+       .bounds = {.positive = true,
+                  .max = static_cast<double>(std::numeric_limits<int64_t>::max() / 1000000),
+                  .refusal = fmt::format("overflows int64 in bytes; valid: 1..{}",
+                                         std::numeric_limits<int64_t>::max() / 1000000)},
        .record = {"cpu_memory_cap_mb", 32},
        .shapes = {.label = "cpu_cap_mb", .record_key = "cpu_memory_cap_mb", .in_config = true, .place = 28}},
       {.names = "--cpu-memory-cap-rank,--cpu_memory_cap_rank",

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "usage/value_type.hpp"
 
@@ -55,6 +56,24 @@ struct IterationKey {
   Reading reading = Reading::as_is;
 };
 
+// The words a text option takes, from the layer that owns them (parallel::mode_words()) or
+// listed in the row; nullptr: any text (a path, a name another layer looks up).
+using Choices = std::vector<std::string> (*)();
+
+// The value check of a number, done by check_fields before anything resolves (the parse-time
+// check only makes sure it is a number). A value outside is refused with one line,
+// "OPTION VALUE <refusal>" (exit 2); an unset optional is not checked.
+struct Bounds {
+  // A whole number <= 0 is refused first with "OPTION VALUE must be a positive integer".
+  bool positive = false;
+  std::optional<double> min, max;
+  bool min_open = false, max_open = false;  // (min, ...] / [..., max)
+  bool whole = false;                       // a double that must name a whole number
+  // What follows "OPTION VALUE " when the value is below min, above max, not whole or (with a
+  // refusal) not finite.
+  std::string refusal;
+};
+
 struct Field {
   // CLI11 names: "--kebab,--snake" (the reference's spelling as the alias); a flag may add
   // "!--no-x" for its negation.
@@ -66,6 +85,12 @@ struct Field {
   // For a number: the "valid:" part of its one-line refusal (config/numbers.hpp). Numbers must
   // have one; text and flags have none (their words are checked by the layer that reads them).
   std::string valid;
+  // For a word option: the words it takes; any other is refused with require_choice's line,
+  // "OPTION 'VALUE' is not valid; valid: A, B" (exit 2). Its help should name every one.
+  Choices choices = nullptr;
+  bool empty_is_default = false;  // "" is not refused: the layer that reads it picks the default
+  // For a number: its bounds (none: any value the parse accepts).
+  Bounds bounds;
   RecordSlot record;
   IterationKey shapes;
   // Set to true when the option is given on the command line (a default that depends on

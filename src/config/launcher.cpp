@@ -14,12 +14,16 @@ const std::vector<Field>& launcher_fields() {
        .member = &LauncherSection::nproc_per_node,
        .help = "start this many ranks on this node (the built-in launcher)",
        .group = "Launcher",
-       .valid = fmt::format("a whole number 1..{}", limits::kMaxRanksPerNode)},
+       .valid = fmt::format("a whole number 1..{}", limits::kMaxRanksPerNode),
+       .bounds = {.positive = true,
+                  .max = limits::kMaxRanksPerNode,
+                  .refusal = fmt::format("is not valid; valid: 1..{}", limits::kMaxRanksPerNode)}},
       {.names = "--nnodes",
        .member = &LauncherSection::nnodes,
        .help = "nodes in the job (with --nproc-per-node)",
        .group = "Launcher",
-       .valid = fmt::format("a whole number 1..{}", limits::kMaxNodes)},
+       .valid = fmt::format("a whole number 1..{}", limits::kMaxNodes),
+       .bounds = {.min = 1, .max = limits::kMaxNodes, .refusal = fmt::format("is not valid; valid: 1..{}", limits::kMaxNodes)}},
       {.names = "--node-rank,--node_rank",
        .member = &LauncherSection::node_rank,
        .help = "this node's index, 0..nnodes-1",
@@ -33,7 +37,8 @@ const std::vector<Field>& launcher_fields() {
        .member = &LauncherSection::master_port,
        .help = "port of rank 0's store (0: a free one; one node only)",
        .group = "Launcher",
-       .valid = "0 (a free port) or 1..65535"},
+       .valid = "0 (a free port) or 1..65535",
+       .bounds = {.min = 0, .max = 65535, .refusal = "is not valid; valid: 0 (a free port) or 1..65535"}},
   };
   return fields;
 }

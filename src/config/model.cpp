@@ -25,6 +25,11 @@ const std::vector<Field>& model_fields() {
        .help = "override the model's n_layer",
        .group = "Model",
        .valid = fmt::format("a whole number 1..{}", limits::kMaxLayers),
+       // Checked before the config is built: its per-layer lists have n_layer entries.
+       .bounds = {.positive = true,
+                  .max = limits::kMaxLayers,
+                  .refusal = fmt::format("is not valid; valid: 1..{} (the deepest litgpt model has 126)",
+                                         limits::kMaxLayers)},
        .record = {"n_layers", 10},
        .shapes = {.label = "layers", .record_key = "n_layer", .place = 9}},
       {.names = "--seq-len,--seq_len,--block-size,--block_size",
@@ -32,6 +37,7 @@ const std::vector<Field>& model_fields() {
        .help = "tokens per sequence T (default: the model's block_size)",
        .group = "Model",
        .valid = "a positive whole number",
+       .bounds = {.positive = true},
        .shapes = {.label = "T", .record_key = "Seq Len", .place = 2}},
   };
   return fields;

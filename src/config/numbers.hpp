@@ -12,7 +12,8 @@ namespace tokbench::config {
 
 // Upper bounds on values that are absurd for a benchmark: past them a run would not end in
 // any useful time, would allocate its own size before failing, or its counts would stop
-// being exact. resolve.cpp refuses them (exit 2) with one line; docs/run.md, "Bounds".
+// being exact. The rows' bounds (check_fields) and resolve.cpp refuse them (exit 2) with one line;
+// docs/run.md, "Bounds".
 namespace limits {
 // Every iteration's time and loss are kept and written to the JSON (~60 bytes each).
 inline constexpr int64_t kMaxIters = 1'000'000;

@@ -13,12 +13,14 @@ const std::vector<Field>& parallelism_fields() {
        .help = "none | ddp | fsdp | fsdp2 (more than one rank; fsdp2: PyTorch's fully_shard, Python executors "
                "only)",
        .group = "Distributed",
+       .choices = [] { return parallel::mode_words(); },
        .record = {"distributed_mode", 13},
        .shapes = {.label = "mode", .record_key = "Distributed Mode", .place = 6}},
       {.names = "--shard-mode,--shard_mode",
        .member = &ParallelismSection::shard_mode,
        .help = "FSDP sharding: zero2 | zero3 | hybrid_zero2 | hybrid_zero3 (hybrid needs --sharding-size)",
        .group = "Distributed",
+       .choices = [] { return std::vector<std::string>{"zero2", "zero3", "hybrid_zero2", "hybrid_zero3"}; },
        .record = {"shard_mode", 14},
        .shapes = {.label = "shard_mode", .record_key = "sharding_mode", .place = 20}},
       {.names = "--sharding-size,--sharding_size",
@@ -26,6 +28,7 @@ const std::vector<Field>& parallelism_fields() {
        .help = "FSDP hybrid sharding: shard within groups of this many ranks, replicate across them",
        .group = "Distributed",
        .valid = "a positive divisor of the world size",
+       .bounds = {.positive = true},  // the divisor: run/resolve.cpp, which knows the world size
        .record = {"sharding_size", 18},
        .shapes = {.label = "sharding", .record_key = "Sharding Size", .place = 7}},
       {.names = "--bucketing-mode,--bucketing_mode",
@@ -33,6 +36,7 @@ const std::vector<Field>& parallelism_fields() {
        .help = "FSDP units: none (whole model) | block (one per transformer block + root) | layer | size "
                "(modules cut by parameter count, PyTorch's size_based_auto_wrap_policy; --fsdp-bucket-params)",
        .group = "Distributed",
+       .choices = [] { return std::vector<std::string>{"none", "block", "layer", "size"}; },
        .record = {"bucketing_mode", 15},
        .shapes = {.label = "bucketing", .record_key = "bucketing", .place = 21}},
       {.names = "--fsdp-bucket-params,--fsdp_bucket_params",
@@ -41,12 +45,18 @@ const std::vector<Field>& parallelism_fields() {
                "in a unit reach this many (min_num_params; default 1e8, PyTorch's)",
        .group = "Distributed",
        .valid = "a positive whole number of parameters, e.g. 1e8",
+       // 2^53: every whole double below it is exact, and it is far above any model's parameters.
+       .bounds = {.min = 1,
+                  .max = 9007199254740992.0,
+                  .whole = true,
+                  .refusal = "is not valid; valid: a positive whole number of parameters (e.g. 1e8)"},
        .record = {"fsdp_bucket_params", 16}},
       {.names = "--ddp-bucket-size,--ddp_bucket_size",
        .member = &ParallelismSection::ddp_bucket_size_mb,
        .help = "DDP gradient bucket size in MB (10^6 bytes)",
        .group = "Distributed",
        .valid = "a size in MB in (0, 1000000]",
+       .bounds = {.min = 0, .max = 1e6, .min_open = true, .refusal = "is not valid; valid: a size in MB in (0, 1000000]"},
        .record = {"ddp_bucket_size_mb", 19},
        .shapes = {.label = "ddp_bucket_mb", .record_key = "ddp_bucket_size_mb", .in_config = true, .place = 22}},
       {.names = "--ddp-overlap,!--no-ddp-overlap",
@@ -68,6 +78,7 @@ const std::vector<Field>& parallelism_fields() {
        .help = "collectives: auto (NCCL on CUDA, Gloo on the CPU) | gloo (also CUDA tensors: several ranks may "
                "share one GPU) | nccl (CUDA only, one GPU per rank)",
        .group = "Distributed",
+       .choices = [] { return std::vector<std::string>{"auto", "gloo", "nccl"}; },
        .record = {"dist_backend", 24},
        .shapes = {.label = "backend", .record_key = "dist_backend", .in_config = true, .place = 25}},
       {.names = "--dist-timeout,--dist_timeout",
@@ -75,6 +86,7 @@ const std::vector<Field>& parallelism_fields() {
        .help = "seconds any collective (and the rendezvous) may take before the run ends with 'timeout'",
        .group = "Distributed",
        .valid = "seconds from 1 to 604800",
+       .bounds = {.min = 1, .max = 7 * 24 * 3600.0, .refusal = "is not valid; valid: seconds from 1 to 604800"},
        .record = {"dist_timeout_s", 22}},
   };
   return fields;

@@ -1,5 +1,6 @@
-// Turns raw options into a RunPlan or one usage error. The order follows the cost of a
-// mistake: cheap choice checks first, then the model, sizes, files, and last the memory fit.
+// Turns raw options into a RunPlan or one usage error. Each option alone is checked first, from
+// its row (config::check_fields); then what needs more than one option, the machine or the
+// registries, in the order of the cost of a mistake: the model, sizes, files, last the memory fit.
 // Nothing here creates a file or touches a device.
 #include "run/resolve.hpp"
 
@@ -10,7 +11,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cmath>
 #include <limits>
 #include <map>
 #include <memory>
@@ -19,6 +19,7 @@
 #include <system_error>
 #include <vector>
 
+#include "config/checks.hpp"
 #include "files/atomic_file.hpp"
 #include "model/catalog.hpp"
 #include "model/checked_int.hpp"
@@ -38,10 +39,6 @@ using usage::printable;
 using model::checked_mul;
 using namespace limits;
 
-
-void require_positive(const char* option, int64_t value) {
-  if (value <= 0) refuse(fmt::format("{} {} must be a positive integer", option, value));
-}
 
 double gb(int64_t bytes) { return static_cast<double>(bytes) / 1e9; }
 
@@ -83,7 +80,6 @@ void resolve_device(const RunOptions& o, const machine::MachineInfo& m, RunPlan&
     plan.device_index = static_cast<int>(plan.dist.env.local_rank);
   }
   // The collectives' library, now that the device is known.
-  require_choice("--dist-backend", o.dist_backend, {"auto", "gloo", "nccl"});
   const bool cuda = plan.device_kind == DeviceKind::cuda;
   if (o.dist_backend == "nccl" && !cuda)
     refuse(fmt::format("--dist-backend nccl needs a CUDA device, and this run is on {}; valid here: auto, gloo",
@@ -133,8 +129,6 @@ void resolve_dtype(const RunOptions& o, const machine::MachineInfo& m, RunPlan& 
 // and up, as the reference checks). Anywhere else they are refused here, before any work. An
 // fp8 run's MFU is against the datasheet's fp8 peak, and the record says so (mfu_precision).
 void resolve_low_precision(const RunOptions& o, const machine::MachineInfo& m, RunPlan& plan) {
-  require_choice("--low-precision-mode", o.low_precision_mode,
-                 {"none", "fp8-default-te", "fp8-default-te-wo_layernorm"});
   const bool te = o.low_precision_mode != "none";
   const bool torchao = o.use_torchao_fp8_linear;
   const auto& thunder = plan.compiler.thunder_executors;
@@ -206,12 +200,6 @@ void resolve_model(const RunOptions& o, RunPlan& plan) {
     }
     plan.model_label = o.model_name;
   }
-  if (o.n_layers) require_positive("--n-layers", *o.n_layers);
-  // Checked before the config is built: its per-layer lists have n_layer entries.
-  if (o.n_layers && *o.n_layers > kMaxLayers)
-    refuse(fmt::format("--n-layers {} is not valid; valid: 1..{} (the deepest litgpt model has 126)", *o.n_layers,
-                      kMaxLayers));
-  if (o.seq_len) require_positive("--seq-len", *o.seq_len);
   model::ModelOverrides overrides;
   overrides.n_layer = o.n_layers;
   overrides.seq_len = o.seq_len;
@@ -229,13 +217,6 @@ void resolve_model(const RunOptions& o, RunPlan& plan) {
 // mode; the threshold is ignored without size) the run goes on with one warning line, recorded.
 void resolve_size_units(const RunOptions& o, RunPlan& plan) {
   distributed::DistributedSettings& d = plan.dist;
-  if (o.fsdp_bucket_params) {
-    const double n = *o.fsdp_bucket_params;
-    // 2^53: every whole double below it is exact, and it is far above any model's parameters.
-    if (!(n >= 1 && n <= 9007199254740992.0) || std::floor(n) != n)
-      refuse(fmt::format("--fsdp-bucket-params {} is not valid; valid: a positive whole number of parameters "
-                         "(e.g. 1e8)", n));
-  }
   if (d.units != distributed::UnitPolicy::by_size) {
     if (o.fsdp_bucket_params)
       plan.warnings.push_back(fmt::format("--fsdp-bucket-params {:.0f} is ignored: it applies to --bucketing-mode size "
@@ -256,25 +237,15 @@ void resolve_size_units(const RunOptions& o, RunPlan& plan) {
 
 void resolve_distributed(const RunOptions& o, const machine::MachineInfo& m, RunPlan& plan) {
   if (!m.dist_env_error.empty()) refuse(m.dist_env_error);
-  require_choice("--distributed-mode", o.distributed_mode, parallel::mode_words());
-  require_choice("--shard-mode", o.shard_mode, {"zero2", "zero3", "hybrid_zero2", "hybrid_zero3"});
-  require_choice("--bucketing-mode", o.bucketing_mode, {"none", "block", "layer", "size"});
   distributed::DistributedSettings& d = plan.dist;
   d.env = m.dist_env;
   // The launcher's values are checked even when unused (a rank started by a launcher gets
   // them on its command line too), so a wrong one never passes silently.
-  if (o.nnodes < 1 || o.nnodes > kMaxNodes)
-    refuse(fmt::format("--nnodes {} is not valid; valid: 1..{}", o.nnodes, kMaxNodes));
   if (o.node_rank < 0 || o.node_rank >= o.nnodes)
     refuse(fmt::format("--node-rank {} is not valid; valid: 0..{} (--nnodes {})", o.node_rank, o.nnodes - 1,
                       o.nnodes));
-  if (o.master_port < 0 || o.master_port > 65535)
-    refuse(fmt::format("--master-port {} is not valid; valid: 0 (a free port) or 1..65535", o.master_port));
   // Under the built-in launcher this process only starts ranks: validate as one of them.
   if (o.nproc_per_node) {
-    require_positive("--nproc-per-node", *o.nproc_per_node);
-    if (*o.nproc_per_node > kMaxRanksPerNode)
-      refuse(fmt::format("--nproc-per-node {} is not valid; valid: 1..{}", *o.nproc_per_node, kMaxRanksPerNode));
     if (o.master_port == 0 && o.nnodes > 1)
       refuse(fmt::format("--master-port 0 picks a free port on one node only; with --nnodes {} name the port "
                         "every node uses (valid: 1..65535)", o.nnodes));
@@ -307,7 +278,6 @@ void resolve_distributed(const RunOptions& o, const machine::MachineInfo& m, Run
   d.units = parallel::parse_unit_policy(o.bucketing_mode);
   resolve_size_units(o, plan);
   if (o.sharding_size) {
-    require_positive("--sharding-size", *o.sharding_size);
     if (w > 1 && w % *o.sharding_size != 0)
       refuse(fmt::format("--sharding-size {} does not divide the world size {}; valid: a divisor of {}",
                         *o.sharding_size, w, w));
@@ -320,8 +290,6 @@ void resolve_distributed(const RunOptions& o, const machine::MachineInfo& m, Run
     refuse(fmt::format("--sharding-size {} applies to --distributed-mode fsdp or fsdp2 only (mode is {})", *o.sharding_size,
                       o.distributed_mode));
   d.shard_group_size = o.sharding_size;
-  if (!(o.ddp_bucket_size_mb > 0 && o.ddp_bucket_size_mb <= 1e6))
-    refuse(fmt::format("--ddp-bucket-size {} is not valid; valid: a size in MB in (0, 1000000]", o.ddp_bucket_size_mb));
   d.ddp_bucket_bytes = static_cast<int64_t>(o.ddp_bucket_size_mb * 1e6);
   d.ddp_overlap = o.ddp_overlap;
   // tokbench's FSDP reduce-scatters every micro-batch: an explicit --skip-data-sync is refused
@@ -333,8 +301,6 @@ void resolve_distributed(const RunOptions& o, const machine::MachineInfo& m, Run
   } else {
     d.skip_sync_until_last_micro = o.skip_data_sync;
   }
-  if (!(o.dist_timeout_s >= 1 && o.dist_timeout_s <= 7 * 24 * 3600.0))
-    refuse(fmt::format("--dist-timeout {} is not valid; valid: seconds from 1 to 604800", o.dist_timeout_s));
   d.timeout_seconds = o.dist_timeout_s;
   if (o.nsys_enabled)
     refuse("--nsys-enabled True is not supported: run `nsys profile tokbench run ...` instead; valid: False");
@@ -343,7 +309,6 @@ void resolve_distributed(const RunOptions& o, const machine::MachineInfo& m, Run
 void resolve_batches(const RunOptions& o, const machine::MachineInfo& m, RunPlan& plan) {
   resolve_distributed(o, m, plan);
 
-  require_positive("--micro-batch-size", o.micro_batch_size);
   plan.train.micro_batch = o.micro_batch_size;
   const std::optional<int64_t> micro_batches_per_step = checked_mul(plan.train.micro_batch, plan.world_size());
   if (!micro_batches_per_step)
@@ -351,7 +316,6 @@ void resolve_batches(const RunOptions& o, const machine::MachineInfo& m, RunPlan
                       plan.train.micro_batch, plan.world_size()));
   const int64_t per_step = *micro_batches_per_step;
   const int64_t global_batch = o.global_batch_size.value_or(per_step);
-  require_positive("--global-batch-size", global_batch);
   if (global_batch % per_step != 0)
     refuse(fmt::format("--global-batch-size {} is not a multiple of micro batch {} x world size {} = {}; "
                       "valid: {}, {}, {}, ...",
@@ -365,11 +329,6 @@ void resolve_batches(const RunOptions& o, const machine::MachineInfo& m, RunPlan
                       global_batch, plan.train.grad_accum, plan.train.micro_batch, plan.world_size(), kMaxGradAccum,
                       per_step * kMaxGradAccum));
 
-  require_positive("--max-iters", o.max_iters);
-  if (o.max_iters > kMaxIters)
-    refuse(fmt::format("--max-iters {} is not valid; valid: 1..{} (every iteration's time is kept and written to "
-                      "the JSON)", o.max_iters, kMaxIters));
-  if (o.warmup_iters < 0) refuse(fmt::format("--warmup-iters {} must be >= 0", o.warmup_iters));
   if (o.warmup_iters >= o.max_iters)
     refuse(fmt::format("--warmup-iters {} must be fewer than --max-iters {}; valid: 0..{}", o.warmup_iters,
                       o.max_iters, o.max_iters - 1));
@@ -408,14 +367,6 @@ void resolve_executor(const RunOptions& o, RunPlan& plan) {
 void resolve_training(const RunOptions& o, RunPlan& plan) {
   plan.checkpoint_activations = o.checkpoint_activations;
   resolve_executor(o, plan);
-  if (!(o.lr > 0) || !std::isfinite(o.lr)) refuse(fmt::format("--lr {} must be a positive number", o.lr));
-  if (!(o.weight_decay >= 0) || !std::isfinite(o.weight_decay))
-    refuse(fmt::format("--weight-decay {} must be a finite number >= 0", o.weight_decay));
-  if (!(o.beta1 >= 0 && o.beta1 < 1)) refuse(fmt::format("--beta1 {} must be in [0, 1)", o.beta1));
-  if (!(o.beta2 >= 0 && o.beta2 < 1)) refuse(fmt::format("--beta2 {} must be in [0, 1)", o.beta2));
-  if (o.num_threads < 0 || o.num_threads > kMaxThreads)
-    refuse(fmt::format("--num-threads {} is not valid; valid: 0..{} (0: LibTorch's default)", o.num_threads,
-                      kMaxThreads));
   plan.train.seed = o.seed;
   plan.train.data.seed = o.data_seed.value_or(o.seed);
   plan.train.adamw.lr = o.lr;
@@ -423,15 +374,10 @@ void resolve_training(const RunOptions& o, RunPlan& plan) {
   plan.train.adamw.beta1 = o.beta1;
   plan.train.adamw.beta2 = o.beta2;
   plan.train.num_threads = o.num_threads;
-  require_choice("--zero-grad", o.zero_grad, {"none", "inplace"});
-  if (!o.cpu_allocator.empty()) require_choice("--cpu-allocator", o.cpu_allocator, {"caching", "system"});
   plan.cpu_allocator = !o.cpu_allocator.empty()            ? o.cpu_allocator
                        : is_python(plan.compiler.executor) ? "system"
                                                            : "caching";
   plan.train.zero_grad = o.zero_grad == "none" ? train::ZeroGrad::none : train::ZeroGrad::inplace;
-  if (o.log_every < 0 || o.log_every > kMaxLogEvery)
-    refuse(fmt::format("--log-every {} is not valid; valid: 0..{} (0: a live line on a terminal)", o.log_every,
-                      kMaxLogEvery));
   if (o.dynamic) {
     if (plan.train.seq_len < train::kMinDynamicLength)
       refuse(fmt::format("--dynamic with --seq-len {}: sequences are drawn {}..T long, as the reference draws "
@@ -439,7 +385,6 @@ void resolve_training(const RunOptions& o, RunPlan& plan) {
                         train::kMinDynamicLength));
     plan.train.data.dynamic_lengths = true;
   }
-  require_choice("--data-dtype", o.data_dtype, {"uint16", "uint32"});
   plan.train.data.token_bytes = o.data_dtype == "uint16" ? 2 : 4;
   if (o.data != "random") {
     std::error_code ec;
@@ -456,24 +401,12 @@ void resolve_training(const RunOptions& o, RunPlan& plan) {
                         size / plan.train.data.token_bytes, plan.train.seq_len + 1));
     plan.train.data.token_file = file;
   }
-  try {
-    plan.convention = model::flop_convention_from_string(o.flops_convention);
-  } catch (const std::invalid_argument&) {
-    refuse(fmt::format("--flops-convention '{}' is not valid; valid: matmul, causal, palm", o.flops_convention));
-  }
-  if (o.peak_tflops && !(*o.peak_tflops > 0 && *o.peak_tflops <= kMaxPeakTflops))
-    refuse(fmt::format("--peak-tflops {} is not valid; valid: a per-device peak in (0, {:.0f}] TFLOP/s",
-                      *o.peak_tflops, kMaxPeakTflops));
+  plan.convention = model::flop_convention_from_string(o.flops_convention);  // a word check_fields let through
   if (o.cpu_memory_cap_mb) {
-    require_positive("--cpu-memory-cap-mb", *o.cpu_memory_cap_mb);
     if (plan.device_kind != DeviceKind::cpu)
       refuse(fmt::format("--cpu-memory-cap-mb {} applies to --device cpu only (device is {})",
                         *o.cpu_memory_cap_mb, plan.device_string));
-    const std::optional<int64_t> cap_bytes = checked_mul(*o.cpu_memory_cap_mb, 1000000);
-    if (!cap_bytes)
-      refuse(fmt::format("--cpu-memory-cap-mb {} overflows int64 in bytes; valid: 1..{}", *o.cpu_memory_cap_mb,
-                        std::numeric_limits<int64_t>::max() / 1000000));
-    plan.train.cpu_memory_cap_bytes = *cap_bytes;
+    plan.train.cpu_memory_cap_bytes = *o.cpu_memory_cap_mb * 1000000;  // check_fields bounds it to fit
   }
   if (o.cpu_memory_cap_rank) {
     if (!o.cpu_memory_cap_mb || *o.cpu_memory_cap_rank < 0 || *o.cpu_memory_cap_rank >= plan.world_size())
@@ -559,10 +492,7 @@ void resolve_memory_snapshot(const RunOptions& o, RunPlan& plan) {
 // own steps only, since the Python executors' steps are litgpt's, without tokbench's hooks.
 void resolve_unit_timing(const RunOptions& o, RunPlan& plan) {
   const bool python = is_python(plan.compiler.executor);
-  plan.unit_timing_iters = o.unit_timing_iters.value_or(python ? 0 : 2);
-  if (plan.unit_timing_iters < 0 || plan.unit_timing_iters > kMaxUnitTimingIters)
-    refuse(fmt::format("--unit-timing-iters {} is not valid; valid: 0..{} (0: no per-unit timings)",
-                      plan.unit_timing_iters, kMaxUnitTimingIters));
+  plan.unit_timing_iters = o.unit_timing_iters.value_or(python ? 0 : 2);  // a given one: check_fields
   if (python && plan.unit_timing_iters > 0)
     refuse(fmt::format("--executor {} does not support --unit-timing-iters {} (per-unit timings hook into "
                       "tokbench's own steps); valid with it: --unit-timing-iters 0 (or --executor eager)",
@@ -711,6 +641,7 @@ std::string with_option_names(const std::string& message) {
 }
 
 RunPlan resolve_run(const RunOptions& options, const machine::MachineInfo& machine) {
+  config::check_fields(options);  // each option alone, from its row; what follows needs more than one
   RunPlan plan;
   plan.options = options;
   plan.compiler = choose_compiler(options.compile);  // first: the checks below depend on the executor

@@ -1,0 +1,86 @@
+// config::check_fields, from the rows' choices and bounds: the defaults pass, a word outside a
+// row's choices and a number outside its bounds are refused naming the option and the value,
+// the edges of a range are where the row says, and every choice is named in its option's help.
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "config/checks.hpp"
+
+namespace tokbench::config {
+namespace {
+
+std::string refusal(const RunOptions& options) {
+  try {
+    check_fields(options);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ConfigChecks, DefaultsPass) { EXPECT_EQ(refusal(RunOptions{}), ""); }
+
+TEST(ConfigChecks, AWordOutsideItsChoicesIsRefusedWithThem) {
+  RunOptions o;
+  o.shard_mode = "zero9";
+  EXPECT_EQ(refusal(o), "--shard-mode 'zero9' is not valid; valid: zero2, zero3, hybrid_zero2, hybrid_zero3");
+  o = RunOptions{};
+  o.distributed_mode = "zero";  // parallel's words
+  EXPECT_EQ(refusal(o), "--distributed-mode 'zero' is not valid; valid: none, ddp, fsdp, fsdp2");
+}
+
+TEST(ConfigChecks, AnEmptyDefaultWordPassesOnlyWhereTheRowSaysSo) {
+  RunOptions o;
+  o.cpu_allocator = "";  // the executor's own
+  EXPECT_EQ(refusal(o), "");
+  o.zero_grad = "";
+  EXPECT_EQ(refusal(o), "--zero-grad '' is not valid; valid: none, inplace");
+}
+
+TEST(ConfigChecks, NumbersAreRefusedAtTheirRowsEdges) {
+  RunOptions o;
+  o.micro_batch_size = 0;
+  EXPECT_EQ(refusal(o), "--micro-batch-size 0 must be a positive integer");
+  o = RunOptions{};
+  o.n_layers = 100001;
+  EXPECT_EQ(refusal(o), "--n-layers 100001 is not valid; valid: 1..100000 (the deepest litgpt model has 126)");
+  o.n_layers = 100000;
+  EXPECT_EQ(refusal(o), "");
+  o.beta1 = 1;  // [0, 1): the open end
+  EXPECT_EQ(refusal(o), "--beta1 1 must be in [0, 1)");
+  o.beta1 = 0;
+  EXPECT_EQ(refusal(o), "");
+  o.lr = 0;  // (0, ...)
+  EXPECT_EQ(refusal(o), "--lr 0 must be a positive number");
+  o = RunOptions{};
+  o.fsdp_bucket_params = 1.5;  // a whole number
+  EXPECT_EQ(refusal(o), "--fsdp-bucket-params 1.5 is not valid; valid: a positive whole number of parameters (e.g. 1e8)");
+  o.fsdp_bucket_params.reset();  // unset: not checked
+  o.weight_decay = std::numeric_limits<double>::infinity();  // no max, but not finite
+  EXPECT_EQ(refusal(o), "--weight-decay inf must be a finite number >= 0");
+  o.weight_decay = 0;
+  o.master_port = 65535;
+  EXPECT_EQ(refusal(o), "");
+  o.master_port = 65536;
+  EXPECT_EQ(refusal(o), "--master-port 65536 is not valid; valid: 0 (a free port) or 1..65535");
+}
+
+// --help lists the words where they are written in the help text; a word added to a row's
+// choices (or to parallel's modes) without its help line fails here.
+TEST(ConfigChecks, EveryChoiceIsNamedInItsHelp) {
+  int words = 0;
+  for (const Field* field : all_fields()) {
+    if (field->choices == nullptr) continue;
+    for (const std::string& word : field->choices()) {
+      EXPECT_NE(std::string(field->help).find(word), std::string::npos) << field->names << ": " << word;
+      ++words;
+    }
+  }
+  EXPECT_GE(words, 20);
+}
+
+}  // namespace
+}  // namespace tokbench::config
