@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli/command.hpp"
+#include "results/record_keys.hpp"
 #include "results/read_result.hpp"
 #include "sweep/compare.hpp"
 #include "results/result_store.hpp"
@@ -69,7 +70,7 @@ Side load_side(const std::string& side, const std::string& store_path, const cha
     if (out.runs.empty()) throw std::invalid_argument(fmt::format("{} '{}': no stored sweep with that id", name, side));
     for (std::size_t i = 0; i < out.runs.size(); ++i) {
       const auto& run = out.runs[i];
-      const auto id = run.find("sweep_config_id");
+      const auto id = run.find(results::key::sweep_config_id);
       out.sources.push_back(id != run.end() && id->is_string()
                                 ? fmt::format("sweep {} config {}", side, id->get<std::string>())
                                 : fmt::format("sweep {} row {}", side, i + 1));

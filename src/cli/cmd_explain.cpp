@@ -9,6 +9,7 @@
 
 #include "account/explanation.hpp"
 #include "cli/command.hpp"
+#include "results/record_keys.hpp"
 #include "results/read_result.hpp"
 #include "results/record_explanation.hpp"
 #include "usage/usage_error.hpp"
@@ -31,9 +32,9 @@ int run_explain(const ExplainOptions& o) {
     return kExitOk;
   }
   std::cout << fmt::format("# tokbench explain: {} against {} ({}, {} layers, T={}, B={}, {}, {} rank(s))\n",
-                           e.run_name, e.base_name, run.value("model_name", std::string("?")),
-                           run.value("n_layer", 0), run.value("Seq Len", 0), run.value("Micro BS", 0),
-                           run.value("dtype", std::string("?")), run.value("world_size", 1));
+                           e.run_name, e.base_name, run.value(results::key::model_name, std::string("?")),
+                           run.value(results::key::n_layer, 0), run.value(results::key::seq_len, 0), run.value(results::key::micro_bs, 0),
+                           run.value(results::key::dtype, std::string("?")), run.value(results::key::world_size, 1));
   account::write_explanation(e, std::cout);
   return kExitOk;
 }

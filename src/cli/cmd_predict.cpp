@@ -21,6 +21,7 @@
 #include "predict/prediction.hpp"
 #include "predict/predict_options.hpp"
 #include "files/atomic_file.hpp"
+#include "results/record_keys.hpp"
 #include "results/read_result.hpp"
 #include "results/record_status.hpp"
 #include "results/result_store.hpp"
@@ -51,7 +52,7 @@ std::vector<predict::MeasuredRun> measured_runs(const std::string& from) {
     const auto store = results::ResultStore::open_for_reading(ref->first);
     int64_t row = 0;
     store->for_each_run(ref->second, "", [&](nlohmann::json&& run) {
-      const auto id = run.find("sweep_config_id");
+      const auto id = run.find(results::key::sweep_config_id);
       const std::string name = id != run.end() && id->is_string() ? id->get<std::string>() : std::to_string(row);
       records.emplace_back(std::move(run), fmt::format("{} config {}", from, name));
       ++row;
@@ -70,8 +71,8 @@ std::vector<predict::MeasuredRun> measured_runs(const std::string& from) {
                                               "--json-path), a sweep's JSON, or STORE.sqlite:SWEEP_ID",
                                               usage::printable(from), e.what()));
     }
-    if (doc.is_object() && doc.contains("schema_version")) doc = results::read_run_result(from);  // a record's checks
-    from_list = doc.is_array() || (doc.is_object() && doc.contains("runs") && !doc.contains("schema_version"));
+    if (doc.is_object() && doc.contains(results::key::schema_version)) doc = results::read_run_result(from);  // a record's checks
+    from_list = doc.is_array() || (doc.is_object() && doc.contains("runs") && !doc.contains(results::key::schema_version));
     records = predict::records_of_document(doc, from);
     // A list holds records: anything else (a number, a string) is no sweep's JSON, refused in one
     // line rather than skipped once per element.
@@ -89,7 +90,7 @@ std::vector<predict::MeasuredRun> measured_runs(const std::string& from) {
   }
   std::vector<predict::MeasuredRun> runs;
   for (auto& [record, source] : records) {
-    const std::string status = record.is_object() ? record.value("status", std::string()) : std::string();
+    const std::string status = record.is_object() ? record.value(results::key::status, std::string()) : std::string();
     if (from_list && status != results::kStatusOk) {
       std::cerr << fmt::format("tokbench predict: skipping {} (status '{}')\n", source, status);
       continue;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "results/record_keys.hpp"
 #include "results/record_status.hpp"
 
 namespace tokbench::predict {
@@ -125,7 +126,7 @@ int64_t MeasuredRun::shard_size() const {
 
 MeasuredRun read_measured_run(const json& record, const std::string& source) {
   if (!record.is_object()) refuse(source, "not a run record (a JSON object)");
-  const std::string status = text_at(record, "status", "");
+  const std::string status = text_at(record, results::key::status, "");
   if (status == results::kStatusPredicted)
     refuse(source, "it is a prediction; predict from a measured run (tokbench run --json-path)");
   if (status != results::kStatusOk)
@@ -133,23 +134,23 @@ MeasuredRun read_measured_run(const json& record, const std::string& source) {
   MeasuredRun run;
   run.source = source;
   run.record = record;
-  const auto timings = record.find("unit_timings");
-  run.model_name = text_at(record, "model_name", "?");
-  run.dtype = text_at(record, "dtype", "fp32");
-  run.device = text_at(record, "device", "cpu");
-  run.device_name = text_at(record, "device_name", "");
-  run.executor = text_at(record, "executor", text_at(record, "compiler", "eager"));
-  run.parameters = whole_at(record, "parameters", source, 0, true);
-  run.n_layer = whole_at(record, "n_layer", source, 0, false);
-  run.seq_len = whole_at(record, "Seq Len", source, 0, true);
-  run.micro_batch = whole_at(record, "Micro BS", source, 1, true);
-  run.grad_accum = std::max<int64_t>(1, whole_at(record, "GA", source, 1, true));
-  run.world_size = std::max<int64_t>(1, whole_at(record, "world_size", source, 1, false));
-  run.average_iter_time_ms = number_at(record, "average_iter_time").value_or(0.0);
+  const auto timings = record.find(results::key::unit_timings);
+  run.model_name = text_at(record, results::key::model_name, "?");
+  run.dtype = text_at(record, results::key::dtype, "fp32");
+  run.device = text_at(record, results::key::device, "cpu");
+  run.device_name = text_at(record, results::key::device_name, "");
+  run.executor = text_at(record, results::key::executor, text_at(record, results::key::compiler, "eager"));
+  run.parameters = whole_at(record, results::key::parameters, source, 0, true);
+  run.n_layer = whole_at(record, results::key::n_layer, source, 0, false);
+  run.seq_len = whole_at(record, results::key::seq_len, source, 0, true);
+  run.micro_batch = whole_at(record, results::key::micro_bs, source, 1, true);
+  run.grad_accum = std::max<int64_t>(1, whole_at(record, results::key::ga, source, 1, true));
+  run.world_size = std::max<int64_t>(1, whole_at(record, results::key::world_size, source, 1, false));
+  run.average_iter_time_ms = number_at(record, results::key::average_iter_time).value_or(0.0);
   if (timings == record.end() || timings->is_null())
     refuse(source, "it has no unit_timings; rerun it with a tokbench that records unit timings (tokbench run records "
                    "them for every run)");
-  const json config = record.value("config", json::object());
+  const json config = record.value(results::key::config, json::object());
   // A --dynamic run's tokens are fewer than its positions, and how many depends on the lengths
   // drawn; a prediction counts G·T tokens per iteration, so it starts from fixed lengths only.
   if (config.value("dynamic", json(false)) == json(true))
@@ -167,7 +168,7 @@ MeasuredRun read_measured_run(const json& record, const std::string& source) {
   run.ddp_overlap = config.value("ddp_overlap", json(true)) != json(false);
   run.skip_data_sync = config.value("skip_data_sync", json(true)) != json(false);
   run.num_threads = whole_at(config, "num_threads", source, 0, false);
-  const json environment = record.value("environment", json::object());
+  const json environment = record.value(results::key::environment, json::object());
   for (const char* key : {"cpu_cores", "cores"})
     if (environment.is_object() && environment.contains(key) && environment[key].is_number_integer() &&
         environment[key].get<int64_t>() > 0) {
@@ -175,7 +176,7 @@ MeasuredRun read_measured_run(const json& record, const std::string& source) {
       break;
     }
   // The ranks that shared the reporting rank's machine.
-  const json ranks = record.value("ranks", json::array());
+  const json ranks = record.value(results::key::ranks, json::array());
   if (ranks.is_array() && !ranks.empty() && ranks[0].is_object() && ranks[0].contains("host")) {
     int64_t same = 0;
     for (const auto& r : ranks)
@@ -184,14 +185,14 @@ MeasuredRun read_measured_run(const json& record, const std::string& source) {
   } else {
     run.local_ranks = run.world_size;
   }
-  run.memory.peak_GB = number_at(record, "memory_allocated_peak_GB");
-  if (!run.memory.peak_GB) run.memory.peak_GB = number_at(record, "memory_used_GB");
-  run.memory.reserved_GB = number_at(record, "memory_reserved_peak_GB");
-  run.memory.parameters_GB = number_at(record, "memory_parameters_GB");
-  run.memory.gradients_GB = number_at(record, "memory_gradients_GB");
-  run.memory.optimizer_state_GB = number_at(record, "memory_optimizer_state_GB");
-  run.memory.activations_GB = number_at(record, "memory_activations_GB");
-  run.memory.comm_buffers_GB = number_at(record, "memory_comm_buffers_GB");
+  run.memory.peak_GB = number_at(record, results::key::memory_allocated_peak_gb);
+  if (!run.memory.peak_GB) run.memory.peak_GB = number_at(record, results::key::memory_used_gb);
+  run.memory.reserved_GB = number_at(record, results::key::memory_reserved_peak_gb);
+  run.memory.parameters_GB = number_at(record, results::key::memory_parameters_gb);
+  run.memory.gradients_GB = number_at(record, results::key::memory_gradients_gb);
+  run.memory.optimizer_state_GB = number_at(record, results::key::memory_optimizer_state_gb);
+  run.memory.activations_GB = number_at(record, results::key::memory_activations_gb);
+  run.memory.comm_buffers_GB = number_at(record, results::key::memory_comm_buffers_gb);
   read_unit_timings(*timings, source, run);
   read_parameter_shapes(*timings, source, run);
   return run;
@@ -201,7 +202,7 @@ std::vector<std::pair<json, std::string>> records_of_document(const json& doc, c
   std::vector<std::pair<json, std::string>> out;
   const json* list = nullptr;
   if (doc.is_array()) list = &doc;
-  else if (doc.is_object() && doc.contains("runs") && doc["runs"].is_array() && !doc.contains("schema_version"))
+  else if (doc.is_object() && doc.contains("runs") && doc["runs"].is_array() && !doc.contains(results::key::schema_version))
     list = &doc["runs"];
   if (!list) {
     out.emplace_back(doc, source);

@@ -15,6 +15,7 @@
 #include "results/comm_plan_json.hpp"
 #include "results/record_status.hpp"
 #include "results/result_columns.hpp"
+#include "results/run_record.hpp"
 #include "usage/usage_error.hpp"
 
 namespace tokbench::predict {
@@ -313,33 +314,44 @@ json predict(const MeasuredRun& run, const ClusterInput& in, const TargetOptions
   const double iteration = r.iteration_seconds;
   const int64_t w = t.world_size;
   const double tokens = static_cast<double>(t.global_batch) * static_cast<double>(run.seq_len);
-  const json& m = run.record;
-  const auto flops = m.contains("model_flops") && m["model_flops"].is_number() ? std::optional<double>(m["model_flops"].get<double>())
-                                                                                : std::nullopt;
-  const auto hw_flops = m.contains("hardware_flops") && m["hardware_flops"].is_number()
-                            ? std::optional<double>(m["hardware_flops"].get<double>())
-                            : flops;
+  const nlohmann::json& m = run.record;
+  using results::Field;
+  using results::Number;
+  namespace key = results::key;
+  // A key the prediction carries over from the measured record, as that record holds it (or
+  // `absent` where the record has no such key).
+  const auto carried = [&m]<typename T>(const char* name, Field<T> absent) {
+    Field<T> field = results::field_from_json<T>(m, name);
+    return field.present() ? field : absent;
+  };
+  const auto number = [&m](const char* name) {
+    return m.contains(name) && m[name].is_number() ? std::optional<double>(m[name].get<double>()) : std::nullopt;
+  };
+  const auto flops = number(key::model_flops);
+  const auto hw_flops = m.contains(key::hardware_flops) && m[key::hardware_flops].is_number() ? number(key::hardware_flops)
+                                                                                            : flops;
   const double ga = static_cast<double>(t.grad_accum);
   std::optional<double> peak_tflops;
-  json peak_chip = m.value("mfu_peak_chip", json(nullptr)), peak_source = m.value("mfu_peak_source", json(nullptr));
-  json peak_estimate = m.value("mfu_peak_is_estimate", json(nullptr));
-  const std::string precision = m.value("mfu_precision", std::string("fp32"));
+  Field<std::string> peak_chip = carried(key::mfu_peak_chip, Field<std::string>(nullptr));
+  Field<std::string> peak_source = carried(key::mfu_peak_source, Field<std::string>(nullptr));
+  Field<bool> peak_estimate = carried(key::mfu_peak_is_estimate, Field<bool>(nullptr));
+  const std::string precision = m.value(key::mfu_precision, std::string("fp32"));
   if (auto it = cluster.peak_TFLOP_per_s.find(precision); it != cluster.peak_TFLOP_per_s.end()) {
     peak_tflops = it->second;
-    peak_chip = cluster.device_name.empty() ? json(cluster.name) : json(cluster.device_name);
+    peak_chip = cluster.device_name.empty() ? cluster.name : cluster.device_name;
     peak_source = "cluster " + cluster.source;
     peak_estimate = false;
-  } else if (m.contains("mfu_peak_TFLOP_per_s") && m["mfu_peak_TFLOP_per_s"].is_number()) {
-    peak_tflops = m["mfu_peak_TFLOP_per_s"].get<double>();
+  } else {
+    peak_tflops = number(key::mfu_peak_tflop_per_s);
   }
   const std::optional<double> per_device_tflops =
       flops && iteration > 0 ? std::optional<double>(*flops * ga / iteration / 1e12) : std::nullopt;
   std::optional<double> hw_tflops;
   if (hw_flops && iteration > 0) hw_tflops = hw_flops.value_or(0.0) * ga / iteration / 1e12;
   auto fraction = [&](const std::optional<double>& v) {
-    return v && peak_tflops && *peak_tflops > 0 ? json(*v / *peak_tflops) : json(nullptr);
+    return v && peak_tflops && *peak_tflops > 0 ? std::optional<double>(*v / *peak_tflops) : std::nullopt;
   };
-  const auto gb = [](std::optional<double> bytes) { return bytes ? json(*bytes / 1e9) : json(nullptr); };
+  const auto gb = [](std::optional<double> bytes) { return bytes ? std::optional<double>(*bytes / 1e9) : std::nullopt; };
 
   std::string message = fmt::format("predicted from {} for {} ({} x {} ranks)", run.source, cluster.name, t.nnodes,
                                     t.nproc_per_node);
@@ -363,79 +375,78 @@ json predict(const MeasuredRun& run, const ClusterInput& in, const TargetOptions
   config["dist_backend"] = w > 1 ? json(cpu ? "gloo" : "nccl") : json(nullptr);
   config["dist_launcher"] = "none";
   config["num_threads"] = t.num_threads;
-  config["device"] = cluster.device;
-
-  json j;
-  j["average_iter_time"] = iteration * 1e3;
-  j["model_flops"] = flops ? json(*flops) : json(nullptr);
-  j["model_flop_per_sec"] = flops && iteration > 0 ? json(*flops * ga * static_cast<double>(w) / iteration) : json(nullptr);
-  j["tokens_per_sec"] = iteration > 0 ? json(tokens / iteration) : json(nullptr);
-  j["memory_used_GB"] = gb(memory.predicted_peak);
-  j["model_name"] = run.model_name;
-  j["Num GPUS"] = w;
-  j["Seq Len"] = run.seq_len;
-  j["Micro BS"] = t.micro_batch;
-  j["Global BS"] = t.global_batch;
-  j["GA"] = t.grad_accum;
-  j["Distributed Mode"] = mode_label(t);
-  j["Sharding Size"] = t.strategy == parallel::DistMode::fsdp && t.sharding_size ? json(*t.sharding_size) : json(nullptr);
-  j["compiler"] = m.value("compiler", json(run.executor));
-  j["schema_version"] = results::kSchemaVersion;
-  j["status"] = std::string(results::kStatusPredicted);
-  j["message"] = message;
-  j["executor"] = run.executor;
-  j["kernels"] = m.value("kernels", json(nullptr));
-  j["tokens_per_sec_per_device"] = iteration > 0 ? json(tokens / iteration / static_cast<double>(w)) : json(nullptr);
-  j["model_flops_per_iter_per_device"] = flops ? json(*flops * ga) : json(nullptr);
-  j["model_flops_per_iter_total"] = flops ? json(*flops * ga * static_cast<double>(w)) : json(nullptr);
-  j["model_TFLOP_per_s_per_device"] = opt(per_device_tflops);
-  j["model_TFLOP_per_s_total"] = opt(per_device_tflops, static_cast<double>(w));
-  j["mfu"] = fraction(per_device_tflops);
-  j["checkpoint_activations"] = m.value("checkpoint_activations", json(false));
-  j["hardware_flops"] = hw_flops ? json(*hw_flops) : json(nullptr);
-  j["hardware_TFLOP_per_s_per_device"] = opt(hw_tflops);
-  j["hfu"] = fraction(hw_tflops);
-  j["mfu_peak_TFLOP_per_s"] = opt(peak_tflops);
-  j["mfu_peak_chip"] = peak_chip;
-  j["mfu_peak_source"] = peak_source;
-  j["mfu_peak_is_estimate"] = peak_estimate;
-  j["mfu_precision"] = precision;
-  j["flops_convention"] = m.value("flops_convention", json(nullptr));
-  j["warmup_iters"] = nullptr;
-  j["max_iters"] = nullptr;
-  j["measured_iters"] = 0;
-  j["measured_window_s"] = nullptr;
-  j["iter_time_ms"] = nullptr;
-  j["iterations"] = json::array();  // nothing was measured
-  j["loss_first"] = nullptr;
-  j["loss_last"] = nullptr;
-  j["parameters"] = run.parameters;
-  j["n_layer"] = run.n_layer;
-  j["memory_allocated_peak_GB"] = gb(memory.predicted_peak);
-  j["memory_reserved_peak_GB"] = gb(memory.predicted_reserved);
-  j["peak_rss_GB"] = nullptr;
-  j["memory_parameters_GB"] = memory.predicted.parameters / 1e9;
-  j["memory_gradients_GB"] = memory.predicted.gradients / 1e9;
-  j["memory_optimizer_state_GB"] = memory.predicted.optimizer_state / 1e9;
-  j["memory_activations_GB"] = memory.predicted.activations / 1e9;
-  j["memory_comm_buffers_GB"] = memory.predicted.comm_buffers / 1e9;
-  j["memory_allocator_reserve_GB"] =
-      memory.predicted_reserved && memory.predicted_peak ? json((*memory.predicted_reserved - *memory.predicted_peak) / 1e9)
-                                                         : json(nullptr);
-  j["memory_estimate_GB"] = nullptr;
-  j["harness_overhead_percent"] = nullptr;
-  j["world_size"] = w;
-  j["sharding_mode"] = t.strategy == parallel::DistMode::fsdp ? json(sharding_label(t)) : json(nullptr);
-  j["bucketing"] = t.strategy == parallel::DistMode::fsdp ? json(t.bucketing_mode) : json(nullptr);
-  j["ranks"] = json::array();
-  j["device"] = cluster.device;
-  j["device_name"] = cluster.device_name.empty() ? json(run.device_name) : json(cluster.device_name);
-  j["dtype"] = run.dtype;
-  j["tf32"] = m.value("tf32", json(nullptr));
-  j["zero_grad"] = m.value("zero_grad", json(nullptr));
-  j["config"] = config;
-  j["environment"] = m.value("environment", json(nullptr));
-
+  results::RunRecord rec;
+  rec.average_iter_time = iteration * 1e3;
+  rec.model_flops = flops ? Field<Number>(*flops) : nullptr;
+  rec.model_flop_per_sec = flops && iteration > 0 ? Field<double>(*flops * ga * static_cast<double>(w) / iteration) : nullptr;
+  rec.tokens_per_sec = iteration > 0 ? Field<double>(tokens / iteration) : nullptr;
+  rec.memory_used_gb = gb(memory.predicted_peak);
+  rec.model_name = run.model_name;
+  rec.num_gpus = w;
+  rec.seq_len = run.seq_len;
+  rec.micro_bs = t.micro_batch;
+  rec.global_bs = t.global_batch;
+  rec.ga = t.grad_accum;
+  rec.distributed_mode = mode_label(t);
+  rec.sharding_size = t.strategy == parallel::DistMode::fsdp && t.sharding_size ? Field<results::Given>(*t.sharding_size) : nullptr;
+  rec.compiler = carried(key::compiler, Field<std::string>(run.executor));
+  rec.schema_version = results::kSchemaVersion;
+  rec.status = std::string(results::kStatusPredicted);
+  rec.message = message;
+  rec.executor = run.executor;
+  rec.kernels = carried(key::kernels, Field<results::Block>(nullptr));
+  rec.tokens_per_sec_per_device = iteration > 0 ? Field<double>(tokens / iteration / static_cast<double>(w)) : nullptr;
+  rec.model_flops_per_iter_per_device = flops ? Field<Number>(*flops * ga) : nullptr;
+  rec.model_flops_per_iter_total = flops ? Field<Number>(*flops * ga * static_cast<double>(w)) : nullptr;
+  rec.model_tflop_per_s_per_device = per_device_tflops;
+  rec.model_tflop_per_s_total =
+      per_device_tflops ? Field<double>(*per_device_tflops * static_cast<double>(w)) : nullptr;
+  rec.mfu = fraction(per_device_tflops);
+  rec.checkpoint_activations = carried(key::checkpoint_activations, Field<bool>(false));
+  rec.hardware_flops = hw_flops ? Field<Number>(*hw_flops) : nullptr;
+  rec.hardware_tflop_per_s_per_device = hw_tflops;
+  rec.hfu = fraction(hw_tflops);
+  rec.mfu_peak_tflop_per_s = peak_tflops;
+  rec.mfu_peak_chip = peak_chip;
+  rec.mfu_peak_source = peak_source;
+  rec.mfu_peak_is_estimate = peak_estimate;
+  rec.mfu_precision = precision;
+  rec.flops_convention = carried(key::flops_convention, Field<std::string>(nullptr));
+  rec.warmup_iters = nullptr;
+  rec.max_iters = nullptr;
+  rec.measured_iters = 0;
+  rec.measured_window_s = nullptr;
+  rec.iter_time_ms = nullptr;
+  rec.iterations = json::array();  // nothing was measured
+  rec.loss_first = nullptr;
+  rec.loss_last = nullptr;
+  rec.parameters = run.parameters;
+  rec.n_layer = run.n_layer;
+  rec.memory_allocated_peak_gb = gb(memory.predicted_peak);
+  rec.memory_reserved_peak_gb = gb(memory.predicted_reserved);
+  rec.peak_rss_gb = nullptr;
+  rec.memory_parameters_gb = memory.predicted.parameters / 1e9;
+  rec.memory_gradients_gb = memory.predicted.gradients / 1e9;
+  rec.memory_optimizer_state_gb = memory.predicted.optimizer_state / 1e9;
+  rec.memory_activations_gb = memory.predicted.activations / 1e9;
+  rec.memory_comm_buffers_gb = memory.predicted.comm_buffers / 1e9;
+  rec.memory_allocator_reserve_gb =
+      memory.predicted_reserved && memory.predicted_peak
+          ? Field<double>((*memory.predicted_reserved - *memory.predicted_peak) / 1e9)
+          : nullptr;
+  rec.memory_estimate_gb = nullptr;
+  rec.harness_overhead_percent = nullptr;
+  rec.world_size = w;
+  rec.sharding_mode = t.strategy == parallel::DistMode::fsdp ? Field<std::string>(sharding_label(t)) : nullptr;
+  rec.bucketing = t.strategy == parallel::DistMode::fsdp ? Field<std::string>(t.bucketing_mode) : nullptr;
+  rec.ranks = json::array();
+  rec.device = cluster.device;
+  rec.device_name = cluster.device_name.empty() ? run.device_name : cluster.device_name;
+  rec.dtype = run.dtype;
+  rec.tf32 = carried(key::tf32, Field<bool>(nullptr));
+  rec.zero_grad = carried(key::zero_grad, Field<std::string>(nullptr));
+  rec.config = config;
+  rec.environment = carried(key::environment, Field<results::Block>(nullptr));
   json cluster_json = {{"name", cluster.name},
                        {"source", cluster.source},
                        {"device", cluster.device},
@@ -460,14 +471,14 @@ json predict(const MeasuredRun& run, const ClusterInput& in, const TargetOptions
                          {"optimizer_state", memory.measured.optimizer_state / 1e9},
                          {"activations", memory.measured.activations / 1e9},
                          {"comm_buffers", memory.measured.comm_buffers / 1e9}};
-  j["prediction"] = {
+  rec.prediction = json{
       {"source",
        {{"record", run.source},
         {"model_name", run.model_name},
         {"device", run.device},
         {"device_name", run.device_name},
         {"world_size", run.world_size},
-        {"distributed_mode", m.value("Distributed Mode", json(run.distributed_mode))},
+        {"distributed_mode", json(m.value(key::distributed_mode, nlohmann::json(run.distributed_mode)))},
         {"GA", run.grad_accum},
         {"num_threads", run.num_threads},
         {"average_iter_time_ms", run.average_iter_time_ms},
@@ -486,8 +497,8 @@ json predict(const MeasuredRun& run, const ClusterInput& in, const TargetOptions
       {"communication", communication},
       {"cpu_contention", contention},
       {"memory",
-       {{"measured_peak_GB", gb(memory.measured_peak)},
-        {"predicted_peak_GB", gb(memory.predicted_peak)},
+       {{"measured_peak_GB", opt(gb(memory.measured_peak))},
+        {"predicted_peak_GB", opt(gb(memory.predicted_peak))},
         {"measured_breakdown", memory.measured_breakdown},
         {"measured_parts_GB", measured_parts},
         {"predicted_parts_GB", parts},
@@ -495,7 +506,7 @@ json predict(const MeasuredRun& run, const ClusterInput& in, const TargetOptions
         {"fits", fits}}},
       {"assumptions", assumptions},
   };
-  return results::in_column_order(j);
+  return results::to_json(rec);
 }
 
 }  // namespace tokbench::predict

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "results/reporters.hpp"
+#include "results/record_keys.hpp"
 
 namespace tokbench::results::detail {
 namespace {
@@ -60,12 +61,12 @@ size_t column_index(const PivotTable& t, const std::string& name) {
 }
 
 std::string short_value(const std::string& column, const std::string& value) {
-  if (column == "model_name" || column == "Distributed Mode") return value;
-  if (column == "Num GPUS") return value + (value == "1" ? " GPU" : " GPUs");
-  if (column == "Seq Len") return "T=" + value;
-  if (column == "Micro BS") return "B=" + value;
-  if (column == "Global BS") return "G=" + value;
-  if (column == "Sharding Size") return "S=" + value;
+  if (column == key::model_name || column == key::distributed_mode) return value;
+  if (column == key::num_gpus) return value + (value == "1" ? " GPU" : " GPUs");
+  if (column == key::seq_len) return "T=" + value;
+  if (column == key::micro_bs) return "B=" + value;
+  if (column == key::global_bs) return "G=" + value;
+  if (column == key::sharding_size) return "S=" + value;
   return column + "=" + value;
 }
 
@@ -117,13 +118,13 @@ std::vector<std::vector<std::string>> row_label_parts(const PivotTable& t) {
     const std::string& column = t.index_columns[c];
     // Global BS is B x GA x W, told by those; "none" (no distribution, no sharding) goes
     // without saying next to "1 GPU".
-    if (column == "Global BS") continue;
+    if (column == key::global_bs) continue;
     bool varies = false;
     for (const auto& row : t.rows) varies = varies || row.index[c] != t.rows.front().index[c];
     if (!varies) continue;
     for (size_t r = 0; r < t.rows.size(); ++r) {
       const std::string& v = t.rows[r].index[c];
-      if (v == "none" && (column == "Distributed Mode" || column == "Sharding Size")) continue;
+      if (v == "none" && (column == key::distributed_mode || column == key::sharding_size)) continue;
       labels[r].push_back(short_value(column, v));
     }
   }
@@ -253,10 +254,10 @@ std::string throughput_bar_chart(const PivotTable& t) {
 }
 
 std::string scaling_line_chart(const PivotTable& t) {
-  const size_t w_col = column_index(t, "Num GPUS");
-  const size_t mode_col = column_index(t, "Distributed Mode");
-  const size_t shard_col = column_index(t, "Sharding Size");
-  const size_t global_col = column_index(t, "Global BS");
+  const size_t w_col = column_index(t, key::num_gpus);
+  const size_t mode_col = column_index(t, key::distributed_mode);
+  const size_t shard_col = column_index(t, key::sharding_size);
+  const size_t global_col = column_index(t, key::global_bs);
   if (w_col == std::string::npos) return R"~(<p class="note">No "Num GPUS" in the runs: nothing to scale.</p>)~";
 
   // A series is one executor on one configuration as the number of ranks grows: the index

@@ -11,6 +11,7 @@
 
 #include "account/category.hpp"
 #include "results/html_charts.hpp"
+#include "results/record_keys.hpp"
 
 namespace tokbench::results::detail {
 namespace {
@@ -65,7 +66,7 @@ std::string time_account_chart(const PivotTable& table) {
     for (std::size_t e = 0; e < table.executors.size() && e < table.rows[r].runs.size(); ++e) {
       const nlohmann::json* run = table.rows[r].runs[e];
       if (run == nullptr || !run->is_object()) continue;
-      const auto account = run->find("time_account");
+      const auto account = run->find(key::time_account);
       if (account == run->end() || !account->is_object() || !account->contains("categories")) continue;
       Bar bar;
       bar.label = configuration + " · " + table.executors[e];

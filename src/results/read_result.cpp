@@ -13,6 +13,7 @@
 
 #include "account/time_account_json.hpp"
 #include "results/result_columns.hpp"
+#include "results/record_keys.hpp"
 
 namespace tokbench::results {
 namespace {
@@ -187,15 +188,15 @@ bool number_or_null(const json& v) { return v.is_number() || v.is_null(); }
 bool boolean(const json& v) { return v.is_boolean(); }
 
 constexpr TypedKey kTypedKeys[] = {
-    {"status", text, "text"},
-    {"message", text_or_null, "text (or null)"},
-    {"iterations", array_or_null, "an array of objects (or null)"},
-    {"iter_time_ms", object_or_null, "an object (or null)"},
-    {"config", object_or_null, "an object (or null)"},
-    {"environment", object_or_null, "an object (or null)"},
-    {"ranks", array_or_null, "an array (or null)"},
-    {"sweep_config_id", text, "text"},
-    {"sweep_options", object_or_null, "an object (or null)"},
+    {key::status, text, "text"},
+    {key::message, text_or_null, "text (or null)"},
+    {key::iterations, array_or_null, "an array of objects (or null)"},
+    {key::iter_time_ms, object_or_null, "an object (or null)"},
+    {key::config, object_or_null, "an object (or null)"},
+    {key::environment, object_or_null, "an object (or null)"},
+    {key::ranks, array_or_null, "an array (or null)"},
+    {key::sweep_config_id, text, "text"},
+    {key::sweep_options, object_or_null, "an object (or null)"},
 };
 constexpr TypedKey kIterationKeys[] = {
     {"index", number_or_null, "a number"},
@@ -216,7 +217,7 @@ void check_milliseconds(const json& v, const std::string& key) {
 
 // A time account (the record's, a rank's) as the account's reader takes it, values included.
 void check_account(const json& record, const std::string& key) {
-  const auto it = record.find("time_account");
+  const auto it = record.find(key::time_account);
   if (it == record.end() || it->is_null()) return;
   try {
     account::time_account_from_json(*it);
@@ -231,15 +232,15 @@ void check_account(const json& record, const std::string& key) {
 }
 
 void check_values(const json& j) {
-  if (const auto stats = j.find("iter_time_ms"); stats != j.end() && stats->is_object())
+  if (const auto stats = j.find(key::iter_time_ms); stats != j.end() && stats->is_object())
     for (const auto& [name, value] : stats->items()) check_milliseconds(value, "iter_time_ms." + name);
-  if (const auto average = j.find("average_iter_time"); average != j.end()) check_milliseconds(*average, "average_iter_time");
-  if (const auto iterations = j.find("iterations"); iterations != j.end() && iterations->is_array())
+  if (const auto average = j.find(key::average_iter_time); average != j.end()) check_milliseconds(*average, key::average_iter_time);
+  if (const auto iterations = j.find(key::iterations); iterations != j.end() && iterations->is_array())
     for (std::size_t i = 0; i < iterations->size(); ++i)
       if (const auto t = (*iterations)[i].find("time_ms"); t != (*iterations)[i].end())
         check_milliseconds(*t, fmt::format("iterations[{}].time_ms", i));
-  check_account(j, "time_account");
-  if (const auto ranks = j.find("ranks"); ranks != j.end() && ranks->is_array())
+  check_account(j, key::time_account);
+  if (const auto ranks = j.find(key::ranks); ranks != j.end() && ranks->is_array())
     for (std::size_t i = 0; i < ranks->size(); ++i)
       if ((*ranks)[i].is_object()) check_account((*ranks)[i], fmt::format("ranks[{}].time_account", i));
 }
@@ -254,7 +255,7 @@ void check_types(const json& j) {
     if (it != j.end() && !t.holds(*it))
       throw std::invalid_argument(fmt::format("its key '{}' holds {}, where a result holds {}", t.key, holds(*it), t.what));
   }
-  const auto iterations = j.find("iterations");
+  const auto iterations = j.find(key::iterations);
   if (iterations == j.end() || !iterations->is_array()) return;
   for (std::size_t i = 0; i < iterations->size(); ++i) {
     const json& it = (*iterations)[i];
@@ -325,12 +326,12 @@ json read_run_result(const std::filesystem::path& path) {
   }
   // A sweep writes a row for a configuration that never produced a result (the run refused its
   // options, died, timed out): no schema_version, a status other than ok, its message.
-  const bool sweep_row = !j.contains("schema_version") && j.contains("model_name") && j.contains("message") &&
-                         j.contains("status") && j["status"].is_string() && j["status"] != "ok";
+  const bool sweep_row = !j.contains(key::schema_version) && j.contains(key::model_name) && j.contains(key::message) &&
+                         j.contains(key::status) && j[key::status].is_string() && j[key::status] != "ok";
   if (!sweep_row) {
-    if (!j.contains("schema_version") || !j.contains("status") || !j.contains("model_name"))
+    if (!j.contains(key::schema_version) || !j.contains(key::status) || !j.contains(key::model_name))
       not_a_result(path, "it is JSON without a result's schema_version, status and model_name (another program's?)");
-    const auto& version = j["schema_version"];
+    const auto& version = j[key::schema_version];
     if (!version.is_number_integer() || version.get<int64_t>() < 1)
       not_a_result(path,
                    fmt::format("schema_version {} is not a schema; valid: 1 to {}", short_text(version), kSchemaVersion));

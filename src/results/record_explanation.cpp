@@ -8,6 +8,7 @@
 
 #include "account/time_account_json.hpp"
 #include "results/record_status.hpp"
+#include "results/record_keys.hpp"
 #include "usage/usage_error.hpp"
 
 namespace tokbench::results {
@@ -16,7 +17,7 @@ namespace {
 // The keys that say what work a run did: a difference in any of them is another configuration.
 // (The record's own spellings; "Seq Len" and "Micro BS" are the reference's keys.)
 constexpr std::array<const char*, 9> kConfigurationKeys = {
-    "model_name", "n_layer", "Seq Len", "Micro BS", "Global BS", "dtype", "world_size", "device", "checkpoint_activations",
+    key::model_name, key::n_layer, key::seq_len, key::micro_bs, key::global_bs, key::dtype, key::world_size, key::device, key::checkpoint_activations,
 };
 
 std::string shown(const nlohmann::json& value) {
@@ -24,11 +25,11 @@ std::string shown(const nlohmann::json& value) {
 }
 
 account::TimeAccount account_of(const nlohmann::json& record, const std::string& where) {
-  const auto status = record.value("status", std::string("unknown"));
+  const auto status = record.value(key::status, std::string("unknown"));
   if (status != kStatusOk)
     usage::refuse(fmt::format("{}: its run ended with status '{}': only a finished run (ok) has a time account to "
                               "explain", where, usage::printable(status)));
-  const auto it = record.find("time_account");
+  const auto it = record.find(key::time_account);
   if (it == record.end() || it->is_null())
     usage::refuse(fmt::format("{}: the record has no time account; run it again with {} N (N profiled iterations "
                               "after the measured window)", where, kTimeAccountOption));
@@ -42,8 +43,8 @@ account::TimeAccount account_of(const nlohmann::json& record, const std::string&
 }  // namespace
 
 std::string run_label(const nlohmann::json& record) {
-  const std::string compiler = record.value("compiler", std::string());
-  const std::string executor = record.value("executor", std::string());
+  const std::string compiler = record.value(key::compiler, std::string());
+  const std::string executor = record.value(key::executor, std::string());
   if (compiler.empty()) return executor.empty() ? "run" : executor;
   if (executor.empty() || executor == compiler) return compiler;
   return compiler + " (" + executor + ")";

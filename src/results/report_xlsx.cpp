@@ -13,6 +13,7 @@
 
 #include "results/reporters.hpp"
 #include "results/record_status.hpp"
+#include "results/record_keys.hpp"
 
 namespace tokbench::results::detail {
 namespace {
@@ -25,7 +26,7 @@ constexpr size_t kMaxCellChars = 32767;  // Excel's limit for one cell's text
 // slashes: "/" reads " per "; the one title still too long has its own name.
 std::string sheet_name(const PivotTable& t, std::set<std::string>& used) {
   std::string name;
-  if (t.metric_key == "tokens_per_sec_per_device") {
+  if (t.metric_key == key::tokens_per_sec_per_device) {
     name = "NORMALIZED THROUGHPUT (per GPU)";
   } else {
     for (char c : t.title) {
@@ -206,7 +207,7 @@ void write_runs(Workbook& book, const std::vector<json>& runs) {
         widths.see(c, "FALSE");
       } else {
         const std::string text = scalar_text(*it);
-        const bool failed = columns[c].key == "status" && !results::holds_figures(text);
+        const bool failed = columns[c].key == key::status && !results::holds_figures(text);
         check(worksheet_write_string(s, r, c, cell_string(text).c_str(), failed ? book.failed_ : nullptr), "a value");
         widths.see(c, text);
       }

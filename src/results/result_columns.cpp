@@ -1,6 +1,7 @@
 // The column table. Meanings: docs/run.md ("The JSON result") and docs/PERFORMANCE.md ("The
 // contract"); the reference's keys keep its spelling ("Num GPUS") so its readers find them.
 #include "results/result_columns.hpp"
+#include "results/record_keys.hpp"
 
 #include <fmt/format.h>
 
@@ -15,119 +16,119 @@ using S = Section;
 std::vector<Column> make_columns() {
   std::vector<Column> columns{
       // The reference benchmark's keys, in its order.
-      {"average_iter_time", "Average iter time", "ms", "{:.2f}", S::reference},
-      {"model_flops", "Model FLOPs per micro-batch", "FLOPs", "", S::reference},
-      {"model_flop_per_sec", "Model FLOP/s total", "FLOP/s", "{:.4g}", S::reference},
-      {"tokens_per_sec", "Tokens/s", "tokens/s", "{:.1f}", S::reference},
-      {"memory_used_GB", "Memory used", "GB", "{:.3f}", S::reference},
-      {"model_name", "model_name", "", "", S::reference},
-      {"Num GPUS", "Num GPUS", "", "", S::reference},
-      {"Seq Len", "Seq Len", "tokens", "", S::reference},
-      {"Micro BS", "Micro BS", "sequences", "", S::reference},
-      {"Global BS", "Global BS", "sequences", "", S::reference},
-      {"GA", "GA", "", "", S::reference},
-      {"Distributed Mode", "Distributed Mode", "", "", S::reference},
-      {"Sharding Size", "Sharding Size", "", "", S::reference},
-      {"compiler", "Compiler", "", "", S::reference},
+      {key::average_iter_time, "Average iter time", "ms", "{:.2f}", S::reference},
+      {key::model_flops, "Model FLOPs per micro-batch", "FLOPs", "", S::reference},
+      {key::model_flop_per_sec, "Model FLOP/s total", "FLOP/s", "{:.4g}", S::reference},
+      {key::tokens_per_sec, "Tokens/s", "tokens/s", "{:.1f}", S::reference},
+      {key::memory_used_gb, "Memory used", "GB", "{:.3f}", S::reference},
+      {key::model_name, "model_name", "", "", S::reference},
+      {key::num_gpus, "Num GPUS", "", "", S::reference},
+      {key::seq_len, "Seq Len", "tokens", "", S::reference},
+      {key::micro_bs, "Micro BS", "sequences", "", S::reference},
+      {key::global_bs, "Global BS", "sequences", "", S::reference},
+      {key::ga, "GA", "", "", S::reference},
+      {key::distributed_mode, "Distributed Mode", "", "", S::reference},
+      {key::sharding_size, "Sharding Size", "", "", S::reference},
+      {key::compiler, "Compiler", "", "", S::reference},
       // tokbench's own.
-      {"schema_version", "Schema version", "", "", S::tokbench, false},
-      {"status", "Status", "", "", S::tokbench},
-      {"message", "Message", "", "", S::tokbench},
-      {"executor", "Executor", "", "", S::tokbench},
+      {key::schema_version, "Schema version", "", "", S::tokbench, false},
+      {key::status, "Status", "", "", S::tokbench},
+      {key::message, "Message", "", "", S::tokbench},
+      {key::executor, "Executor", "", "", S::tokbench},
       // python-thunder only: how thunder took the model (jit, dynamo) and the executors it was
       // given, highest priority first, as the Python step reported them.
-      {"thunder_front_end", "thunder front end", "", "", S::tokbench, true, false, true},
-      {"thunder_executors", "thunder executors", "", "", S::tokbench, true, false, true},
+      {key::thunder_front_end, "thunder front end", "", "", S::tokbench, true, false, true},
+      {key::thunder_executors, "thunder executors", "", "", S::tokbench, true, false, true},
       // The fused executor's GEMM choice per role and shape class (null for other executors).
-      {"kernels", "Kernels", "", "", S::tokbench, true, false, true},
+      {key::kernels, "Kernels", "", "", S::tokbench, true, false, true},
       // The attention kernel PyTorch's dispatcher chose (flash_attention, cudnn_attention, ...;
       // --use-sdpa sets the reference's priority); null where the executor cannot say (thunder).
-      {"attention_kernel", "Attention kernel", "", "", S::tokbench, true, false, true},
-      {"tokens_per_sec_per_device", "Tokens/s per device", "tokens/s", "{:.1f}", S::tokbench},
+      {key::attention_kernel, "Attention kernel", "", "", S::tokbench, true, false, true},
+      {key::tokens_per_sec_per_device, "Tokens/s per device", "tokens/s", "{:.1f}", S::tokbench},
       // --dynamic: the padded positions processed per second (tokens_per_sec counts real tokens).
-      {"positions_per_sec", "Positions/s (padded)", "positions/s", "{:.1f}", S::tokbench, true, false, true},
-      {"model_flops_per_iter_per_device", "Model FLOPs per iteration per device", "FLOPs", "", S::tokbench},
-      {"model_flops_per_iter_total", "Model FLOPs per iteration total", "FLOPs", "", S::tokbench},
-      {"model_TFLOP_per_s_per_device", "TFLOP/s per device", "TFLOP/s", "{:.4g}", S::tokbench},
-      {"model_TFLOP_per_s_total", "TFLOP/s total", "TFLOP/s", "{:.4g}", S::tokbench},
-      {"mfu", "MFU", "fraction of peak", "{:.4f}", S::tokbench, true, true},
+      {key::positions_per_sec, "Positions/s (padded)", "positions/s", "{:.1f}", S::tokbench, true, false, true},
+      {key::model_flops_per_iter_per_device, "Model FLOPs per iteration per device", "FLOPs", "", S::tokbench},
+      {key::model_flops_per_iter_total, "Model FLOPs per iteration total", "FLOPs", "", S::tokbench},
+      {key::model_tflop_per_s_per_device, "TFLOP/s per device", "TFLOP/s", "{:.4g}", S::tokbench},
+      {key::model_tflop_per_s_total, "TFLOP/s total", "TFLOP/s", "{:.4g}", S::tokbench},
+      {key::mfu, "MFU", "fraction of peak", "{:.4f}", S::tokbench, true, true},
       // With activation checkpointing the device also runs every block's forward again: the
       // FLOPs executed (hardware FLOPs) exceed the model's, and HFU divides those.
-      {"checkpoint_activations", "Activation checkpointing", "", "", S::tokbench},
-      {"hardware_flops", "Hardware FLOPs per micro-batch", "FLOPs", "", S::tokbench},
-      {"hardware_TFLOP_per_s_per_device", "Hardware TFLOP/s per device", "TFLOP/s", "{:.4g}", S::tokbench},
-      {"hfu", "HFU", "fraction of peak", "{:.4f}", S::tokbench, true, true},
-      {"mfu_peak_TFLOP_per_s", "MFU peak", "TFLOP/s", "{:.4g}", S::tokbench},
-      {"mfu_peak_chip", "MFU peak chip", "", "", S::tokbench},
-      {"mfu_peak_source", "MFU peak source", "", "", S::tokbench},
-      {"mfu_peak_is_estimate", "MFU peak is an estimate", "", "", S::tokbench},
-      {"mfu_precision", "MFU precision", "", "", S::tokbench},
-      {"flops_convention", "FLOPs convention", "", "", S::tokbench},
-      {"warmup_iters", "Warm-up iterations", "", "", S::tokbench},
-      {"max_iters", "Iterations", "", "", S::tokbench},
-      {"measured_iters", "Measured iterations", "", "", S::tokbench},
-      {"measured_window_s", "Measured window", "s", "{:.3f}", S::tokbench},
-      {"iter_time_ms", "Iter time", "ms", "{:.2f}", S::tokbench},
-      {"loss_first", "Loss first", "", "{:.4f}", S::tokbench},
-      {"loss_last", "Loss last", "", "{:.4f}", S::tokbench},
-      {"parameters", "Parameters (whole model)", "", "", S::tokbench},
-      {"n_layer", "Layers", "", "", S::tokbench},
-      {"memory_allocated_peak_GB", "Memory allocated peak", "GB", "{:.3f}", S::tokbench},
-      {"memory_reserved_peak_GB", "Memory reserved peak", "GB", "{:.3f}", S::tokbench},
-      {"peak_rss_GB", "Process peak RSS", "GB", "{:.3f}", S::tokbench, true, false, true},  // CPU runs
+      {key::checkpoint_activations, "Activation checkpointing", "", "", S::tokbench},
+      {key::hardware_flops, "Hardware FLOPs per micro-batch", "FLOPs", "", S::tokbench},
+      {key::hardware_tflop_per_s_per_device, "Hardware TFLOP/s per device", "TFLOP/s", "{:.4g}", S::tokbench},
+      {key::hfu, "HFU", "fraction of peak", "{:.4f}", S::tokbench, true, true},
+      {key::mfu_peak_tflop_per_s, "MFU peak", "TFLOP/s", "{:.4g}", S::tokbench},
+      {key::mfu_peak_chip, "MFU peak chip", "", "", S::tokbench},
+      {key::mfu_peak_source, "MFU peak source", "", "", S::tokbench},
+      {key::mfu_peak_is_estimate, "MFU peak is an estimate", "", "", S::tokbench},
+      {key::mfu_precision, "MFU precision", "", "", S::tokbench},
+      {key::flops_convention, "FLOPs convention", "", "", S::tokbench},
+      {key::warmup_iters, "Warm-up iterations", "", "", S::tokbench},
+      {key::max_iters, "Iterations", "", "", S::tokbench},
+      {key::measured_iters, "Measured iterations", "", "", S::tokbench},
+      {key::measured_window_s, "Measured window", "s", "{:.3f}", S::tokbench},
+      {key::iter_time_ms, "Iter time", "ms", "{:.2f}", S::tokbench},
+      {key::loss_first, "Loss first", "", "{:.4f}", S::tokbench},
+      {key::loss_last, "Loss last", "", "{:.4f}", S::tokbench},
+      {key::parameters, "Parameters (whole model)", "", "", S::tokbench},
+      {key::n_layer, "Layers", "", "", S::tokbench},
+      {key::memory_allocated_peak_gb, "Memory allocated peak", "GB", "{:.3f}", S::tokbench},
+      {key::memory_reserved_peak_gb, "Memory reserved peak", "GB", "{:.3f}", S::tokbench},
+      {key::peak_rss_gb, "Process peak RSS", "GB", "{:.3f}", S::tokbench, true, false, true},  // CPU runs
       // The breakdown of the reported peak's rank (train/memory_breakdown.hpp; docs/run.md).
-      {"memory_parameters_GB", "Memory: parameters", "GB", "{:.3f}", S::tokbench},
-      {"memory_gradients_GB", "Memory: gradients", "GB", "{:.3f}", S::tokbench},
-      {"memory_optimizer_state_GB", "Memory: optimizer state", "GB", "{:.3f}", S::tokbench},
-      {"memory_activations_GB", "Memory: activations", "GB", "{:.3f}", S::tokbench},
-      {"memory_comm_buffers_GB", "Memory: communication buffers", "GB", "{:.3f}", S::tokbench},
-      {"memory_allocator_reserve_GB", "Memory: allocator reserve", "GB", "{:.3f}", S::tokbench},
-      {"memory_estimate_GB", "Memory estimate", "GB", "{:.2f}", S::tokbench},
-      {"harness_overhead_percent", "Harness overhead", "% of the window", "{:.3f}", S::tokbench},
-      {"world_size", "World size", "ranks", "", S::tokbench},
+      {key::memory_parameters_gb, "Memory: parameters", "GB", "{:.3f}", S::tokbench},
+      {key::memory_gradients_gb, "Memory: gradients", "GB", "{:.3f}", S::tokbench},
+      {key::memory_optimizer_state_gb, "Memory: optimizer state", "GB", "{:.3f}", S::tokbench},
+      {key::memory_activations_gb, "Memory: activations", "GB", "{:.3f}", S::tokbench},
+      {key::memory_comm_buffers_gb, "Memory: communication buffers", "GB", "{:.3f}", S::tokbench},
+      {key::memory_allocator_reserve_gb, "Memory: allocator reserve", "GB", "{:.3f}", S::tokbench},
+      {key::memory_estimate_gb, "Memory estimate", "GB", "{:.2f}", S::tokbench},
+      {key::harness_overhead_percent, "Harness overhead", "% of the window", "{:.3f}", S::tokbench},
+      {key::world_size, "World size", "ranks", "", S::tokbench},
       // FSDP only: zero2, zero3, hybrid_zero2, ...; and the units: none, block, layer.
-      {"sharding_mode", "Sharding mode", "", "", S::tokbench, true, false, true},
-      {"bucketing", "Bucketing", "", "", S::tokbench, true, false, true},
-      {"ranks", "Rank", "", "{:.3f}", S::tokbench},
-      {"device", "Device", "", "", S::tokbench},
-      {"device_name", "Device name", "", "", S::tokbench},
-      {"dtype", "dtype", "", "", S::tokbench},
-      {"tf32", "TF32 matmuls", "", "", S::tokbench},
-      {"zero_grad", "Zero grad", "", "", S::tokbench},
+      {key::sharding_mode, "Sharding mode", "", "", S::tokbench, true, false, true},
+      {key::bucketing, "Bucketing", "", "", S::tokbench, true, false, true},
+      {key::ranks, "Rank", "", "{:.3f}", S::tokbench},
+      {key::device, "Device", "", "", S::tokbench},
+      {key::device_name, "Device name", "", "", S::tokbench},
+      {key::dtype, "dtype", "", "", S::tokbench},
+      {key::tf32, "TF32 matmuls", "", "", S::tokbench},
+      {key::zero_grad, "Zero grad", "", "", S::tokbench},
       // How the run was made.
-      {"iterations", "Iterations (each)", "", "", S::context, false},
-      {"config", "Config", "", "", S::context, false},
-      {"environment", "Environment", "", "", S::context, false},
+      {key::iterations, "Iterations (each)", "", "", S::context, false},
+      {key::config, "Config", "", "", S::context, false},
+      {key::environment, "Environment", "", "", S::context, false},
       // Forward, backward and optimizer seconds per unit (embedding, each block, head), from
       // a pass after the window (train/unit_timings.hpp); null when none was run.
-      {"unit_timings", "Unit timings", "", "", S::context, false},
+      {key::unit_timings, "Unit timings", "", "", S::context, false},
       // Where one rank's iteration time goes, by category, from a profiled pass after the window
       // (account/time_account.hpp, docs/time-account.md); null when none was run. The report
       // prints it as a waterfall from the peak down to the MFU.
-      {"time_account", "Time account", "", "", S::context, false},
+      {key::time_account, "Time account", "", "", S::context, false},
       // `tokbench predict`'s records only: the cluster, the assumptions, the time breakdown and
       // the measured run the prediction started from (docs/predict.md).
-      {"prediction", "Prediction", "", "", S::context, false},
+      {key::prediction, "Prediction", "", "", S::context, false},
       // Added by sweeps and the history store.
-      {"sweep_config_id", "config", "", "", S::sweep, false},
-      {"sweep_options", "sweep options", "", "", S::sweep, false},
-      {"sweep_id", "sweep", "", "", S::sweep, false},
-      {"slurm_job_id", "Slurm job", "", "", S::sweep, false},  // sweeps run with --launcher slurm
+      {key::sweep_config_id, "config", "", "", S::sweep, false},
+      {key::sweep_options, "sweep options", "", "", S::sweep, false},
+      {key::sweep_id, "sweep", "", "", S::sweep, false},
+      {key::slurm_job_id, "Slurm job", "", "", S::sweep, false},  // sweeps run with --launcher slurm
   };
   // Every column holds numbers but these.
   const std::vector<std::pair<std::string_view, Kind>> kinds = {
-      {"model_name", Kind::text},         {"Distributed Mode", Kind::text}, {"compiler", Kind::text},
-      {"status", Kind::text},             {"message", Kind::text},          {"executor", Kind::text},
-      {"thunder_front_end", Kind::text},  {"thunder_executors", Kind::text},
-      {"attention_kernel", Kind::text},
-      {"kernels", Kind::structured},      {"mfu_peak_chip", Kind::text},    {"mfu_peak_source", Kind::text},
-      {"mfu_peak_is_estimate", Kind::flag}, {"mfu_precision", Kind::text},  {"flops_convention", Kind::text},
-      {"sharding_mode", Kind::text},      {"bucketing", Kind::text},        {"ranks", Kind::structured},
-      {"device", Kind::text},             {"device_name", Kind::text},      {"dtype", Kind::text},
-      {"tf32", Kind::flag},               {"checkpoint_activations", Kind::flag},               {"zero_grad", Kind::text},        {"iterations", Kind::structured},
-      {"config", Kind::structured},       {"environment", Kind::structured}, {"sweep_config_id", Kind::text},
-      {"sweep_options", Kind::structured}, {"unit_timings", Kind::structured}, {"time_account", Kind::structured},
-      {"prediction", Kind::structured},
+      {key::model_name, Kind::text},         {key::distributed_mode, Kind::text}, {key::compiler, Kind::text},
+      {key::status, Kind::text},             {key::message, Kind::text},          {key::executor, Kind::text},
+      {key::thunder_front_end, Kind::text},  {key::thunder_executors, Kind::text},
+      {key::attention_kernel, Kind::text},
+      {key::kernels, Kind::structured},      {key::mfu_peak_chip, Kind::text},    {key::mfu_peak_source, Kind::text},
+      {key::mfu_peak_is_estimate, Kind::flag}, {key::mfu_precision, Kind::text},  {key::flops_convention, Kind::text},
+      {key::sharding_mode, Kind::text},      {key::bucketing, Kind::text},        {key::ranks, Kind::structured},
+      {key::device, Kind::text},             {key::device_name, Kind::text},      {key::dtype, Kind::text},
+      {key::tf32, Kind::flag},               {key::checkpoint_activations, Kind::flag},               {key::zero_grad, Kind::text},        {key::iterations, Kind::structured},
+      {key::config, Kind::structured},       {key::environment, Kind::structured}, {key::sweep_config_id, Kind::text},
+      {key::sweep_options, Kind::structured}, {key::unit_timings, Kind::structured}, {key::time_account, Kind::structured},
+      {key::prediction, Kind::structured},
   };
   for (const auto& [key, kind] : kinds) {
     auto it = std::find_if(columns.begin(), columns.end(), [&](const Column& c) { return c.key == key; });
@@ -154,9 +155,9 @@ const std::vector<Column>& result_columns() {
 
 const std::vector<Column>& tabular_columns() {
   static const std::vector<Column> columns = [] {
-    const std::vector<std::string> identity = {"sweep_config_id", "model_name", "Num GPUS", "Seq Len",
-                                               "Micro BS", "Global BS", "GA", "Distributed Mode",
-                                               "Sharding Size", "compiler", "executor", "status", "message"};
+    const std::vector<std::string> identity = {key::sweep_config_id, key::model_name, key::num_gpus, key::seq_len,
+                                               key::micro_bs, key::global_bs, key::ga, key::distributed_mode,
+                                               key::sharding_size, key::compiler, key::executor, key::status, key::message};
     std::vector<Column> ordered;
     for (const auto& key : identity) ordered.push_back(*find_column(key));
     for (const auto& c : result_columns())

@@ -5,8 +5,9 @@
 // benchmark's keys first, then tokbench's own, then the context, then the keys a sweep adds.
 // The run's JSON, the run's printed report and every sweep format read keys, labels, units and
 // number formats from this table (the reporters are plug-ins over records, as Google
-// Benchmark's reporters are over its runs), so a new figure is added in one place: a row here,
-// and its value where the record is built. Torch-free.
+// Benchmark's reporters are over its runs). A key is spelled once, in record_keys.hpp; the record
+// itself is results::RunRecord (run_record.hpp), whose members follow this table's order (its
+// tests hold the two together). Torch-free.
 #pragma once
 
 #include <nlohmann/json.hpp>

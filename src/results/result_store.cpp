@@ -20,6 +20,7 @@
 #include <stdexcept>
 
 #include "results/read_result.hpp"
+#include "results/record_keys.hpp"
 
 namespace tokbench::results {
 namespace {
@@ -81,7 +82,7 @@ nlohmann::json at(const nlohmann::json& j, const char* key) {
 }
 
 nlohmann::json environment_field(const nlohmann::json& run, const char* key) {
-  const auto environment = at(run, "environment");
+  const auto environment = at(run, key::environment);
   return environment.is_object() ? at(environment, key) : nullptr;
 }
 
@@ -332,7 +333,7 @@ int64_t ResultStore::save_sweep(const std::filesystem::path& out_dir, const nloh
     find.bind(1, dir).step();
     const int64_t sweep_id = find.integer(0);
     for (const auto& run : runs) {
-      const auto id = at(run, "sweep_config_id");
+      const auto id = at(run, key::sweep_config_id);
       const std::string config_id = id.is_string() ? id.get<std::string>() : "single";
       Statement remove(*db_, "DELETE FROM runs WHERE sweep_id = ?1 AND config_id = ?2");
       remove.bind(1, sweep_id).bind(2, config_id).step();
@@ -343,19 +344,19 @@ int64_t ResultStore::save_sweep(const std::filesystem::path& out_dir, const nloh
                        "result) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, "
                        "?17, ?18, ?19, ?20)");
       insert.bind(1, sweep_id).bind(2, config_id);
-      insert.bind_json(3, at(run, "status")).bind_json(4, at(run, "model_name")).bind_json(5, at(run, "compiler"));
-      insert.bind_json(6, at(run, "Distributed Mode")).bind_json(7, at(run, "Num GPUS"));
-      insert.bind_json(8, at(run, "Seq Len")).bind_json(9, at(run, "Micro BS")).bind_json(10, at(run, "Global BS"));
-      insert.bind_json(11, at(run, "average_iter_time")).bind_json(12, at(run, "tokens_per_sec"));
-      insert.bind_json(13, at(run, "memory_used_GB"));
+      insert.bind_json(3, at(run, key::status)).bind_json(4, at(run, key::model_name)).bind_json(5, at(run, key::compiler));
+      insert.bind_json(6, at(run, key::distributed_mode)).bind_json(7, at(run, key::num_gpus));
+      insert.bind_json(8, at(run, key::seq_len)).bind_json(9, at(run, key::micro_bs)).bind_json(10, at(run, key::global_bs));
+      insert.bind_json(11, at(run, key::average_iter_time)).bind_json(12, at(run, key::tokens_per_sec));
+      insert.bind_json(13, at(run, key::memory_used_gb));
       insert.bind_json(14, environment_field(run, "tokbench_version"));
       insert.bind_json(15, environment_field(run, "git_revision"));
       insert.bind_json(16, environment_field(run, "libtorch_version"));
-      insert.bind_json(17, at(run, "device_name")).bind_json(18, environment_field(run, "host"));
+      insert.bind_json(17, at(run, key::device_name)).bind_json(18, environment_field(run, "host"));
       insert.bind_json(19, environment_field(run, "time")).bind(20, run.dump(-1, ' ', false, replace));
       insert.step();
       const int64_t run_id = sqlite3_last_insert_rowid(db_->handle);
-      const auto iterations = at(run, "iterations");
+      const auto iterations = at(run, key::iterations);
       if (iterations.is_array()) {
         for (const auto& it : iterations) {
           Statement iteration(*db_,
@@ -456,7 +457,7 @@ void ResultStore::for_each_run(int64_t sweep_id, const std::string& filter,
     } catch (const std::invalid_argument& e) {
       db_->refuse(row + ": " + e.what());
     }
-    run["sweep_id"] = sweep;
+    run[key::sweep_id] = sweep;
     visit(std::move(run));
   }
 }

@@ -10,6 +10,7 @@
 #include "account/time_account_json.hpp"
 #include "account/waterfall.hpp"
 #include "results/result_columns.hpp"
+#include "results/record_keys.hpp"
 
 namespace tokbench::results {
 namespace {
@@ -29,22 +30,22 @@ struct ReferenceLine {
 // benchmark_litgpt.py's order. "Number of parameters" is billions with two decimals, "TFLOP/s"
 // the total over devices; the FSDP lines appear only for FSDP runs.
 const ReferenceLine kReferenceLines[] = {
-    {"Model name", "model_name", 1, "", ""},
-    {"Seq Length", "Seq Len", 1, "", ""},
-    {"Micro BS", "Micro BS", 1, "", ""},
-    {"Global BS", "Global BS", 1, "", ""},
-    {"Number of Layers", "n_layer", 1, "", ""},
-    {"Number of parameters", "parameters", 1e-9, "{:.2f}", "B"},
-    {"Distributed Mode", "Distributed Mode", 1, "", ""},
-    {"Sharding Mode", "sharding_mode", 1, "", "", true},
-    {"Sharding Size", "Sharding Size", 1, "", "", true},
-    {"Bucketing", "bucketing", 1, "", "", true},
-    {"Compiler", "compiler", 1, "", ""},
-    {"Average iter time", "average_iter_time", 1, "{:.2f}", " ms"},
-    {"Memory used", "memory_used_GB", 1, "{:.2f}", " GB"},
-    {"Tokens/s", "tokens_per_sec", 1, "{:.2f}", ""},
-    {"Tokens/s/GPU", "tokens_per_sec_per_device", 1, "{:.2f}", ""},
-    {"TFLOP/s", "model_flop_per_sec", 1e-12, "{:.2f}", ""},
+    {"Model name", key::model_name, 1, "", ""},
+    {"Seq Length", key::seq_len, 1, "", ""},
+    {"Micro BS", key::micro_bs, 1, "", ""},
+    {"Global BS", key::global_bs, 1, "", ""},
+    {"Number of Layers", key::n_layer, 1, "", ""},
+    {"Number of parameters", key::parameters, 1e-9, "{:.2f}", "B"},
+    {"Distributed Mode", key::distributed_mode, 1, "", ""},
+    {"Sharding Mode", key::sharding_mode, 1, "", "", true},
+    {"Sharding Size", key::sharding_size, 1, "", "", true},
+    {"Bucketing", key::bucketing, 1, "", "", true},
+    {"Compiler", key::compiler, 1, "", ""},
+    {"Average iter time", key::average_iter_time, 1, "{:.2f}", " ms"},
+    {"Memory used", key::memory_used_gb, 1, "{:.2f}", " GB"},
+    {"Tokens/s", key::tokens_per_sec, 1, "{:.2f}", ""},
+    {"Tokens/s/GPU", key::tokens_per_sec_per_device, 1, "{:.2f}", ""},
+    {"TFLOP/s", key::model_flop_per_sec, 1e-12, "{:.2f}", ""},
 };
 
 const ordered_json kNull = nullptr;
@@ -55,7 +56,7 @@ const ordered_json& lookup(const ordered_json& record, const std::string& key) {
 }
 
 std::string reference_text(const ReferenceLine& line, const ordered_json& value) {
-  if (value.is_null()) return line.key == std::string("Sharding Size") ? "None" : "N/A";
+  if (value.is_null()) return line.key == std::string(key::sharding_size) ? "None" : "N/A";
   if (value.is_string()) return value.get<std::string>();
   if (value.is_number() && *line.format)
     return fmt::format(fmt::runtime(line.format), value.get<double>() * line.scale) + line.suffix;
@@ -75,7 +76,7 @@ void write_line(std::ostream& out, const Column& column, const ordered_json& val
 }  // namespace
 
 void write_run_report(const ordered_json& record, std::ostream& out) {
-  const bool fsdp = !lookup(record, "sharding_mode").is_null();
+  const bool fsdp = !lookup(record, key::sharding_mode).is_null();
   for (const auto& line : kReferenceLines) {
     if (line.fsdp_only && !fsdp) continue;
     fmt::print(out, "{}: {}\n", line.label, reference_text(line, lookup(record, line.key)));
@@ -85,33 +86,33 @@ void write_run_report(const ordered_json& record, std::ostream& out) {
     if (column.section != Section::tokbench || !column.in_report) continue;
     auto it = record.find(column.key);
     if (it == record.end()) continue;
-    if (column.key == "message" && it->is_string() && it->get<std::string>().empty()) continue;
+    if (column.key == key::message && it->is_string() && it->get<std::string>().empty()) continue;
     if (column.hide_null && it->is_null()) continue;
     if (it->is_array()) {
       // One line per element (each rank of a multi-rank run).
       // A rank's time account is summed up after the waterfall, not spelled out here.
       for (auto item : *it) {
-        if (item.is_object()) item.erase("time_account");
+        if (item.is_object()) item.erase(key::time_account);
         fmt::print(out, "{}: {}\n", column.label, column_text(column, item));
       }
       continue;
     }
     write_line(out, column, *it);
-    if (column.key == "mfu" && it->is_number() && lookup(record, "mfu_peak_is_estimate") == ordered_json(true))
+    if (column.key == key::mfu && it->is_number() && lookup(record, key::mfu_peak_is_estimate) == ordered_json(true))
       fmt::print(out, "  (MFU is of an estimated peak, which this machine may exceed; `tokbench env --calibrate` "
                       "measures it in a few seconds, and later runs use the measurement)\n");
   }
   // The time account, as a waterfall from the peak down to the MFU (docs/time-account.md).
-  if (const auto& account = lookup(record, "time_account"); account.is_object()) {
+  if (const auto& account = lookup(record, key::time_account); account.is_object()) {
     try {
       account::write_waterfall(account::time_account_from_json(account), out);
     } catch (const std::invalid_argument& e) {  // a record written by another version
       fmt::print(out, "Time account: not shown ({})\n", e.what());
     }
     // Many ranks: each rank's exposed communication, from its own account.
-    if (const auto& ranks = lookup(record, "ranks"); ranks.is_array()) {
+    if (const auto& ranks = lookup(record, key::ranks); ranks.is_array()) {
       for (const auto& r : ranks) {
-        const auto a = r.is_object() ? r.find("time_account") : r.end();
+        const auto a = r.is_object() ? r.find(key::time_account) : r.end();
         if (a == r.end() || !a->is_object()) continue;
         try {
           const account::TimeAccount rank_account = account::time_account_from_json(*a);

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "results/record_status.hpp"
+#include "results/record_keys.hpp"
 
 namespace tokbench::results {
 namespace {
@@ -16,10 +17,10 @@ namespace {
 using nlohmann::json;
 
 // The reference's index, in its order (its `index_list`).
-const std::vector<std::string> kIndexColumns = {"model_name", "Num GPUS",  "Seq Len",          "Micro BS",
-                                                "Global BS",  "GA",        "Distributed Mode", "Sharding Size"};
+const std::vector<std::string> kIndexColumns = {key::model_name, key::num_gpus,  key::seq_len,          key::micro_bs,
+                                                key::global_bs,  key::ga,        key::distributed_mode, key::sharding_size};
 // Keys that join the index only when runs would otherwise collide in one cell (see the header).
-const std::vector<std::string> kTieBreakColumns = {"n_layer", "dtype", "device", "flops_convention"};
+const std::vector<std::string> kTieBreakColumns = {key::n_layer, key::dtype, key::device, key::flops_convention};
 
 struct TableDef {
   const char* title;
@@ -28,13 +29,13 @@ struct TableDef {
   const char* format;
 };
 const TableDef kTables[] = {
-    {"AVERAGE ITERATION TIME (ms)", "average_iter_time", 1.0, "{:.2f}"},
-    {"THROUGHPUT (tokens/s)", "tokens_per_sec", 1.0, "{:.1f}"},
-    {"NORMALIZED THROUGHPUT (tokens/s/GPU)", "tokens_per_sec_per_device", 1.0, "{:.1f}"},
-    {"MEMORY ALLOCATED (GB)", "memory_used_GB", 1.0, "{:.3f}"},
-    {"TFLOP/s PER DEVICE", "model_TFLOP_per_s_per_device", 1.0, "{:.3f}"},
-    {"MFU (%)", "mfu", 100.0, "{:.2f}"},
-    {"STATUS", "status", 1.0, ""},
+    {"AVERAGE ITERATION TIME (ms)", key::average_iter_time, 1.0, "{:.2f}"},
+    {"THROUGHPUT (tokens/s)", key::tokens_per_sec, 1.0, "{:.1f}"},
+    {"NORMALIZED THROUGHPUT (tokens/s/GPU)", key::tokens_per_sec_per_device, 1.0, "{:.1f}"},
+    {"MEMORY ALLOCATED (GB)", key::memory_used_gb, 1.0, "{:.3f}"},
+    {"TFLOP/s PER DEVICE", key::model_tflop_per_s_per_device, 1.0, "{:.3f}"},
+    {"MFU (%)", key::mfu, 100.0, "{:.2f}"},
+    {"STATUS", key::status, 1.0, ""},
 };
 
 const json kNull = nullptr;
@@ -45,7 +46,7 @@ const json& value_of(const json& run, const std::string& key) {
   if (!run.is_object()) return kNull;
   auto it = run.find(key);
   if (it != run.end()) return *it;
-  auto options = run.find("sweep_options");
+  auto options = run.find(key::sweep_options);
   if (options != run.end() && options->is_object()) {
     auto option = options->find(key);
     if (option != options->end()) return *option;
@@ -55,12 +56,12 @@ const json& value_of(const json& run, const std::string& key) {
 
 // A run without `status` is a reference-style result (which has none): it finished.
 std::string status_of(const json& run) {
-  const json& s = value_of(run, "status");
+  const json& s = value_of(run, key::status);
   return s.is_string() ? s.get<std::string>() : std::string("ok");
 }
 
 std::string executor_of(const json& run) {
-  const json& c = value_of(run, "compiler");
+  const json& c = value_of(run, key::compiler);
   if (c.is_string()) return c.get<std::string>();
   return c.is_null() ? std::string("none") : c.dump();
 }
@@ -79,9 +80,9 @@ std::string index_text(const json& v) {
 // the reference computed it as tokens_per_sec / "Num GPUS", and so does this.
 json metric_of(const json& run, const TableDef& def) {
   json v = value_of(run, def.key);
-  if (v.is_null() && std::string_view(def.key) == "tokens_per_sec_per_device") {
-    const json& t = value_of(run, "tokens_per_sec");
-    const json& w = value_of(run, "Num GPUS");
+  if (v.is_null() && std::string_view(def.key) == key::tokens_per_sec_per_device) {
+    const json& t = value_of(run, key::tokens_per_sec);
+    const json& w = value_of(run, key::num_gpus);
     if (t.is_number() && w.is_number() && w.get<double>() > 0) v = t.get<double>() / w.get<double>();
   }
   if (v.is_number() && def.scale != 1.0) v = v.get<double>() * def.scale;
@@ -104,7 +105,7 @@ std::vector<std::string> index_columns_for(const std::vector<json>& runs) {
   // Then the sweep options that set the colliding runs apart (e.g. a CPU memory cap).
   for (const auto& [key, group] : cells)
     for (const json* r : group) {
-      auto options = r->find("sweep_options");
+      auto options = r->find(key::sweep_options);
       if (group.size() < 2 || options == r->end() || !options->is_object()) continue;
       for (const auto& [option, value] : options->items())
         if (std::find(candidates.begin(), candidates.end(), option) == candidates.end()) candidates.push_back(option);
@@ -173,7 +174,7 @@ std::vector<PivotTable> build_tables(const std::vector<json>& runs, const TableO
       for (const json* run : row_runs[r]) {
         if (!run) {
           row.cells.emplace_back(std::nullopt);
-        } else if (const std::string status = status_of(*run); !results::holds_figures(status) || t.metric_key == "status") {
+        } else if (const std::string status = status_of(*run); !results::holds_figures(status) || t.metric_key == key::status) {
           row.cells.emplace_back(json(status));  // a failed run shows why, never a number
         } else {
           row.cells.emplace_back(metric_of(*run, def));

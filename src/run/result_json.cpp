@@ -13,13 +13,10 @@
 #include "files/atomic_file.hpp"
 #include "results/comm_plan_json.hpp"
 #include "results/result_columns.hpp"
+#include "results/run_record.hpp"
 
 namespace tokbench::run {
 namespace {
-
-nlohmann::ordered_json opt(const std::optional<double>& value, double scale = 1.0) {
-  return value ? nlohmann::ordered_json(*value * scale) : nlohmann::ordered_json(nullptr);
-}
 
 
 // What the step sends per iteration, unit by unit (docs/run.md, "Per-unit timings"): the plan
@@ -111,88 +108,117 @@ nlohmann::ordered_json time_account_json(const RunPlan& plan, const MeasuredRun&
   return time_account_json(plan, run.time_account, *m.average_iter_time_ms / 1e3, m, run.time_account_rank);
 }
 
-}  // namespace
+// The memory breakdown in GB, null where unknown: the record's keys and each rank's.
+struct MemoryBreakdownGB {
+  std::optional<double> parameters, gradients, optimizer_state, activations, comm_buffers, allocator_reserve;
+};
 
-// The memory breakdown's keys (result_columns.cpp), in GB, onto `j`; null where unknown.
-template <typename Json>
-void put_memory_breakdown(Json& j, const std::optional<train::MemoryBreakdown>& b) {
-  auto gb = [&](int64_t train::MemoryBreakdown::*part) { return b ? Json(static_cast<double>((*b).*part) / 1e9) : Json(nullptr); };
-  j["memory_parameters_GB"] = gb(&train::MemoryBreakdown::parameters);
-  j["memory_gradients_GB"] = gb(&train::MemoryBreakdown::gradients);
-  j["memory_optimizer_state_GB"] = gb(&train::MemoryBreakdown::optimizer_state);
-  j["memory_activations_GB"] = gb(&train::MemoryBreakdown::activations);
-  j["memory_comm_buffers_GB"] = gb(&train::MemoryBreakdown::comm_buffers);
-  j["memory_allocator_reserve_GB"] = gb(&train::MemoryBreakdown::allocator_reserve);
+MemoryBreakdownGB memory_breakdown_gb(const std::optional<train::MemoryBreakdown>& b) {
+  auto gb = [&](int64_t train::MemoryBreakdown::*part) {
+    return b ? std::optional<double>(static_cast<double>((*b).*part) / 1e9) : std::nullopt;
+  };
+  return {gb(&train::MemoryBreakdown::parameters),    gb(&train::MemoryBreakdown::gradients),
+          gb(&train::MemoryBreakdown::optimizer_state), gb(&train::MemoryBreakdown::activations),
+          gb(&train::MemoryBreakdown::comm_buffers),  gb(&train::MemoryBreakdown::allocator_reserve)};
 }
 
-nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun& run, const BenchMetrics& m,
-                                         const machine::Environment& env) {
+// A rank's record holds the breakdown under the record's own keys.
+void put_memory_breakdown(nlohmann::ordered_json& rank, const std::optional<train::MemoryBreakdown>& b) {
+  using json = nlohmann::ordered_json;
+  const MemoryBreakdownGB gb = memory_breakdown_gb(b);
+  auto value = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+  rank[results::key::memory_parameters_gb] = value(gb.parameters);
+  rank[results::key::memory_gradients_gb] = value(gb.gradients);
+  rank[results::key::memory_optimizer_state_gb] = value(gb.optimizer_state);
+  rank[results::key::memory_activations_gb] = value(gb.activations);
+  rank[results::key::memory_comm_buffers_gb] = value(gb.comm_buffers);
+  rank[results::key::memory_allocator_reserve_gb] = value(gb.allocator_reserve);
+}
+
+std::optional<double> scaled(const std::optional<double>& value, double scale) {
+  return value ? std::optional<double>(*value * scale) : std::nullopt;
+}
+
+}  // namespace
+
+results::RunRecord build_run_record(const RunPlan& plan, const MeasuredRun& run, const BenchMetrics& m,
+                                    const machine::Environment& env) {
   using json = nlohmann::ordered_json;
   const auto& o = plan.options;
-  json j;
+  results::RunRecord r;
   // Reference keys (docs/reference-benchmark.md, "The JSON result"), meanings fixed by
   // docs/PERFORMANCE.md, "The contract".
-  j["average_iter_time"] = opt(m.average_iter_time_ms);  // ms, window / M
+  r.average_iter_time = m.average_iter_time_ms;  // ms, window / M
   // One micro-batch, fwd+bwd, one device; with --dynamic the mean over the measured window of
   // the real lengths' FLOPs.
   const bool dynamic = plan.train.data.dynamic_lengths;
-  j["model_flops"] = dynamic && m.measured_iters > 0 ? m.flops_per_iter_per_device / plan.train.grad_accum
-                                                     : plan.flops_per_microbatch;
-  j["model_flop_per_sec"] = opt(m.flops_per_s_total);    // all devices, GA included
-  j["tokens_per_sec"] = opt(m.tokens_per_s);             // global
-  const json allocated_peak = run.allocation_peaks_known ? json(m.memory_allocated_peak_GB) : json(nullptr);
-  j["memory_used_GB"] = allocated_peak;                  // 10^9 bytes
-  j["model_name"] = plan.model_label;
-  j["Num GPUS"] = plan.world_size();
-  j["Seq Len"] = plan.train.seq_len;
-  j["Micro BS"] = plan.train.micro_batch;
-  j["Global BS"] = plan.global_batch();
-  j["GA"] = plan.train.grad_accum;
-  j["Distributed Mode"] = distributed_mode_label(plan);
-  j["Sharding Size"] =
-      distributed::is_sharded(plan.dist.mode) && plan.dist.shard_group_size ? json(*plan.dist.shard_group_size)
-                                                                           : json(nullptr);
-  j["compiler"] = o.compile;
+  r.model_flops = dynamic && m.measured_iters > 0 ? m.flops_per_iter_per_device / plan.train.grad_accum
+                                                  : plan.flops_per_microbatch;
+  r.model_flop_per_sec = m.flops_per_s_total;  // all devices, GA included
+  r.tokens_per_sec = m.tokens_per_s;           // global
+  const std::optional<double> allocated_peak =
+      run.allocation_peaks_known ? std::optional<double>(m.memory_allocated_peak_GB) : std::nullopt;
+  r.memory_used_gb = allocated_peak;  // 10^9 bytes
+  r.model_name = plan.model_label;
+  r.num_gpus = plan.world_size();
+  r.seq_len = plan.train.seq_len;
+  r.micro_bs = plan.train.micro_batch;
+  r.global_bs = plan.global_batch();
+  r.ga = plan.train.grad_accum;
+  r.distributed_mode = distributed_mode_label(plan);
+  r.sharding_size = distributed::is_sharded(plan.dist.mode) && plan.dist.shard_group_size
+                        ? results::Field<results::Given>(*plan.dist.shard_group_size)
+                        : nullptr;
+  r.compiler = o.compile;
   // tokbench's own.
-  j["schema_version"] = kResultSchemaVersion;
-  j["status"] = to_string(run.outcome);
-  j["message"] = run.message;
+  r.schema_version = kResultSchemaVersion;
+  r.status = to_string(run.outcome);
+  r.message = run.message;
   // `compiler` above is the name the user passed (the reference's runner pivots on it); this is
   // what ran it (compiler_choice.hpp).
-  j["executor"] = to_string(plan.compiler.executor);
+  r.executor = to_string(plan.compiler.executor);
   const bool thunder = plan.compiler.executor == Executor::python_thunder;
-  j["thunder_front_end"] = thunder ? json(to_string(plan.compiler.thunder_front_end)) : json(nullptr);
-  j["thunder_executors"] = thunder && !env.thunder_executors.empty() ? json(env.thunder_executors) : json(nullptr);
-  j["kernels"] = run.kernel_note.empty() ? json(nullptr) : json(run.kernel_note);  // the executor's kernel choice
-  j["attention_kernel"] = run.attention_kernel.empty() ? json(nullptr) : json(run.attention_kernel);
-  j["tokens_per_sec_per_device"] = opt(m.tokens_per_s_per_device);
-  j["positions_per_sec"] = opt(m.positions_per_s);  // --dynamic: padded positions processed, global
-  j["model_flops_per_iter_per_device"] = m.flops_per_iter_per_device;
-  j["model_flops_per_iter_total"] = m.flops_per_iter_total;
-  j["model_TFLOP_per_s_per_device"] = opt(m.flops_per_s_per_device, 1e-12);
-  j["model_TFLOP_per_s_total"] = opt(m.flops_per_s_total, 1e-12);
-  j["mfu"] = opt(m.mfu);  // fraction of the per-device peak
-  j["checkpoint_activations"] = plan.checkpoint_activations;
-  j["hardware_flops"] = plan.hardware_flops_per_microbatch;  // model_flops + the recomputed forward
-  j["hardware_TFLOP_per_s_per_device"] = opt(m.hardware_flops_per_s_per_device, 1e-12);
-  j["hfu"] = opt(m.hfu);
-  j["mfu_peak_TFLOP_per_s"] = plan.peak ? json(plan.peak->flops_per_s / 1e12) : json(nullptr);
-  j["mfu_peak_chip"] = plan.peak ? json(plan.peak->chip) : json(nullptr);
-  j["mfu_peak_source"] = plan.peak ? json(plan.peak->source) : json(nullptr);
-  j["mfu_peak_is_estimate"] = plan.peak ? json(plan.peak->estimate) : json(nullptr);
-  j["mfu_precision"] = std::string(to_string(plan.precision));
-  j["flops_convention"] = std::string(model::to_string(plan.convention));
-  j["warmup_iters"] = plan.train.warmup_iters;
-  j["max_iters"] = plan.train.max_iters;
-  j["measured_iters"] = m.measured_iters;
-  j["measured_window_s"] = m.window_seconds;
+  r.thunder_front_end = thunder ? results::Field<std::string>(to_string(plan.compiler.thunder_front_end)) : nullptr;
+  r.thunder_executors =
+      thunder && !env.thunder_executors.empty() ? results::Field<std::string>(env.thunder_executors) : nullptr;
+  r.kernels = run.kernel_note.empty() ? json(nullptr) : json(run.kernel_note);  // the executor's kernel choice
+  r.attention_kernel = run.attention_kernel.empty() ? results::Field<std::string>(nullptr)
+                                                    : results::Field<std::string>(run.attention_kernel);
+  r.tokens_per_sec_per_device = m.tokens_per_s_per_device;
+  r.positions_per_sec = m.positions_per_s;  // --dynamic: padded positions processed, global
+  r.model_flops_per_iter_per_device = m.flops_per_iter_per_device;
+  r.model_flops_per_iter_total = m.flops_per_iter_total;
+  r.model_tflop_per_s_per_device = scaled(m.flops_per_s_per_device, 1e-12);
+  r.model_tflop_per_s_total = scaled(m.flops_per_s_total, 1e-12);
+  r.mfu = m.mfu;  // fraction of the per-device peak
+  r.checkpoint_activations = plan.checkpoint_activations;
+  r.hardware_flops = plan.hardware_flops_per_microbatch;  // model_flops + the recomputed forward
+  r.hardware_tflop_per_s_per_device = scaled(m.hardware_flops_per_s_per_device, 1e-12);
+  r.hfu = m.hfu;
+  if (plan.peak) {
+    r.mfu_peak_tflop_per_s = plan.peak->flops_per_s / 1e12;
+    r.mfu_peak_chip = plan.peak->chip;
+    r.mfu_peak_source = plan.peak->source;
+    r.mfu_peak_is_estimate = plan.peak->estimate;
+  } else {
+    r.mfu_peak_tflop_per_s = nullptr;
+    r.mfu_peak_chip = nullptr;
+    r.mfu_peak_source = nullptr;
+    r.mfu_peak_is_estimate = nullptr;
+  }
+  r.mfu_precision = std::string(to_string(plan.precision));
+  r.flops_convention = std::string(model::to_string(plan.convention));
+  r.warmup_iters = plan.train.warmup_iters;
+  r.max_iters = plan.train.max_iters;
+  r.measured_iters = m.measured_iters;
+  r.measured_window_s = m.window_seconds;
   json stats = nullptr;
   if (m.iter_time_ms) {
     const auto& s = *m.iter_time_ms;
     stats = json{{"mean", s.mean}, {"median", s.median}, {"p10", s.p10}, {"p90", s.p90}, {"min", s.min},
                  {"max", s.max},   {"stddev", s.stddev}, {"cv", s.cv}};
   }
-  j["iter_time_ms"] = stats;
+  r.iter_time_ms = stats;
   json per_iteration = json::array();
   for (const auto& it : run.iterations) {
     per_iteration.push_back({{"index", it.index}, {"warmup", it.warmup}, {"time_ms", it.seconds * 1e3},
@@ -200,79 +226,92 @@ nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun&
     // --dynamic: the real tokens this process trained on in the iteration (rank 0's on many ranks).
     if (dynamic) per_iteration.back()["real_tokens"] = it.real_tokens;
   }
-  j["iterations"] = per_iteration;
-  j["loss_first"] = opt(m.loss_first);
-  j["loss_last"] = opt(m.loss_last);
-  j["parameters"] = plan.param_count;
-  j["n_layer"] = plan.config.n_layer;
-  j["memory_allocated_peak_GB"] = allocated_peak;
-  j["memory_reserved_peak_GB"] = run.allocation_peaks_known ? json(m.memory_reserved_peak_GB) : json(nullptr);
-  j["peak_rss_GB"] = plan.device_kind == DeviceKind::cpu ? json(m.peak_rss_GB) : json(nullptr);
-  put_memory_breakdown(j, run.memory_breakdown);
-  j["memory_estimate_GB"] = plan.memory_estimate_bytes / 1e9;
-  j["harness_overhead_percent"] = opt(m.harness_overhead_percent);
+  r.iterations = per_iteration;
+  r.loss_first = m.loss_first;
+  r.loss_last = m.loss_last;
+  r.parameters = plan.param_count;
+  r.n_layer = plan.config.n_layer;
+  r.memory_allocated_peak_gb = allocated_peak;
+  r.memory_reserved_peak_gb =
+      run.allocation_peaks_known ? std::optional<double>(m.memory_reserved_peak_GB) : std::nullopt;
+  r.peak_rss_gb = plan.device_kind == DeviceKind::cpu ? std::optional<double>(m.peak_rss_GB) : std::nullopt;
+  const MemoryBreakdownGB breakdown = memory_breakdown_gb(run.memory_breakdown);
+  r.memory_parameters_gb = breakdown.parameters;
+  r.memory_gradients_gb = breakdown.gradients;
+  r.memory_optimizer_state_gb = breakdown.optimizer_state;
+  r.memory_activations_gb = breakdown.activations;
+  r.memory_comm_buffers_gb = breakdown.comm_buffers;
+  r.memory_allocator_reserve_gb = breakdown.allocator_reserve;
+  r.memory_estimate_gb = plan.memory_estimate_bytes / 1e9;
+  r.harness_overhead_percent = m.harness_overhead_percent;
   // Every rank's own figures (multi-rank runs): the reported average is the slowest rank's,
   // memory the maximum over ranks.
   json ranks = json::array();
-  for (const auto& r : run.ranks) {
-    const double m_iters = static_cast<double>(r.measured_iters);
-    json rank = {{"rank", r.rank},
-                     {"status", r.status},
-                     {"message", r.message},
-                     {"host", r.host},
-                     {"measured_iters", r.measured_iters},
-                     {"average_iter_time", r.measured_iters > 0 ? json(r.window_seconds * 1e3 / m_iters) : json(nullptr)},
-                     {"exposed_comm_ms_per_iter", r.measured_iters > 0 && run.exposed_comm_known
-                                                      ? json(r.exposed_comm_seconds * 1e3 / m_iters)
-                                                      : json(nullptr)},
-                     {"memory_allocated_peak_GB",
-                      run.allocation_peaks_known ? json(r.allocated_peak_bytes / 1e9) : json(nullptr)},
-                     {"memory_reserved_peak_GB",
-                      run.allocation_peaks_known ? json(r.reserved_peak_bytes / 1e9) : json(nullptr)},
-                     {"peak_rss_GB", r.peak_rss_bytes / 1e9},
-                     {"kernels", r.kernels.empty() ? json(nullptr) : json(r.kernels)}};
-    put_memory_breakdown(rank, r.memory_breakdown);
+  for (const auto& rr : run.ranks) {
+    const double m_iters = static_cast<double>(rr.measured_iters);
+    json rank = {{"rank", rr.rank},
+                 {"status", rr.status},
+                 {"message", rr.message},
+                 {"host", rr.host},
+                 {"measured_iters", rr.measured_iters},
+                 {"average_iter_time", rr.measured_iters > 0 ? json(rr.window_seconds * 1e3 / m_iters) : json(nullptr)},
+                 {"exposed_comm_ms_per_iter", rr.measured_iters > 0 && run.exposed_comm_known
+                                                  ? json(rr.exposed_comm_seconds * 1e3 / m_iters)
+                                                  : json(nullptr)},
+                 {"memory_allocated_peak_GB",
+                  run.allocation_peaks_known ? json(rr.allocated_peak_bytes / 1e9) : json(nullptr)},
+                 {"memory_reserved_peak_GB",
+                  run.allocation_peaks_known ? json(rr.reserved_peak_bytes / 1e9) : json(nullptr)},
+                 {"peak_rss_GB", rr.peak_rss_bytes / 1e9},
+                 {"kernels", rr.kernels.empty() ? json(nullptr) : json(rr.kernels)}};
+    put_memory_breakdown(rank, rr.memory_breakdown);
     // The rank's own account, over its own mean iteration (docs/time-account.md).
-    rank["time_account"] = run.outcome == Outcome::ok && r.measured_iters > 0
-                               ? time_account_json(plan, r.time_account, r.window_seconds / m_iters, m, r.rank)
+    rank["time_account"] = run.outcome == Outcome::ok && rr.measured_iters > 0
+                               ? time_account_json(plan, rr.time_account, rr.window_seconds / m_iters, m, rr.rank)
                                : json(nullptr);
     ranks.push_back(std::move(rank));
   }
-  j["world_size"] = plan.world_size();
+  r.world_size = plan.world_size();
   const bool fsdp = distributed::is_sharded(plan.dist.mode);
-  j["sharding_mode"] = fsdp ? json(distributed::shard_mode_label(plan.dist)) : json(nullptr);
-  j["bucketing"] = fsdp ? json(distributed::to_string(plan.dist.units)) : json(nullptr);
-  j["ranks"] = ranks;
-  j["device"] = plan.device_string;
-  j["device_name"] = plan.device_name;
-  j["dtype"] = std::string(to_string(plan.train.dtype));
-  j["tf32"] = plan.tf32;
-  j["zero_grad"] = train::to_string(plan.train.zero_grad);  // none: gradients freed after each step
-  j["unit_timings"] = run.outcome == Outcome::ok ? unit_timings_json(plan, run.unit_timings) : nullptr;
-  j["time_account"] = time_account_json(plan, run, m);
+  r.sharding_mode = fsdp ? results::Field<std::string>(distributed::shard_mode_label(plan.dist)) : nullptr;
+  r.bucketing = fsdp ? results::Field<std::string>(distributed::to_string(plan.dist.units)) : nullptr;
+  r.ranks = ranks;
+  r.device = plan.device_string;
+  r.device_name = plan.device_name;
+  r.dtype = std::string(to_string(plan.train.dtype));
+  r.tf32 = plan.tf32;
+  r.zero_grad = train::to_string(plan.train.zero_grad);  // none: gradients freed after each step
+  r.unit_timings = run.outcome == Outcome::ok ? unit_timings_json(plan, run.unit_timings) : json(nullptr);
+  r.time_account = time_account_json(plan, run, m);
   // The options as given, but where resolution decided a value the record says what ran.
-  j["config"] = options_json(o);
+  json config = options_json(o);
   // The threshold the size units were cut by (tokbench predict lays out the same).
-  j["config"]["fsdp_min_unit_params"] =
+  config["fsdp_min_unit_params"] =
       plan.dist.units == parallel::UnitPolicy::by_size && fsdp ? json(plan.dist.min_unit_params) : json(nullptr);
-  j["config"]["skip_data_sync"] = plan.dist.skip_sync_until_last_micro;
-  j["config"]["dist_launcher"] = plan.dist.env.source;
-  j["config"]["dist_backend"] =
-      plan.world_size() > 1 ? json(distributed::to_string(plan.dist.backend)) : json(nullptr);
-  j["config"]["cpu_allocator"] = plan.cpu_allocator;
-  j["config"]["warnings"] = plan.warnings;
-  j["environment"] = machine::environment_record(env, {plan.device_name});
+  config["skip_data_sync"] = plan.dist.skip_sync_until_last_micro;
+  config["dist_launcher"] = plan.dist.env.source;
+  config["dist_backend"] = plan.world_size() > 1 ? json(distributed::to_string(plan.dist.backend)) : json(nullptr);
+  config["cpu_allocator"] = plan.cpu_allocator;
+  config["warnings"] = plan.warnings;
+  r.config = config;
+  json environment = environment_record(env, {plan.device_name});
   // The Python executors' interpreter and packages: their torch may differ from the LibTorch
   // tokbench is built against, and a table comparing the two should say so.
   if (!env.python_torch_version.empty()) {
-    j["environment"]["python_version"] = env.python_version;
-    j["environment"]["python_torch_version"] = env.python_torch_version;
-    j["environment"]["litgpt_version"] = env.litgpt_version;
-    if (!env.thunder_version.empty()) j["environment"]["thunder_version"] = env.thunder_version;
-    j["environment"]["python_executable"] = env.python_executable;
+    environment["python_version"] = env.python_version;
+    environment["python_torch_version"] = env.python_torch_version;
+    environment["litgpt_version"] = env.litgpt_version;
+    if (!env.thunder_version.empty()) environment["thunder_version"] = env.thunder_version;
+    environment["python_executable"] = env.python_executable;
   }
-  // Keys in the column table's order; a key without a column throws here (and in the tests).
-  return results::in_column_order(j);
+  r.environment = environment;
+  return r;
+}
+
+nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun& run, const BenchMetrics& m,
+                                         const machine::Environment& env) {
+  // Keys in the column table's order (results::to_json).
+  return results::to_json(build_run_record(plan, run, m, env));
 }
 
 void write_json_atomically(const std::filesystem::path& path, const nlohmann::ordered_json& json) {

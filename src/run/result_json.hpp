@@ -14,10 +14,15 @@
 #include "run/metrics.hpp"
 #include "run/run_plan.hpp"
 #include "results/result_columns.hpp"
+#include "results/run_record.hpp"
 
 namespace tokbench::run {
 
 inline constexpr int kResultSchemaVersion = results::kSchemaVersion;
+
+// The run's record; build_result_json is its JSON (results::to_json).
+results::RunRecord build_run_record(const RunPlan& plan, const MeasuredRun& run, const BenchMetrics& metrics,
+                                    const machine::Environment& env);
 
 nlohmann::ordered_json build_result_json(const RunPlan& plan, const MeasuredRun& run, const BenchMetrics& metrics,
                                          const machine::Environment& env);

@@ -10,6 +10,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "results/record_keys.hpp"
 #include "results/record_status.hpp"
 
 namespace tokbench::sweep {
@@ -40,27 +41,27 @@ struct KeyField {
 // Every recorded option that shapes an iteration (compare.hpp lists what is left out and why).
 // The reference's columns come first, in their order, so keys read as before.
 constexpr KeyField kKeyFields[] = {
-    {"ranks", "Num GPUS", From::top},
-    {"T", "Seq Len", From::top},
-    {"B", "Micro BS", From::top},
-    {"G", "Global BS", From::top},
-    {"GA", "GA", From::top},
-    {"mode", "Distributed Mode", From::top},
-    {"sharding", "Sharding Size", From::top},
-    {"executor", "compiler", From::top},
-    {"layers", "n_layer", From::top},
-    {"checkpoint", "checkpoint_activations", From::top, "no"},
+    {"ranks", results::key::num_gpus, From::top},
+    {"T", results::key::seq_len, From::top},
+    {"B", results::key::micro_bs, From::top},
+    {"G", results::key::global_bs, From::top},
+    {"GA", results::key::ga, From::top},
+    {"mode", results::key::distributed_mode, From::top},
+    {"sharding", results::key::sharding_size, From::top},
+    {"executor", results::key::compiler, From::top},
+    {"layers", results::key::n_layer, From::top},
+    {"checkpoint", results::key::checkpoint_activations, From::top, "no"},
     {"model_config", "model_config", From::config},
-    {"dtype", "dtype", From::top},
-    {"tf32", "tf32", From::top},
-    {"device", "device", From::top},
+    {"dtype", results::key::dtype, From::top},
+    {"tf32", results::key::tf32, From::top},
+    {"device", results::key::device, From::top},
     {"threads", "num_threads", From::config},
     {"data", "data", From::config},
     {"data_dtype", "data_dtype", From::config},
-    {"zero_grad", "zero_grad", From::top},
+    {"zero_grad", results::key::zero_grad, From::top},
     {"decay", "weight_decay", From::config},
-    {"shard_mode", "sharding_mode", From::top},
-    {"bucketing", "bucketing", From::top},
+    {"shard_mode", results::key::sharding_mode, From::top},
+    {"bucketing", results::key::bucketing, From::top},
     {"ddp_bucket_mb", "ddp_bucket_size_mb", From::config},
     {"ddp_overlap", "ddp_overlap", From::config},
     {"skip_data_sync", "skip_data_sync", From::config},
@@ -73,11 +74,11 @@ constexpr KeyField kKeyFields[] = {
 
 std::string key_value(const nlohmann::json& run, const KeyField& field) {
   static const nlohmann::json kNoConfig = nlohmann::json::object();
-  const auto& object = field.from == From::top ? run : (run.contains("config") ? run["config"] : kNoConfig);
+  const auto& object = field.from == From::top ? run : (run.contains(results::key::config) ? run[results::key::config] : kNoConfig);
   std::string value = text_of(object, field.key, field.absent);
   const std::string key = field.key;
   // cuda:0 and cuda:1 are one kind of device; which index a rank got does not shape its work.
-  if (key == "device") value = value.substr(0, value.find(':'));
+  if (key == results::key::device) value = value.substr(0, value.find(':'));
   // AdamW's decay costs a pass over the parameters when it is not 0; its size costs nothing.
   if (key == "weight_decay" && object.contains(key) && object[key].is_number())
     value = object[key].get<double>() != 0 ? "yes" : "no";
@@ -87,8 +88,8 @@ std::string key_value(const nlohmann::json& run, const KeyField& field) {
 // The measured iteration times (ms) from the run's own list; empty when it has none.
 std::vector<double> measured_times(const nlohmann::json& run) {
   std::vector<double> times;
-  if (!run.contains("iterations") || !run["iterations"].is_array()) return times;
-  for (const auto& it : run["iterations"])
+  if (!run.contains(results::key::iterations) || !run[results::key::iterations].is_array()) return times;
+  for (const auto& it : run[results::key::iterations])
     if (!it.value("warmup", false) && it.contains("time_ms") && it["time_ms"].is_number())
       times.push_back(it["time_ms"].get<double>());
   return times;
@@ -108,10 +109,10 @@ Comparison compare_pair(const std::string& key, const nlohmann::json* base, cons
     c.note = base == nullptr ? "not in BASE" : "not in NEW";
     return c;
   }
-  c.base_tokens_per_s = number(*base, "tokens_per_sec");
-  c.new_tokens_per_s = number(*next, "tokens_per_sec");
-  const std::string base_status = base->value("status", std::string("?"));
-  const std::string new_status = next->value("status", std::string("?"));
+  c.base_tokens_per_s = number(*base, results::key::tokens_per_sec);
+  c.new_tokens_per_s = number(*next, results::key::tokens_per_sec);
+  const std::string base_status = base->value(results::key::status, std::string("?"));
+  const std::string new_status = next->value(results::key::status, std::string("?"));
   // A prediction has no measured iterations, so no interval can be formed: say so rather than
   // calling it a failed run.
   if (base_status == results::kStatusPredicted || new_status == results::kStatusPredicted) {
@@ -224,7 +225,7 @@ const char* to_string(Verdict verdict) {
 }
 
 std::string configuration_key(const nlohmann::json& run) {
-  std::string key = text_of(run, "model_name");
+  std::string key = text_of(run, results::key::model_name);
   for (const auto& field : kKeyFields) key += fmt::format(" {}={}", field.label, key_value(run, field));
   return key;
 }
@@ -235,7 +236,7 @@ namespace {
 // (a key is some thirty fields; the difference is what the reader is looking for).
 std::string single_runs_label(const nlohmann::json& base, const nlohmann::json& next) {
   std::string differences;
-  if (text_of(base, "model_name") != text_of(next, "model_name")) differences = text_of(next, "model_name");
+  if (text_of(base, results::key::model_name) != text_of(next, results::key::model_name)) differences = text_of(next, results::key::model_name);
   for (const auto& field : kKeyFields) {
     const auto value = key_value(next, field);
     if (value != key_value(base, field))

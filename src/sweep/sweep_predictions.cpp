@@ -11,6 +11,7 @@
 #include "predict/comm_measurements.hpp"
 #include "predict/measured_run.hpp"
 #include "predict/target_from_run_options.hpp"
+#include "results/record_keys.hpp"
 #include "results/record_status.hpp"
 #include "sweep/sweep_runner.hpp"
 
@@ -47,9 +48,9 @@ std::string predicted_id(const sweep::Configuration& c) { return c.id + "-predic
 json unpredicted_row(const sweep::Configuration& c, const std::string& status, const std::string& message,
                      const std::string& compiler) {
   json row = sweep::synthesized_row(c, status, message);
-  row["compiler"] = compiler + " predicted";
-  row["sweep_config_id"] = predicted_id(c);
-  row["sweep_options"] = options_json(c);
+  row[results::key::compiler] = compiler + " predicted";
+  row[results::key::sweep_config_id] = predicted_id(c);
+  row[results::key::sweep_options] = options_json(c);
   return row;
 }
 
@@ -135,7 +136,7 @@ std::vector<json> join_predictions(const PredictedSweep& plan, const std::vector
                                    std::FILE* progress) {
   std::map<std::string, const json*> by_id;
   for (const auto& run : runs)
-    if (const auto id = run.find("sweep_config_id"); id != run.end() && id->is_string()) by_id[id->get<std::string>()] = &run;
+    if (const auto id = run.find(results::key::sweep_config_id); id != run.end() && id->is_string()) by_id[id->get<std::string>()] = &run;
 
   std::vector<json> out;
   int predicted = 0, not_predicted = 0;
@@ -154,9 +155,9 @@ std::vector<json> join_predictions(const PredictedSweep& plan, const std::vector
     const json* source = nullptr;
     if (source_id != plan.source_of.end())
       if (const auto found = by_id.find(source_id->second); found != by_id.end()) source = found->second;
-    const std::string compiler = source ? source->value("compiler", std::string("eager"))
-                                        : sweep::synthesized_row(c, "", "")["compiler"].get<std::string>();
-    const std::string source_status = source ? source->value("status", std::string()) : std::string();
+    const std::string compiler = source ? source->value(results::key::compiler, std::string("eager"))
+                                        : sweep::synthesized_row(c, "", "")[results::key::compiler].get<std::string>();
+    const std::string source_status = source ? source->value(results::key::status, std::string()) : std::string();
     if (source_id == plan.source_of.end()) {
       out.push_back(unpredicted_row(c, "invalid",
                                     "no one-rank run to predict from: its ranks or global batch are not whole numbers "
@@ -169,7 +170,7 @@ std::vector<json> join_predictions(const PredictedSweep& plan, const std::vector
       out.push_back(unpredicted_row(
           c, "not_predicted",
           source ? fmt::format("its one-rank run (config {}) ended '{}': {}", source_id->second, source_status,
-                               source->value("message", std::string()))
+                               source->value(results::key::message, std::string()))
                  : fmt::format("its one-rank run (config {}) has not run (the sweep was interrupted)", source_id->second),
           compiler));
       ++not_predicted;
@@ -195,18 +196,18 @@ std::vector<json> join_predictions(const PredictedSweep& plan, const std::vector
       ++not_predicted;
       continue;
     }
-    record["compiler"] = compiler + " predicted";
-    record["sweep_config_id"] = predicted_id(c);
-    record["sweep_options"] = options_json(c);
-    record["prediction"]["source"]["sweep_config_id"] = source_id->second;
-    const double predicted_ms = record["average_iter_time"].get<double>();
+    record[results::key::compiler] = compiler + " predicted";
+    record[results::key::sweep_config_id] = predicted_id(c);
+    record[results::key::sweep_options] = options_json(c);
+    record[results::key::prediction]["source"][results::key::sweep_config_id] = source_id->second;
+    const double predicted_ms = record[results::key::average_iter_time].get<double>();
     std::string beside;
-    if (measured && measured->value("status", std::string()) == results::kStatusOk &&
-        measured->contains("average_iter_time") && (*measured)["average_iter_time"].is_number()) {
-      const double measured_ms = (*measured)["average_iter_time"].get<double>();
+    if (measured && measured->value(results::key::status, std::string()) == results::kStatusOk &&
+        measured->contains(results::key::average_iter_time) && (*measured)[results::key::average_iter_time].is_number()) {
+      const double measured_ms = (*measured)[results::key::average_iter_time].get<double>();
       const double error = (predicted_ms - measured_ms) / measured_ms;
-      record["prediction"]["measured_average_iter_time"] = measured_ms;
-      record["prediction"]["error"] = error;
+      record[results::key::prediction]["measured_average_iter_time"] = measured_ms;
+      record[results::key::prediction]["error"] = error;
       errors.push_back({error, c.describe()});
       beside = fmt::format(" (measured {:.1f} ms, {:+.1f}%)", measured_ms, 100 * error);
     }

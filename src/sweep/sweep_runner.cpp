@@ -9,6 +9,7 @@
 #include "files/atomic_file.hpp"
 #include "results/read_result.hpp"
 #include "results/record_status.hpp"
+#include "results/run_record.hpp"
 #include "sweep/slurm_jobs.hpp"
 
 #include <fcntl.h>
@@ -143,10 +144,10 @@ std::vector<nlohmann::json> gather_rows(const std::vector<Configuration>& config
     if (!has_result(path)) continue;
     // The reader explain, compare and predict use: has_result took it, so it reads.
     nlohmann::json row = results::parse_run_record(results::read_record_file(path));
-    row["sweep_config_id"] = c.id;
+    row[results::key::sweep_config_id] = c.id;
     nlohmann::json options = nlohmann::json::object();
     for (const auto& [key, value] : c.options) options[key] = value;
-    row["sweep_options"] = options;
+    row[results::key::sweep_options] = options;
     rows.push_back(std::move(row));
   }
   return rows;
@@ -190,39 +191,43 @@ std::string distributed_mode_label_of(const Configuration& c) {
 }
 
 nlohmann::json synthesized_row(const Configuration& c, const std::string& status, const std::string& message) {
-  auto number_or_null = [&](const std::string& option) -> nlohmann::json {
+  // An option's value as the configuration gives it: a count, the text where it is none, or
+  // null where the configuration does not set it.
+  auto given = [&](const std::string& option) -> results::Field<results::Given> {
     const std::string v = c.value_of(option);
     if (v.empty()) return nullptr;
     try {
-        std::size_t used = 0;
-        const long long n = std::stoll(v, &used);
-        if (used == v.size()) return n;
-      } catch (const std::exception&) {
-      }
-      return v;
-    };
-    nlohmann::json j;
-    j["average_iter_time"] = nullptr;
-    j["tokens_per_sec"] = nullptr;
-    j["memory_used_GB"] = nullptr;
-    j["model_name"] = c.value_of("model-name", c.value_of("model-config", "pythia-14m"));
-    int64_t ranks = 1;
-    try {
-      ranks = std::stoll(c.value_of("nproc-per-node", "1")) * std::stoll(c.value_of("nnodes", "1"));
+      std::size_t used = 0;
+      const long long n = std::stoll(v, &used);
+      if (used == v.size()) return std::int64_t{n};
     } catch (const std::exception&) {
     }
-    j["Num GPUS"] = ranks;
-    j["Seq Len"] = number_or_null("seq-len");
-    j["Micro BS"] = number_or_null("micro-batch-size").is_null() ? nlohmann::json(1) : number_or_null("micro-batch-size");
-    j["Global BS"] = number_or_null("global-batch-size");
-    j["GA"] = nullptr;
-    j["Distributed Mode"] = distributed_mode_label_of(c);
-    j["Sharding Size"] = number_or_null("sharding-size");
-    j["compiler"] = c.value_of("compile", c.value_of("executor", "eager"));
-    j["status"] = status;
-    j["message"] = message;
-    return j;
+    return v;
+  };
+  results::RunRecord r;
+  r.average_iter_time = nullptr;
+  r.tokens_per_sec = nullptr;
+  r.memory_used_gb = nullptr;
+  r.model_name = c.value_of("model-name", c.value_of("model-config", "pythia-14m"));
+  int64_t ranks = 1;
+  try {
+    ranks = std::stoll(c.value_of("nproc-per-node", "1")) * std::stoll(c.value_of("nnodes", "1"));
+  } catch (const std::exception&) {
   }
+  r.num_gpus = ranks;
+  r.seq_len = given("seq-len");
+  r.micro_bs = given("micro-batch-size").is_null() ? results::Field<results::Given>(std::int64_t{1})
+                                                   : given("micro-batch-size");
+  r.global_bs = given("global-batch-size");
+  r.ga = nullptr;
+  r.distributed_mode = distributed_mode_label_of(c);
+  r.sharding_size = given("sharding-size");
+  r.compiler = c.value_of("compile", c.value_of("executor", "eager"));
+  r.status = status;
+  r.message = message;
+  // The sweep's rows have always been written with their keys sorted (nlohmann::json).
+  return nlohmann::json(results::to_json(r));
+}
 
   SweepResult run_sweep(const std::vector<Configuration>& configs, const SweepOptions& o) {
   if (o.launcher == Launcher::slurm) return run_slurm_sweep(configs, o);
