@@ -15,9 +15,9 @@
 #include <cstdint>
 #include <string>
 
-namespace tokbench::cuda {
+#include "cuda/row_type.hpp"
 
-enum class RowType { f32, bf16 };  // storage of x, y, g and grad_x (scale and rstd are fp32)
+namespace tokbench::cuda {
 
 // x, y: (rows, width) contiguous in `type`; scale: (width) fp32 (litgpt's 1 + w already
 // applied); rstd: (rows) fp32, written.

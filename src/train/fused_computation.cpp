@@ -123,7 +123,7 @@ class FusedComputation final : public LossComputation {
   std::string kernel_note() const override {
     const std::string gemms = choices_->summary();
     const std::string loss = on_cpu_ ? fmt::format("one-pass {} row kernel", cross_entropy_rows_isa())
-                                                   : std::string("aten ops");
+                                     : std::string("the CUDA row kernel (fp32/bf16; aten ops otherwise)");
     const std::string norms = on_cpu_ ? fmt::format("; RMSNorm by {} row kernel", rms_norm_rows_isa())
                                       : std::string("; RMSNorm by the CUDA row kernel");
     return fmt::format("GEMMs: {}; lm_head+loss in chunks of {} rows, loss and logit gradient by {}{}",

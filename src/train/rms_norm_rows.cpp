@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "train/profile_trace.hpp"
-#include "train/rms_norm_cuda.hpp"
+#include "train/cuda_row_kernels.hpp"
 #include "train/rms_norm_rows_kernel.hpp"
 
 namespace tokbench::train {

@@ -4,7 +4,7 @@
 // accumulate grad_weight in per-part fp32 sums, added in a fixed order at the end (no
 // atomics: the same inputs and thread count give the same bits). The eager module instead
 // runs about six whole-tensor ATen ops forward and more backward, each streaming the
-// activations through memory. On CUDA the same passes run as kernels (rms_norm_cuda.hpp), a
+// activations through memory. On CUDA the same passes run as kernels (cuda_row_kernels.hpp), a
 // block per row forward and a block per range of rows backward.
 #pragma once
 

@@ -1,6 +1,6 @@
-// rms_norm_cuda.hpp for builds without CUDA: rms_norm_rows never gets a CUDA tensor there
-// (LibTorch has no CUDA device to make one), so these only say why they cannot run.
-#include "train/rms_norm_cuda.hpp"
+// cuda_row_kernels.hpp for builds without CUDA: no CUDA tensor reaches these there (LibTorch
+// has no CUDA device to make one), so they only say why they cannot run.
+#include "train/cuda_row_kernels.hpp"
 
 #include <c10/util/Exception.h>
 
@@ -13,6 +13,11 @@ void rms_norm_cuda_forward(const at::Tensor&, const at::Tensor&, const at::Tenso
 at::Tensor rms_norm_cuda_backward(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&,
                                   const at::Tensor&, bool) {
   TORCH_CHECK(false, "rms_norm_rows: this build has no CUDA kernels (built without nvcc)");
+}
+
+at::Tensor cross_entropy_rows_cuda_in_place(const at::Tensor&, const at::Tensor&, std::optional<double>,
+                                            const at::Tensor&) {
+  TORCH_CHECK(false, "cross_entropy_rows: this build has no CUDA kernels (built without nvcc)");
 }
 
 }  // namespace tokbench::train
