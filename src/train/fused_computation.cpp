@@ -82,9 +82,10 @@ class FusedComputation final : public LossComputation {
         [choices = choices_](const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
           return fused_linear_graph_only(x, weight, bias, *choices);
         });
-    // RMSNorm by its row kernel; LLaMAMLP's gate stays on ATen (a SwiGLU kernel was slower than
-    // silu + mul in the profile of tiny-llama-1.1b, docs/PERFORMANCE.md).
-    if (on_cpu_) model_->set_norm_function(&rms_norm_rows);
+    // RMSNorm by its row kernel (the CPU's, or CUDA's, cuda/rms_norm_kernels.cu); LLaMAMLP's gate
+    // stays on ATen (a SwiGLU kernel was slower than silu + mul in the profile of
+    // tiny-llama-1.1b on the CPU, docs/PERFORMANCE.md).
+    model_->set_norm_function(&rms_norm_rows);
     // The same math in fewer operators where litgpt's are slow (sliding windows, MoE routing).
     model_->set_operators(model::GPTImpl::Operators::fast);
   }
@@ -122,8 +123,9 @@ class FusedComputation final : public LossComputation {
   std::string kernel_note() const override {
     const std::string gemms = choices_->summary();
     const std::string loss = on_cpu_ ? fmt::format("one-pass {} row kernel", cross_entropy_rows_isa())
-                                                   : std::string("aten ops");
-    const std::string norms = on_cpu_ ? fmt::format("; RMSNorm by {} row kernel", rms_norm_rows_isa()) : std::string();
+                                     : std::string("the CUDA row kernel (fp32/bf16; aten ops otherwise)");
+    const std::string norms = on_cpu_ ? fmt::format("; RMSNorm by {} row kernel", rms_norm_rows_isa())
+                                      : std::string("; RMSNorm by the CUDA row kernel");
     return fmt::format("GEMMs: {}; lm_head+loss in chunks of {} rows, loss and logit gradient by {}{}",
                        gemms.empty() ? "aten" : gemms, chunk_.chunk_rows, loss, norms);
   }
@@ -132,7 +134,7 @@ class FusedComputation final : public LossComputation {
   model::GPT model_;  // the model whose linear layers use this computation's kernels
   ChunkedCrossEntropyOptions chunk_;
   std::shared_ptr<GemmChoices> choices_;
-  bool on_cpu_ = false;  // the chunked loss and RMSNorm run row kernels
+  bool on_cpu_ = false;  // the chunked loss runs its row kernel (RMSNorm has one on both devices)
 };
 
 }  // namespace

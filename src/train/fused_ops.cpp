@@ -4,6 +4,7 @@
 #include "train/fused_ops.hpp"
 
 #include "train/cross_entropy_rows.hpp"
+#include "train/cuda_row_kernels.hpp"
 #include "train/profile_trace.hpp"
 
 #include <ATen/ATen.h>
@@ -105,10 +106,13 @@ class ChunkedLinearCrossEntropyFunction : public torch::autograd::Function<Chunk
     auto loss_sum = at::zeros({}, hidden.options().dtype(at::kFloat));
     at::Tensor grad_hidden = at::empty_like(hidden), grad_weight, grad_bias;
     // CPU: the one-pass row kernel, which takes the gradient scale as a host number (reading a
-    // CPU scalar is no device sync). Elsewhere: whole-chunk ATen ops.
-    const bool row_kernel = hidden.is_cpu() && (weight.scalar_type() == at::kFloat ||
-                                                 weight.scalar_type() == at::kBFloat16);
-    const double host_inv_count = row_kernel ? inv_count.item<double>() : 0.0;
+    // CPU scalar is no device sync). CUDA: the row kernel of cuda/cross_entropy_kernels.cu,
+    // which reads the scale from device memory. Other dtypes: whole-chunk ATen ops.
+    const bool row_dtype = weight.scalar_type() == at::kFloat || weight.scalar_type() == at::kBFloat16;
+    const bool cpu_row_kernel = hidden.is_cpu() && row_dtype;
+    const bool cuda_row_kernel = hidden.is_cuda() && row_dtype;
+    const double host_inv_count = cpu_row_kernel ? inv_count.item<double>() : 0.0;
+    const std::optional<double> cap = softcap > 0 ? std::optional<double>(softcap) : std::nullopt;
     for (int64_t start = 0; start < rows; start += chunk_rows) {
       const int64_t end = std::min(rows, start + chunk_rows);
       const auto h = hidden.slice(0, start, end);  // (r, C)
@@ -116,12 +120,12 @@ class ChunkedLinearCrossEntropyFunction : public torch::autograd::Function<Chunk
       at::Tensor g;  // (r, V) d(mean loss)/dz, in the weight's dtype
       {
         TraceRange rows_range(account::ranges::kCrossEntropyRows);  // a row kernel records no operator
-        if (row_kernel) {
+        if (cpu_row_kernel) {
           g = z.contiguous();
-          loss_sum.add_(cross_entropy_rows_in_place(g, targets.slice(0, start, end),
-                                                    softcap > 0 ? std::optional<double>(softcap) : std::nullopt,
-                                                    host_inv_count)
-                            .sum());
+          loss_sum.add_(cross_entropy_rows_in_place(g, targets.slice(0, start, end), cap, host_inv_count).sum());
+        } else if (cuda_row_kernel) {
+          g = z.contiguous();
+          loss_sum.add_(cross_entropy_rows_cuda_in_place(g, targets.slice(0, start, end), cap, inv_count).sum());
         } else {
           g = cross_entropy_rows_with_aten_ops(z, safe_targets.slice(0, start, end), valid.slice(0, start, end),
                                                inv_count, softcap, loss_sum);

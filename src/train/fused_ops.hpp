@@ -5,8 +5,9 @@
 //    B·T positions, so the B×T×V logits never exist at once. The gradient of a scalar mean
 //    loss is known up to its upstream scale while the chunk's logits are still at hand, so
 //    forward computes grad_hidden and grad_weight chunk by chunk (no recompute in backward)
-//    and backward only scales them. On the CPU each chunk's loss and logit gradient come from
-//    the one-pass row kernel (cross_entropy_rows.hpp); elsewhere from whole-chunk ATen ops.
+//    and backward only scales them. Each chunk's loss and logit gradient come from a row
+//    kernel: on the CPU the one-pass kernel (cross_entropy_rows.hpp), on CUDA
+//    cuda/cross_entropy_kernels.cu (fp32 and bf16 logits); from whole-chunk ATen ops otherwise.
 // Neither reads a value back to the host.
 #pragma once
 

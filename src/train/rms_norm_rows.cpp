@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "train/profile_trace.hpp"
+#include "train/cuda_row_kernels.hpp"
 #include "train/rms_norm_rows_kernel.hpp"
 
 namespace tokbench::train {
@@ -61,6 +62,13 @@ class RmsNormRowsFunction : public torch::autograd::Function<RmsNormRowsFunction
     const auto scale = (unit_offset ? 1 + weight : weight).to(at::kFloat).contiguous();  // (C)
     auto y = at::empty_like(x2);                                                          // (R, C)
     auto rstd = at::empty({rows}, x2.options().dtype(at::kFloat));                        // (R)
+    ctx->save_for_backward({x2, scale, rstd});
+    ctx->saved_data["x_sizes"] = x.sizes().vec();
+    ctx->saved_data["weight_dtype"] = weight.scalar_type();
+    if (x2.is_cuda()) {
+      rms_norm_cuda_forward(x2, scale, y, rstd, eps);
+      return y.view(x.sizes());
+    }
     const bool bf16 = x2.scalar_type() == at::kBFloat16;
     const float* w = scale.data_ptr<float>();
     float* rstd_of = rstd.data_ptr<float>();
@@ -79,9 +87,6 @@ class RmsNormRowsFunction : public torch::autograd::Function<RmsNormRowsFunction
         for (int64_t r = begin; r < end; ++r) rstd_of[r] = k.forward_fp32(in + r * width, w, out + r * width, width, eps_f);
       }
     });
-    ctx->save_for_backward({x2, scale, rstd});
-    ctx->saved_data["x_sizes"] = x.sizes().vec();
-    ctx->saved_data["weight_dtype"] = weight.scalar_type();
     return y.view(x.sizes());
   }
 
@@ -95,6 +100,12 @@ class RmsNormRowsFunction : public torch::autograd::Function<RmsNormRowsFunction
     const auto g = grad_outputs[0].contiguous().view({rows, width}).to(x2.scalar_type());
     const bool want_weight = ctx->needs_input_grad(1);
     auto grad_x = at::empty_like(x2);
+    if (x2.is_cuda()) {
+      const at::Tensor grad_weight = rms_norm_cuda_backward(g, x2, scale, rstd, grad_x, want_weight);
+      return {grad_x.view(ctx->saved_data["x_sizes"].toIntVector()),
+              want_weight ? grad_weight.to(ctx->saved_data["weight_dtype"].toScalarType()) : at::Tensor(), at::Tensor(),
+              at::Tensor()};
+    }
     // Parts split the rows by count alone (not by which thread runs them), so the sums
     // and their order depend only on the row count and the thread count.
     const int64_t parts =
@@ -134,8 +145,9 @@ class RmsNormRowsFunction : public torch::autograd::Function<RmsNormRowsFunction
 }  // namespace
 
 at::Tensor rms_norm_rows(const at::Tensor& x, const at::Tensor& weight, bool unit_offset, double eps) {
-  TORCH_CHECK(x.device().is_cpu() && weight.device().is_cpu(), "rms_norm_rows: CPU tensors expected, got x on ",
-              x.device(), ", weight on ", weight.device());
+  TORCH_CHECK((x.device().is_cpu() || x.device().is_cuda()) && weight.device() == x.device(),
+              "rms_norm_rows: x and weight on one CPU or CUDA device expected, got x on ", x.device(), ", weight on ",
+              weight.device());
   TORCH_CHECK(x.scalar_type() == at::kFloat || x.scalar_type() == at::kBFloat16,
               "rms_norm_rows: fp32 or bf16 x expected, got ", x.scalar_type());
   TORCH_CHECK(weight.dim() == 1 && x.dim() >= 1 && x.size(-1) == weight.size(0), "rms_norm_rows: x ", x.sizes(),
