@@ -11,6 +11,7 @@
 #include <optional>
 #include <utility>
 
+#include "row_kernel_references.hpp"
 #include "train/cuda_row_kernels.hpp"
 #include "train/fused_ops.hpp"
 #include "train/gemm_kernels.hpp"
@@ -22,10 +23,7 @@ namespace {
   if (!torch::cuda::is_available()) \
   GTEST_SKIP() << "no CUDA device here: the CUDA kernels run in scripts/gpu-acceptance"
 
-double relative_error(const torch::Tensor& got, const torch::Tensor& want) {
-  const auto g = got.to(torch::kCPU, torch::kDouble), w = want.to(torch::kCPU, torch::kDouble);
-  return ((g - w).norm() / w.norm().clamp_min(1e-30)).item<double>();
-}
+using testing::relative_error;
 
 struct RowsCase {
   torch::ScalarType dtype;
@@ -33,27 +31,14 @@ struct RowsCase {
   std::optional<double> softcap;
 };
 
-// at::cross_entropy on the CPU, on the fp32 values of the logits, soft-capped as the model
-// does; the gradient of scale · Σ losses by autograd.
 std::pair<torch::Tensor, torch::Tensor> reference(const torch::Tensor& logits, const torch::Tensor& targets,
                                                   std::optional<double> softcap, double scale) {
-  auto x = logits.to(torch::kCPU, torch::kFloat).detach().requires_grad_(true);
-  auto z = softcap ? torch::tanh(x / *softcap) * *softcap : x;
-  auto losses = at::cross_entropy_loss(z, targets.cpu(), {}, at::Reduction::None, -1);
-  (losses.sum() * scale).backward();
-  return {losses.detach(), x.grad()};
+  auto r = testing::cross_entropy_reference(logits, targets, softcap, scale);
+  return {r.losses, r.grad};
 }
 
-// Logits around 0, every third row shifted by +300 (exp(300) overflows fp32), about a quarter
-// of the targets ignored (row 1 always).
 std::pair<torch::Tensor, torch::Tensor> inputs(const RowsCase& c) {
-  torch::manual_seed(17);
-  auto logits = torch::randn({c.rows, c.vocab}) * 3;
-  logits.slice(0, 0, c.rows, 3).add_(300);
-  auto targets = torch::randint(c.vocab, {c.rows}, torch::kLong);
-  targets.index_put_({torch::rand({c.rows}) < 0.25}, -1);
-  targets[1] = -1;
-  return {logits.to(c.dtype), targets};
+  return testing::cross_entropy_inputs(c.rows, c.vocab, c.dtype);
 }
 
 void check_rows(const RowsCase& c) {

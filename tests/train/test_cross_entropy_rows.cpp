@@ -13,16 +13,13 @@
 #include <optional>
 #include <string>
 
+#include "row_kernel_references.hpp"
 #include "train/cross_entropy_rows.hpp"
 
 namespace tokbench::train {
 namespace {
 
-double relative_error(const torch::Tensor& got, const torch::Tensor& want) {
-  return ((got.to(torch::kDouble) - want.to(torch::kDouble)).norm() /
-          want.to(torch::kDouble).norm().clamp_min(1e-30))
-      .item<double>();
-}
+using testing::relative_error;
 
 struct RowsCase {
   torch::ScalarType dtype;
@@ -30,31 +27,15 @@ struct RowsCase {
   std::optional<double> softcap;
 };
 
-struct Reference {
-  torch::Tensor losses, grad;  // (R) fp32, (R, V) fp32
-};
+using Reference = testing::CrossEntropyReference;
 
-// at::cross_entropy on the fp32 values of the logits, soft-capped as the model does; the
-// gradient of scale · Σ losses by autograd.
 Reference reference(const torch::Tensor& logits, const torch::Tensor& targets, std::optional<double> softcap,
                     double scale) {
-  auto x = logits.to(torch::kFloat).detach().requires_grad_(true);
-  auto z = softcap ? torch::tanh(x / *softcap) * *softcap : x;
-  auto losses = at::cross_entropy_loss(z, targets, {}, at::Reduction::None, -1);
-  (losses.sum() * scale).backward();
-  return {losses.detach(), x.grad()};
+  return testing::cross_entropy_reference(logits, targets, softcap, scale);
 }
 
-// Logits around 0 with a few rows shifted by +300 (exp(300) overflows fp32), about a quarter
-// of the targets ignored (row 1 always).
 std::pair<torch::Tensor, torch::Tensor> inputs(const RowsCase& c) {
-  torch::manual_seed(17);
-  auto logits = torch::randn({c.rows, c.vocab}) * 3;
-  logits.slice(0, 0, c.rows, 3).add_(300);
-  auto targets = torch::randint(c.vocab, {c.rows}, torch::kLong);
-  targets.index_put_({torch::rand({c.rows}) < 0.25}, -1);
-  targets[1] = -1;
-  return {logits.to(c.dtype), targets};
+  return testing::cross_entropy_inputs(c.rows, c.vocab, c.dtype);
 }
 
 void check_rows(const RowsCase& c) {

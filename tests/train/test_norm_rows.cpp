@@ -17,6 +17,7 @@
 #include "../model/test_gpt_support.hpp"
 #include "model/config_json.hpp"
 #include "model/gpt.hpp"
+#include "row_kernel_references.hpp"
 #include "train/rms_norm_rows.hpp"
 
 namespace tokbench::train {
@@ -27,11 +28,7 @@ constexpr double kFp32Tolerance = 1e-5;
 // do, so only the rare value whose fp32 sum order differs may round to the other neighbour.
 constexpr double kBf16Tolerance = 1e-2;
 
-double relative_error(const torch::Tensor& got, const torch::Tensor& want) {
-  return ((got.to(torch::kDouble) - want.to(torch::kDouble)).norm() /
-          want.to(torch::kDouble).norm().clamp_min(1e-30))
-      .item<double>();
-}
+using testing::relative_error;
 
 ::testing::AssertionResult close(const torch::Tensor& got, const torch::Tensor& want, double tolerance) {
   if (!got.defined() || !want.defined())
@@ -49,13 +46,7 @@ double tolerance_of(torch::ScalarType dtype) { return dtype == torch::kBFloat16 
 
 // ---- RMSNorm ------------------------------------------------------------------------------
 
-// The eager model's RMSNorm (litgpt): fp32 statistics and scaling, result cast back.
-torch::Tensor aten_rms_norm(const torch::Tensor& x, const torch::Tensor& weight, bool unit_offset, double eps) {
-  auto xf = x.to(torch::kFloat);
-  auto normed = xf * torch::rsqrt((xf * xf).mean(-1, /*keepdim=*/true) + eps);
-  auto w = unit_offset ? 1 + weight : weight;
-  return (normed * w.to(torch::kFloat)).to(x.scalar_type());
-}
+using testing::aten_rms_norm;
 
 struct NormCase {
   torch::ScalarType dtype;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "row_kernel_references.hpp"
 #include "train/rms_norm_rows.hpp"
 
 namespace tokbench::train {
@@ -18,10 +19,7 @@ namespace {
 constexpr double kFp32Tolerance = 1e-5;
 constexpr double kBf16Tolerance = 1e-2;  // 8 significant bits; a different sum order may round a value the other way
 
-double relative_error(const torch::Tensor& got, const torch::Tensor& want) {
-  const auto g = got.to(torch::kCPU, torch::kDouble), w = want.to(torch::kCPU, torch::kDouble);
-  return ((g - w).norm() / w.norm().clamp_min(1e-30)).item<double>();
-}
+using testing::relative_error;
 
 ::testing::AssertionResult close(const torch::Tensor& got, const torch::Tensor& want, double tolerance) {
   if (!got.defined() || !want.defined()) return ::testing::AssertionFailure() << "undefined tensor";
@@ -33,13 +31,7 @@ double relative_error(const torch::Tensor& got, const torch::Tensor& want) {
   return ::testing::AssertionFailure() << "relative error " << error << " > " << tolerance;
 }
 
-// litgpt's RMSNorm: fp32 statistics and scaling, the unit offset added in weight's dtype.
-torch::Tensor aten_rms_norm(const torch::Tensor& x, const torch::Tensor& weight, bool unit_offset, double eps) {
-  auto xf = x.to(torch::kFloat);
-  auto normed = xf * torch::rsqrt((xf * xf).mean(-1, /*keepdim=*/true) + eps);
-  auto w = unit_offset ? 1 + weight : weight;
-  return (normed * w.to(torch::kFloat)).to(x.scalar_type());
-}
+using testing::aten_rms_norm;
 
 struct NormCase {
   torch::ScalarType dtype;
