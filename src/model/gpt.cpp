@@ -195,10 +195,15 @@ class Attention : public torch::nn::Module {
       k = norm_k_->forward(k);
     }
     // Rotate the first rope_n_elem channels, pass the rest through.
-    auto q_roped = apply_rope(q.index({Ellipsis, Slice(None, rope_n_elem_)}), cos, sin);
-    auto k_roped = apply_rope(k.index({Ellipsis, Slice(None, rope_n_elem_)}), cos, sin);
-    q = torch::cat({q_roped, q.index({Ellipsis, Slice(rope_n_elem_, None)})}, -1);
-    k = torch::cat({k_roped, k.index({Ellipsis, Slice(rope_n_elem_, None)})}, -1);
+    if (rope_function_) {
+      q = rope_function_(q, cos, sin);
+      k = rope_function_(k, cos, sin);
+    } else {
+      auto q_roped = apply_rope(q.index({Ellipsis, Slice(None, rope_n_elem_)}), cos, sin);
+      auto k_roped = apply_rope(k.index({Ellipsis, Slice(None, rope_n_elem_)}), cos, sin);
+      q = torch::cat({q_roped, q.index({Ellipsis, Slice(rope_n_elem_, None)})}, -1);
+      k = torch::cat({k_roped, k.index({Ellipsis, Slice(rope_n_elem_, None)})}, -1);
+    }
     if (n_groups_ != n_head_) {  // query head j uses kv group j / (nh / ng)
       k = k.repeat_interleave(n_head_ / n_groups_, 1);  // (B, nh, T, hs)
       v = v.repeat_interleave(n_head_ / n_groups_, 1);
@@ -213,6 +218,7 @@ class Attention : public torch::nn::Module {
  public:
   // GPTImpl::Operators (gpt.hpp): false, the fused executor's fewer operators for the same math.
   void set_litgpt_operators(bool on) { litgpt_operators_ = on; }
+  void set_rope_function(GPTImpl::RopeFunction function) { rope_function_ = std::move(function); }
 
  private:
   // The fused executor's mask of a sliding-window layer, the same attention as litgpt's in
@@ -306,6 +312,7 @@ class Attention : public torch::nn::Module {
   bool olmo2_qk_norm_, default_qk_norm_, sliding_;
   int64_t window_;  // sliding_window_size
   bool litgpt_operators_ = true;
+  GPTImpl::RopeFunction rope_function_;  // empty: litgpt's operators
   double scale_;
   std::optional<double> softcap_;
   std::shared_ptr<Linear> qkv_, proj_;
@@ -316,7 +323,9 @@ class Attention : public torch::nn::Module {
 class MLP : public torch::nn::Module {
  public:
   MLP(const Config& c, const std::string& kind, int64_t hidden, const torch::TensorOptions& options)
-      : neox_(kind == "GptNeoxMLP"), gemma_(kind == "GemmaMLP"), approximate_(c.gelu_approximate) {
+      : neox_(kind == "GptNeoxMLP"), gemma_(kind == "GemmaMLP"), approximate_(c.gelu_approximate),
+        activation_(!gemma_ ? GateActivation::silu
+                            : approximate_ == "tanh" ? GateActivation::gelu_tanh : GateActivation::gelu) {
     const int64_t C = c.n_embd;
     if (neox_) {
       fc_ = register_module("fc", std::make_shared<Linear>(C, hidden, c.bias, options));
@@ -332,13 +341,19 @@ class MLP : public torch::nn::Module {
     if (neox_) return proj_->forward(torch::gelu(fc_->forward(x), approximate_), output_value_needed);
     auto gate = fc_->forward(x);
     auto up = up_->forward(x);
+    if (gate_function_) return proj_->forward(gate_function_(gate, up, activation_), output_value_needed);
     auto hidden = gemma_ ? torch::gelu(gate, approximate_) : torch::silu(gate);
     return proj_->forward(hidden * up, output_value_needed);
   }
 
+  // Used by the gated kinds only.
+  void set_gate_function(GPTImpl::GateFunction function) { gate_function_ = std::move(function); }
+
  private:
   bool neox_, gemma_;
   std::string approximate_;
+  GateActivation activation_;            // of the gated kinds
+  GPTImpl::GateFunction gate_function_;  // empty: ATen's activation and mul
   std::shared_ptr<Linear> fc_, up_, proj_;
 };
 
@@ -649,6 +664,16 @@ bool GPTImpl::activation_checkpointing() const { return state_->checkpoint_block
 void GPTImpl::set_norm_function(NormFunction function) {
   for (const auto& module : modules(/*include_self=*/false))
     if (auto* norm = dynamic_cast<Norm*>(module.get())) norm->set_function(function);
+}
+
+void GPTImpl::set_gate_function(GateFunction function) {
+  for (const auto& module : modules(/*include_self=*/false))
+    if (auto* mlp = dynamic_cast<MLP*>(module.get())) mlp->set_gate_function(function);
+}
+
+void GPTImpl::set_rope_function(RopeFunction function) {
+  for (const auto& module : modules(/*include_self=*/false))
+    if (auto* attention = dynamic_cast<Attention*>(module.get())) attention->set_rope_function(function);
 }
 
 void GPTImpl::set_operators(Operators operators) {

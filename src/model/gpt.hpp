@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "model/config.hpp"
+#include "model/gate_activation.hpp"
 
 namespace tokbench::model {
 
@@ -64,6 +65,21 @@ class GPTImpl : public torch::nn::Module {
   using NormFunction = std::function<torch::Tensor(const torch::Tensor& x, const torch::Tensor& weight,
                                                    bool unit_offset, double eps)>;
   void set_norm_function(NormFunction function);
+
+  // How every gated MLP (LLaMAMLP, GemmaMLP, an MoE's experts) computes act(gate) · up from its
+  // two projections (act: silu, or gelu per gelu_approximate); the plain GELU of GptNeoxMLP
+  // has no gating and keeps torch::gelu. Empty (the default): ATen's activation and mul,
+  // exactly the eager computation.
+  using GateFunction =
+      std::function<torch::Tensor(const torch::Tensor& gate, const torch::Tensor& up, GateActivation activation)>;
+  void set_gate_function(GateFunction function);
+
+  // How every attention layer rotates q and k: x (B, H, T, head_size), cos and sin
+  // (1, T, rope_n_elem) -> x with its first rope_n_elem channels rotated as litgpt's
+  // apply_rope does and the rest passed through. Empty (the default): litgpt's operators.
+  using RopeFunction =
+      std::function<torch::Tensor(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin)>;
+  void set_rope_function(RopeFunction function);
 
   // Which operators the layers issue where litgpt's own are slower than the same math in
   // fewer. `litgpt` (the default, the eager executor): litgpt's, operator for operator

@@ -10,7 +10,9 @@
 #include <string>
 
 #include "cuda/cross_entropy_kernels.hpp"
+#include "cuda/gated_activation_kernels.hpp"
 #include "cuda/rms_norm_kernels.hpp"
+#include "cuda/rope_kernels.hpp"
 
 namespace tokbench::train {
 namespace {
@@ -22,6 +24,15 @@ cuda::RowType row_type(const at::Tensor& t, const char* what) {
 }
 
 void check(const std::string& launch) { TORCH_CHECK(launch.empty(), launch); }
+
+cuda::GateActivation kernel_activation(model::GateActivation activation) {
+  switch (activation) {
+    case model::GateActivation::silu: return cuda::GateActivation::silu;
+    case model::GateActivation::gelu: return cuda::GateActivation::gelu;
+    case model::GateActivation::gelu_tanh: return cuda::GateActivation::gelu_tanh;
+  }
+  TORCH_CHECK(false, "gated_activation: unknown activation");
+}
 
 }  // namespace
 
@@ -71,6 +82,34 @@ at::Tensor cross_entropy_rows_cuda_in_place(const at::Tensor& logits, const at::
                                           grad_scale.data_ptr<float>(), logits.size(0), logits.size(1),
                                           softcap ? static_cast<float>(*softcap) : 0.0f, stream.stream()));
   return losses;
+}
+
+void gated_activation_cuda_forward(const at::Tensor& gate, const at::Tensor& up, const at::Tensor& h,
+                                   model::GateActivation activation) {
+  const c10::cuda::CUDAGuard guard(gate.device());
+  const auto stream = at::cuda::getCurrentCUDAStream(gate.device().index());
+  check(cuda::gated_activation_forward(row_type(gate, "gated_activation"), kernel_activation(activation),
+                                       gate.data_ptr(), up.data_ptr(), h.data_ptr(), gate.numel(), stream.stream()));
+}
+
+void gated_activation_cuda_backward(const at::Tensor& grad_h, const at::Tensor& gate, const at::Tensor& up,
+                                    const at::Tensor& grad_gate, const at::Tensor& grad_up,
+                                    model::GateActivation activation) {
+  const c10::cuda::CUDAGuard guard(gate.device());
+  const auto stream = at::cuda::getCurrentCUDAStream(gate.device().index());
+  check(cuda::gated_activation_backward(row_type(gate, "gated_activation"), kernel_activation(activation),
+                                        grad_h.data_ptr(), gate.data_ptr(), up.data_ptr(), grad_gate.data_ptr(),
+                                        grad_up.data_ptr(), gate.numel(), stream.stream()));
+}
+
+void rope_cuda_rotate(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, const at::Tensor& y,
+                      bool inverse) {
+  const c10::cuda::CUDAGuard guard(x.device());
+  const auto stream = at::cuda::getCurrentCUDAStream(x.device().index());
+  const cuda::RopeShape shape{x.size(0),   x.size(1),   x.size(2),   x.size(3),
+                              x.stride(0), x.stride(1), x.stride(2), cos.size(1)};
+  check(cuda::rope_rotate(row_type(x, "rope_rotation"), shape, x.data_ptr(), cos.data_ptr(), sin.data_ptr(),
+                          y.data_ptr(), inverse, stream.stream()));
 }
 
 }  // namespace tokbench::train

@@ -1,7 +1,8 @@
 // The fused executor's row kernels on a CUDA device (the kernels are in src/cuda/): the ATen
 // side of RMSNorm's two passes (rms_norm_rows.cpp's autograd function is the same for both
 // devices and calls these for CUDA tensors) and of the chunked loss's cross-entropy
-// (fused_ops.cpp). Each binds the tensors' own device for the launch and runs on that device's
+// (fused_ops.cpp), and the launches of the gated MLP activation (gated_activation.cpp) and of
+// the rotary embedding (rope_rotation.cpp). Each binds the tensors' own device for the launch and runs on that device's
 // current stream, as every ATen operation on those tensors does, so they order with the ops
 // around them. cuda_row_kernels_none.cpp stands in for builds without CUDA (they throw).
 #pragma once
@@ -9,6 +10,8 @@
 #include <ATen/core/Tensor.h>
 
 #include <optional>
+
+#include "model/gate_activation.hpp"
 
 namespace tokbench::train {
 
@@ -27,5 +30,20 @@ at::Tensor rms_norm_cuda_backward(const at::Tensor& g, const at::Tensor& x2, con
 // Returns the per-row losses (R) fp32.
 at::Tensor cross_entropy_rows_cuda_in_place(const at::Tensor& logits, const at::Tensor& targets,
                                             std::optional<double> softcap, const at::Tensor& grad_scale);
+
+// gate, up, h: one shape, contiguous, fp32 or bf16, on one CUDA device; h = act(gate) · up.
+void gated_activation_cuda_forward(const at::Tensor& gate, const at::Tensor& up, const at::Tensor& h,
+                                   model::GateActivation activation);
+
+// grad_h, gate, up, grad_gate, grad_up: as the forward's; grad_gate and grad_up written.
+void gated_activation_cuda_backward(const at::Tensor& grad_h, const at::Tensor& gate, const at::Tensor& up,
+                                    const at::Tensor& grad_gate, const at::Tensor& grad_up,
+                                    model::GateActivation activation);
+
+// x: (B, H, T, D), its last dimension contiguous; cos, sin: (T, n) contiguous in x's dtype;
+// y: (B, H, T, D) contiguous, not overlapping x. Writes y = the rotation of x's first n
+// channels (its transpose when inverse), the rest copied (cuda/rope_kernels.hpp).
+void rope_cuda_rotate(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, const at::Tensor& y,
+                      bool inverse);
 
 }  // namespace tokbench::train

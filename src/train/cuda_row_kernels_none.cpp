@@ -20,4 +20,17 @@ at::Tensor cross_entropy_rows_cuda_in_place(const at::Tensor&, const at::Tensor&
   TORCH_CHECK(false, "cross_entropy_rows: this build has no CUDA kernels (built without nvcc)");
 }
 
+void gated_activation_cuda_forward(const at::Tensor&, const at::Tensor&, const at::Tensor&, model::GateActivation) {
+  TORCH_CHECK(false, "gated_activation: this build has no CUDA kernels (built without nvcc)");
+}
+
+void gated_activation_cuda_backward(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                    const at::Tensor&, model::GateActivation) {
+  TORCH_CHECK(false, "gated_activation: this build has no CUDA kernels (built without nvcc)");
+}
+
+void rope_cuda_rotate(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&, bool) {
+  TORCH_CHECK(false, "rope_rotation: this build has no CUDA kernels (built without nvcc)");
+}
+
 }  // namespace tokbench::train

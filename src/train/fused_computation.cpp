@@ -15,10 +15,12 @@
 #include "train/cross_entropy_rows.hpp"
 #include "train/dtype_mode.hpp"
 #include "train/fused_ops.hpp"
+#include "train/gated_activation.hpp"
 #include "train/gemm_kernels.hpp"
 #include "train/loss_computation.hpp"
 #include "train/profile_trace.hpp"
 #include "train/rms_norm_rows.hpp"
+#include "train/rope_rotation.hpp"
 #include "train/train_step.hpp"
 
 namespace tokbench::train {
@@ -82,10 +84,16 @@ class FusedComputation final : public LossComputation {
         [choices = choices_](const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
           return fused_linear_graph_only(x, weight, bias, *choices);
         });
-    // RMSNorm by its row kernel (the CPU's, or CUDA's, cuda/rms_norm_kernels.cu); LLaMAMLP's gate
-    // stays on ATen (a SwiGLU kernel was slower than silu + mul in the profile of
-    // tiny-llama-1.1b on the CPU, docs/PERFORMANCE.md).
+    // RMSNorm by its row kernel (the CPU's, or CUDA's, cuda/rms_norm_kernels.cu); on the CPU
+    // LLaMAMLP's gate stays on ATen (a SwiGLU kernel was slower than silu + mul in the profile
+    // of tiny-llama-1.1b on the CPU, docs/PERFORMANCE.md).
     model_->set_norm_function(&rms_norm_rows);
+    // On CUDA the gated MLP's activation and the rotary embedding each run as one kernel per
+    // direction (gated_activation.hpp, rope_rotation.hpp); the CPU keeps ATen's, as said above.
+    if (device.is_cuda()) {
+      model_->set_gate_function(&gated_activation);
+      model_->set_rope_function(&rope_rotation);
+    }
     // The same math in fewer operators where litgpt's are slow (sliding windows, MoE routing).
     model_->set_operators(model::GPTImpl::Operators::fast);
   }
@@ -94,6 +102,8 @@ class FusedComputation final : public LossComputation {
   ~FusedComputation() override {
     model_->set_linear_function({});
     model_->set_norm_function({});
+    model_->set_gate_function({});
+    model_->set_rope_function({});
     model_->set_operators(model::GPTImpl::Operators::litgpt);
   }
 
@@ -125,7 +135,7 @@ class FusedComputation final : public LossComputation {
     const std::string loss = on_cpu_ ? fmt::format("one-pass {} row kernel", cross_entropy_rows_isa())
                                      : std::string("the CUDA row kernel (fp32/bf16; aten ops otherwise)");
     const std::string norms = on_cpu_ ? fmt::format("; RMSNorm by {} row kernel", rms_norm_rows_isa())
-                                      : std::string("; RMSNorm by the CUDA row kernel");
+                                      : std::string("; RMSNorm, the MLP's gated activation and rope by CUDA kernels");
     return fmt::format("GEMMs: {}; lm_head+loss in chunks of {} rows, loss and logit gradient by {}{}",
                        gemms.empty() ? "aten" : gemms, chunk_.chunk_rows, loss, norms);
   }

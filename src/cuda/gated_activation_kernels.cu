@@ -1,0 +1,156 @@
+// The gated activation kernels (gated_activation_kernels.hpp): one thread per element in a
+// grid-stride loop, the activation chosen at compile time. The derivatives are those of
+// PyTorch's own kernels: silu'(x) = s·(1 + x·(1 − s)) with s = sigmoid(x); exact GELU's
+// Φ(x) + x·φ(x); the tanh form's 0.5·(1 + t) + 0.5·x·(1 − t²)·√(2/π)·(1 + 3·0.044715·x²),
+// t = tanh(√(2/π)·(x + 0.044715·x³)).
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+
+#include "cuda/gated_activation_kernels.hpp"
+
+namespace tokbench::cuda {
+namespace {
+
+__device__ __forceinline__ float to_float(float v) { return v; }
+__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <typename T>
+__device__ __forceinline__ T from_float(float v);
+template <>
+__device__ __forceinline__ float from_float<float>(float v) { return v; }
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+
+constexpr float kSqrt2OverPi = 0.7978845608028654f;  // √(2/π)
+constexpr float kInvSqrt2 = 0.7071067811865476f;     // 1/√2
+constexpr float kInvSqrt2Pi = 0.3989422804014327f;   // 1/√(2π)
+constexpr float kGeluCubic = 0.044715f;
+
+// act(x) and act'(x) for one activation.
+template <GateActivation A>
+struct Act;
+
+template <>
+struct Act<GateActivation::silu> {
+  __device__ static float value(float x) { return x / (1.0f + expf(-x)); }
+  __device__ static float derivative(float x) {
+    const float s = 1.0f / (1.0f + expf(-x));
+    return s * (1.0f + x * (1.0f - s));
+  }
+};
+
+template <>
+struct Act<GateActivation::gelu> {
+  __device__ static float value(float x) { return 0.5f * x * (1.0f + erff(x * kInvSqrt2)); }
+  __device__ static float derivative(float x) {
+    return 0.5f * (1.0f + erff(x * kInvSqrt2)) + x * kInvSqrt2Pi * expf(-0.5f * x * x);
+  }
+};
+
+template <>
+struct Act<GateActivation::gelu_tanh> {
+  __device__ static float value(float x) {
+    return 0.5f * x * (1.0f + tanhf(kSqrt2OverPi * (x + kGeluCubic * x * x * x)));
+  }
+  __device__ static float derivative(float x) {
+    const float t = tanhf(kSqrt2OverPi * (x + kGeluCubic * x * x * x));
+    return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * x * x);
+  }
+};
+
+template <typename T, GateActivation A>
+__global__ void gated_forward_kernel(const T* __restrict__ gate, const T* __restrict__ up, T* __restrict__ h,
+                                     int64_t count) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride)
+    h[i] = from_float<T>(Act<A>::value(to_float(gate[i])) * to_float(up[i]));
+}
+
+template <typename T, GateActivation A>
+__global__ void gated_backward_kernel(const T* __restrict__ grad_h, const T* __restrict__ gate,
+                                      const T* __restrict__ up, T* __restrict__ grad_gate, T* __restrict__ grad_up,
+                                      int64_t count) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+    const float g = to_float(grad_h[i]);
+    const float x = to_float(gate[i]);
+    grad_gate[i] = from_float<T>(g * to_float(up[i]) * Act<A>::derivative(x));
+    grad_up[i] = from_float<T>(g * Act<A>::value(x));
+  }
+}
+
+constexpr unsigned kThreads = 256;
+// Enough blocks to fill any current GPU many times over; larger tensors loop.
+constexpr int64_t kMaxBlocks = 65536;
+
+dim3 grid_for(int64_t count) {
+  return dim3(static_cast<unsigned>(std::min<int64_t>(kMaxBlocks, (count + kThreads - 1) / kThreads)));
+}
+
+std::string launch_result(const char* what) {
+  const cudaError_t error = cudaGetLastError();
+  return error == cudaSuccess ? std::string() : std::string(what) + ": " + cudaGetErrorString(error);
+}
+
+template <typename T, GateActivation A>
+void launch_forward(const void* gate, const void* up, void* h, int64_t count, cudaStream_t s) {
+  gated_forward_kernel<T, A><<<grid_for(count), kThreads, 0, s>>>(static_cast<const T*>(gate),
+                                                                   static_cast<const T*>(up), static_cast<T*>(h), count);
+}
+
+template <typename T, GateActivation A>
+void launch_backward(const void* grad_h, const void* gate, const void* up, void* grad_gate, void* grad_up,
+                     int64_t count, cudaStream_t s) {
+  gated_backward_kernel<T, A><<<grid_for(count), kThreads, 0, s>>>(
+      static_cast<const T*>(grad_h), static_cast<const T*>(gate), static_cast<const T*>(up),
+      static_cast<T*>(grad_gate), static_cast<T*>(grad_up), count);
+}
+
+template <typename T>
+void forward_of(GateActivation activation, const void* gate, const void* up, void* h, int64_t count, cudaStream_t s) {
+  switch (activation) {
+    case GateActivation::silu: return launch_forward<T, GateActivation::silu>(gate, up, h, count, s);
+    case GateActivation::gelu: return launch_forward<T, GateActivation::gelu>(gate, up, h, count, s);
+    case GateActivation::gelu_tanh: return launch_forward<T, GateActivation::gelu_tanh>(gate, up, h, count, s);
+  }
+}
+
+template <typename T>
+void backward_of(GateActivation activation, const void* grad_h, const void* gate, const void* up, void* grad_gate,
+                 void* grad_up, int64_t count, cudaStream_t s) {
+  switch (activation) {
+    case GateActivation::silu:
+      return launch_backward<T, GateActivation::silu>(grad_h, gate, up, grad_gate, grad_up, count, s);
+    case GateActivation::gelu:
+      return launch_backward<T, GateActivation::gelu>(grad_h, gate, up, grad_gate, grad_up, count, s);
+    case GateActivation::gelu_tanh:
+      return launch_backward<T, GateActivation::gelu_tanh>(grad_h, gate, up, grad_gate, grad_up, count, s);
+  }
+}
+
+}  // namespace
+
+std::string gated_activation_forward(RowType type, GateActivation activation, const void* gate, const void* up,
+                                     void* h, int64_t count, void* stream) {
+  if (count <= 0) return {};  // an MoE expert without tokens
+  const auto s = static_cast<cudaStream_t>(stream);
+  if (type == RowType::bf16)
+    forward_of<__nv_bfloat16>(activation, gate, up, h, count, s);
+  else
+    forward_of<float>(activation, gate, up, h, count, s);
+  return launch_result("gated_activation_forward");
+}
+
+std::string gated_activation_backward(RowType type, GateActivation activation, const void* grad_h, const void* gate,
+                                      const void* up, void* grad_gate, void* grad_up, int64_t count, void* stream) {
+  if (count <= 0) return {};
+  const auto s = static_cast<cudaStream_t>(stream);
+  if (type == RowType::bf16)
+    backward_of<__nv_bfloat16>(activation, grad_h, gate, up, grad_gate, grad_up, count, s);
+  else
+    backward_of<float>(activation, grad_h, gate, up, grad_gate, grad_up, count, s);
+  return launch_result("gated_activation_backward");
+}
+
+}  // namespace tokbench::cuda
