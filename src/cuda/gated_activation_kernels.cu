@@ -1,5 +1,6 @@
-// The gated activation kernels (gated_activation_kernels.hpp): one thread per element in a
-// grid-stride loop, the activation chosen at compile time. The derivatives are those of
+// The gated activation kernels (gated_activation_kernels.hpp): a grid-stride loop over packs of
+// 16 bytes per thread (one element per thread where sizes or addresses do not allow that), the
+// activation chosen at compile time. The derivatives are those of
 // PyTorch's own kernels: silu'(x) = s·(1 + x·(1 − s)) with s = sigmoid(x); exact GELU's
 // Φ(x) + x·φ(x); the tanh form's 0.5·(1 + t) + 0.5·x·(1 − t²)·√(2/π)·(1 + 3·0.044715·x²),
 // t = tanh(√(2/π)·(x + 0.044715·x³)).
@@ -7,6 +8,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <initializer_list>
 
 #include "cuda/gated_activation_kernels.hpp"
 
@@ -59,24 +62,52 @@ struct Act<GateActivation::gelu_tanh> {
   }
 };
 
-template <typename T, GateActivation A>
+// N consecutive elements, loaded and stored as one 16-byte access.
+template <typename T, int N>
+struct alignas(sizeof(T) * N) Pack {
+  T v[N];
+};
+
+// Each thread takes N consecutive elements per step (one 16-byte load per input, one store
+// per output: 8 bf16 or 4 fp32), the width ATen's own elementwise kernels use; N = 1 is the
+// path for counts or addresses that do not allow it. count: elements, a multiple of N.
+template <typename T, int N, GateActivation A>
 __global__ void gated_forward_kernel(const T* __restrict__ gate, const T* __restrict__ up, T* __restrict__ h,
                                      int64_t count) {
+  using P = Pack<T, N>;
+  const int64_t packs = count / N;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride)
-    h[i] = from_float<T>(Act<A>::value(to_float(gate[i])) * to_float(up[i]));
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < packs; i += stride) {
+    const P g = reinterpret_cast<const P*>(gate)[i];
+    const P u = reinterpret_cast<const P*>(up)[i];
+    P out;
+#pragma unroll
+    for (int k = 0; k < N; ++k) out.v[k] = from_float<T>(Act<A>::value(to_float(g.v[k])) * to_float(u.v[k]));
+    reinterpret_cast<P*>(h)[i] = out;
+  }
 }
 
-template <typename T, GateActivation A>
+template <typename T, int N, GateActivation A>
 __global__ void gated_backward_kernel(const T* __restrict__ grad_h, const T* __restrict__ gate,
                                       const T* __restrict__ up, T* __restrict__ grad_gate, T* __restrict__ grad_up,
                                       int64_t count) {
+  using P = Pack<T, N>;
+  const int64_t packs = count / N;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
-    const float g = to_float(grad_h[i]);
-    const float x = to_float(gate[i]);
-    grad_gate[i] = from_float<T>(g * to_float(up[i]) * Act<A>::derivative(x));
-    grad_up[i] = from_float<T>(g * Act<A>::value(x));
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < packs; i += stride) {
+    const P gh = reinterpret_cast<const P*>(grad_h)[i];
+    const P x = reinterpret_cast<const P*>(gate)[i];
+    const P u = reinterpret_cast<const P*>(up)[i];
+    P dg, du;
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      const float g = to_float(gh.v[k]);
+      const float xk = to_float(x.v[k]);
+      dg.v[k] = from_float<T>(g * to_float(u.v[k]) * Act<A>::derivative(xk));
+      du.v[k] = from_float<T>(g * Act<A>::value(xk));
+    }
+    reinterpret_cast<P*>(grad_gate)[i] = dg;
+    reinterpret_cast<P*>(grad_up)[i] = du;
   }
 }
 
@@ -84,8 +115,16 @@ constexpr unsigned kThreads = 256;
 // Enough blocks to fill any current GPU many times over; larger tensors loop.
 constexpr int64_t kMaxBlocks = 65536;
 
-dim3 grid_for(int64_t count) {
-  return dim3(static_cast<unsigned>(std::min<int64_t>(kMaxBlocks, (count + kThreads - 1) / kThreads)));
+dim3 grid_for(int64_t items) {
+  return dim3(static_cast<unsigned>(std::min<int64_t>(kMaxBlocks, (items + kThreads - 1) / kThreads)));
+}
+
+// Whether every pointer allows 16-byte accesses and count is whole packs of `n`.
+bool packable(int64_t count, int64_t n, std::initializer_list<const void*> pointers) {
+  if (count % n != 0) return false;
+  for (const void* p : pointers)
+    if (reinterpret_cast<std::uintptr_t>(p) % 16 != 0) return false;
+  return true;
 }
 
 std::string launch_result(const char* what) {
@@ -95,16 +134,29 @@ std::string launch_result(const char* what) {
 
 template <typename T, GateActivation A>
 void launch_forward(const void* gate, const void* up, void* h, int64_t count, cudaStream_t s) {
-  gated_forward_kernel<T, A><<<grid_for(count), kThreads, 0, s>>>(static_cast<const T*>(gate),
-                                                                   static_cast<const T*>(up), static_cast<T*>(h), count);
+  constexpr int N = 16 / sizeof(T);
+  const auto* g = static_cast<const T*>(gate);
+  const auto* u = static_cast<const T*>(up);
+  auto* out = static_cast<T*>(h);
+  if (packable(count, N, {gate, up, h}))
+    gated_forward_kernel<T, N, A><<<grid_for(count / N), kThreads, 0, s>>>(g, u, out, count);
+  else
+    gated_forward_kernel<T, 1, A><<<grid_for(count), kThreads, 0, s>>>(g, u, out, count);
 }
 
 template <typename T, GateActivation A>
 void launch_backward(const void* grad_h, const void* gate, const void* up, void* grad_gate, void* grad_up,
                      int64_t count, cudaStream_t s) {
-  gated_backward_kernel<T, A><<<grid_for(count), kThreads, 0, s>>>(
-      static_cast<const T*>(grad_h), static_cast<const T*>(gate), static_cast<const T*>(up),
-      static_cast<T*>(grad_gate), static_cast<T*>(grad_up), count);
+  constexpr int N = 16 / sizeof(T);
+  const auto* gh = static_cast<const T*>(grad_h);
+  const auto* g = static_cast<const T*>(gate);
+  const auto* u = static_cast<const T*>(up);
+  auto* dg = static_cast<T*>(grad_gate);
+  auto* du = static_cast<T*>(grad_up);
+  if (packable(count, N, {grad_h, gate, up, grad_gate, grad_up}))
+    gated_backward_kernel<T, N, A><<<grid_for(count / N), kThreads, 0, s>>>(gh, g, u, dg, du, count);
+  else
+    gated_backward_kernel<T, 1, A><<<grid_for(count), kThreads, 0, s>>>(gh, g, u, dg, du, count);
 }
 
 template <typename T>
