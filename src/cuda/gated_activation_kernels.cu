@@ -3,7 +3,8 @@
 // activation chosen at compile time. The derivatives are those of
 // PyTorch's own kernels: silu'(x) = s·(1 + x·(1 − s)) with s = sigmoid(x); exact GELU's
 // Φ(x) + x·φ(x); the tanh form's 0.5·(1 + t) + 0.5·x·(1 − t²)·√(2/π)·(1 + 3·0.044715·x²),
-// t = tanh(√(2/π)·(x + 0.044715·x³)).
+// t = tanh(√(2/π)·(x + 0.044715·x³)). The kernels' names say "elementwise", so that a profile's
+// time account (account/op_rules.cpp) counts them with the ATen operators they replace.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -72,8 +73,8 @@ struct alignas(sizeof(T) * N) Pack {
 // per output: 8 bf16 or 4 fp32), the width ATen's own elementwise kernels use; N = 1 is the
 // path for counts or addresses that do not allow it. count: elements, a multiple of N.
 template <typename T, int N, GateActivation A>
-__global__ void gated_forward_kernel(const T* __restrict__ gate, const T* __restrict__ up, T* __restrict__ h,
-                                     int64_t count) {
+__global__ void gated_activation_elementwise_forward(const T* __restrict__ gate, const T* __restrict__ up,
+                                                     T* __restrict__ h, int64_t count) {
   using P = Pack<T, N>;
   const int64_t packs = count / N;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
@@ -88,9 +89,9 @@ __global__ void gated_forward_kernel(const T* __restrict__ gate, const T* __rest
 }
 
 template <typename T, int N, GateActivation A>
-__global__ void gated_backward_kernel(const T* __restrict__ grad_h, const T* __restrict__ gate,
-                                      const T* __restrict__ up, T* __restrict__ grad_gate, T* __restrict__ grad_up,
-                                      int64_t count) {
+__global__ void gated_activation_elementwise_backward(const T* __restrict__ grad_h, const T* __restrict__ gate,
+                                                      const T* __restrict__ up, T* __restrict__ grad_gate,
+                                                      T* __restrict__ grad_up, int64_t count) {
   using P = Pack<T, N>;
   const int64_t packs = count / N;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
@@ -139,9 +140,9 @@ void launch_forward(const void* gate, const void* up, void* h, int64_t count, cu
   const auto* u = static_cast<const T*>(up);
   auto* out = static_cast<T*>(h);
   if (packable(count, N, {gate, up, h}))
-    gated_forward_kernel<T, N, A><<<grid_for(count / N), kThreads, 0, s>>>(g, u, out, count);
+    gated_activation_elementwise_forward<T, N, A><<<grid_for(count / N), kThreads, 0, s>>>(g, u, out, count);
   else
-    gated_forward_kernel<T, 1, A><<<grid_for(count), kThreads, 0, s>>>(g, u, out, count);
+    gated_activation_elementwise_forward<T, 1, A><<<grid_for(count), kThreads, 0, s>>>(g, u, out, count);
 }
 
 template <typename T, GateActivation A>
@@ -154,9 +155,9 @@ void launch_backward(const void* grad_h, const void* gate, const void* up, void*
   auto* dg = static_cast<T*>(grad_gate);
   auto* du = static_cast<T*>(grad_up);
   if (packable(count, N, {grad_h, gate, up, grad_gate, grad_up}))
-    gated_backward_kernel<T, N, A><<<grid_for(count / N), kThreads, 0, s>>>(gh, g, u, dg, du, count);
+    gated_activation_elementwise_backward<T, N, A><<<grid_for(count / N), kThreads, 0, s>>>(gh, g, u, dg, du, count);
   else
-    gated_backward_kernel<T, 1, A><<<grid_for(count), kThreads, 0, s>>>(gh, g, u, dg, du, count);
+    gated_activation_elementwise_backward<T, 1, A><<<grid_for(count), kThreads, 0, s>>>(gh, g, u, dg, du, count);
 }
 
 template <typename T>

@@ -1,6 +1,8 @@
 // The rotary embedding kernel (rope_kernels.hpp): a grid-stride loop over (row, item) with
 // rows the (b, h, t) heads and D − n/2 items per row: item j < n/2 rotates the pair (j,
 // j + n/2), reading both before writing either; the others copy one pass-through channel.
+// The kernel's name says "elementwise", so that a profile's time account
+// (account/op_rules.cpp) counts it with the ATen operators it replaces.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -21,8 +23,8 @@ template <>
 __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
 
 template <typename T>
-__global__ void rope_kernel(RopeShape shape, const T* __restrict__ x, const T* __restrict__ cos,
-                            const T* __restrict__ sin, T* __restrict__ y, bool inverse) {
+__global__ void rope_elementwise_rotate(RopeShape shape, const T* __restrict__ x, const T* __restrict__ cos,
+                                        const T* __restrict__ sin, T* __restrict__ y, bool inverse) {
   const int64_t half = shape.rotated / 2;
   const int64_t items = shape.head_size - half;  // per row: n/2 pairs, D − n copies
   const int64_t total = shape.batch * shape.heads * shape.time * items;
@@ -67,14 +69,15 @@ std::string rope_rotate(RowType type, const RopeShape& shape, const void* x, con
   if (total <= 0) return {};
   const auto s = static_cast<cudaStream_t>(stream);
   const dim3 grid(static_cast<unsigned>(std::min<int64_t>(kMaxBlocks, (total + kThreads - 1) / kThreads)));
-  if (type == RowType::bf16)
-    rope_kernel<<<grid, kThreads, 0, s>>>(shape, static_cast<const __nv_bfloat16*>(x),
-                                           static_cast<const __nv_bfloat16*>(cos),
-                                           static_cast<const __nv_bfloat16*>(sin), static_cast<__nv_bfloat16*>(y),
-                                           inverse);
-  else
-    rope_kernel<<<grid, kThreads, 0, s>>>(shape, static_cast<const float*>(x), static_cast<const float*>(cos),
-                                           static_cast<const float*>(sin), static_cast<float*>(y), inverse);
+  if (type == RowType::bf16) {
+    using B = __nv_bfloat16;
+    rope_elementwise_rotate<<<grid, kThreads, 0, s>>>(shape, static_cast<const B*>(x), static_cast<const B*>(cos),
+                                                      static_cast<const B*>(sin), static_cast<B*>(y), inverse);
+  } else {
+    rope_elementwise_rotate<<<grid, kThreads, 0, s>>>(shape, static_cast<const float*>(x),
+                                                      static_cast<const float*>(cos), static_cast<const float*>(sin),
+                                                      static_cast<float*>(y), inverse);
+  }
   const cudaError_t error = cudaGetLastError();
   return error == cudaSuccess ? std::string() : std::string("rope_rotate: ") + cudaGetErrorString(error);
 }
