@@ -53,11 +53,12 @@ at::Tensor rope_rotation(const at::Tensor& x, const at::Tensor& cos, const at::T
               sin.sizes());
   const int64_t T = cos.size(-2), n = cos.size(-1);
   TORCH_CHECK(T == x.size(2), "rope_rotation: cos and sin have ", T, " positions, x ", x.size(2));
-  TORCH_CHECK(n > 0 && n % 2 == 0 && n <= x.size(3), "rope_rotation: the rotated channels (", n,
+  TORCH_CHECK(n >= 0 && n % 2 == 0 && n <= x.size(3), "rope_rotation: the rotated channels (", n,
               ") must be even and within the head size (", x.size(3), ")");
   TORCH_CHECK(x.is_cuda() && cos.device() == x.device() && sin.device() == x.device(),
               "rope_rotation: x, cos and sin on one CUDA device expected (the CPU keeps ATen's rope), got x on ",
               x.device(), ", cos on ", cos.device(), ", sin on ", sin.device());
+  if (n == 0) return x;  // rotary_percentage 0: nothing rotates
   return RopeRotationFunction::apply(x, table(cos, x.scalar_type()), table(sin, x.scalar_type()));
 }
 

@@ -11,9 +11,9 @@
 namespace tokbench::train {
 
 // x: (B, H, T, D) fp32 or bf16 on a CUDA device, any strides; cos, sin: (1, T, n) or (T, n)
-// on the same device (cast to x's dtype if they differ), n even, 0 < n ≤ D -> (B, H, T, D)
+// on the same device (cast to x's dtype if they differ), n even, 0 ≤ n ≤ D -> (B, H, T, D)
 // contiguous in x's dtype: x's first n channels rotated as litgpt's apply_rope does, the
-// others copied. Differentiable in x (cos and sin are the model's buffers: no gradient).
+// others copied (n = 0: x itself). Differentiable in x (cos and sin are the model's buffers: no gradient).
 // Refuses (c10::Error) CPU tensors, other dtypes and mismatched shapes, before any work.
 at::Tensor rope_rotation(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin);
 

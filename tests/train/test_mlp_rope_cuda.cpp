@@ -205,6 +205,10 @@ TEST(RopeRotationCuda, Gemma3StridedTablesEqualsCpuReferenceFp32) {
   REQUIRE_CUDA();
   expect_rope_equals_cpu_reference({torch::kFloat, 1, 4, 2, 9, 16, 16, true, true});
 }
+TEST(RopeRotationCuda, NoRotaryEqualsCpuReference) {  // rotary_percentage 0
+  REQUIRE_CUDA();
+  expect_rope_equals_cpu_reference({torch::kFloat, 1, 2, 2, 5, 8, 0});
+}
 TEST(RopeRotationCuda, FullRotaryEqualsCpuReferenceBf16) {
   REQUIRE_CUDA();
   expect_rope_equals_cpu_reference({torch::kBFloat16, 2, 4, 2, 37, 16, 16});
