@@ -96,6 +96,10 @@ struct Field {
   // Set to true when the option is given on the command line (a default that depends on
   // whether the user chose it); nullptr for none.
   bool RunOptions::*given = nullptr;
+  // For an optional: the field whose value it takes when not given (--data-seed: --seed), filled
+  // by with_defaults (run_options.hpp) so that nothing downstream defaults it again. Its value
+  // type must be the optional's.
+  std::optional<Member> defaults_to;
 };
 
 // A value the record carries beside the options that no option sets directly: a place the run
