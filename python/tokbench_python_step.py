@@ -570,6 +570,8 @@ def train(a, torch, GPT, Config, Block, out, stop, probe, executors):
                 with ranged("backward"):
                     loss.backward()
         with ranged("optimizer"):
+            if a.options["grad_clip_norm"] is not None:  # --grad-clip-norm, as tokbench's AdamW clips
+                torch.nn.utils.clip_grad_norm_(model.parameters(), a.options["grad_clip_norm"])
             optimizer.step()
             precompute_fp8_scales(a, model)
             optimizer.zero_grad(set_to_none=set_to_none)
