@@ -98,8 +98,8 @@ def emit(stream, event, **fields):
 
 def read_config():
     """The run as tokbench resolved and validated it: `--config JSON`, the plan's records
-    (src/run/run_plan_json.cpp: model, train, dist, compiler, device, profile, and the options as
-    given for switches that need no resolution) and this step's
+    (src/run/run_plan_json.cpp: model, train, dist, compiler, device, profile, and every option
+    by its record key, each row's default filled in, for what needs no other resolution) and this step's
     own inputs (step: the memory probe, the job's store). Nothing is parsed or defaulted again;
     the names below are the ones the rest of this script reads."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -112,7 +112,7 @@ def read_config():
         model_name=c["model"]["name"], n_layers=c["model"]["n_layer"],
         seq_len=train["seq_len"], micro_batch_size=train["micro_batch"], grad_accum=train["grad_accum"],
         max_iters=train["max_iters"], warmup_iters=train["warmup_iters"], num_threads=train["num_threads"],
-        seed=train["seed"], data_seed=train["data"]["seed"], dtype=train["dtype"], zero_grad=train["zero_grad"],
+        seed=train["seed"], data_seed=c["options"]["data_seed"], dtype=train["dtype"], zero_grad=train["zero_grad"],
         lr=train["adamw"]["lr"], weight_decay=train["adamw"]["weight_decay"],
         beta1=train["adamw"]["beta1"], beta2=train["adamw"]["beta2"],
         device=c["device"]["string"], tf32=c["device"]["tf32"],
@@ -570,6 +570,8 @@ def train(a, torch, GPT, Config, Block, out, stop, probe, executors):
                 with ranged("backward"):
                     loss.backward()
         with ranged("optimizer"):
+            if a.options["grad_clip_norm"] is not None:  # --grad-clip-norm, as tokbench's AdamW clips
+                torch.nn.utils.clip_grad_norm_(model.parameters(), a.options["grad_clip_norm"])
             optimizer.step()
             precompute_fp8_scales(a, model)
             optimizer.zero_grad(set_to_none=set_to_none)

@@ -51,8 +51,11 @@ void check_value(const Field& field, const std::optional<T>& value) {
 }  // namespace
 
 void check_fields(const RunOptions& options) {
-  for (const Field* field : all_fields())
+  for (const Field* field : all_fields()) {
     std::visit([&](auto pointer) { check_value(*field, options.*pointer); }, field->member);
+    if (field->refuse_with == nullptr) continue;
+    if (const std::string refusal = field->refuse_with(options); !refusal.empty()) usage::refuse(refusal);
+  }
 }
 
 }  // namespace tokbench::config

@@ -8,7 +8,8 @@
 namespace tokbench::config {
 
 // Refuses (usage::refuse: one line, exit 2) the first option, in --help's order, whose value is
-// not one of its row's choices or lies outside its row's bounds.
+// not one of its row's choices, lies outside its row's bounds or is refused by its row's
+// refuse_with (a check that reads other options).
 void check_fields(const RunOptions& options);
 
 }  // namespace tokbench::config

@@ -31,7 +31,8 @@ const std::vector<Field>& data_fields() {
        .group = "Training",
        .valid = fmt::format("a whole number 0..{}", std::numeric_limits<uint64_t>::max()),
        .record = {"data_seed", 43},
-       .shapes = {.label = "data_seed", .record_key = "data_seed", .in_config = true, .place = 30}},
+       .shapes = {.label = "data_seed", .record_key = "data_seed", .in_config = true, .place = 30},
+       .defaults_to = &TrainingSection::seed},
   };
   return fields;
 }

@@ -134,6 +134,24 @@ nlohmann::ordered_json options_json(const RunOptions& options) {
   return out;
 }
 
+RunOptions with_defaults(RunOptions options) {
+  for (const Field* field : all_fields()) {
+    if (!field->defaults_to) continue;
+    std::visit(
+        [&](auto target, auto source) {
+          using Target = MemberOf<decltype(target)>;
+          using Source = MemberOf<decltype(source)>;
+          if constexpr (Unwrapped<Target>::optional && std::is_same_v<typename Unwrapped<Target>::type, Source>) {
+            if (!(options.*target)) options.*target = options.*source;
+          } else {
+            throw std::logic_error(fmt::format("option {}: defaults_to names a field of another type", field->names));
+          }
+        },
+        field->member, *field->defaults_to);
+  }
+  return options;
+}
+
 usage::ValueType option_type(const std::string& option, const std::string& where) {
   for (const Field* field : all_fields())
     for (const std::string& name : long_names(*field))

@@ -57,6 +57,11 @@ void register_fields(CLI::App& app, RunOptions& options);
 // from here by the Python step and from RunPlan::options by tokbench's, nothing copied between.
 nlohmann::ordered_json options_json(const RunOptions& options);
 
+// The options with each unset optional that names a field in its row's `defaults_to` set to that
+// field's value: what resolve hands down to the layers and the run plan gives the Python step.
+// The record's `config` block keeps the options as given (options_json of the options themselves).
+RunOptions with_defaults(RunOptions options);
+
 // The value type of the option named `option` (any of its long names, without dashes), for a
 // sweep's matrix and command line. An unknown name throws std::invalid_argument with one line
 // that starts with `where`.

@@ -7,6 +7,7 @@
 
 #include "config/numbers.hpp"
 #include "config/run_options.hpp"
+#include "parallel/strategy.hpp"
 
 namespace tokbench::config {
 
@@ -64,6 +65,22 @@ const std::vector<Field>& training_fields() {
        .valid = "a number in [0, 1)",
        .bounds = {.min = 0, .max = 1, .max_open = true, .refusal = "must be in [0, 1)"},
        .record = {"beta2", 8}},
+      {.names = "--grad-clip-norm,--grad_clip_norm",
+       .member = &TrainingSection::grad_clip_norm,
+       .help = "clip the gradients' global L2 norm to this before each AdamW step, as "
+               "torch.nn.utils.clip_grad_norm_ (default: no clipping; one device or ddp)",
+       .group = "Training",
+       .valid = "a positive finite number",
+       .bounds = {.min = 0, .min_open = true, .refusal = "must be a positive number"},
+       .record = {"grad_clip_norm", 44},
+       .shapes = {.label = "grad_clip_norm", .record_key = "grad_clip_norm", .in_config = true, .place = 31},
+       // A sharded step holds a part of each gradient: its global norm needs an all-reduce no step does.
+       .refuse_with = [](const RunOptions& o) -> std::string {
+         if (!o.grad_clip_norm || !parallel::is_sharded(parallel::parse_dist_mode(o.distributed_mode))) return "";
+         return fmt::format("--grad-clip-norm {} cannot run with --distributed-mode {} (its gradients are sharded); "
+                            "valid: --distributed-mode none or ddp",
+                            *o.grad_clip_norm, o.distributed_mode);
+       }},
   };
   return fields;
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,9 @@ struct TrainingSection {
   double weight_decay = 0.1;
   double beta1 = 0.9;
   double beta2 = 0.95;
+  // The gradients' global L2 norm is clipped to this before each AdamW update (train/optimizer.cpp,
+  // the Python step: torch.nn.utils.clip_grad_norm_). Unset: no clipping.
+  std::optional<double> grad_clip_norm;
 };
 
 const std::vector<Field>& training_fields();

@@ -368,11 +368,10 @@ void resolve_training(const RunOptions& o, RunPlan& plan) {
   plan.checkpoint_activations = o.checkpoint_activations;
   resolve_executor(o, plan);
   plan.train.seed = o.seed;
-  plan.train.data.seed = o.data_seed.value_or(o.seed);
-  plan.train.adamw.lr = o.lr;
-  plan.train.adamw.weight_decay = o.weight_decay;
-  plan.train.adamw.beta1 = o.beta1;
-  plan.train.adamw.beta2 = o.beta2;
+  // The training and data sections go down whole, each row's default filled in (--data-seed: --seed).
+  const config::RunOptions defaulted = config::with_defaults(o);
+  static_cast<config::TrainingSection&>(plan.train.adamw) = defaulted;
+  static_cast<config::DataSection&>(plan.train.data) = defaulted;
   plan.train.num_threads = o.num_threads;
   plan.cpu_allocator = !o.cpu_allocator.empty()            ? o.cpu_allocator
                        : is_python(plan.compiler.executor) ? "system"
@@ -680,7 +679,7 @@ MetricInputs metric_inputs(const RunPlan& plan) {
         for (int64_t rank = 0; rank < W; ++rank)
           for (int64_t b = 0; b < B; ++b) {
             const int64_t count = iteration * plan.train.grad_accum + micro;
-            const int64_t t = train::dynamic_length(plan.train.data.seed, train::sequence_index(count, rank, W, B, b),
+            const int64_t t = train::dynamic_length(*plan.train.data.data_seed, train::sequence_index(count, rank, W, B, b),
                                                     plan.train.seq_len);
             auto [it, added] = flops_by_length->try_emplace(t, 0);
             if (added) it->second = model::count_flops(plan.config, 1, t, plan.convention).total();

@@ -23,8 +23,7 @@ json to_json(const train::TrainOptions& t) {
               {"zero_grad", train::to_string(t.zero_grad)},
               {"data",
                {{"token_file", t.data.token_file.string()}, {"token_bytes", t.data.token_bytes},
-                {"sequential", t.data.sequential}, {"dynamic_lengths", t.data.dynamic_lengths},
-                {"seed", t.data.seed}}},
+                {"sequential", t.data.sequential}, {"dynamic_lengths", t.data.dynamic_lengths}}},
               {"cpu_memory_cap_bytes", t.cpu_memory_cap_bytes ? json(*t.cpu_memory_cap_bytes) : json(nullptr)},
               {"num_threads", t.num_threads}};
 }
@@ -62,7 +61,8 @@ json to_json(const RunPlan& plan) {
               {"compiler", to_json(plan.compiler)},
               {"device", {{"string", plan.device_string}, {"tf32", plan.tf32}}},
               {"checkpoint_activations", plan.checkpoint_activations},
-              {"options", options_json(plan.options)},
+              // Every option by its record key, each row's default filled in (--data-seed: --seed).
+              {"options", options_json(config::with_defaults(plan.options))},
               {"profile", {{"path", plan.profile_path.string()}, {"iters", plan.profile_iters}}},
               {"time_account_iters", plan.time_account_iters},
               // The test hook (resolve_time_account.hpp), this rank's: the step sleeps as tokbench's loop does.

@@ -2,14 +2,20 @@
 // _single_tensor_adam with decoupled weight decay, op for op, except that the denominator
 // is computed into a reused scratch buffer instead of two fresh temporaries per parameter.
 // The fused path mirrors _fused_adam: step counters += 1, then one _fused_adamw_ per dtype.
+// Either path first clips the gradients' global norm where --grad-clip-norm asks.
 #include "train/optimizer.hpp"
 
 #include <ATen/core/grad_mode.h>
 #include <ATen/ops/_foreach_add.h>
+#include <ATen/ops/_foreach_mul.h>
+#include <ATen/ops/_foreach_norm.h>
 #include <ATen/ops/_foreach_zero.h>
 #include <ATen/ops/_fused_adamw.h>
+#include <ATen/ops/clamp_max.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/linalg_vector_norm.h>
 #include <ATen/ops/sqrt.h>
+#include <ATen/ops/stack.h>
 #include <ATen/ops/zeros.h>
 #include <ATen/ops/zeros_like.h>
 
@@ -18,6 +24,23 @@
 #include <stdexcept>
 
 namespace tokbench::train {
+namespace {
+
+// torch.nn.utils.clip_grad_norm_ op for op: each gradient's L2 norm (_foreach_norm), the norm of
+// those, and every gradient times min(1, max_norm / (norm + 1e-6)) (Python's scalar / tensor is
+// reciprocal() * scalar), all on the device: no host read. On DDP the gradients are already the
+// ranks' average, so this norm is the global one.
+void clip_gradients(const std::vector<at::Tensor>& params, double max_norm) {
+  std::vector<at::Tensor> grads;
+  grads.reserve(params.size());
+  for (const auto& p : params)
+    if (p.grad().defined()) grads.push_back(p.grad());
+  if (grads.empty()) return;
+  const at::Tensor total = at::linalg_vector_norm(at::stack(at::_foreach_norm(grads, 2)), 2);
+  at::_foreach_mul_(grads, at::clamp_max(total.add(1e-6).reciprocal().mul(max_norm), 1.0));
+}
+
+}  // namespace
 
 AdamW::AdamW(std::vector<at::Tensor> params, const AdamWOptions& options, const c10::Device& device)
     : options_(options), fused_(options.fused.value_or(device.is_cuda() || device.is_cpu())), params_(std::move(params)) {
@@ -58,6 +81,7 @@ void AdamW::step() {
   at::NoGradGuard no_grad;
   if (!initialised_) init_state();
   ++steps_;
+  if (options_.grad_clip_norm) clip_gradients(params_, *options_.grad_clip_norm);
   if (fused_) {
     step_fused();
   } else {

@@ -150,13 +150,13 @@ TokenBatchOptions batch_options_for(const TrainOptions& options, int64_t vocab_s
   b.micro_batch = options.micro_batch;
   b.seq_len = options.seq_len;
   // Rank 0 keeps the run's seed, so a one-rank run draws what a single process draws.
-  b.seed = rank == 0 ? options.data.seed
-                     : options.data.seed ^ (0x9E3779B97F4A7C15ull * static_cast<uint64_t>(rank));
+  const uint64_t data_seed = options.data.data_seed.value_or(options.seed);
+  b.seed = rank == 0 ? data_seed : data_seed ^ (0x9E3779B97F4A7C15ull * static_cast<uint64_t>(rank));
   b.token_file = options.data.token_file;
   b.token_bytes = options.data.token_bytes;
   b.sequential = options.data.sequential;
   b.dynamic_lengths = options.data.dynamic_lengths;
-  b.run_seed = options.data.seed;
+  b.run_seed = data_seed;
   b.rank = rank;
   b.world_size = world_size;
   b.vocab_size = vocab_size;

@@ -1,24 +1,26 @@
 // The options of one training run as the timed loop takes them (train_loop.hpp): the batch
 // shape, the iterations, the seed, the numerics, AdamW, the data and the CPU memory cap. A
 // run's resolved configuration (run/run_plan.hpp) holds one of these and hands it down by
-// reference, so each figure has one home. Torch-free, so that configuration code compiles
-// without LibTorch's headers.
+// reference, so each figure has one home. The training and data sections of the configuration
+// (config/training.hpp, config/data.hpp) are carried whole, as resolve copied them, so an option
+// added to one of them reaches the step with no line here. Torch-free, so that configuration
+// code compiles without LibTorch's headers.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <optional>
 
+#include "config/data.hpp"
+#include "config/training.hpp"
 #include "model/train_precision.hpp"
 #include "train/zero_grad.hpp"
 
 namespace tokbench::train {
 
-struct AdamWOptions {
-  double lr = 5e-4;
-  double weight_decay = 0.1;
-  double beta1 = 0.9;
-  double beta2 = 0.95;
+// The training section as resolve copied it (lr, weight_decay, beta1, beta2: AdamW's; the
+// section's other values, read by the loop or ignored) plus what only the optimizer knows.
+struct AdamWOptions : config::TrainingSection {
   double eps = 1e-8;
   // Unset: fused, on CUDA (as the reference) and on the CPU (ATen's CPU kernel; several
   // times faster than the per-parameter loop, which is Python's CPU default: a Python
@@ -26,7 +28,10 @@ struct AdamWOptions {
   std::optional<bool> fused;
 };
 
-struct DataOptions {
+// The data section (data_seed: the tokens' and --dynamic's lengths' seed, which resolve sets from
+// the row's default, --seed; unset only in options built without resolve, which draw with the
+// run's seed) plus what resolve reads from its words.
+struct DataOptions : config::DataSection {
   // Empty path: random tokens drawn as the reference benchmark draws them (ids 0..99),
   // seeded. Otherwise a file of little-endian uint16 or uint32 tokens read through mmap.
   std::filesystem::path token_file;
@@ -34,8 +39,6 @@ struct DataOptions {
   bool sequential = false;  // token_file windows in file order (wrapping) instead of random
   // --dynamic: each sequence's length drawn in [10, T] and the rest padded (sequence_lengths.hpp).
   bool dynamic_lengths = false;
-  // The seed of the tokens and of --dynamic's lengths (--data-seed; the run's seed unless given).
-  uint64_t seed = 1337;
 };
 
 struct TrainOptions {

@@ -23,6 +23,26 @@ std::string refusal(const RunOptions& options) {
 
 TEST(ConfigChecks, DefaultsPass) { EXPECT_EQ(refusal(RunOptions{}), ""); }
 
+// A row's refuse_with sees the other options: --grad-clip-norm runs on one device and DDP, and a
+// sharded mode is refused naming the value, the mode and what is valid.
+TEST(ConfigChecks, GradClipNormIsRefusedWhereGradientsAreSharded) {
+  RunOptions o;
+  o.grad_clip_norm = 1.0;
+  EXPECT_EQ(refusal(o), "");
+  o.distributed_mode = "ddp";
+  EXPECT_EQ(refusal(o), "");
+  for (const std::string mode : {"fsdp", "fsdp2"}) {
+    o.distributed_mode = mode;
+    EXPECT_EQ(refusal(o), "--grad-clip-norm 1 cannot run with --distributed-mode " + mode +
+                              " (its gradients are sharded); valid: --distributed-mode none or ddp");
+  }
+  o.grad_clip_norm.reset();
+  EXPECT_EQ(refusal(o), "");
+  o.distributed_mode = "none";
+  o.grad_clip_norm = 0;
+  EXPECT_EQ(refusal(o), "--grad-clip-norm 0 must be a positive number");
+}
+
 TEST(ConfigChecks, AWordOutsideItsChoicesIsRefusedWithThem) {
   RunOptions o;
   o.shard_mode = "zero9";

@@ -39,7 +39,7 @@ TEST(ConfigFields, ConfigBlockKeepsItsKeysAndOrder) {
       "cpu_memory_cap_rank", "num_threads", "cpu_allocator", "cpu_memory_cap_mb", "use_sdpa",
       "dump_memory_snapshot", "dump_thunder_traces", "fp8_shard_intermediate_activation", "use_hf",
       "low_precision_mode", "use_torchao_fp8_linear", "use_torchao_fp8_allgather",
-      "use_torchao_fp8_precompute_scale_for_fsdp", "time_account_iters"};
+      "use_torchao_fp8_precompute_scale_for_fsdp", "time_account_iters", "data_seed", "grad_clip_norm"};
   const auto block = options_json(parse({}));
   const auto keys = keys_of(block);
   ASSERT_GE(keys.size(), expected.size());
@@ -62,6 +62,21 @@ TEST(ConfigFields, ConfigBlockCarriesTheValuesGiven) {
   EXPECT_TRUE(block["dist_launcher"].is_null());
   EXPECT_TRUE(block["data_seed"].is_null());  // unset: the run's --seed
   EXPECT_EQ(options_json(parse({"--data_seed=9"}))["data_seed"], 9u);
+  EXPECT_TRUE(block["grad_clip_norm"].is_null());  // unset: no clipping
+  EXPECT_DOUBLE_EQ(options_json(parse({"--grad_clip_norm=0.5"}))["grad_clip_norm"].get<double>(), 0.5);
+}
+
+// A row's defaults_to: with_defaults fills the unset optional from the field it names and keeps a
+// given value (--data-seed from --seed); one without stays unset. Every row's defaults_to is
+// visited, so one naming a field of another type throws here.
+TEST(ConfigFields, WithDefaultsFillsUnsetOptionalsFromTheirRows) {
+  RunOptions o = parse({"--seed", "11"});
+  EXPECT_EQ(with_defaults(o).data_seed, 11u);
+  EXPECT_FALSE(with_defaults(o).peak_tflops.has_value()) << "no defaults_to: unset stays unset";
+  EXPECT_TRUE(options_json(o)["data_seed"].is_null()) << "the options as given keep it unset";
+  o.data_seed = 12;
+  EXPECT_EQ(with_defaults(o).data_seed, 12u);
+  EXPECT_EQ(with_defaults(o).seed, 11u);
 }
 
 // Places are the order; two rows on one place would drop a key, a gap would be a forgotten one.
@@ -110,7 +125,7 @@ TEST(ConfigFields, IterationKeysKeepCompareOrder) {
       "ranks", "T", "B", "G", "GA", "mode", "sharding", "executor", "layers", "checkpoint", "model_config",
       "dtype", "tf32", "device", "threads", "data", "data_dtype", "zero_grad", "decay", "shard_mode",
       "bucketing", "ddp_bucket_mb", "ddp_overlap", "skip_data_sync", "backend", "dynamic", "cpu_allocator",
-      "cpu_cap_mb", "cpu_cap_rank"};
+      "cpu_cap_mb", "cpu_cap_rank", "data_seed", "grad_clip_norm"};
   std::vector<std::string> labels;
   for (const auto& key : iteration_keys()) labels.push_back(key.label);
   ASSERT_GE(labels.size(), expected.size());

@@ -39,6 +39,8 @@ Scenarios:
   attention_kernel  --use-sdpa and the record's attention_kernel (tokbench's and PyTorch's eager; thunder)
   dynamic   --dynamic: the same lengths on every executor, real tokens and their FLOPs counted
   memory_snapshot  --dump-memory-snapshot on the CPU, read and rendered by torch.cuda._memory_viz
+  grad_clip  --grad-clip-norm on tokbench's step and the Python step: recorded, a norm above the
+            gradients' changes no loss, a tiny one changes every loss after iteration 0
 Usage: cli_python_executor.py /path/to/tokbench SCENARIO"""
 import json
 import math
@@ -505,6 +507,31 @@ def scenario_memory(scratch):
             fail(f"{label}: {peaks[label, 'eager']:.4f} GB per rank, not below one process's {peaks['none', 'eager']:.4f}")
 
 
+def scenario_grad_clip(scratch):
+    """--grad-clip-norm acts in tokbench's AdamW and in the Python step (torch's clip_grad_norm_;
+    tokbench's clip is held to LibTorch's in test_train_parts). On each executor: the record's
+    config carries it (null when off); a norm far above the gradients' scales them by exactly 1,
+    so every loss is the run's without it; a tiny one leaves iteration 0's loss (the clip acts
+    after its backward) and changes every later one (the updates shrink to weight decay)."""
+    for executor in ("eager", "python-eager"):
+        losses = {}
+        for label, extra, want in (("off", [], None), ("huge", ["--grad-clip-norm", "1e9"], 1e9),
+                                   ("tiny", ["--grad_clip_norm=1e-9"], 1e-9)):
+            out = os.path.join(scratch, f"{executor}-{label}.json")
+            proc = run(SMALL + ["--executor", executor, "--json-path", out, *extra])
+            if proc.returncode != 0:
+                fail(f"{executor} {label}: exit {proc.returncode}", proc)
+            j = load(out, proc)
+            if j["config"]["grad_clip_norm"] != want:
+                fail(f"{executor} {label}: config.grad_clip_norm {j['config']['grad_clip_norm']}, want {want}")
+            losses[label] = [it["loss"] for it in j["iterations"]]
+        off, huge, tiny = losses["off"], losses["huge"], losses["tiny"]
+        if huge != off:
+            fail(f"{executor}: --grad-clip-norm 1e9 changed the losses: {huge} against {off}")
+        if tiny[0] != off[0] or any(a == b for a, b in zip(tiny[1:], off[1:])):
+            fail(f"{executor}: --grad-clip-norm 1e-9: losses {tiny} against {off}: want iteration 0's alone equal")
+
+
 def scenario_inductor_bf16(scratch):
     """pythia in bf16-true under inductor on the CPU: PyTorch's code generator declares one C++
     temporary twice for its twin bias gradients (docs/inductor-bf16-cpu.md); the step caps
@@ -547,6 +574,8 @@ with tempfile.TemporaryDirectory() as scratch:
         scenario_memory_snapshot(scratch)
     elif SCENARIO == "dynamic":
         scenario_dynamic(scratch)
+    elif SCENARIO == "grad_clip":
+        scenario_grad_clip(scratch)
     elif SCENARIO == "attention_kernel":
         scenario_attention_kernel(scratch)
     else:

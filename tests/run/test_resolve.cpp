@@ -74,11 +74,11 @@ TEST(Resolve, DataSeedDefaultsToTheRunsSeed) {
   o.seed = 11;
   RunPlan p = resolve_run(o, cpu_machine());
   EXPECT_EQ(p.train.seed, 11u);
-  EXPECT_EQ(p.train.data.seed, 11u);
+  EXPECT_EQ(p.train.data.data_seed, 11u);
   o.data_seed = 12;
   p = resolve_run(o, cpu_machine());
   EXPECT_EQ(p.train.seed, 11u);
-  EXPECT_EQ(p.train.data.seed, 12u);
+  EXPECT_EQ(p.train.data.data_seed, 12u);
 }
 
 TEST(Resolve, SeqLenDefaultsToBlockSize) {

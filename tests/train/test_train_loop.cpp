@@ -51,11 +51,11 @@ int64_t parameter_bytes(model::GPT& gpt) {
 TEST(RunTraining, TokensFollowTheDataSeedNotTheWeightsSeed) {
   TrainOptions base = tiny_options();
   base.seed = 1;
-  base.data.seed = 5;
+  base.data.data_seed = 5;
   TrainOptions other_weights = base;
   other_weights.seed = 2;
   TrainOptions other_data = base;
-  other_data.data.seed = 6;
+  other_data.data.data_seed = 6;
   TokenBatcher a(batch_options_for(base, 100), kCpu);
   TokenBatcher b(batch_options_for(other_weights, 100), kCpu);
   TokenBatcher c(batch_options_for(other_data, 100), kCpu);
