@@ -55,8 +55,11 @@ account::TimeAccount account_of(const RunRecord& record, const std::string& wher
 std::string run_label(const RunRecord& record) {
   const std::string compiler = record.compiler.value_or("");
   const std::string executor = record.executor.value_or("");
-  // A prediction is named as the sweep's predicted columns are: "<executor> predicted".
-  const std::string predicted = record.status.value_or("") == kStatusPredicted ? " predicted" : "";
+  // A prediction is named as the sweep's predicted columns are: "<executor> predicted" (the
+  // sweep's own predictions already carry it in their compiler).
+  const std::string suffix = " predicted";
+  const bool named = compiler.size() >= suffix.size() && compiler.compare(compiler.size() - suffix.size(), suffix.size(), suffix) == 0;
+  const std::string predicted = record.status.value_or("") == kStatusPredicted && !named ? suffix : "";
   if (compiler.empty()) return (executor.empty() ? "run" : executor) + predicted;
   if (executor.empty() || executor == compiler) return compiler + predicted;
   return compiler + " (" + executor + ")" + predicted;

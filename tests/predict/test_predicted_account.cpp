@@ -197,6 +197,9 @@ TEST(PredictedAccount, ExplainSaysCategoryByCategoryWhereAPredictionDiffers) {
       results::explain_records(results::record_from_json(one), results::record_from_json(p1), "measured.json", "p.json");
   EXPECT_EQ(e.base_name, "eager");
   EXPECT_EQ(e.run_name, "eager predicted");
+  results::RunRecord swept = results::record_from_json(p1);  // a sweep's predicted column names itself
+  swept.compiler = std::string("eager predicted");
+  EXPECT_EQ(results::run_label(swept), "eager predicted (eager)");
   double differences = 0;
   for (const Category c : account::all_categories()) differences += e.difference(c);
   EXPECT_NEAR(differences, e.iteration_difference(), 1e-12);
