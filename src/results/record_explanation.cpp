@@ -58,7 +58,8 @@ std::string run_label(const RunRecord& record) {
   // A prediction is named as the sweep's predicted columns are: "<executor> predicted" (the
   // sweep's own predictions already carry it in their compiler).
   const std::string suffix = " predicted";
-  const bool named = compiler.size() >= suffix.size() && compiler.compare(compiler.size() - suffix.size(), suffix.size(), suffix) == 0;
+  const bool named = compiler.size() >= suffix.size() &&
+                     compiler.compare(compiler.size() - suffix.size(), suffix.size(), suffix) == 0;
   const std::string predicted = record.status.value_or("") == kStatusPredicted && !named ? suffix : "";
   if (compiler.empty()) return (executor.empty() ? "run" : executor) + predicted;
   if (executor.empty() || executor == compiler) return compiler + predicted;
