@@ -11,6 +11,7 @@
 #include "account/explanation.hpp"
 #include "cli/command.hpp"
 #include "results/read_result.hpp"
+#include "results/record_keys.hpp"
 #include "results/record_explanation.hpp"
 #include "usage/usage_error.hpp"
 
@@ -28,10 +29,30 @@ std::string count(const results::Field<results::Given>& f) {
   return std::visit([](const auto& v) { return fmt::format("{}", v); }, *f.value());
 }
 
+// The record at `path`. A document of exactly one run (what `tokbench predict --format json`
+// writes for one measured run: {"context": ..., "runs": [record]}) is read as that run, so a
+// prediction is explained as predict wrote it; anything else is read, and refused, as every
+// reader of a record reads it.
+results::RunRecord record_at(const std::string& path) {
+  nlohmann::json doc;
+  try {
+    doc = results::parse_record_document(results::read_record_file(path));
+  } catch (const std::invalid_argument&) {
+    return results::read_result(path).record;  // its own refusal, naming the file
+  }
+  const auto runs = doc.is_object() && !doc.contains(results::key::schema_version) ? doc.find("runs") : doc.end();
+  if (runs == doc.end() || !runs->is_array() || runs->size() != 1) return results::read_result(path).record;
+  try {
+    return results::check_run_record(runs->front());
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(fmt::format("{}: its one run is not a record: {}", usage::printable(path), e.what()));
+  }
+}
+
 int run_explain(const ExplainOptions& o) {
   usage::require_choice("--format", o.format, {"text", "json"});
-  const results::RunRecord base = results::read_result(o.base).record;
-  const results::RunRecord run = results::read_result(o.run).record;
+  const results::RunRecord base = record_at(o.base);
+  const results::RunRecord run = record_at(o.run);
   const account::Explanation e = results::explain_records(base, run, o.base, o.run);
   if (o.format == "json") {
     std::cout << account::to_json(e).dump(2) << "\n";
@@ -48,7 +69,8 @@ const RegisterCommand kExplain{
     {"explain", "Explain where one run's iteration time differs from another's, category by category",
      [](CLI::App& sub) -> std::function<int()> {
        auto o = std::make_shared<ExplainOptions>();
-       sub.add_option("BASE", o->base, "run JSON explained against (e.g. python-eager's)")->required();
+       sub.add_option("BASE", o->base, "run JSON explained against (e.g. python-eager's; a prediction: tokbench "
+                                       "predict's JSON of one run)")->required();
        sub.add_option("RUN", o->run, "run JSON explained (e.g. fused's), of the same configuration")->required();
        sub.add_option("--format", o->format, "text or json")->capture_default_str();
        sub.footer("Both runs need a time account (tokbench run --time-account-iters N) and one configuration: the "

@@ -19,6 +19,7 @@
 #include "predict/comm_measurements.hpp"
 #include "predict/measured_run.hpp"
 #include "predict/prediction.hpp"
+#include "predict/prediction_notes.hpp"
 #include "predict/predict_options.hpp"
 #include "files/atomic_file.hpp"
 #include "results/record_keys.hpp"
@@ -148,12 +149,15 @@ int run_predict(const predict::PredictCommandOptions& o) {
                                {"from", o.from},
                                {"cluster", cluster.cluster.name},
                                {"runs", predictions.size()}};
+  // Under the print format's tables: each prediction's interval and time account, in words.
+  const std::string notes = format.name == "print" ? predict::prediction_notes(predictions) : std::string();
   if (o.output.empty() || format.file != results::FileUse::never) {
     results::write_report(format, context, predictions, {}, std::cout, o.output);
+    std::cout << notes;
   } else {
     std::ostringstream text;
     results::write_report(format, context, predictions, {}, text, {});
-    files::write_file_atomically(o.output, text.str());
+    files::write_file_atomically(o.output, text.str() + notes);
   }
   return kExitOk;
 }

@@ -8,7 +8,10 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "account/time_account_json.hpp"
 #include "predict/collective_cost.hpp"
+#include "predict/input_spread.hpp"
+#include "predict/predicted_account.hpp"
 #include "parallel/strategy.hpp"
 #include "predict/comm_plan.hpp"
 #include "predict/memory_model.hpp"
@@ -161,6 +164,9 @@ std::string sharding_label(const Target& t) {
   return parallel::shard_mode_label(t.zero3 ? parallel::ShardMode::zero3 : parallel::ShardMode::zero2,
                                     t.shard_size < t.world_size);
 }
+
+// The units' forward and backward on the predicted rank, every micro-batch, as scaled.
+double forward_backward_seconds(const ScheduleResult& r) { return r.compute_seconds - r.optimizer_seconds; }
 
 json link_json(const Link& l) {
   return {{"bandwidth_GBps", l.bandwidth_GBps}, {"latency_us", l.latency_us}, {"efficiency", l.efficiency}};
@@ -465,6 +471,25 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
   rec.zero_grad = carried(m.zero_grad, Field<std::string>(nullptr));
   rec.config = config;
   rec.environment = carried(m.environment, Field<results::Block>(nullptr));
+  // The measured account carried to the predicted rank, in a measured account's shape; none
+  // (null, with the reason in prediction.time_account) when the measured run has none.
+  const PredictedAccount predicted_account = predict_time_account(
+      run,
+      PredictedIteration{iteration, forward_backward_seconds(r), r.optimizer_seconds, r.exposed_comm_seconds,
+                         r.contention_seconds, t.grad_accum},
+      PredictedFlops{flops ? static_cast<int64_t>(std::llround(*flops * ga)) : 0,
+                     peak_tflops ? std::optional<double>(*peak_tflops * 1e12) : std::nullopt,
+                     peak_source.value_or("")});
+  rec.time_account = predicted_account.account ? Field<results::Block>(account::to_json(*predicted_account.account))
+                                               : Field<results::Block>(nullptr);
+  // How noisy the measured run was, and the interval that follows on the predicted iteration.
+  std::string no_spread;
+  const std::optional<IterationSpread> spread = iteration_spread(m.iterations.value_or(json()), no_spread);
+  json interval = nullptr;
+  if (spread) {
+    const PredictionInterval p = prediction_interval(*spread, iteration, r.compute_seconds);
+    interval = {{"low", p.low_ms}, {"high", p.high_ms}, {"rule", interval_rule()}};
+  }
   json cluster_json = {{"name", cluster.name},
                        {"source", cluster.source},
                        {"device", cluster.device},
@@ -480,7 +505,7 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
     cluster_json["intra_node"] = link_json(cluster.intra_node);
     cluster_json["inter_node"] = cluster.inter_node ? link_json(*cluster.inter_node) : json(nullptr);
   }
-  const double forward_backward = r.compute_seconds - r.optimizer_seconds;
+  const double forward_backward = forward_backward_seconds(r);
   json parts = {{"parameters", memory.predicted.parameters / 1e9},   {"gradients", memory.predicted.gradients / 1e9},
                 {"optimizer_state", memory.predicted.optimizer_state / 1e9},
                 {"activations", memory.predicted.activations / 1e9}, {"comm_buffers", memory.predicted.comm_buffers / 1e9}};
@@ -525,6 +550,9 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
         {"device_memory_GB", opt(cluster.memory_per_device_GB)},
         {"fits", fits}}},
       {"assumptions", assumptions},
+      {"time_account", predicted_account.description},
+      {"input_spread", to_json(spread, no_spread)},
+      {"interval_ms", interval},
   };
   return rec;
 }

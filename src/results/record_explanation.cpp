@@ -30,12 +30,19 @@ std::string shown(const nlohmann::json& value) {
 
 account::TimeAccount account_of(const RunRecord& record, const std::string& where) {
   const std::string status = record.status.value_or("unknown");
-  if (status != kStatusOk)
-    usage::refuse(fmt::format("{}: its run ended with status '{}': only a finished run (ok) has a time account to "
-                              "explain", where, usage::printable(status)));
-  if (!record.time_account.value())
+  // A prediction (tokbench predict) carries the account of the run it was predicted from,
+  // carried to its rank: explained against a measured run, it says where the prediction erred.
+  const bool predicted = status == kStatusPredicted;
+  if (status != kStatusOk && !predicted)
+    usage::refuse(fmt::format("{}: its run ended with status '{}': only a finished run (ok) or a prediction has a "
+                              "time account to explain", where, usage::printable(status)));
+  if (!record.time_account.value()) {
+    if (predicted)
+      usage::refuse(fmt::format("{}: the prediction has no time account: the run it was predicted from had none; "
+                                "predict from a run made with {} N", where, kTimeAccountOption));
     usage::refuse(fmt::format("{}: the record has no time account; run it again with {} N (N profiled iterations "
                               "after the measured window)", where, kTimeAccountOption));
+  }
   try {
     return account::time_account_from_json(*record.time_account.value());
   } catch (const std::invalid_argument& e) {
@@ -48,9 +55,15 @@ account::TimeAccount account_of(const RunRecord& record, const std::string& wher
 std::string run_label(const RunRecord& record) {
   const std::string compiler = record.compiler.value_or("");
   const std::string executor = record.executor.value_or("");
-  if (compiler.empty()) return executor.empty() ? "run" : executor;
-  if (executor.empty() || executor == compiler) return compiler;
-  return compiler + " (" + executor + ")";
+  // A prediction is named as the sweep's predicted columns are: "<executor> predicted" (the
+  // sweep's own predictions already carry it in their compiler).
+  const std::string suffix = " predicted";
+  const bool named = compiler.size() >= suffix.size() &&
+                     compiler.compare(compiler.size() - suffix.size(), suffix.size(), suffix) == 0;
+  const std::string predicted = record.status.value_or("") == kStatusPredicted && !named ? suffix : "";
+  if (compiler.empty()) return (executor.empty() ? "run" : executor) + predicted;
+  if (executor.empty() || executor == compiler) return compiler + predicted;
+  return compiler + " (" + executor + ")" + predicted;
 }
 
 account::Explanation explain_records(const RunRecord& base, const RunRecord& run, const std::string& base_where,

@@ -25,7 +25,7 @@ account::Explanation explain_records(const RunRecord& base, const RunRecord& run
                                      const std::string& run_where);
 
 // How a record is called in an explanation: its `compiler` (the name the user passed), with the
-// executor when they differ; "run" when it has none.
+// executor when they differ; "run" when it has none; " predicted" after it for a prediction.
 std::string run_label(const RunRecord& record);
 
 }  // namespace tokbench::results

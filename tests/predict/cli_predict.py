@@ -9,7 +9,10 @@ run with unit_timings, one CPU rank, 2 threads on 2 cores):
   - a prediction is a run record with tokbench run's keys, status "predicted", its `prediction`
     object, and the figures consistent with one another (tokens/s = global batch x seq len /
     iteration time); every format writes it; a sweep's JSON and a store row reference are read;
-  - with two ranks on the same 2-core machine the CPU contention model doubles compute.
+  - with two ranks on the same 2-core machine the CPU contention model doubles compute;
+  - a record with a time account and per-iteration times gives a prediction with an account (which
+    `tokbench explain` reads against a measured record) and an interval, both printed; one without
+    says so.
 Usage: cli_predict.py /path/to/tokbench"""
 import copy
 import json
@@ -47,6 +50,27 @@ def measured_record(ranks=1):
                          "iteration_seconds": 0.15, "exposed_comm_seconds": 0.0, "optimizer_seconds": 0.0135,
                          "units": units},
     }
+
+
+def time_account(iteration_s):
+    """A measured account whose categories sum to `iteration_s` (the shape tokbench run writes)."""
+    seconds = {"gemm": 0.080, "attention": 0.005, "normalization": 0.002, "elementwise": 0.030, "loss": 0.012,
+               "optimizer": 0.0135, "data_host": 0.0005, "exposed_comm": 0.0, "device_idle": 0.0, "other": 0.007}
+    total = sum(seconds.values())
+    categories = {name: {"s": s * iteration_s / total, "profiled_s": s * iteration_s / total,
+                         "share": s / total, "mfu_cost": None} for name, s in seconds.items()}
+    return {"source": "kineto_cpu", "rank": None, "profiled_iters": 2, "iteration_s": iteration_s,
+            "profiled_iteration_s": iteration_s, "profiled_range_s": iteration_s, "categories": categories,
+            "gemm_flops_per_iter": 150_000_000_000, "attention_flops_per_iter": 10_000_000_000, "uncounted_matmuls": 0,
+            "model_flops_per_iter": 200_000_000_000, "peak_TFLOP_per_s": None, "peak_source": "",
+            "matmul_s_at_ceiling": None, "beyond_model_mfu_cost": None, "mfu": None, "exposed_comm_source": "step",
+            "exposed_comm_step_s": 0.0, "exposed_comm_seen_s": 0.0, "other_top": [{"name": "backward", "profiled_s": 0.001}]}
+
+
+def iterations(times_ms):
+    """Two warm-up iterations, then the measured ones."""
+    return ([{"index": i, "warmup": True, "time_ms": 400.0, "loss": 11.0} for i in range(2)]
+            + [{"index": i + 2, "warmup": False, "time_ms": t, "loss": 10.0} for i, t in enumerate(times_ms)])
 
 
 def comm_document(world=2):
@@ -303,6 +327,43 @@ def main():
         check(h["mfu"] is not None and h["mfu_peak_TFLOP_per_s"] == 989.5, "MFU against the cluster's bf16 peak")
         groups = {c["group"] for c in h["prediction"]["communication"]["collectives"]}
         check(groups == {"shard", "replica"}, f"hybrid collectives: {groups}")
+
+        # The predicted time account and interval (docs/predict.md): a record with an account and
+        # per-iteration times gives a prediction with both, which `tokbench explain` reads against
+        # a measured record; print says them; without an account the prediction says it has none.
+        accounted = write("accounted.json", dict(measured_record(), time_account=time_account(0.150),
+                                                 iterations=iterations([150, 152, 149, 151]),
+                                                 checkpoint_activations=False))
+        pred_path = os.path.join(tmp, "pred.json")
+        r = run(["--from", accounted, "--cluster", cpu_toml, "--nproc-per-node", "1", "--distributed-mode", "none",
+                 "--format", "json", "--output", pred_path])
+        check(r.returncode == 0, f"prediction with an account: {r.stderr}")
+        with open(pred_path) as f:
+            p = json.load(f)["runs"][0]
+        total = sum(c["s"] for c in p["time_account"]["categories"].values())
+        check(abs(total - p["average_iter_time"] / 1e3) < 1e-9, f"the account sums to the iteration: {total}")
+        interval = p["prediction"]["interval_ms"]
+        check(interval["low"] <= p["average_iter_time"] <= interval["high"], f"the interval holds it: {interval}")
+        # explain reads predict's JSON of one run as that run, and the record alone as well.
+        write("pred-record.json", p)
+        for predicted_file in (pred_path, os.path.join(tmp, "pred-record.json")):
+            r = subprocess.run([TOKBENCH, "explain", accounted, predicted_file], capture_output=True, text=True,
+                               timeout=120)
+            check(r.returncode == 0 and "eager predicted" in r.stdout and "GEMMs" in r.stdout
+                  and "exposed communication" in r.stdout, f"explain {predicted_file}: {r.returncode} {r.stdout} {r.stderr}")
+        r = run(["--from", accounted, "--cluster", cpu_toml, "--nproc-per-node", "2", "--format", "print"])
+        check(r.returncode == 0 and "by the measured run's spread (4 iterations" in r.stdout
+              and "Its time account (ms per iteration): GEMMs" in r.stdout, f"print's interval and account: {r.stdout}")
+        r = run(["--from", record, "--cluster", cpu_toml, "--nproc-per-node", "2", "--format", "print"])
+        check(r.returncode == 0 and "No time account: the measured record has no time_account" in r.stdout
+              and "no interval:" in r.stdout, f"print without an account or iterations: {r.stdout}")
+        bare = os.path.join(tmp, "bare-pred.json")
+        r = run(["--from", record, "--cluster", cpu_toml, "--nproc-per-node", "1", "--distributed-mode", "none",
+                 "--format", "json", "--output", bare])
+        r = subprocess.run([TOKBENCH, "explain", accounted, bare], capture_output=True, text=True, timeout=120)
+        lines = r.stderr.strip().splitlines()
+        check(r.returncode == 2 and len(lines) == 1 and "the prediction has no time account" in lines[0],
+              f"explain a prediction without an account: {r.returncode} {lines}")
     print("ok")
 
 

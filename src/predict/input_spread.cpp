@@ -1,0 +1,78 @@
+// The measured run's spread and the prediction's interval (input_spread.hpp).
+#include "predict/input_spread.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace tokbench::predict {
+namespace {
+
+// Linear interpolation between order statistics (numpy's default, as the record's own
+// iter_time_ms percentiles are computed), of sorted, non-empty values.
+double interpolated_quantile(const std::vector<double>& sorted, double q) {
+  const double position = q * static_cast<double>(sorted.size() - 1);
+  const std::size_t below = static_cast<std::size_t>(std::floor(position));
+  const std::size_t above = std::min(below + 1, sorted.size() - 1);
+  return sorted[below] + (position - static_cast<double>(below)) * (sorted[above] - sorted[below]);
+}
+
+}  // namespace
+
+std::optional<IterationSpread> iteration_spread(const nlohmann::ordered_json& iterations, std::string& why) {
+  if (!iterations.is_array()) {
+    why = "the measured record holds no list of iterations";
+    return std::nullopt;
+  }
+  std::vector<double> times;
+  for (const auto& it : iterations) {
+    if (!it.is_object() || it.value("warmup", nlohmann::ordered_json(false)) == nlohmann::ordered_json(true)) continue;
+    const auto time = it.find("time_ms");
+    if (time == it.end() || !time->is_number()) continue;
+    const double ms = time->get<double>();
+    if (std::isfinite(ms) && ms > 0) times.push_back(ms);
+  }
+  if (static_cast<int64_t>(times.size()) < kMinSpreadIterations) {
+    why = fmt::format("the measured record holds {} measured iteration time(s); a spread needs at least {} (tokbench "
+                      "run --max-iters above --warmup-iters)",
+                      times.size(), kMinSpreadIterations);
+    return std::nullopt;
+  }
+  std::sort(times.begin(), times.end());
+  IterationSpread s;
+  s.iterations = static_cast<int64_t>(times.size());
+  s.median_ms = interpolated_quantile(times, 0.5);
+  s.q1_ms = interpolated_quantile(times, 0.25);
+  s.q3_ms = interpolated_quantile(times, 0.75);
+  std::vector<double> deviations;
+  for (const double t : times) deviations.push_back(std::abs(t - s.median_ms));
+  std::sort(deviations.begin(), deviations.end());
+  s.mad_ms = interpolated_quantile(deviations, 0.5);
+  return s;
+}
+
+PredictionInterval prediction_interval(const IterationSpread& s, double iteration_s, double compute_s) {
+  PredictionInterval p;
+  const double iteration_ms = iteration_s * 1e3, compute_ms = compute_s * 1e3;
+  if (!(s.median_ms > 0)) return {iteration_ms, iteration_ms};
+  p.low_ms = iteration_ms - compute_ms * (1.0 - s.q1_ms / s.median_ms);
+  p.high_ms = iteration_ms + compute_ms * (s.q3_ms / s.median_ms - 1.0);
+  return p;
+}
+
+std::string interval_rule() {
+  return "the predicted compute (prediction.time_ms.compute) moved as the measured run's iterations did between their "
+         "quartiles, relative to their median: low = iteration - compute x (1 - Q1/median), high = iteration + "
+         "compute x (Q3/median - 1); communication and contention as predicted";
+}
+
+nlohmann::ordered_json to_json(const std::optional<IterationSpread>& s, const std::string& why) {
+  if (!s) return {{"measured_iterations", nullptr}, {"why", why}};
+  return {{"measured_iterations", s->iterations}, {"median_ms", s->median_ms}, {"q1_ms", s->q1_ms},
+          {"q3_ms", s->q3_ms},                    {"iqr_ms", s->iqr_ms()},     {"relative_iqr", s->relative_iqr()},
+          {"mad_ms", s->mad_ms}};
+}
+
+}  // namespace tokbench::predict

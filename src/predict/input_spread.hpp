@@ -1,0 +1,52 @@
+// How noisy the measured run a prediction starts from was, and the interval on the predicted
+// iteration that follows (docs/predict.md, "How sure: the input's spread and the interval"):
+// the median and quartiles of its measured (not warm-up) iterations' times, their median
+// absolute deviation, and the rule that carries the quartiles' spread, relative to the median,
+// onto the part of the prediction scaled from the measurement (its compute). Torch-free.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace tokbench::predict {
+
+// A spread needs at least this many measured iterations (two give a range, which the
+// quartiles split).
+inline constexpr int64_t kMinSpreadIterations = 2;
+
+struct IterationSpread {
+  int64_t iterations = 0;  // measured iterations read
+  double median_ms = 0, q1_ms = 0, q3_ms = 0;
+  double mad_ms = 0;  // median absolute deviation from the median
+  double iqr_ms() const { return q3_ms - q1_ms; }
+  double relative_iqr() const { return median_ms > 0 ? iqr_ms() / median_ms : 0; }
+};
+
+// The spread of a record's `iterations` (each {"warmup": bool, "time_ms": number, ...}): the
+// measured ones with a positive, finite time. Nullopt, with `why` set, when the record has fewer
+// than kMinSpreadIterations of them or its `iterations` is not a list.
+std::optional<IterationSpread> iteration_spread(const nlohmann::ordered_json& iterations, std::string& why);
+
+struct PredictionInterval {
+  double low_ms = 0, high_ms = 0;
+};
+
+// The interval on a predicted iteration of `iteration_s` seconds, `compute_s` of them the
+// measured compute as scaled (forward, backward and optimizer on the predicted rank):
+//   low  = iteration − compute · (1 − Q1 / median)
+//   high = iteration + compute · (Q3 / median − 1)
+// so the compute moves as the measured iterations did between their quartiles, and the rest
+// (communication from the cluster or comm document, the contention model's cost) stays.
+PredictionInterval prediction_interval(const IterationSpread& spread, double iteration_s, double compute_s);
+
+// The rule above in words, for the record.
+std::string interval_rule();
+
+// {"measured_iterations", "median_ms", "q1_ms", "q3_ms", "iqr_ms", "relative_iqr", "mad_ms"}, or
+// {"measured_iterations": null, "why": ...} without a spread.
+nlohmann::ordered_json to_json(const std::optional<IterationSpread>& spread, const std::string& why);
+
+}  // namespace tokbench::predict

@@ -1,0 +1,117 @@
+// The predicted time account (predicted_account.hpp).
+#include "predict/predicted_account.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "account/category.hpp"
+#include "account/profiled_pass.hpp"
+#include "account/time_account_json.hpp"
+
+namespace tokbench::predict {
+namespace {
+
+using account::Category;
+using account::index_of;
+using json = nlohmann::ordered_json;
+
+PredictedAccount no_account(std::string why) { return {std::nullopt, json{{"made", false}, {"why", std::move(why)}}}; }
+
+// The categories that share the predicted forward and backward: all but the optimizer (its own
+// prediction) and exposed communication (the schedule's).
+bool scaled_with_forward_backward(Category c) { return c != Category::optimizer && c != Category::exposed_comm; }
+
+}  // namespace
+
+PredictedAccount predict_time_account(const MeasuredRun& run, const PredictedIteration& it, const PredictedFlops& flops) {
+  const results::Field<results::Block>& field = run.record.time_account;
+  if (!field.value())
+    return no_account("the measured record has no time_account (it ran with --time-account-iters 0, or its profiled pass "
+                "failed): no account is predicted; predict from a run with one");
+  account::TimeAccount measured;
+  try {
+    measured = account::time_account_from_json(*field.value());
+  } catch (const std::invalid_argument& e) {
+    return no_account(fmt::format("the measured record's time_account cannot be read ({}): no account is predicted", e.what()));
+  }
+  if (!(it.iteration > 0)) return no_account("the predicted iteration is not positive: no account is predicted");
+
+  double measured_forward_backward = 0;
+  for (const Category c : account::all_categories())
+    if (scaled_with_forward_backward(c)) measured_forward_backward += measured[c].seconds;
+  if (!(measured_forward_backward > 0) && it.forward_backward > 0)
+    return no_account("the measured account holds no forward and backward time to scale: no account is predicted");
+  const double fb_scale = measured_forward_backward > 0 ? it.forward_backward / measured_forward_backward : 0.0;
+  const double measured_optimizer = measured[Category::optimizer].seconds;
+
+  // One simulated iteration, its categories in seconds; the account's arithmetic (shares, MFU
+  // costs) is the measured account's own, make_time_account's.
+  account::ProfiledPass pass;
+  pass.iterations = 1;
+  for (const Category c : account::all_categories())
+    if (scaled_with_forward_backward(c)) pass.seconds[index_of(c)] = measured[c].seconds * fb_scale;
+  pass.seconds[index_of(Category::optimizer)] = it.optimizer;
+  pass.seconds[index_of(Category::exposed_comm)] = it.exposed_comm;
+  pass.seconds[index_of(Category::other)] += it.contention;
+  for (const double s : pass.seconds) pass.range_seconds += s;
+  // FLOPs per iteration follow the micro-batches a rank runs in one.
+  const double micro_ratio = static_cast<double>(it.grad_accum) / static_cast<double>(std::max<int64_t>(1, run.grad_accum));
+  pass.gemm_flops = std::llround(static_cast<double>(measured.gemm_flops_per_iter) * micro_ratio);
+  pass.attention_flops = std::llround(static_cast<double>(measured.attention_flops_per_iter) * micro_ratio);
+  pass.uncounted_matmuls = measured.uncounted_matmuls;
+  // What other holds: the contention, then the measured run's largest events of other, scaled
+  // from its profiled seconds to its predicted ones.
+  const auto& other = measured[Category::other];
+  const double other_scale = other.profiled_seconds > 0 ? other.seconds / other.profiled_seconds * fb_scale : 0.0;
+  if (it.contention > 0) pass.other_by_name.emplace_back(kContentionName, it.contention);
+  for (const auto& [name, seconds] : measured.other_top) pass.other_by_name.emplace_back(name, seconds * other_scale);
+  std::stable_sort(pass.other_by_name.begin(), pass.other_by_name.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+
+  account::AccountInputs inputs;
+  inputs.source = kPredictedAccountSource;
+  inputs.measured_iteration_seconds = it.iteration;
+  inputs.profiled_clock_seconds = it.iteration;
+  inputs.model_flops_per_iter = flops.model_flops_per_iter;
+  inputs.peak_flop_per_s = flops.peak_flop_per_s;
+  inputs.peak_source = flops.peak_source;
+  // The step's arithmetic with the measure equal to what the categories hold changes nothing;
+  // the source is then named for what it is.
+  inputs.exposed_comm_source = account::kExposedCommFromStep;
+  inputs.exposed_comm_seconds = it.exposed_comm;
+  account::TimeAccount predicted = account::make_time_account(pass, inputs);
+  predicted.exposed_comm_source = kExposedCommFromSchedule;
+  predicted.exposed_comm_step_seconds = std::nullopt;
+
+  // What the units' timings hold of the measured account's forward and backward: below 1, work
+  // of the measured iteration no unit timing saw (the batch, the loop's host time, what the
+  // timing pass leaves out), which the prediction scales away with the rest.
+  double unit_forward_backward = 0;
+  for (const auto& u : run.units) unit_forward_backward += u.forward_seconds + u.backward_seconds;
+  unit_forward_backward *= static_cast<double>(run.grad_accum);
+  const auto ms = [](double s) { return s * 1e3; };
+  json description = {
+      {"made", true},
+      {"from", fmt::format("the measured run's time_account (source {}, {} profiled iteration(s), its iteration {:.3f} "
+                           "ms)",
+                           measured.source, measured.profiled_iterations, ms(measured.iteration_seconds))},
+      {"rule", "the measured categories but optimizer and exposed_comm share the predicted forward and backward in "
+               "their measured proportions; optimizer is the predicted optimizer; exposed_comm the schedule's waits; "
+               "other also holds the contention model's cost"},
+      {"forward_backward_scale", fb_scale},
+      {"optimizer_scale", measured_optimizer > 0 ? json(it.optimizer / measured_optimizer) : json(nullptr)},
+      {"unit_timings_coverage",
+       measured_forward_backward > 0 ? json(unit_forward_backward / measured_forward_backward) : json(nullptr)},
+      {"measured_exposed_comm_ms", ms(measured[Category::exposed_comm].seconds)},
+      {"contention_ms", ms(it.contention)},
+      {"contention_in", fmt::format("other (other_top: '{}')", kContentionName)},
+  };
+  return {std::move(predicted), std::move(description)};
+}
+
+}  // namespace tokbench::predict

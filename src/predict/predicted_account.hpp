@@ -1,0 +1,60 @@
+// A prediction's time account (docs/predict.md, "The predicted time account"): the measured
+// run's account carried to the predicted rank, in the categories and JSON shape a measured run's
+// account has, so `tokbench explain PREDICTED.json MEASURED.json` says category by category
+// where a prediction went wrong. The compute categories are the measured ones scaled as the
+// prediction scales compute, exposed communication is the simulated schedule's waits, and the
+// contention model's cost is named in `other`. No account in, no account out. Torch-free.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "account/time_account.hpp"
+#include "predict/measured_run.hpp"
+
+namespace tokbench::predict {
+
+// How the predicted account's `other_top` names the contention model's cost.
+inline constexpr const char* kContentionName =
+    "tokbench predict: CPU contention (compute slowed while collectives share its cores)";
+// The account's `exposed_comm_source` in a prediction: the simulated schedule's waits.
+inline constexpr const char* kExposedCommFromSchedule = "schedule";
+// The account's `source` in a prediction.
+inline constexpr const char* kPredictedAccountSource = "predicted";
+
+// The predicted rank's iteration as the schedule made it, seconds per iteration; it sums
+// exactly: iteration = forward_backward + optimizer + exposed_comm + contention.
+struct PredictedIteration {
+  double iteration = 0;
+  double forward_backward = 0;  // the units' forward and backward, every micro-batch, as scaled
+  double optimizer = 0;
+  double exposed_comm = 0;      // compute waiting for collectives
+  double contention = 0;        // compute slowed by collectives sharing its cores (CPU)
+  int64_t grad_accum = 1;       // the predicted rank's micro-batches per iteration
+};
+
+// What the predicted record measures MFU against.
+struct PredictedFlops {
+  int64_t model_flops_per_iter = 0;  // F on the predicted rank: a micro-batch's FLOPs x its GA
+  std::optional<double> peak_flop_per_s;
+  std::string peak_source;
+};
+
+struct PredictedAccount {
+  std::optional<account::TimeAccount> account;  // none when the measured run has none
+  // `prediction.time_account`: how the account was made ({"made": true, the scales, where the
+  // contention went}) or why there is none ({"made": false, "why": ...}).
+  nlohmann::ordered_json description;
+};
+
+// The measured account's categories other than optimizer and exposed_comm share the predicted
+// forward and backward in their measured proportions; optimizer is the predicted optimizer;
+// exposed_comm the schedule's waits; other also holds the contention, first in other_top under
+// kContentionName. A measured run without a readable account gives none, and says why.
+PredictedAccount predict_time_account(const MeasuredRun& run, const PredictedIteration& iteration,
+                                      const PredictedFlops& flops);
+
+}  // namespace tokbench::predict

@@ -1,0 +1,65 @@
+// The print format's lines under a prediction's tables (prediction_notes.hpp).
+#include "predict/prediction_notes.hpp"
+
+#include <fmt/format.h>
+
+#include "account/category.hpp"
+
+namespace tokbench::predict {
+namespace {
+
+using record_json = nlohmann::json;
+
+double number_in(const record_json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
+}
+
+std::string text_in(const record_json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::string notes_of(const record_json& record) {
+  const record_json prediction = record.value("prediction", record_json::object());
+  const record_json source = prediction.value("source", record_json::object());
+  std::string out = fmt::format("# From {}: {:.2f} ms per iteration", text_in(source, "record"),
+                                number_in(record, "average_iter_time"));
+  const record_json interval = prediction.value("interval_ms", record_json());
+  const record_json spread = prediction.value("input_spread", record_json::object());
+  if (interval.is_object())
+    out += fmt::format(", {:.2f} to {:.2f} ms by the measured run's spread ({} iterations: median {:.2f} ms, "
+                       "quartiles {:.2f} to {:.2f} ms)\n",
+                       number_in(interval, "low"), number_in(interval, "high"), spread.value("measured_iterations", 0),
+                       number_in(spread, "median_ms"), number_in(spread, "q1_ms"), number_in(spread, "q3_ms"));
+  else
+    out += fmt::format("; no interval: {}\n", text_in(spread, "why"));
+  const record_json predicted_account = record.value("time_account", record_json());
+  if (!predicted_account.is_object()) {
+    out += fmt::format("# No time account: {}\n",
+                       text_in(prediction.value("time_account", record_json::object()), "why"));
+    return out;
+  }
+  std::string parts;
+  const record_json categories = predicted_account.value("categories", record_json::object());
+  for (const account::Category c : account::all_categories()) {
+    const record_json entry = categories.value(std::string(account::json_name(c)), record_json::object());
+    parts += fmt::format("{}{} {:.2f}", parts.empty() ? "" : ", ", account::label(c), number_in(entry, "s") * 1e3);
+  }
+  const double contention = number_in(prediction.value("time_account", record_json::object()), "contention_ms");
+  if (contention > 0) parts += fmt::format(" (of other, CPU contention {:.2f})", contention);
+  out += fmt::format("# Its time account (ms per iteration): {}; tokbench explain PREDICTION.json MEASURED.json "
+                     "compares it with a measured run\n",
+                     parts);
+  return out;
+}
+
+}  // namespace
+
+std::string prediction_notes(const std::vector<record_json>& records) {
+  std::string out;
+  for (const auto& record : records) out += notes_of(record);
+  return out;
+}
+
+}  // namespace tokbench::predict
