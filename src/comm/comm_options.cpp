@@ -1,13 +1,41 @@
 // CLI11 registration of CommOptions. Numbers go through the same parse-time checks as `tokbench
-// run`'s (plain decimal integers, finite reals); every other check is comm_plan.cpp's, so that
-// every usage error has the one-line shape.
+// run`'s (plain decimal integers, finite reals); the options that are run's rows are registered
+// from them (config/rows.hpp); every other check is comm_plan.cpp's, so that every usage error
+// has the one-line shape.
 #include "comm/comm_options.hpp"
 
 #include <fmt/format.h>
 
 #include "config/numbers.hpp"
+#include "config/rows.hpp"
+#include "config/run_options.hpp"
 
 namespace tokbench::comm {
+
+const std::vector<const config::FieldOf<CommOptions>*>& comm_rows() {
+  using config::rebind;
+  using config::row_of;
+  static const std::vector<config::FieldOf<CommOptions>> rows = [] {
+    std::vector<config::FieldOf<CommOptions>> all;
+    for (const auto& row : config::launcher_fields()) all.push_back(rebind<CommOptions>(row));
+    // run's rows with comm's help (what the threads and the timeout mean here).
+    all.push_back(rebind(row_of(config::device_fields(), &config::DeviceSection::num_threads), &CommOptions::num_threads,
+                         "intra-op threads of each rank, as `tokbench run --num-threads` (0: LibTorch's default); "
+                         "they run the compute-sharing probe (docs/comm.md)",
+                         "Benchmark"));
+    all.push_back(rebind(row_of(config::parallelism_fields(), &config::ParallelismSection::dist_timeout_s),
+                         &CommOptions::dist_timeout_s,
+                         "seconds the rendezvous and any collective may take before the benchmark fails with 'timeout'",
+                         "Benchmark"));
+    return all;
+  }();
+  static const std::vector<const config::FieldOf<CommOptions>*> pointers = [] {
+    std::vector<const config::FieldOf<CommOptions>*> all;
+    for (const auto& row : rows) all.push_back(&row);
+    return all;
+  }();
+  return pointers;
+}
 
 void add_comm_options(CLI::App& app, CommOptions& o) {
   using config::finite_number;
@@ -33,30 +61,14 @@ void add_comm_options(CLI::App& app, CommOptions& o) {
   app.add_option("--warmup-iters,--warmup_iters", o.warmup_iters, "iterations run first and left out")
       ->transform(whole_number<int64_t>(fmt::format("a whole number 0..{}", comm_limits::kMaxIters)))
       ->group("Benchmark");
-  app.add_option("--num-threads,--num_threads", o.num_threads,
-                 "intra-op threads of each rank, as `tokbench run --num-threads` (0: LibTorch's default); they "
-                 "run the compute-sharing probe (docs/comm.md)")
-      ->transform(whole_number<int>(fmt::format("a whole number 0..{}", config::limits::kMaxThreads)))
-      ->group("Benchmark");
+  const auto& rows = comm_rows();  // the launcher's five, then --num-threads and --dist-timeout
+  config::register_rows(app, o, std::vector{rows[5]});
   app.add_option("--device", o.device, "cpu | cuda (cuda: each rank the GPU of its local rank)")->group("Benchmark");
   app.add_option("--backend", o.backend, "auto | gloo | nccl (auto: gloo on cpu, nccl on cuda; nccl needs cuda)")
       ->group("Benchmark");
-  app.add_option("--dist-timeout,--dist_timeout", o.dist_timeout_s,
-                 "seconds the rendezvous and any collective may take before the benchmark fails with 'timeout'")
-      ->transform(finite_number("seconds from 1 to 604800"))->group("Benchmark");
+  config::register_rows(app, o, std::vector{rows[6]});
   // Launcher (torchrun's options), as `tokbench run`
-  app.add_option("--nproc-per-node,--nproc_per_node", o.nproc_per_node,
-                 "start this many ranks on this node (the built-in launcher)")
-      ->transform(whole_number<int64_t>(fmt::format("a whole number 1..{}", config::limits::kMaxRanksPerNode)))
-      ->group("Launcher");
-  app.add_option("--nnodes", o.nnodes, "nodes in the job (with --nproc-per-node)")
-      ->transform(whole_number<int64_t>(fmt::format("a whole number 1..{}", config::limits::kMaxNodes)))
-      ->group("Launcher");
-  app.add_option("--node-rank,--node_rank", o.node_rank, "this node's index, 0..nnodes-1")
-      ->transform(whole_number<int64_t>("a whole number from 0 to --nnodes - 1"))->group("Launcher");
-  app.add_option("--master-addr,--master_addr", o.master_addr, "address of rank 0's store")->group("Launcher");
-  app.add_option("--master-port,--master_port", o.master_port, "port of rank 0's store (0: a free one; one node only)")
-      ->transform(whole_number<int64_t>("0 (a free port) or 1..65535"))->group("Launcher");
+  config::register_rows(app, o, std::vector(rows.begin(), rows.begin() + 5));
   // Output
   app.add_option("--format", o.format, "print | csv | json | markdown | xlsx | html (the sweep's formats)")
       ->group("Output");

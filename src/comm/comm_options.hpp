@@ -1,5 +1,7 @@
 // The options of `tokbench comm`, one struct whose member initialisers are the defaults --help
 // prints. Values here are raw user input; comm_plan.hpp turns them into a validated CommPlan.
+// The launcher's options, --num-threads and --dist-timeout are `tokbench run`'s rows (config/),
+// registered and checked here as there.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -7,16 +9,18 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "config/field.hpp"
+#include "config/device.hpp"
+#include "config/launcher.hpp"
+#include "config/parallelism.hpp"
 
 namespace tokbench::comm {
 
-struct CommOptions {
-  // Launcher (as `tokbench run`'s): when nproc_per_node is set, this process starts the node's ranks.
-  std::optional<int64_t> nproc_per_node;
-  int64_t nnodes = 1;
-  int64_t node_rank = 0;
-  std::string master_addr = "127.0.0.1";
-  int64_t master_port = 0;
+// Launcher: config's section (as `tokbench run`'s): when nproc_per_node is set, this process
+// starts the node's ranks.
+struct CommOptions : config::LauncherSection {
   // What is measured.
   std::string device = "cpu";   // cpu | cuda (each rank the GPU of its local rank)
   std::string backend = "auto";  // auto: gloo on cpu, nccl on cuda
@@ -27,8 +31,9 @@ struct CommOptions {
   std::string dtype = "float32";
   int64_t iters = 20;
   int64_t warmup_iters = 5;
-  double dist_timeout_s = 1800;  // torch.distributed's default, as `tokbench run`
-  int num_threads = 0;           // intra-op threads per rank (0: LibTorch's default), as `tokbench run`
+  // `tokbench run`'s defaults: torch.distributed's timeout; intra-op threads per rank (0: LibTorch's).
+  double dist_timeout_s = config::ParallelismSection{}.dist_timeout_s;
+  int num_threads = config::DeviceSection{}.num_threads;
   // Output.
   std::string format = "print";
   std::string output;
@@ -44,5 +49,9 @@ inline constexpr int64_t kMaxBytes = int64_t{1} << 40;  // --max-bytes: 1T
 
 // Registers every option on `app`, bound to `options`.
 void add_comm_options(CLI::App& app, CommOptions& options);
+
+// The options that are `tokbench run`'s rows (the launcher's, --num-threads, --dist-timeout),
+// bound to CommOptions: what add_comm_options registers of them and what resolve_comm checks.
+const std::vector<const config::FieldOf<CommOptions>*>& comm_rows();
 
 }  // namespace tokbench::comm

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "config/numbers.hpp"
+#include "config/rows.hpp"
 #include "results/result_store.hpp"
 #include "usage/usage_error.hpp"
 
@@ -31,22 +32,12 @@ int64_t byte_size(const char* option, const std::string& text) {
 }
 
 void resolve_launcher(const CommOptions& o, const machine::MachineInfo& m, CommPlan& plan) {
-  using namespace config::limits;
   if (!m.dist_env_error.empty()) refuse(m.dist_env_error);
   plan.env = m.dist_env;
-  // Checked even when unused (a rank gets them on its command line too), as `tokbench run`.
-  if (o.nnodes < 1 || o.nnodes > kMaxNodes) refuse(fmt::format("--nnodes {} is not valid; valid: 1..{}", o.nnodes, kMaxNodes));
-  if (o.node_rank < 0 || o.node_rank >= o.nnodes)
-    refuse(fmt::format("--node-rank {} is not valid; valid: 0..{} (--nnodes {})", o.node_rank, o.nnodes - 1, o.nnodes));
-  if (o.master_port < 0 || o.master_port > 65535)
-    refuse(fmt::format("--master-port {} is not valid; valid: 0 (a free port) or 1..65535", o.master_port));
+  // Each option alone from its row, then the launcher's pairs, as `tokbench run`.
+  config::check_rows(o, comm_rows());
+  config::check_launcher(o);
   if (o.nproc_per_node) {
-    if (*o.nproc_per_node < 1 || *o.nproc_per_node > kMaxRanksPerNode)
-      refuse(fmt::format("--nproc-per-node {} is not valid; valid: 1..{}", *o.nproc_per_node, kMaxRanksPerNode));
-    if (o.master_port == 0 && o.nnodes > 1)
-      refuse(fmt::format("--master-port 0 picks a free port on one node only; with --nnodes {} name the port every "
-                        "node uses (valid: 1..65535)",
-                        o.nnodes));
     plan.env.world_size = *o.nproc_per_node * o.nnodes;
     plan.env.local_world_size = *o.nproc_per_node;
     plan.env.rank = o.node_rank * *o.nproc_per_node;
@@ -129,12 +120,7 @@ void resolve_sweep(const CommOptions& o, CommPlan& plan) {
     refuse(fmt::format("--warmup-iters {} is not valid; valid: 0..{}", o.warmup_iters, comm_limits::kMaxIters));
   plan.iters = o.iters;
   plan.warmup_iters = o.warmup_iters;
-  if (o.num_threads < 0 || o.num_threads > config::limits::kMaxThreads)
-    refuse(fmt::format("--num-threads {} is not valid; valid: 0..{} (0: LibTorch's default)", o.num_threads,
-                      config::limits::kMaxThreads));
-  plan.num_threads = o.num_threads;
-  if (!(o.dist_timeout_s >= 1 && o.dist_timeout_s <= 7 * 24 * 3600.0))
-    refuse(fmt::format("--dist-timeout {} is not valid; valid: seconds from 1 to 604800", o.dist_timeout_s));
+  plan.num_threads = o.num_threads;  // bounded by its row (resolve_launcher)
   plan.timeout_seconds = o.dist_timeout_s;
 }
 

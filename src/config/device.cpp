@@ -20,6 +20,10 @@ const std::vector<Field>& device_fields() {
        .member = &DeviceSection::dtype,
        .help = "auto | fp32 | bf16-true | bf16-mixed (auto: bf16-true on CUDA, fp32 on CPU)",
        .group = "Device",
+       // model::TrainPrecision's canonical names (model sits beside config, with LibTorch, so the
+       // words are listed here; tests/run/test_run_options.cpp fails when the two lists differ).
+       // Its parser's aliases (bf16, float32, ...) are not part of this command line.
+       .choices = [] { return std::vector<std::string>{"auto", "fp32", "bf16-true", "bf16-mixed"}; },
        .record = {"dtype", 28},
        .shapes = {.label = "dtype", .record_key = "dtype", .place = 12}},
       {.names = "--tf32,!--no-tf32",

@@ -19,11 +19,14 @@ struct RunOptions;
 
 // The member an option fills, by its type: the type decides the CLI11 registration (a bool is a
 // flag that also takes =True/False), the parse-time check (whole or finite number) and the
-// value type the sweep checks a matrix against.
-using Member = std::variant<std::string RunOptions::*, bool RunOptions::*, int RunOptions::*,
-                            int64_t RunOptions::*, uint64_t RunOptions::*, double RunOptions::*,
-                            std::optional<int64_t> RunOptions::*, std::optional<uint64_t> RunOptions::*,
-                            std::optional<double> RunOptions::*>;
+// value type the sweep checks a matrix against. Owner: the struct that holds it (RunOptions
+// for `tokbench run`; a section, or another command's options that reuse the section's rows,
+// config/rows.hpp).
+template <typename Owner>
+using MemberOf = std::variant<std::string Owner::*, bool Owner::*, int Owner::*, int64_t Owner::*,
+                              uint64_t Owner::*, double Owner::*, std::optional<int64_t> Owner::*,
+                              std::optional<uint64_t> Owner::*, std::optional<double> Owner::*>;
+using Member = MemberOf<RunOptions>;
 
 // Where the option sits in the record's `config` block: its key and its place in the block's
 // order (the order users know; a new option takes the next place, at the end). Place 0: the
@@ -74,11 +77,12 @@ struct Bounds {
   std::string refusal;
 };
 
-struct Field {
+template <typename Owner>
+struct FieldOf {
   // CLI11 names: "--kebab,--snake" (the reference's spelling as the alias); a flag may add
   // "!--no-x" for its negation.
   const char* names;
-  Member member;
+  MemberOf<Owner> member;
   const char* help;
   // The --help heading; nullptr keeps CLI11's default heading.
   const char* group;
@@ -95,15 +99,18 @@ struct Field {
   IterationKey shapes;
   // Set to true when the option is given on the command line (a default that depends on
   // whether the user chose it); nullptr for none.
-  bool RunOptions::*given = nullptr;
+  bool Owner::*given = nullptr;
   // For an optional: the field whose value it takes when not given (--data-seed: --seed), filled
   // by with_defaults (run_options.hpp) so that nothing downstream defaults it again. Its value
   // type must be the optional's.
-  std::optional<Member> defaults_to;
+  std::optional<MemberOf<Owner>> defaults_to;
   // A check that needs other options (a mode the option cannot run with): returns the one-line
   // refusal (exit 2) or "" when the value may run; check_fields runs it after the row's own checks.
-  std::string (*refuse_with)(const RunOptions&) = nullptr;
+  std::string (*refuse_with)(const Owner&) = nullptr;
 };
+// A row of `tokbench run`'s options (most sections' tables are of these: their members convert
+// to RunOptions', which inherits every section).
+using Field = FieldOf<RunOptions>;
 
 // A value the record carries beside the options that no option sets directly: a place the run
 // fills in the `config` block, or a derived value (world size, gradient accumulation) that

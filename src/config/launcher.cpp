@@ -4,12 +4,12 @@
 #include <fmt/format.h>
 
 #include "config/numbers.hpp"
-#include "config/run_options.hpp"
+#include "usage/usage_error.hpp"
 
 namespace tokbench::config {
 
-const std::vector<Field>& launcher_fields() {
-  static const std::vector<Field> fields{
+const std::vector<FieldOf<LauncherSection>>& launcher_fields() {
+  static const std::vector<FieldOf<LauncherSection>> fields{
       {.names = "--nproc-per-node,--nproc_per_node",
        .member = &LauncherSection::nproc_per_node,
        .help = "start this many ranks on this node (the built-in launcher)",
@@ -41,6 +41,17 @@ const std::vector<Field>& launcher_fields() {
        .bounds = {.min = 0, .max = 65535, .refusal = "is not valid; valid: 0 (a free port) or 1..65535"}},
   };
   return fields;
+}
+
+void check_launcher(const LauncherSection& o) {
+  // Checked even when unused (a rank started by a launcher gets them on its command line too),
+  // so a wrong one never passes silently.
+  if (o.node_rank < 0 || o.node_rank >= o.nnodes)
+    usage::refuse(fmt::format("--node-rank {} is not valid; valid: 0..{} (--nnodes {})", o.node_rank, o.nnodes - 1,
+                              o.nnodes));
+  if (o.nproc_per_node && o.master_port == 0 && o.nnodes > 1)
+    usage::refuse(fmt::format("--master-port 0 picks a free port on one node only; with --nnodes {} name the port "
+                              "every node uses (valid: 1..65535)", o.nnodes));
 }
 
 const std::vector<DerivedValue>& launcher_derived_values() {

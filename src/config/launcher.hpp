@@ -21,7 +21,12 @@ struct LauncherSection {
   int64_t master_port = 0;
 };
 
-const std::vector<Field>& launcher_fields();
+// Its rows, typed by the section: `tokbench run` reaches them through RunOptions, `tokbench comm`
+// through its own options (config/rows.hpp's rebind).
+const std::vector<FieldOf<LauncherSection>>& launcher_fields();
+// The checks of the section that need two of its options (--node-rank against --nnodes, a free
+// port with more than one node): one line, exit 2 (usage::refuse). Run after the rows' checks.
+void check_launcher(const LauncherSection& launcher);
 // Where the ranks came from: a place in the `config` block the record fills.
 const std::vector<DerivedValue>& launcher_derived_values();
 

@@ -2,6 +2,8 @@
 // for each of the registration, the `config` block, the value types and compare's keys.
 #include "config/run_options.hpp"
 
+#include "config/rows.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -14,19 +16,9 @@
 namespace tokbench::config {
 namespace {
 
-// A member's value type, an optional's own (std::optional<int64_t> -> int64_t).
-template <typename T>
-struct Unwrapped {
-  using type = T;
-  static constexpr bool optional = false;
-};
-template <typename T>
-struct Unwrapped<std::optional<T>> {
-  using type = T;
-  static constexpr bool optional = true;
-};
+using rows_detail::Unwrapped;
 template <typename Pointer>
-using MemberOf = std::remove_cvref_t<decltype(std::declval<RunOptions&>().*std::declval<Pointer>())>;
+using MemberType = std::remove_cvref_t<decltype(std::declval<RunOptions&>().*std::declval<Pointer>())>;
 
 // The long names of a field ("--kebab,--snake,!--no-x" -> kebab, snake, no-x).
 std::vector<std::string> long_names(const Field& field) {
@@ -48,7 +40,7 @@ std::vector<std::string> long_names(const Field& field) {
 usage::ValueType value_type(const Member& member) {
   return std::visit(
       [](auto pointer) {
-        using T = typename Unwrapped<MemberOf<decltype(pointer)>>::type;
+        using T = typename Unwrapped<MemberType<decltype(pointer)>>::type;
         if constexpr (std::is_same_v<T, bool>) return usage::ValueType::boolean;
         else if constexpr (std::is_integral_v<T>) return usage::ValueType::whole_number;
         else if constexpr (std::is_floating_point_v<T>) return usage::ValueType::number;
@@ -60,9 +52,15 @@ usage::ValueType value_type(const Member& member) {
 const std::vector<const Field*>& all_fields() {
   static const std::vector<const Field*> fields = [] {
     std::vector<const Field*> all;
-    for (const auto* table : {&model_fields(), &batch_fields(), &device_fields(), &parallelism_fields(),
-                              &launcher_fields(), &compatibility_fields(), &training_fields(), &data_fields(),
-                              &output_fields(), &diagnostics_fields()})
+    // The launcher's rows are its section's (`tokbench comm` registers them too): reached through RunOptions.
+    static const std::vector<Field> launcher = [] {
+      std::vector<Field> rows;
+      for (const auto& row : launcher_fields()) rows.push_back(rebind<RunOptions>(row));
+      return rows;
+    }();
+    for (const auto* table : {&model_fields(), &batch_fields(), &device_fields(), &parallelism_fields(), &launcher,
+                              &compatibility_fields(), &training_fields(), &data_fields(), &output_fields(),
+                              &diagnostics_fields()})
       for (const Field& field : *table) all.push_back(&field);
     return all;
   }();
@@ -82,33 +80,7 @@ const std::vector<const DerivedValue*>& all_derived_values() {
 void register_fields(CLI::App& app, RunOptions& options) {
   app.option_defaults()->always_capture_default();
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  for (const Field* field : all_fields()) {
-    std::visit(
-        [&](auto pointer) {
-          auto& target = options.*pointer;
-          using T = typename Unwrapped<std::remove_cvref_t<decltype(target)>>::type;
-          CLI::Option* option = nullptr;
-          if constexpr (std::is_same_v<T, bool>) {
-            option = app.add_flag(field->names, target, field->help);
-          } else {
-            option = app.add_option(field->names, target, field->help);
-            if constexpr (std::is_arithmetic_v<T>) {
-              if (field->valid.empty())
-                throw std::logic_error(fmt::format("option {} is a number without a 'valid' text", field->names));
-              if constexpr (std::is_floating_point_v<T>) option->transform(finite_number(field->valid));
-              else if constexpr (std::is_same_v<T, int>) option->transform(whole_number<int>(field->valid));
-              else if constexpr (std::is_unsigned_v<T>) option->transform(whole_number<uint64_t>(field->valid));
-              else option->transform(whole_number<int64_t>(field->valid));
-            }
-          }
-          if (field->given != nullptr) {
-            bool RunOptions::*given = field->given;
-            option->each([&options, given](const std::string&) { options.*given = true; });
-          }
-          if (field->group != nullptr) option->group(field->group);
-        },
-        field->member);
-  }
+  register_rows(app, options, all_fields());
 }
 
 nlohmann::ordered_json options_json(const RunOptions& options) {
@@ -119,7 +91,7 @@ nlohmann::ordered_json options_json(const RunOptions& options) {
     json value = std::visit(
         [&](auto pointer) -> json {
           const auto& member = options.*pointer;
-          if constexpr (Unwrapped<MemberOf<decltype(pointer)>>::optional)
+          if constexpr (Unwrapped<MemberType<decltype(pointer)>>::optional)
             return member ? json(*member) : json(nullptr);
           else
             return json(member);

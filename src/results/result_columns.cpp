@@ -15,20 +15,20 @@ using S = Section;
 
 std::vector<Column> make_columns() {
   std::vector<Column> columns{
-      // The reference benchmark's keys, in its order.
+      // The reference benchmark's keys, in its order; where people see the key itself, the label is the key.
       {key::average_iter_time, "Average iter time", "ms", "{:.2f}", S::reference},
       {key::model_flops, "Model FLOPs per micro-batch", "FLOPs", "", S::reference},
       {key::model_flop_per_sec, "Model FLOP/s total", "FLOP/s", "{:.4g}", S::reference},
       {key::tokens_per_sec, "Tokens/s", "tokens/s", "{:.1f}", S::reference},
       {key::memory_used_gb, "Memory used", "GB", "{:.3f}", S::reference},
-      {key::model_name, "model_name", "", "", S::reference},
-      {key::num_gpus, "Num GPUS", "", "", S::reference},
-      {key::seq_len, "Seq Len", "tokens", "", S::reference},
-      {key::micro_bs, "Micro BS", "sequences", "", S::reference},
-      {key::global_bs, "Global BS", "sequences", "", S::reference},
-      {key::ga, "GA", "", "", S::reference},
-      {key::distributed_mode, "Distributed Mode", "", "", S::reference},
-      {key::sharding_size, "Sharding Size", "", "", S::reference},
+      {key::model_name, key::model_name, "", "", S::reference},
+      {key::num_gpus, key::num_gpus, "", "", S::reference},
+      {key::seq_len, key::seq_len, "tokens", "", S::reference},
+      {key::micro_bs, key::micro_bs, "sequences", "", S::reference},
+      {key::global_bs, key::global_bs, "sequences", "", S::reference},
+      {key::ga, key::ga, "", "", S::reference},
+      {key::distributed_mode, key::distributed_mode, "", "", S::reference},
+      {key::sharding_size, key::sharding_size, "", "", S::reference},
       {key::compiler, "Compiler", "", "", S::reference},
       // tokbench's own.
       {key::schema_version, "Schema version", "", "", S::tokbench, false},

@@ -101,10 +101,7 @@ void resolve_device(const RunOptions& o, const machine::MachineInfo& m, RunPlan&
 }
 
 void resolve_dtype(const RunOptions& o, const machine::MachineInfo& m, RunPlan& plan) {
-  // Canonical names only (the parser's aliases are not part of this CLI).
-  std::vector<std::string> valid = {"auto"};
-  for (model::TrainPrecision p : model::kTrainPrecisions) valid.emplace_back(model::to_string(p));
-  require_choice("--dtype", o.dtype, valid);
+  // A word of its row's choices (check_fields): auto or a canonical name.
   if (o.dtype == "auto")
     plan.train.dtype = plan.device_kind == DeviceKind::cuda ? model::TrainPrecision::bf16_true : model::TrainPrecision::fp32;
   else
@@ -239,16 +236,9 @@ void resolve_distributed(const RunOptions& o, const machine::MachineInfo& m, Run
   if (!m.dist_env_error.empty()) refuse(m.dist_env_error);
   distributed::DistributedSettings& d = plan.dist;
   d.env = m.dist_env;
-  // The launcher's values are checked even when unused (a rank started by a launcher gets
-  // them on its command line too), so a wrong one never passes silently.
-  if (o.node_rank < 0 || o.node_rank >= o.nnodes)
-    refuse(fmt::format("--node-rank {} is not valid; valid: 0..{} (--nnodes {})", o.node_rank, o.nnodes - 1,
-                      o.nnodes));
+  config::check_launcher(o);  // its pairs (its rows were checked first)
   // Under the built-in launcher this process only starts ranks: validate as one of them.
   if (o.nproc_per_node) {
-    if (o.master_port == 0 && o.nnodes > 1)
-      refuse(fmt::format("--master-port 0 picks a free port on one node only; with --nnodes {} name the port "
-                        "every node uses (valid: 1..65535)", o.nnodes));
     d.env.world_size = *o.nproc_per_node * o.nnodes;
     d.env.local_world_size = *o.nproc_per_node;
     d.env.rank = o.node_rank * *o.nproc_per_node;

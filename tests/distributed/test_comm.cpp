@@ -3,12 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <set>
 #include <stdexcept>
 #include <string>
 
 #include "comm/comm_figures.hpp"
 #include "comm/comm_plan.hpp"
 #include "comm/comm_result.hpp"
+#include "config/run_options.hpp"
 
 namespace tokbench::comm {
 namespace {
@@ -146,6 +148,33 @@ TEST(CommPlan, RefusesInOneLine) {
   for (const std::string& message : {with([](CommOptions& o) { o.dtype = "fp8"; }),
                                      with([](CommOptions& o) { o.format = "pdf"; })})
     EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+}
+
+// The launcher's options, --num-threads and --dist-timeout are `tokbench run`'s rows: the same
+// names and the same refusals, from one declaration (config/launcher.cpp, device.cpp, parallelism.cpp).
+TEST(CommPlan, RunsRowsRefuseAsInRun) {
+  auto with = [](auto change) {
+    CommOptions o = two_ranks();
+    change(o);
+    return refusal(o);
+  };
+  EXPECT_EQ(with([](CommOptions& o) { o.nnodes = 0; }), "--nnodes 0 is not valid; valid: 1..4096");
+  EXPECT_EQ(with([](CommOptions& o) { o.node_rank = 2, o.nnodes = 2, o.master_port = 29500; }),
+            "--node-rank 2 is not valid; valid: 0..1 (--nnodes 2)");
+  EXPECT_EQ(with([](CommOptions& o) { o.master_port = 70000; }),
+            "--master-port 70000 is not valid; valid: 0 (a free port) or 1..65535");
+  EXPECT_NE(with([](CommOptions& o) { o.nnodes = 2; }).find("--master-port 0 picks a free port on one node only"),
+            std::string::npos);
+  EXPECT_EQ(with([](CommOptions& o) { o.nproc_per_node = 5000; }), "--nproc-per-node 5000 is not valid; valid: 1..4096");
+  EXPECT_EQ(with([](CommOptions& o) { o.num_threads = -1; }),
+            "--num-threads -1 is not valid; valid: 0..1024 (0: LibTorch's default)");
+  EXPECT_EQ(with([](CommOptions& o) { o.dist_timeout_s = 0.5; }),
+            "--dist-timeout 0.5 is not valid; valid: seconds from 1 to 604800");
+  // Each of comm's rows is a row of run's, by its names.
+  std::set<std::string> run_names;
+  for (const config::Field* field : config::all_fields()) run_names.insert(field->names);
+  ASSERT_EQ(comm_rows().size(), 7u);
+  for (const auto* row : comm_rows()) EXPECT_TRUE(run_names.count(row->names)) << row->names;
 }
 
 TEST(CommPlan, CudaTakesTheLocalRanksGpu) {

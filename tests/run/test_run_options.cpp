@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "config/rows.hpp"
+#include "model/train_precision.hpp"
 #include "run/run_options.hpp"
 
 namespace tokbench::run {
@@ -86,6 +88,16 @@ TEST(RunOptions, BooleansTakeTrueFalseValues) {
 TEST(RunOptions, NonNumericSizeIsAParseError) {
   EXPECT_THROW(parse({"--micro-batch-size", "four"}), CLI::ParseError);
   EXPECT_THROW(parse({"--max_iters=ten"}), CLI::ParseError);
+}
+
+// The --dtype row's words are model::TrainPrecision's canonical names and auto: the row lists
+// them (model sits beside config, with LibTorch), so this fails when one list gains a name.
+TEST(RunOptions, DtypeWordsAreTheTrainPrecisions) {
+  std::vector<std::string> expected{"auto"};
+  for (model::TrainPrecision p : model::kTrainPrecisions) expected.emplace_back(model::to_string(p));
+  const config::Field& row = config::row_of(config::device_fields(), &config::DeviceSection::dtype);
+  ASSERT_NE(row.choices, nullptr);
+  EXPECT_EQ(row.choices(), expected);
 }
 
 TEST(RunOptions, HelpShowsDefaults) {
