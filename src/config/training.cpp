@@ -64,6 +64,15 @@ const std::vector<Field>& training_fields() {
        .valid = "a number in [0, 1)",
        .bounds = {.min = 0, .max = 1, .max_open = true, .refusal = "must be in [0, 1)"},
        .record = {"beta2", 8}},
+      {.names = "--cuda-graphs,--cuda_graphs",
+       .member = &TrainingSection::cuda_graphs,
+       .help = "capture the whole iteration (every micro-batch's forward and backward, the optimizer) once as a "
+               "CUDA graph and replay it: auto (on for --compile fused on one CUDA device, else off with the "
+               "reason in the record) | on (refused where capture is not possible) | off",
+       .group = "Training",
+       .choices = [] { return std::vector<std::string>{"auto", "on", "off"}; },
+       .record = {"cuda_graphs", 44},
+       .shapes = {.label = "cuda_graphs", .record_key = "cuda_graphs", .place = 31, .absent = "off"}},
   };
   return fields;
 }
