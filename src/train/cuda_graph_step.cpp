@@ -175,6 +175,9 @@ class CudaGraphStep final : public TrainStep {
     return true;
   }
 
+  // Leaves no trace of a failed capture, whichever step of capture_begin / capture_end failed:
+  // the stream's capture ended, its allocations no longer routed into the pool, the tensors of
+  // the pool dropped, the pool given back once (by the graph where its capture ended, else here).
   void abandon_capture() {
     c10::cuda::CUDAGuard on_device(device_index_);
     cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
@@ -183,17 +186,22 @@ class CudaGraphStep final : public TrainStep {
       // Ends the capture even where it was invalidated (and then reports that error).
       (void)cudaStreamEndCapture(side_.stream(), &partial);
       if (partial != nullptr) (void)cudaGraphDestroy(partial);
-      // capture_begin routed the side stream's allocations into the pool; capture_end, which
-      // would stop that, did not run.
-      c10::cuda::CUDACachingAllocator::endAllocateToPool(device_index_, pool_);
     }
     (void)cudaGetLastError();  // the capture's error is not the next call's
+    try {
+      // capture_begin routes the side stream's allocations into the pool and capture_end stops
+      // that; where capture_end did not get so far, it is stopped here (else this refuses: done).
+      c10::cuda::CUDACachingAllocator::endAllocateToPool(device_index_, pool_);
+    } catch (const c10::Error&) {
+    }
     static_loss_ = at::Tensor();
     inner_->release_after_failure();  // gradients the capture made point into its pool
-    graph_.reset();
-    // An abandoned capture's pool is not released by the graph (its capture never ended): its
-    // blocks go back to the device once nothing holds them.
-    c10::cuda::CUDACachingAllocator::releasePool(device_index_, pool_);
+    graph_.reset();  // gives the pool back where its capture had ended
+    try {
+      if (c10::cuda::CUDACachingAllocator::getPoolUseCount(device_index_, pool_) > 0)
+        c10::cuda::CUDACachingAllocator::releasePool(device_index_, pool_);
+    } catch (const c10::Error&) {  // no such pool: capture_begin failed before making it
+    }
   }
 
   // The capture iteration after a failed capture: what it would have replayed, eagerly.
