@@ -81,6 +81,15 @@ const std::vector<Field>& training_fields() {
                             "valid: --distributed-mode none or ddp",
                             *o.grad_clip_norm, o.distributed_mode);
        }},
+      {.names = "--cuda-graphs,--cuda_graphs",
+       .member = &TrainingSection::cuda_graphs,
+       .help = "capture the whole iteration (every micro-batch's forward and backward, the optimizer) once as a "
+               "CUDA graph and replay it: auto (on for --compile fused on one CUDA device, else off with the "
+               "reason in the record) | on (refused where capture is not possible) | off",
+       .group = "Training",
+       .choices = [] { return std::vector<std::string>{"auto", "on", "off"}; },
+       .record = {"cuda_graphs", 45},
+       .shapes = {.label = "cuda_graphs", .record_key = "cuda_graphs", .place = 32, .absent = "off"}},
   };
   return fields;
 }

@@ -1,5 +1,5 @@
 // Training section: the optimizer and the step's other training switches — AdamW's settings,
-// how gradients are cleared, the seed, variable-length sequences. Read by run/resolve.cpp into
+// how gradients are cleared, the seed, variable-length sequences, CUDA graph capture. Read by run/resolve.cpp into
 // the train layer's loop options (train/train_loop.hpp, train/adamw.hpp), and by the Python step
 // from the run plan.
 #pragma once
@@ -24,6 +24,9 @@ struct TrainingSection {
   // The gradients' global L2 norm is clipped to this before each AdamW update (train/optimizer.cpp,
   // the Python step: torch.nn.utils.clip_grad_norm_). Unset: no clipping.
   std::optional<double> grad_clip_norm;
+  // auto | on | off: capture the whole step as one CUDA graph (run/cuda_graph_choice.hpp
+  // resolves it, train/cuda_graph_step.hpp captures).
+  std::string cuda_graphs = "auto";
 };
 
 const std::vector<Field>& training_fields();

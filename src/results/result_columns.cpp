@@ -44,6 +44,10 @@ std::vector<Column> make_columns() {
       // The attention kernel PyTorch's dispatcher chose (flash_attention, cudnn_attention, ...;
       // --use-sdpa sets the reference's priority); null where the executor cannot say (thunder).
       {key::attention_kernel, "Attention kernel", "", "", S::tokbench, true, false, true},
+      // --cuda-graphs: "on" when the whole step was captured once and replayed, else "off"; the note
+      // says why it is off (auto's fallback, a capture abandoned at run time) or what to know when on.
+      {key::cuda_graphs, "CUDA graphs", "", "", S::tokbench, true, false, true},
+      {key::cuda_graphs_note, "CUDA graphs note", "", "", S::tokbench, true, false, true},
       {key::tokens_per_sec_per_device, "Tokens/s per device", "tokens/s", "{:.1f}", S::tokbench},
       // --dynamic: the padded positions processed per second (tokens_per_sec counts real tokens).
       {key::positions_per_sec, "Positions/s (padded)", "positions/s", "{:.1f}", S::tokbench, true, false, true},
@@ -120,7 +124,7 @@ std::vector<Column> make_columns() {
       {key::model_name, Kind::text},         {key::distributed_mode, Kind::text}, {key::compiler, Kind::text},
       {key::status, Kind::text},             {key::message, Kind::text},          {key::executor, Kind::text},
       {key::thunder_front_end, Kind::text},  {key::thunder_executors, Kind::text},
-      {key::attention_kernel, Kind::text},
+      {key::attention_kernel, Kind::text},   {key::cuda_graphs, Kind::text},      {key::cuda_graphs_note, Kind::text},
       {key::kernels, Kind::structured},      {key::mfu_peak_chip, Kind::text},    {key::mfu_peak_source, Kind::text},
       {key::mfu_peak_is_estimate, Kind::flag}, {key::mfu_precision, Kind::text},  {key::flops_convention, Kind::text},
       {key::sharding_mode, Kind::text},      {key::bucketing, Kind::text},        {key::ranks, Kind::structured},

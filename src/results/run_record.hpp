@@ -78,6 +78,8 @@ struct RunRecord {
   Field<std::string> thunder_executors;
   Field<Block> kernels;
   Field<std::string> attention_kernel;
+  Field<std::string> cuda_graphs;
+  Field<std::string> cuda_graphs_note;
   Field<double> tokens_per_sec_per_device;
   Field<double> positions_per_sec;
   Field<Number> model_flops_per_iter_per_device;
@@ -167,6 +169,8 @@ void for_each_field(Record& r, F&& f) {
   f(key::thunder_executors, r.thunder_executors);
   f(key::kernels, r.kernels);
   f(key::attention_kernel, r.attention_kernel);
+  f(key::cuda_graphs, r.cuda_graphs);
+  f(key::cuda_graphs_note, r.cuda_graphs_note);
   f(key::tokens_per_sec_per_device, r.tokens_per_sec_per_device);
   f(key::positions_per_sec, r.positions_per_sec);
   f(key::model_flops_per_iter_per_device, r.model_flops_per_iter_per_device);

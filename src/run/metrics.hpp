@@ -74,6 +74,9 @@ struct MeasuredRun {
   // The attention kernels the model's layers ran (model::GPTImpl::attention_kernels; the Python
   // step's own report for python-eager and python-inductor); "" when unknown.
   std::string attention_kernel;
+  // Why a capture the plan chose (--cuda-graphs) was abandoned at run time ("" when none):
+  // train::TrainStep::graph_fallback.
+  std::string cuda_graph_fallback;
   // This process's (train/memory_breakdown.hpp); after the ranks are merged, that of the rank
   // with the largest allocated peak. None where the executor cannot see it (Python).
   std::optional<train::MemoryBreakdown> memory_breakdown;

@@ -647,6 +647,7 @@ RunPlan resolve_run(const RunOptions& options, const machine::MachineInfo& machi
   resolve_reference_switches(options, plan);
   resolve_unit_timing(options, plan);
   resolve_time_account(options, plan);
+  plan.cuda_graphs = resolve_cuda_graphs(options, plan);  // device, executor, mode and passes known
   resolve_counts_and_peak(options, machine, plan);
   resolve_derived_counts(plan);
   resolve_memory_fit(machine, plan);

@@ -184,6 +184,9 @@ results::RunRecord build_run_record(const RunPlan& plan, const MeasuredRun& run,
   r.kernels = run.kernel_note.empty() ? json(nullptr) : json(run.kernel_note);  // the executor's kernel choice
   r.attention_kernel = run.attention_kernel.empty() ? results::Field<std::string>(nullptr)
                                                     : results::Field<std::string>(run.attention_kernel);
+  r.cuda_graphs = cuda_graphs_state(plan.cuda_graphs, run.cuda_graph_fallback);
+  const std::string graph_note = cuda_graphs_note(plan.cuda_graphs, run.cuda_graph_fallback);
+  r.cuda_graphs_note = graph_note.empty() ? results::Field<std::string>(nullptr) : results::Field<std::string>(graph_note);
   r.tokens_per_sec_per_device = m.tokens_per_s_per_device;
   r.positions_per_sec = m.positions_per_s;  // --dynamic: padded positions processed, global
   r.model_flops_per_iter_per_device = m.flops_per_iter_per_device;

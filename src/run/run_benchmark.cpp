@@ -33,6 +33,7 @@
 #include "distributed/stop_agreement.hpp"
 #include "model/gpt.hpp"
 #include "train/caching_cpu_allocator.hpp"
+#include "train/cuda_graph_step.hpp"
 #include "train/dtype_mode.hpp"
 #include "train/train_loop.hpp"
 
@@ -173,9 +174,16 @@ std::unique_ptr<train::TrainStep> make_step(const RunPlan& plan, model::GPT mode
   const train::TrainOptions& t = plan.train;
   auto computation = make_computation(plan, model, device, groups);
   switch (plan.dist.mode) {
-    case distributed::DistMode::none:
-      return train::make_eager_step(std::move(model), device,
-                                    train::EagerStepOptions{t.dtype, t.adamw, t.zero_grad, std::move(computation)});
+    case distributed::DistMode::none: {
+      auto step = train::make_eager_step(std::move(model), device,
+                                         train::EagerStepOptions{t.dtype, t.adamw, t.zero_grad, std::move(computation)});
+      // --cuda-graphs (resolved in cuda_graph_choice.cpp; a build without the CUDA unit falls
+      // back in run_benchmark below): the step captured once and replayed.
+      if (!plan.cuda_graphs.on || !train::cuda_graphs_built()) return step;
+      return train::make_cuda_graph_step(
+          std::move(step), device,
+          train::CudaGraphStepOptions{.eager_warmups = kCudaGraphEagerWarmups, .fall_back = plan.cuda_graphs.mode != "on"});
+    }
     case distributed::DistMode::ddp: {
       distributed::DdpOptions o;
       o.dtype = t.dtype;
@@ -217,6 +225,10 @@ int run_benchmark(const RunPlan& plan) {
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(with_option_names(e.what()));
   }
+  // Capture needs this build's CUDA unit: `on` is refused before any work, `auto` falls back.
+  if (plan.cuda_graphs.on && !train::cuda_graphs_built() && plan.cuda_graphs.mode == "on")
+    throw std::invalid_argument("--cuda-graphs on: this tokbench was built without its CUDA unit (no nvcc); valid: "
+                                "--cuda-graphs auto (falls back to eager) or off");
 
   // With the JSON on stdout, everything for people goes to stderr.
   std::ostream& report_out = plan.json_to_stdout ? std::cerr : std::cout;
@@ -275,6 +287,8 @@ int run_benchmark(const RunPlan& plan) {
   }
 
   MeasuredRun run;
+  if (plan.cuda_graphs.on && !train::cuda_graphs_built())
+    run.cuda_graph_fallback = "off (auto): this tokbench was built without its CUDA unit (no nvcc)";
   std::string profile_message;  // --profile: the trace's path, or why none was written
   std::string snapshot_message;  // --dump-memory-snapshot: where it went, or why none was written
   std::string unit_timing_message;  // why an ok run has no unit_timings ("" when it has them)
@@ -351,6 +365,7 @@ int run_benchmark(const RunPlan& plan) {
       run.memory_breakdown = result.memory_breakdown;
       run.overhead_seconds = result.overhead_seconds;
       run.attention_kernel = gpt->attention_kernels();
+      if (!result.graph_fallback.empty()) run.cuda_graph_fallback = result.graph_fallback;
       profile_message = result.profile_message;
       snapshot_message = result.memory_snapshot_message;
       if (result.memory_snapshot_failed) note_snapshot_failure(run, snapshot_message);

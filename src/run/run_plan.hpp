@@ -13,6 +13,7 @@
 #include "model/config.hpp"
 #include "model/counting.hpp"
 #include "run/compiler_choice.hpp"
+#include "run/cuda_graph_choice.hpp"
 #include "run/run_options.hpp"
 #include "train/train_options.hpp"
 #include "tokbench/throughput.hpp"
@@ -51,6 +52,7 @@ struct RunPlan {
   // caching for tokbench's, system for the Python executors, whose torch has its own).
   std::string cpu_allocator;
   CompilerChoice compiler;  // --compile: the name as given and the executor it picks
+  CudaGraphChoice cuda_graphs;  // --cuda-graphs: whether the step is captured, and why not
   bool tf32 = false;          // effective: CUDA and fp32 only
   Precision precision = Precision::fp32;
   model::FlopConvention convention = model::FlopConvention::matmul;

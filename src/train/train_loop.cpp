@@ -87,7 +87,7 @@ std::string after_window_pass(const char* what, TrainStep& step, const torch::De
 void record_unit_timings(TrainStep& step, TokenBatcher& data, const torch::Device& device, int64_t grad_accum,
                          int64_t iterations, const std::function<bool()>& stop, TrainResult& result) {
   result.unit_timing_message = after_window_pass("per-unit timings", step, device, [&] {
-    result.unit_timings = measure_unit_timings(step, data, device, grad_accum, iterations, stop);
+    result.unit_timings = measure_unit_timings(step.eager(), data, device, grad_accum, iterations, stop);
     return result.unit_timings.has_value();
   });
 }
@@ -96,7 +96,7 @@ void record_unit_timings(TrainStep& step, TokenBatcher& data, const torch::Devic
 void record_time_account(TrainStep& step, TokenBatcher& data, const torch::Device& device, const LoopOptions& options,
                          const std::function<bool()>& stop, TrainResult& result) {
   result.time_account_message = after_window_pass("time account", step, device, [&] {
-    result.time_account = profile_time_account(step, data, device, options.grad_accum, options.time_account_iters,
+    result.time_account = profile_time_account(step.eager(), data, device, options.grad_accum, options.time_account_iters,
                                                stop, options.test_host_delay_seconds);
     return result.time_account.has_value();
   });
@@ -297,13 +297,15 @@ TrainResult run_timed_loop(TrainStep& step, TokenBatcher& data, const torch::Dev
     step.release_after_failure();
     if (device.is_cuda()) cuda_support::empty_cache();
   }
+  result.graph_fallback = step.graph_fallback();
   result.memory = memory.peaks();  // before any profiled iterations: the run's own peaks
   result.memory_breakdown = step.memory_parts();
   result.memory_breakdown.activations = activation_bytes;
   result.memory_breakdown.allocator_reserve =
       std::max<int64_t>(0, result.memory.reserved_bytes - result.memory.allocated_bytes);
   // Every rank of an ok run runs the pass (its collectives keep them in step); a stop request
-  // during it is decided as in the loop, at iteration starts.
+  // during it is decided as in the loop, at iteration starts. The passes run the step eagerly
+  // (TrainStep::eager): a replayed CUDA graph runs neither their hooks nor their ranges.
   if (options.unit_timing_iters > 0 && result.status == RunStatus::ok)
     record_unit_timings(step, data, device, options.grad_accum, options.unit_timing_iters, stop_requested, result);
   if (options.time_account_iters > 0 && result.status == RunStatus::ok)
@@ -311,7 +313,7 @@ TrainResult run_timed_loop(TrainStep& step, TokenBatcher& data, const torch::Dev
   if (!options.profile_path.empty()) {
     result.profile_message =
         result.status == RunStatus::ok
-            ? record_profile(step, data, device, options.grad_accum, options.profile_iters, options.profile_path)
+            ? record_profile(step.eager(), data, device, options.grad_accum, options.profile_iters, options.profile_path)
             : "no profile written: the run ended with status " + std::string(to_string(result.status));
   }
   return result;

@@ -76,6 +76,7 @@ struct TrainResult {
   std::optional<ProfiledTimeAccount> time_account;
   std::string time_account_message;
   bool fused_adamw = false;     // which AdamW implementation ran (optimizer.hpp)
+  std::string graph_fallback;   // why a CUDA graph capture was abandoned (TrainStep::graph_fallback)
 };
 
 // Called after every iteration (progress display, live Throughput updates).

@@ -83,6 +83,14 @@ class TrainStep {
   // The model the step trains (the per-unit timing pass hooks into its forward,
   // unit_timing_pass.hpp). Where the step shards it, its parameters keep their full shapes.
   virtual model::GPT model() const = 0;
+
+  // The step that runs each operator as it is called: this one, or the step a CUDA graph
+  // replays (cuda_graph_step.hpp). The passes after the window (unit timings, time account,
+  // profile) use it: their hooks and ranges run only when the operators do.
+  virtual TrainStep& eager() { return *this; }
+
+  // Why a capture the run asked for was abandoned ("" when none was, or none was asked for).
+  virtual std::string graph_fallback() const { return {}; }
 };
 
 struct EagerStepOptions {

@@ -116,6 +116,12 @@ class Deadline(unittest.TestCase):
             self.assertIn(f"Llama-3.2-1B B=8 {executor}", labels)
         self.assertIn("phi-2 B=1 eager", labels)
         self.assertIn("phi-2 B=1 python-eager", labels)
+        # fused captured as a CUDA graph (asked for, so it cannot fall back silently) and not.
+        graphs = {label: args[args.index("--cuda-graphs") + 1] for label, _, args in ga.executor_runs()
+                  if "--cuda-graphs" in args}
+        for batch in (1, 8):
+            self.assertEqual(graphs[f"Llama-3.2-1B B={batch} fused"], "on")
+            self.assertEqual(graphs[f"Llama-3.2-1B B={batch} fused --cuda-graphs off"], "off")
         b8 = [args for label, _, args in ga.executor_runs() if "B=8" in label][0]
         self.assertEqual(b8[b8.index("--micro-batch-size") + 1], "8")
 
@@ -284,6 +290,7 @@ record = {"status": "ok", "Global BS": G, "Seq Len": T, "Num GPUS": 1, "GA": 1, 
           "tokens_per_sec_per_device": G * T / (avg / 1000), "model_flops": flops,
           "model_flop_per_sec": flops / (avg / 1000), "mfu": 0.4, "device": "cuda:0", "device_name": "FakeGPU",
           "memory_used_GB": 10.0, "mfu_precision": "bf16",
+          "cuda_graphs": args[args.index("--cuda-graphs") + 1] if "--cuda-graphs" in args else "off",
           "time_account": {"categories": {"other": {"share": other}},
                            "other_top": [{"name": "## Call CompiledFxGraph f ##", "profiled_s": 0.002}]}}
 json.dump(record, open(path, "w"))
@@ -298,9 +305,9 @@ class ExecutorsLeg(unittest.TestCase):
                 f.write(FAKE_TOKBENCH)
             os.chmod(tokbench, 0o755)
             clock = FakeClock()
-            # Room for the B=1 runs only (30 + 30 + 45 + 100 s of estimates); the clock moves by
-            # each run's estimate as it starts.
-            budget = ga.Budget(206, clock)
+            # Room for the B=1 runs only (30 + 30 + 45 + 100 + 30 s of estimates, fused twice: with
+            # and without CUDA graphs); the clock moves by each run's estimate as it starts.
+            budget = ga.Budget(236, clock)
             real = ga.tokbench_run
 
             def timed(tokbench, args, env, timeout):
@@ -321,6 +328,8 @@ class ExecutorsLeg(unittest.TestCase):
         self.assertIn("Llama-3.2-1B B=1 python-inductor: the time account leaves 5.0% of the iteration unexplained",
                       text)
         self.assertIn("| Llama-3.2-1B B=1 eager | 20480 | 40.0% | 10.0 | 100.0 | 1.0% |", text)
+        self.assertIn("| Llama-3.2-1B B=1 fused --cuda-graphs off | 20480 |", text)
+        self.assertNotIn("cuda_graphs", text)  # each fused run's record says what it asked for
         self.assertIn("not run: Llama-3.2-1B B=8 eager (about 40 s; 1 s left", text)
         self.assertIn("not run: phi-2 B=1 python-eager", text)
         self.assertNotIn("not run: Llama-3.2-1B B=1", text)

@@ -22,6 +22,7 @@ CASES = [
     ["--shard-mode", "zero9"],
     ["--bucketing-mode", "module"],
     ["--zero-grad", "always"],
+    ["--cuda-graphs", "always"],
     ["--cpu-allocator", "jemalloc"],
     ["--data-dtype", "int8"],
     ["--flops-convention", "exact"],

@@ -337,6 +337,52 @@ TEST(UnitTimings, EagerStepTimesEveryUnitInOrder) {
   }
 }
 
+// A step that stands in for another, as the CUDA graph step does (cuda_graph_step.hpp), and
+// counts the micro-batches it is handed: the passes after the window go to its eager() step.
+class StandIn final : public TrainStep {
+ public:
+  explicit StandIn(std::unique_ptr<TrainStep> inner) : inner_(std::move(inner)) {}
+  at::Tensor forward_backward(const TokenBatch& batch, int64_t micro, int64_t grad_accum) override {
+    ++micro_batches;
+    return inner_->forward_backward(batch, micro, grad_accum);
+  }
+  at::Tensor optimizer_step(const at::Tensor& loss) override { return inner_->optimizer_step(loss); }
+  int64_t resident_state_bytes() const override { return inner_->resident_state_bytes(); }
+  int64_t optimizer_state_bytes() const override { return inner_->optimizer_state_bytes(); }
+  int64_t optimizer_state_step() const override { return inner_->optimizer_state_step(); }
+  int64_t optimizer_steps_taken() const override { return inner_->optimizer_steps_taken(); }
+  bool fused_adamw() const override { return inner_->fused_adamw(); }
+  void release_after_failure() override { inner_->release_after_failure(); }
+  std::vector<at::Tensor> full_parameters() override { return inner_->full_parameters(); }
+  MemoryBreakdown memory_parts() const override { return inner_->memory_parts(); }
+  void set_forward_end_callback(std::function<void()> callback) override {
+    inner_->set_forward_end_callback(std::move(callback));
+  }
+  model::GPT model() const override { return inner_->model(); }
+  TrainStep& eager() override { return *inner_; }
+  std::string graph_fallback() const override { return "fell back"; }
+  int64_t micro_batches = 0;
+
+ private:
+  std::unique_ptr<TrainStep> inner_;
+};
+
+TEST(UnitTimings, PassesAfterTheWindowRunTheEagerStep) {
+  model::GPT gpt = unit_timing_model();
+  TrainOptions options = tiny_options();
+  TokenBatcher data(batch_options_for(options, gpt->config().vocab()), kCpu);
+  StandIn step(make_eager_step(gpt, kCpu, EagerStepOptions{}));
+  LoopOptions loop;
+  loop.max_iters = options.max_iters;
+  loop.warmup_iters = options.warmup_iters;
+  loop.unit_timing_iters = 1;
+  const TrainResult result = run_timed_loop(step, data, kCpu, loop, nullptr, nullptr);
+  ASSERT_EQ(result.status, RunStatus::ok) << result.message;
+  EXPECT_EQ(step.micro_batches, options.max_iters);  // GA 1: the window's iterations, not the pass's
+  ASSERT_TRUE(result.unit_timings.has_value()) << result.unit_timing_message;
+  EXPECT_EQ(result.graph_fallback, "fell back");  // the step's word reaches the result
+}
+
 TEST(UnitTimings, ZeroIterationsMeansNone) {
   const TrainResult result = run_with_unit_timing(unit_timing_model(), 0);
   ASSERT_EQ(result.status, RunStatus::ok) << result.message;
