@@ -111,8 +111,8 @@ RunOptions with_defaults(RunOptions options) {
     if (!field->defaults_to) continue;
     std::visit(
         [&](auto target, auto source) {
-          using Target = MemberOf<decltype(target)>;
-          using Source = MemberOf<decltype(source)>;
+          using Target = MemberType<decltype(target)>;
+          using Source = MemberType<decltype(source)>;
           if constexpr (Unwrapped<Target>::optional && std::is_same_v<typename Unwrapped<Target>::type, Source>) {
             if (!(options.*target)) options.*target = options.*source;
           } else {
