@@ -69,7 +69,7 @@ CommPlan plan_communication(const CommPlanInput& in) {
                                             in.shard_size, in.world_size));
   CommPlan plan;
   if (in.world_size == 1 || in.strategy == parallel::DistMode::none) return plan;
-  const bool ddp = in.strategy == parallel::DistMode::ddp;
+  const bool ddp = parallel::mode_entry(in.strategy).layout == parallel::LayoutKind::ddp_buckets;
   plan.layout = ddp ? parallel::layout_ddp_buckets(in.parameters, in.ddp_bucket_bytes)
                     : parallel::layout_fsdp_units(in.parameters, in.fsdp_units, in.shard_size, in.fsdp_min_unit_params);
   parallel::CommSettings settings;

@@ -7,6 +7,8 @@
 #include <set>
 #include <functional>
 
+#include "parallel/strategy.hpp"
+
 namespace tokbench::predict {
 namespace {
 
@@ -20,7 +22,7 @@ MemoryParts closed_form(parallel::DistMode strategy, bool zero3, double shard_si
   p.parameters = strategy == parallel::DistMode::fsdp && zero3 ? parameter_bytes / s : parameter_bytes;
   p.gradients = parameter_bytes / s;
   p.optimizer_state = kAdamWMomentsPerElement * parameter_bytes / s;
-  p.comm_buffers = strategy == parallel::DistMode::ddp ? parameter_bytes : 0;
+  p.comm_buffers = parallel::mode_entry(strategy).layout == parallel::LayoutKind::ddp_buckets ? parameter_bytes : 0;
   return p;
 }
 
@@ -62,7 +64,7 @@ MemoryPrediction predict_memory(const MeasuredRun& run, const MemoryTarget& targ
     p.parameters = whole;
     p.gradients = whole;
     p.optimizer_state = state_per_element * static_cast<double>(run.parameters);
-    if (target.strategy == parallel::DistMode::ddp) {
+    if (parallel::mode_entry(target.strategy).layout == parallel::LayoutKind::ddp_buckets) {
       p.comm_buffers = whole;  // every bucket is allocated once and held: together, every gradient
       m.assumptions.push_back("memory (DDP): buckets hold a copy of every gradient, allocated once");
     }

@@ -279,7 +279,7 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
   plan_input.grad_accum = t.grad_accum;
   plan_input.ddp_bucket_bytes = static_cast<int64_t>(t.ddp_bucket_size_mb * 1e6);
   // FSDP reduce-scatters every micro-batch; DDP keeps the measured run's choice (default: skip).
-  plan_input.ddp_skip_sync = run.distributed_mode == parallel::DistMode::ddp ? run.skip_data_sync : true;
+  plan_input.ddp_skip_sync = parallel::mode_entry(run.distributed_mode).layout == parallel::LayoutKind::ddp_buckets ? run.skip_data_sync : true;
   plan_input.backend = cpu ? parallel::CommBackend::gloo : parallel::CommBackend::nccl;
   const CommPlan plan = plan_communication(plan_input);
   const CollectiveTimer timer(cluster, in.measured, Placement{t.world_size, t.nnodes, t.nproc_per_node, t.shard_size},
@@ -312,7 +312,7 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
   for (const auto& a : memory.assumptions) assumptions.push_back(a);
   assumptions.push_back("one communication stream per rank: collectives start in issue order when issued and the "
                         "stream is free; the loss average and the stop agreement (a few bytes) are not modelled");
-  if (t.strategy == parallel::DistMode::ddp)
+  if (parallel::mode_entry(t.strategy).layout == parallel::LayoutKind::ddp_buckets)
     assumptions.push_back("DDP: a unit's gradients arrive evenly over its backward, in reverse registration order; "
                           "buckets take whole parameters, as the step lays them out");
   if (!run.parameter_shapes_recorded)
@@ -394,7 +394,7 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
       t.strategy == parallel::DistMode::fsdp && t.bucketing_mode == "size" ? json(t.min_unit_params) : json(nullptr);
   config["sharding_size"] = t.sharding_size ? json(*t.sharding_size) : json(nullptr);
   config["ddp_bucket_size_mb"] = t.ddp_bucket_size_mb;
-  config["skip_data_sync"] = t.strategy == parallel::DistMode::ddp ? plan_input.ddp_skip_sync : false;
+  config["skip_data_sync"] = parallel::mode_entry(t.strategy).layout == parallel::LayoutKind::ddp_buckets ? plan_input.ddp_skip_sync : false;
   config["dist_backend"] = w > 1 ? json(cpu ? "gloo" : "nccl") : json(nullptr);
   config["dist_launcher"] = "none";
   config["num_threads"] = t.num_threads;

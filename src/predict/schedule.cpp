@@ -8,6 +8,8 @@
 #include <map>
 #include <stdexcept>
 
+#include "parallel/strategy.hpp"
+
 namespace tokbench::predict {
 namespace {
 
@@ -267,7 +269,7 @@ ScheduleResult simulate_iteration(const ScheduleInput& in) {
     for (int64_t micro = 0; micro < in.grad_accum; ++micro)
       for (std::size_t u = 0; u < n; ++u) timeline.compute(in.forward_seconds[u] + in.backward_seconds[u]);
     timeline.compute(in.optimizer_seconds);
-  } else if (in.strategy == parallel::DistMode::ddp) {
+  } else if (parallel::mode_entry(in.strategy).layout == parallel::LayoutKind::ddp_buckets) {
     simulate_ddp(in, timeline);
   } else {
     simulate_fsdp(in, timeline);
