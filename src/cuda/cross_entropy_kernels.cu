@@ -9,12 +9,11 @@
 #include <limits>
 
 #include "cuda/cross_entropy_kernels.hpp"
+#include "cuda/float_conversion.cuh"
 
 namespace tokbench::cuda {
 namespace {
 
-__device__ __forceinline__ float to_float(float v) { return v; }
-__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
 __device__ __forceinline__ void store(float* p, float v) { *p = v; }
 __device__ __forceinline__ void store(__nv_bfloat16* p, float v) { *p = __float2bfloat16_rn(v); }
 

@@ -13,18 +13,10 @@
 #include <initializer_list>
 
 #include "cuda/gated_activation_kernels.hpp"
+#include "cuda/float_conversion.cuh"
 
 namespace tokbench::cuda {
 namespace {
-
-__device__ __forceinline__ float to_float(float v) { return v; }
-__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <typename T>
-__device__ __forceinline__ T from_float(float v);
-template <>
-__device__ __forceinline__ float from_float<float>(float v) { return v; }
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
 
 constexpr float kSqrt2OverPi = 0.7978845608028654f;  // √(2/π)
 constexpr float kInvSqrt2 = 0.7071067811865476f;     // 1/√2

@@ -9,18 +9,10 @@
 #include <limits>
 
 #include "cuda/rms_norm_kernels.hpp"
+#include "cuda/float_conversion.cuh"
 
 namespace tokbench::cuda {
 namespace {
-
-__device__ __forceinline__ float to_float(float v) { return v; }
-__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <typename T>
-__device__ __forceinline__ T from_float(float v);
-template <>
-__device__ __forceinline__ float from_float<float>(float v) { return v; }
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
 
 // The sum of every thread's `value` over the block (blockDim.x a multiple of 32, at most 1024),
 // returned to every thread: warps reduce by shuffles, warp 0 reduces the warps' sums. `shared`

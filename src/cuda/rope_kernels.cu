@@ -9,18 +9,10 @@
 #include <algorithm>
 
 #include "cuda/rope_kernels.hpp"
+#include "cuda/float_conversion.cuh"
 
 namespace tokbench::cuda {
 namespace {
-
-__device__ __forceinline__ float to_float(float v) { return v; }
-__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <typename T>
-__device__ __forceinline__ T from_float(float v);
-template <>
-__device__ __forceinline__ float from_float<float>(float v) { return v; }
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
 
 template <typename T>
 __global__ void rope_elementwise_rotate(RopeShape shape, const T* __restrict__ x, const T* __restrict__ cos,
