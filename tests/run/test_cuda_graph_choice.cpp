@@ -14,25 +14,13 @@
 #include "run/resolve.hpp"
 #include "run/result_json.hpp"
 #include "run/run_options.hpp"
+#include "test_machines.hpp"
 
 namespace tokbench::run {
 namespace {
 
-machine::MachineInfo cpu_machine() {
-  machine::MachineInfo m;
-  m.cuda_status = "no CUDA driver";
-  m.mem_total_bytes = 16'000'000'000;
-  m.mem_available_bytes = 16'000'000'000;
-  m.cpu_model = "Test CPU";
-  return m;
-}
-
-machine::MachineInfo gpu_machine() {
-  machine::MachineInfo m = cpu_machine();
-  m.cuda_status = "ok";
-  m.cuda_devices.push_back({0, "NVIDIA H100 80GB HBM3", 80'000'000'000, 9, 0, 132});
-  return m;
-}
+using testing::cpu_machine;
+using testing::gpu_machine;
 
 // The fused executor on the GPU with room in the warm-up to capture: auto captures it.
 RunOptions capturable() {

@@ -18,18 +18,13 @@
 #include "run/resolve.hpp"
 #include "model/catalog.hpp"
 #include "model/memory_estimate.hpp"
+#include "test_machines.hpp"
 
 namespace tokbench::run {
 namespace {
 
-machine::MachineInfo cpu_machine() {
-  machine::MachineInfo m;
-  m.cuda_status = "no CUDA driver";
-  m.mem_total_bytes = 16'000'000'000;
-  m.mem_available_bytes = 16'000'000'000;
-  m.cpu_model = "Test CPU";
-  return m;
-}
+using testing::cpu_machine;
+using testing::gpu_machine;
 
 RunOptions small() {
   RunOptions o;
@@ -393,9 +388,7 @@ TEST(Resolve, TestHostDelayForOneRank) {
 // and have the account by default; the Python executors' pass reads host events only, so asking
 // them for it there is one usage line, and their default is 0.
 TEST(Resolve, TimeAccountOnCuda) {
-  machine::MachineInfo m = cpu_machine();
-  m.cuda_status = "ok";
-  m.cuda_devices.push_back({0, "NVIDIA H100 80GB HBM3", 80'000'000'000, 9, 0, 132});
+  machine::MachineInfo m = gpu_machine();
   RunOptions o = small();
   o.device = "cuda:0";
   EXPECT_EQ(resolve_run(o, m).time_account_iters, 2);
@@ -619,9 +612,7 @@ TEST(Resolve, FlopsPerIterationMustFitInt64) {
 }
 
 TEST(Resolve, DeviceIndexOutOfIntRange) {
-  machine::MachineInfo m = cpu_machine();
-  m.cuda_status = "ok";
-  m.cuda_devices.push_back({0, "NVIDIA H100 80GB HBM3", 80'000'000'000, 9, 0, 132});
+  machine::MachineInfo m = gpu_machine();
   RunOptions o = small();
   o.device = "cuda:99999999999";
   expect_usage(o, {"--device", "cuda:99999999999", "cuda:N"}, m);
