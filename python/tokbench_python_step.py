@@ -109,7 +109,7 @@ def read_config():
     executor = compiler["executor"]
     store = step["store"] or {}
     return argparse.Namespace(
-        model_name=c["model"]["name"], n_layers=c["model"]["n_layer"],
+        model_name=c["model"]["name"], n_layers=c["model"]["n_layer"], model_fields=c["model"]["config"],
         seq_len=train["seq_len"], micro_batch_size=train["micro_batch"], grad_accum=train["grad_accum"],
         max_iters=train["max_iters"], warmup_iters=train["warmup_iters"], num_threads=train["num_threads"],
         seed=train["seed"], data_seed=c["options"]["data_seed"], dtype=train["dtype"], zero_grad=train["zero_grad"],
@@ -122,6 +122,7 @@ def read_config():
         memory_probe=step["memory_probe"] or None,
         profile=c["profile"]["path"] or None, memory_snapshot=c["memory_snapshot"] or None, profile_iters=c["profile"]["iters"],
         time_account_iters=c["time_account_iters"], test_host_delay_seconds=c["test_host_delay_seconds"],
+        test_same_start=c["test_same_start"],
         rank=dist["rank"], world_size=dist["world_size"], local_rank=dist["local_rank"],
         store_host=store.get("host"), store_port=store.get("port"), store_prefix=store.get("prefixes", []),
         distributed_mode=dist["mode"], shard_mode=dist["shard_mode"], sharding_size=dist["shard_group_size"],
@@ -154,6 +155,86 @@ def dynamic_length(seed, index, seq_len):
 def rank_seed(seed, rank):
     """Each rank's token stream: the seed mixed with the rank, as tokbench's own steps mix it."""
     return seed if rank == 0 else (seed ^ (0x9E3779B97F4A7C15 * rank)) % (1 << 64)
+
+
+def litgpt_config(a, Config, **overrides):
+    """litgpt's Config for the run: by name from litgpt's own table, or, for a --model-config
+    file, from the fields tokbench read from it (litgpt's names, finalized), less tokbench's two
+    of its own: `hf` (its form of hf_config, a label) and `rope_n_elem` (derived; litgpt derives
+    it too). Any other name litgpt lacks is an error, not dropped."""
+    if a.model_fields is None:
+        return Config.from_name(a.model_name, **overrides)
+    fields = {k: v for k, v in a.model_fields.items() if k not in ("hf", "rope_n_elem")}
+    return Config(**{**fields, **overrides})
+
+
+# TOKBENCH_TEST_SAME_START, a test hook (src/run/resolve.hpp, docs/eager-parity.md): the step
+# starts where tokbench's own steps start, so an MoE routes the same tokens to the same experts
+# on both sides. The two functions below restate tokbench's own initialisation and synthetic
+# token stream; the eager-parity test fails if they drift, as the experts' shapes then differ.
+
+def tokbench_initial_weights(torch, model, seed):
+    """tokbench's GPTImpl::reset_parameters (src/model/gpt.cpp): one CPU generator seeded with
+    --seed, the parameters in named_parameters order (tokbench registers its modules in
+    litgpt's order, so the names and the order are litgpt's), biases zero, 1-D weights (norms)
+    one, every other weight normal(0, 0.02) drawn in fp32 in pieces of 2^24 elements."""
+    generator = torch.Generator().manual_seed(seed)
+    chunk = 1 << 24
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            flat = p.view(-1)
+            for start in range(0, flat.numel(), chunk):
+                n = min(chunk, flat.numel() - start)
+                if name.endswith("bias"):
+                    values = torch.zeros(n)
+                elif p.dim() == 1:
+                    values = torch.ones(n)
+                else:
+                    values = torch.empty(n).normal_(0.0, 0.02, generator=generator)
+                flat[start:start + n].copy_(values)
+
+
+class TokbenchTokens:
+    """tokbench's synthetic tokens (src/train/token_data.cpp): xoshiro256** seeded through
+    splitmix64, each id uniform on 0..99 by Lemire's bounded draw, sequences of T+1 drawn one
+    after another (x the first T, y the last T), as TokenBatcher::fill_synthetic draws them."""
+    MASK = (1 << 64) - 1
+
+    def __init__(self, seed):
+        self.s = []
+        state = seed
+        for _ in range(4):
+            state = (state + 0x9E3779B97F4A7C15) & self.MASK
+            z = state
+            z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & self.MASK
+            z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & self.MASK
+            self.s.append(z ^ (z >> 31))
+
+    def next64(self):
+        s, M = self.s, self.MASK
+        rotl = lambda x, k: ((x << k) | (x >> (64 - k))) & M
+        result = (rotl((s[1] * 5) & M, 7) * 9) & M
+        t = (s[1] << 17) & M
+        s[2] ^= s[0]
+        s[3] ^= s[1]
+        s[1] ^= s[2]
+        s[0] ^= s[3]
+        s[2] ^= t
+        s[3] = rotl(s[3], 45)
+        return result
+
+    def bounded(self, bound):
+        m = (self.next64() >> 32) * bound
+        low = m & 0xFFFFFFFF
+        if low < bound:
+            threshold = ((1 << 32) - bound) % bound
+            while low < threshold:
+                m = (self.next64() >> 32) * bound
+                low = m & 0xFFFFFFFF
+        return m >> 32
+
+    def draw(self, count):
+        return [self.bounded(100) for _ in range(count)]
 
 
 def init_distributed(a, torch, device):
@@ -431,7 +512,7 @@ def attention_kernel(a, torch, Config):
     None for thunder, whose own executors take the attention."""
     if a.compile not in ("eager", "inductor"):
         return None
-    config = Config.from_name(a.model_name, block_size=a.seq_len)
+    config = litgpt_config(a, Config, block_size=a.seq_len)
     if config.attention_logit_softcapping is not None:
         return "explicit (soft-capping)"
     names = {0: "math", 1: "flash_attention", 2: "efficient_attention", 3: "cudnn_attention", 4: "overrideable"}
@@ -463,10 +544,12 @@ def train(a, torch, GPT, Config, Block, out, stop, probe, executors):
     overrides = {"block_size": a.seq_len}
     if a.n_layers:
         overrides["n_layer"] = a.n_layers
-    config = Config.from_name(a.model_name, **overrides)
+    config = litgpt_config(a, Config, **overrides)
     torch.manual_seed(a.seed)
     with device:
         model = GPT(config)
+    if a.test_same_start:
+        tokbench_initial_weights(torch, model, a.seed)
     fp8_context = apply_fp8(a, torch, model)
     if a.dtype == "bf16-true":
         model = model.to(torch.bfloat16)
@@ -507,6 +590,7 @@ def train(a, torch, GPT, Config, Block, out, stop, probe, executors):
         forward = torch.compile(model, backend=thunder_backend)
     inductor_note = ""  # set when the retry in the loop capped inductor's horizontal fusion
     generator = torch.Generator().manual_seed(rank_seed(a.data_seed, a.rank))
+    tokbench_tokens = TokbenchTokens(rank_seed(a.data_seed, a.rank)) if a.test_same_start else None
     agree_to_stop = StopAgreement(torch, dist, device) if dist is not None else None
     if dist is not None:  # not destroyed before main() ends the process, even after an error
         KEEP_UNTIL_EXIT.extend([model, optimizer, agree_to_stop])
@@ -551,7 +635,10 @@ def train(a, torch, GPT, Config, Block, out, stop, probe, executors):
             if stop.requested and dist is None:
                 return None
             with ranged("tokbench::data"):
-                data = torch.randint(0, 100, (B, T + 1), generator=generator)
+                if tokbench_tokens is None:
+                    data = torch.randint(0, 100, (B, T + 1), generator=generator)
+                else:  # TOKBENCH_TEST_SAME_START
+                    data = torch.tensor(tokbench_tokens.draw(B * (T + 1)), dtype=torch.long).view(B, T + 1)
                 x, y = data[:, :T], data[:, 1:].clone()
                 if a.dynamic:  # each sequence's tail past its drawn length is padding, ignored by the loss
                     drawn = micro_batches_drawn[0]

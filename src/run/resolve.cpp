@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <memory>
@@ -327,9 +328,17 @@ void resolve_batches(const RunOptions& o, const machine::MachineInfo& m, RunPlan
 }
 
 // What python/tokbench_python_step.py does not implement is refused here, before the child
-// starts, one line per option: it trains litgpt's model from a model name on random tokens, on
-// one process or on many through torch.distributed (DDP, FSDP, fully_shard).
-void resolve_python_executor(const RunOptions& o, const RunPlan& plan) {
+// starts, one line per option: it trains litgpt's model from a model name or a --model-config
+// file on random tokens, on one process or on many through torch.distributed (DDP, FSDP,
+// fully_shard). Also the test hook TOKBENCH_TEST_SAME_START (resolve.hpp).
+void resolve_python_executor(const RunOptions& o, RunPlan& plan) {
+  if (const char* same = std::getenv(kTestSameStartEnv); same != nullptr && *same != '\0') {
+    const std::string value = same;
+    if (value != "0" && value != "1")
+      refuse(fmt::format("{} '{}' is not a test hook's value; valid: 1 (a Python executor starts from "
+                         "tokbench's initial weights and tokens) or 0", kTestSameStartEnv, value));
+    plan.test_same_start = value == "1";
+  }
   const CompilerChoice& compiler = plan.compiler;
   if (!is_python(compiler.executor)) return;
   const auto unsupported = [&](const std::string& what, const std::string& valid) {
@@ -338,7 +347,6 @@ void resolve_python_executor(const RunOptions& o, const RunPlan& plan) {
   };
   if (plan.dist.mode == distributed::DistMode::ddp && !o.ddp_overlap)
     unsupported("--no-ddp-overlap (PyTorch's DDP always all-reduces its buckets during backward)", "--ddp-overlap");
-  if (!o.model_config.empty()) unsupported(fmt::format("--model-config '{}'", o.model_config), "--model-name");
   if (o.data != "random") unsupported(fmt::format("--data '{}'", o.data), "--data random");
   if (o.cpu_memory_cap_mb) unsupported("--cpu-memory-cap-mb", "no cap");
   if (o.cpu_allocator == "caching")

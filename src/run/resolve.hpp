@@ -15,6 +15,14 @@
 
 namespace tokbench::run {
 
+// TOKBENCH_TEST_SAME_START=1 (a test hook, not an option; docs/eager-parity.md): a Python
+// executor's step starts where tokbench's own steps start, from tokbench's initial weights
+// (model::GPTImpl::reset_parameters for --seed) and tokbench's synthetic tokens (--data-seed),
+// instead of torch.manual_seed's and torch.randint's; tokbench's executors start there anyway.
+// So an MoE routes the same tokens to the same experts on both sides. Any value but 0 or 1 is
+// refused (exit 2).
+inline constexpr const char* kTestSameStartEnv = "TOKBENCH_TEST_SAME_START";
+
 RunPlan resolve_run(const RunOptions& options, const machine::MachineInfo& machine);
 
 // What the metrics need of a plan (sizes, model and hardware FLOPs, the peak).

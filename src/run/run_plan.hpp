@@ -72,6 +72,9 @@ struct RunPlan {
   int64_t time_account_iters = 0;    // the time account's profiled pass; 0: none (time_account null)
   // Test hook (resolve_time_account.hpp): seconds the host sleeps at every iteration's start.
   double test_host_delay_seconds = 0;
+  // Test hook (resolve.hpp, TOKBENCH_TEST_SAME_START): a Python executor starts from tokbench's
+  // initial weights and synthetic tokens.
+  bool test_same_start = false;
   int64_t memory_estimate_bytes = 0;  // model::estimate_training_memory(...).total_bytes()
   int64_t memory_capacity_bytes = 0;  // device memory; on the CPU the host's (MemAvailable or cgroup)
   int64_t token_buffer_bytes = 0;     // host token buffers (x, y as int64; GA of them on CUDA)

@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "model/config_json.hpp"
+
 namespace tokbench::run {
 namespace {
 
@@ -54,8 +56,13 @@ json to_json(const CompilerChoice& c) {
 }  // namespace
 
 json to_json(const RunPlan& plan) {
-  return json{{"model", {{"name", plan.config.name.empty() ? plan.model_label : plan.config.name},
-                         {"n_layer", plan.config.n_layer}}},
+  json model{{"name", plan.config.name.empty() ? plan.model_label : plan.config.name},
+             {"n_layer", plan.config.n_layer}};
+  // A --model-config file's model, as tokbench read it (litgpt's field names, finalized, the
+  // overrides applied): the Python step builds litgpt's Config from these fields, as the
+  // catalog's own fields come from the same table; null for a catalog model (a name is enough).
+  model["config"] = plan.options.model_config.empty() ? json(nullptr) : json(model::config_to_json(plan.config));
+  return json{{"model", std::move(model)},
               {"train", to_json(plan.train)},
               {"dist", to_json(plan.dist)},
               {"compiler", to_json(plan.compiler)},
@@ -67,6 +74,8 @@ json to_json(const RunPlan& plan) {
               {"time_account_iters", plan.time_account_iters},
               // The test hook (resolve_time_account.hpp), this rank's: the step sleeps as tokbench's loop does.
               {"test_host_delay_seconds", plan.test_host_delay_seconds},
+              // The test hook TOKBENCH_TEST_SAME_START (resolve.hpp).
+              {"test_same_start", plan.test_same_start},
               {"memory_snapshot", plan.memory_snapshot_path.string()}};
 }
 

@@ -15,14 +15,17 @@ Architectures (one layer, T=16, B=1, fp32 on the CPU unless the case says otherw
           norms, two rope bases, sliding-window layers, scaled embeddings (Gemma's 256k
           vocabulary: about 5 GB per side)
   gemma2  Gemma-2-2b in bf16-true: soft-capped attention and logits (about 10 GB per side)
-  moe     Qwen3-30B-A3B in bf16-true, T=256: the LLaMAMoE router and its 128 experts (about
-          8 GB per side), by operator name and dtypes (DATA_SHAPED). Not in ctest: it fails
-          today, as each side routes by its own initial weights (docs/eager-parity.md)
+  moe     a tiny Qwen3-MoE (TINY_MOE, through --model-config), T=64: the LLaMAMoE router, 8
+          experts, 2 per token, q/k norms. Both sides start from tokbench's weights and tokens
+          (the test hook TOKBENCH_TEST_SAME_START), so they route the same tokens to the same
+          experts and every expert's operators have the same shapes (docs/eager-parity.md)
 A case whose sides need more memory than MemAvailable holds is skipped (exit 77, which ctest
 reports as skipped, never as passed).
 
-Usage: cli_eager_parity.py /path/to/tokbench CASE [--device cpu|cuda] [--keep DIR]
-(--keep writes both traces and the two operator lists there, to read a difference by hand)."""
+Usage: cli_eager_parity.py /path/to/tokbench CASE [--device cpu|cuda] [--keep DIR] [--without-same-start]
+(--keep writes both traces and the two operator lists there, to read a difference by hand;
+--without-same-start runs a SAME_START case without the hook, each side from its own values:
+the MoE case must then fail, which shows that it can)."""
 import argparse
 import collections
 import difflib
@@ -38,16 +41,23 @@ CASES = {
     "mixed": ["--model-name", "pythia-14m", "--dtype", "bf16-mixed"],
     "gemma": ["--model-name", "Gemma-3-1b-it", "--dtype", "bf16-true"],
     "gemma2": ["--model-name", "Gemma-2-2b", "--dtype", "bf16-true"],
-    "moe": ["--model-name", "Qwen3-30B-A3B", "--dtype", "bf16-true", "--seq-len", "256"],
+    "moe": ["--model-config", "{TINY_MOE}", "--seq-len", "64"],
 }
+# Qwen3-30B-A3B's fields (litgpt's config) at a size that runs in seconds: one layer, 8 experts
+# of width 32, 2 per token, a vocabulary just above the synthetic tokens' 100 ids.
+TINY_MOE = {"name": "tiny-qwen3-moe", "block_size": 64, "head_size": 16, "vocab_size": 100,
+            "padded_vocab_size": 128, "n_layer": 1, "n_head": 4, "n_embd": 64, "n_query_groups": 2,
+            "rotary_percentage": 1.0, "parallel_residual": False, "bias": False,
+            "norm_class_name": "RMSNorm", "mlp_class_name": "LLaMAMoE", "intermediate_size": 192,
+            "moe_intermediate_size": 32, "norm_eps": 1e-06, "rope_base": 1000000, "norm_qk": True,
+            "n_expert": 8, "n_expert_per_token": 2}
 # Cases whose operators' shapes follow the data: an MoE's per-expert operators take the tokens
-# routed to that expert, and the two sides route differently (their initial weights and tokens
-# are each framework's own). There operators are compared by name and dtypes only, and T is
-# long enough (256 tokens, 2048 choices over 128 experts) that every expert gets tokens on both
-# sides, as an expert without tokens runs through autograd differently.
-DATA_SHAPED = {"moe"}
+# routed to that expert, so both sides must start from the same weights and draw the same
+# tokens (TOKBENCH_TEST_SAME_START: the Python step takes tokbench's). The other cases'
+# operators do not depend on the values, and run without the hook.
+SAME_START = {"moe"}
 # Bytes of MemAvailable a case needs on the CPU (the two sides run one after the other).
-MEMORY_NEEDED = {"gemma": 7 << 30, "gemma2": 13 << 30, "moe": 11 << 30}
+MEMORY_NEEDED = {"gemma": 7 << 30, "gemma2": 13 << 30}
 SKIPPED = 77  # ctest's SKIP_RETURN_CODE for this test
 
 # The phases compared, by the ranges both steps record (account/range_names.hpp and the Python
@@ -75,8 +85,13 @@ def mem_available():
     return 0
 
 
-def record_trace(tokbench, case, executor, device, path):
-    args = [tokbench, "run", *CASES[case], "--executor", executor, "--device", device,
+def record_trace(tokbench, case, executor, device, path, same_start):
+    tiny_moe = os.path.join(os.path.dirname(path), "tiny-moe.json")
+    if "{TINY_MOE}" in CASES[case]:
+        with open(tiny_moe, "w") as f:
+            json.dump(TINY_MOE, f)
+    args = [tokbench, "run", *(arg.replace("{TINY_MOE}", tiny_moe) for arg in CASES[case]),
+            "--executor", executor, "--device", device,
             "--n-layers", "1", "--micro-batch-size", "1", "--max-iters", "2", "--warmup-iters", "1",
             "--profile", path, "--profile-iters", "2", "--time-account-iters", "0", "--quiet"]
     if "--seq-len" not in CASES[case]:
@@ -85,14 +100,17 @@ def record_trace(tokbench, case, executor, device, path):
         args += ["--unit-timing-iters", "0"]
     if device == "cpu":
         args += ["--num-threads", "1"]
-    env = {k: v for k, v in os.environ.items() if k not in ("WORLD_SIZE", "RANK", "LOCAL_RANK", "TOKBENCH_LAUNCHED")}
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("WORLD_SIZE", "RANK", "LOCAL_RANK", "TOKBENCH_LAUNCHED", "TOKBENCH_TEST_SAME_START")}
+    if same_start:
+        env["TOKBENCH_TEST_SAME_START"] = "1"
     proc = subprocess.run(args, capture_output=True, text=True, timeout=1500, env=env)
     if proc.returncode != 0 or not os.path.exists(path):
         fail(f"{executor}: exit {proc.returncode}: {' '.join(args)}", proc)
     return path
 
 
-def operators(path, shapes=True):
+def operators(path):
     """{phase: [(name, input shapes, input dtypes), ...]} over the trace's iterations, in the
     order the host issued them. An operator belongs to the phase whose range (on the loop's
     thread) was open when it started, on any thread: on CUDA the autograd engine runs backward on
@@ -111,8 +129,7 @@ def operators(path, shapes=True):
         if phase is None:
             continue
         args = e.get("args", {})
-        dims = json.dumps(args.get("Input Dims")) if shapes else "(data-dependent)"
-        out[phase].append((e["name"], dims, json.dumps(args.get("Input type"))))
+        out[phase].append((e["name"], json.dumps(args.get("Input Dims")), json.dumps(args.get("Input type"))))
     return out
 
 
@@ -156,6 +173,8 @@ def main():
     p.add_argument("case", choices=sorted(CASES))
     p.add_argument("--device", default="cpu")
     p.add_argument("--keep", help="a folder for the traces and operator lists")
+    p.add_argument("--without-same-start", action="store_true",
+                   help="run without TOKBENCH_TEST_SAME_START even where the case needs it")
     a = p.parse_args()
     needed = MEMORY_NEEDED.get(a.case, 0)
     if a.device == "cpu" and mem_available() < needed:
@@ -164,11 +183,11 @@ def main():
     with tempfile.TemporaryDirectory() as scratch:
         folder = a.keep or scratch
         os.makedirs(folder, exist_ok=True)
-        shapes = a.case not in DATA_SHAPED
-        ours = operators(record_trace(a.tokbench, a.case, "eager", a.device, os.path.join(folder, "eager.json")),
-                         shapes)
+        same_start = a.case in SAME_START and not a.without_same_start
+        ours = operators(record_trace(a.tokbench, a.case, "eager", a.device, os.path.join(folder, "eager.json"),
+                                      same_start))
         reference = operators(record_trace(a.tokbench, a.case, "python-eager", a.device,
-                                           os.path.join(folder, "python-eager.json")), shapes)
+                                           os.path.join(folder, "python-eager.json"), same_start))
     if a.keep:
         for label, ops in (("eager", ours), ("python-eager", reference)):
             with open(os.path.join(a.keep, f"{label}.ops.txt"), "w") as f:

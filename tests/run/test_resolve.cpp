@@ -12,10 +12,13 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "run/run_options.hpp"
 #include "machine/machine_info.hpp"
 #include "run/resolve_time_account.hpp"
 #include "run/resolve.hpp"
+#include "run/run_plan_json.hpp"
 #include "model/catalog.hpp"
 #include "model/memory_estimate.hpp"
 #include "test_machines.hpp"
@@ -137,10 +140,6 @@ TEST(Resolve, PythonExecutorsRefuseWhatTheStepLacks) {
     EXPECT_EQ(resolve_run(o, cpu_machine()).dist.mode, distributed::DistMode::ddp);
     o.ddp_overlap = false;
     expect_usage(o, {"--executor", executor, "--no-ddp-overlap"});
-    o = small();
-    o.compile = executor;
-    o.model_config = "/tmp/model.toml";
-    expect_usage(o, {"--executor", executor, "--model-config"});
     o = small();
     o.compile = executor;
     o.cpu_memory_cap_mb = 100;
@@ -360,6 +359,61 @@ TEST(Resolve, TimeAccountOnManyRanks) {
   }
   o.time_account_iters = 2;
   EXPECT_EQ(resolve_run(o, cpu_machine()).time_account_iters, 2);
+}
+
+// A --model-config file's model reaches the Python step as litgpt's fields, as tokbench read
+// them (overrides applied); a catalog model goes by name alone.
+TEST(Resolve, PythonExecutorsTakeAModelConfigFile) {
+  const auto path = std::filesystem::temp_directory_path() / ("tokbench_test_resolve_moe_" + std::to_string(::getpid()) + ".json");
+  {
+    std::ofstream f(path);
+    f << R"({"name": "tiny-moe", "block_size": 64, "vocab_size": 100, "padded_vocab_size": 128, "n_layer": 2,
+             "n_head": 4, "n_embd": 64, "n_query_groups": 2, "bias": false, "norm_class_name": "RMSNorm",
+             "mlp_class_name": "LLaMAMoE", "intermediate_size": 192, "moe_intermediate_size": 32,
+             "n_expert": 8, "n_expert_per_token": 2})";
+  }
+  RunOptions o = small();
+  o.compile = "python-eager";
+  o.model_config = path.string();
+  o.n_layers = 1;
+  const auto model = to_json(resolve_run(o, cpu_machine()))["model"];
+  std::filesystem::remove(path);
+  ASSERT_TRUE(model["config"].is_object()) << model.dump();
+  EXPECT_EQ(model["name"], "tiny-moe");
+  EXPECT_EQ(model["config"]["mlp_class_name"], "LLaMAMoE");
+  EXPECT_EQ(model["config"]["n_expert"], 8);
+  EXPECT_EQ(model["config"]["moe_intermediate_size"], 32);
+  EXPECT_EQ(model["config"]["n_layer"], 1);  // --n-layers applied
+  o = small();
+  o.compile = "python-eager";
+  EXPECT_TRUE(to_json(resolve_run(o, cpu_machine()))["model"]["config"].is_null());
+}
+
+// TOKBENCH_TEST_SAME_START: 1 or 0 (unset: 0), for any executor; anything else is one line.
+TEST(Resolve, TestSameStart) {
+  RunOptions o = small();
+  o.compile = "python-eager";
+  auto same = [&](const char* value) {
+    ::setenv(kTestSameStartEnv, value, 1);
+    const bool on = resolve_run(o, cpu_machine()).test_same_start;
+    ::unsetenv(kTestSameStartEnv);
+    return on;
+  };
+  EXPECT_FALSE(resolve_run(o, cpu_machine()).test_same_start);
+  EXPECT_TRUE(same("1"));
+  EXPECT_FALSE(same("0"));
+  EXPECT_TRUE(to_json([&] {
+                ::setenv(kTestSameStartEnv, "1", 1);
+                RunPlan plan = resolve_run(o, cpu_machine());
+                ::unsetenv(kTestSameStartEnv);
+                return plan;
+              }())["test_same_start"]
+                  .get<bool>());
+  for (const char* bad : {"yes", "2", " 1"}) {
+    ::setenv(kTestSameStartEnv, bad, 1);
+    expect_usage(o, {kTestSameStartEnv, std::string("'") + bad + "'", "valid: 1", "or 0"});
+    ::unsetenv(kTestSameStartEnv);
+  }
 }
 
 // TOKBENCH_TEST_HOST_DELAY_MS: every rank, or one rank with @RANK (a straggler); anything else,
