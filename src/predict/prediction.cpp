@@ -16,6 +16,7 @@
 #include "predict/comm_plan.hpp"
 #include "predict/memory_model.hpp"
 #include "predict/schedule.hpp"
+#include "predict/step_copies.hpp"
 #include "results/comm_plan_json.hpp"
 #include "results/record_status.hpp"
 #include "results/result_columns.hpp"
@@ -166,7 +167,9 @@ std::string sharding_label(const Target& t) {
 }
 
 // The units' forward and backward on the predicted rank, every micro-batch, as scaled.
-double forward_backward_seconds(const ScheduleResult& r) { return r.compute_seconds - r.optimizer_seconds; }
+double forward_backward_seconds(const ScheduleResult& r) {
+  return r.compute_seconds - r.optimizer_seconds - r.step_copy_seconds;
+}
 
 json link_json(const Link& l) {
   return {{"bandwidth_GBps", l.bandwidth_GBps}, {"latency_us", l.latency_us}, {"efficiency", l.efficiency}};
@@ -299,6 +302,31 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
   const double updated_ratio = static_cast<double>(run.shard_size()) / static_cast<double>(t.shard_size);
   s.optimizer_seconds = run.optimizer_seconds * compute_factor * updated_ratio;
   s.plan = plan;
+  // The step's own copies, which the one-rank run never made: bytes from the layout, timed at
+  // the rate the node's ranks copy at together (CPU: measured here by the probe).
+  const int64_t copy_bytes = plan.collectives.empty() ? 0 : step_copy_bytes(plan, t.shard_size, cpu);
+  json step_copies = nullptr;
+  std::optional<MemoryRate> memory_rate;
+  if (cpu) {
+    // A rate given for this many ranks per node, else the probe's, here and now.
+    memory_rate = in.memory_rate && in.memory_rate->ranks == t.nproc_per_node ? *in.memory_rate
+                                                                             : measure_memory_rate(t.nproc_per_node);
+    s.step_copy_seconds = static_cast<double>(copy_bytes) / memory_rate->together_bytes_per_s;
+    step_copies = {{"bytes_per_iteration", copy_bytes},
+                   {"ms", s.step_copy_seconds * 1e3},
+                   {"memory_rate", to_json(*memory_rate)},
+                   {"measured", "the copy rate with the node's ranks copying at once (memory_rate)"},
+                   {"assumed", "every pass of the step's copies, fills and scales moves its bytes at memcpy's rate; "
+                               "the ranks' copies overlap in time; they run after the last wait, before the optimizer"}};
+    if (copy_bytes > 0)
+      assumptions.push_back(fmt::format(
+          "the parallel step's own copies (buckets, flat gradients, gather buffers): {:.1f} MB per iteration at {:.2f} "
+          "GB/s ({} ranks copying at once, {}): {:.2f} ms, under elementwise",
+          static_cast<double>(copy_bytes) / 1e6, memory_rate->together_bytes_per_s / 1e9, memory_rate->ranks,
+          memory_rate->source, s.step_copy_seconds * 1e3));
+  } else if (copy_bytes > 0) {
+    assumptions.push_back("GPU ranks: the step's own copies on the device are not modelled");
+  }
   json communication = results::comm_plan_json(plan);
   for (std::size_t i = 0; i < plan.collectives.size(); ++i) {
     s.collective_seconds.push_back(timer.seconds(plan.collectives[i]));
@@ -475,8 +503,8 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
   // (null, with the reason in prediction.time_account) when the measured run has none.
   const PredictedAccount predicted_account = predict_time_account(
       run,
-      PredictedIteration{iteration, forward_backward_seconds(r), r.optimizer_seconds, r.exposed_comm_seconds,
-                         r.contention_seconds, t.grad_accum},
+      PredictedIteration{iteration, forward_backward_seconds(r), r.optimizer_seconds, r.step_copy_seconds,
+                         r.exposed_comm_seconds, r.contention_seconds, t.grad_accum},
       PredictedFlops{flops ? static_cast<int64_t>(std::llround(*flops * ga)) : 0,
                      peak_tflops ? std::optional<double>(*peak_tflops * 1e12) : std::nullopt,
                      peak_source.value_or("")});
@@ -534,6 +562,7 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
         {"compute", r.compute_seconds * 1e3},
         {"forward_backward", forward_backward * 1e3},
         {"optimizer", r.optimizer_seconds * 1e3},
+        {"step_copies", r.step_copy_seconds * 1e3},
         {"comm_total", r.comm_seconds * 1e3},
         {"exposed_comm", r.exposed_comm_seconds * 1e3},
         {"hidden_comm", std::max(0.0, r.comm_seconds - r.exposed_comm_seconds) * 1e3},
@@ -541,6 +570,7 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
       {"exposed_comm_ms_per_iter", r.exposed_comm_seconds * 1e3},
       {"communication", communication},
       {"cpu_contention", contention},
+      {"step_copies", step_copies},
       {"memory",
        {{"measured_peak_GB", opt(gb(memory.measured_peak))},
         {"predicted_peak_GB", opt(gb(memory.predicted_peak))},

@@ -14,6 +14,7 @@
 #include "predict/comm_measurements.hpp"
 #include "predict/cpu_contention.hpp"
 #include "predict/measured_run.hpp"
+#include "predict/memory_rate.hpp"
 
 namespace tokbench::predict {
 
@@ -36,6 +37,9 @@ struct ClusterInput {
   // More comm documents, of other world sizes: hybrid sharding's groups (S ranks per shard
   // group, W/S per replica group) are timed from the one measured at their size.
   std::vector<CommMeasurements> group_measurements;
+  // CPU clusters: the copy rates the step's own copies and the optimizer are timed with; unset,
+  // the prediction measures them on the machine at hand (measure_memory_rate).
+  std::optional<MemoryRate> memory_rate{};
 };
 
 // Builds the `measured` cluster from a comm document: its device, its ranks per node, the

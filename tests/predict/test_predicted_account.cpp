@@ -19,6 +19,7 @@
 #include "predict/cluster.hpp"
 #include "predict/input_spread.hpp"
 #include "predict/measured_run.hpp"
+#include "predict/memory_rate.hpp"
 #include "predict/predicted_account.hpp"
 #include "predict/prediction.hpp"
 #include "results/record_explanation.hpp"
@@ -128,7 +129,18 @@ bandwidth_GBps = 1
 latency_us = 20
 )";
 
-ClusterInput cpu_cluster() { return {parse_cluster_toml(kCpuCluster, "cpu.toml"), std::nullopt, {}}; }
+// Copy rates given, not probed, so the step's copies are known figures: 10 GB/s alone, 8 GB/s
+// with both ranks copying.
+MemoryRate given_rate() {
+  MemoryRate rate;
+  rate.alone_bytes_per_s = 10e9;
+  rate.together_bytes_per_s = 8e9;
+  rate.ranks = 2;
+  rate.source = "given";
+  return rate;
+}
+
+ClusterInput cpu_cluster() { return {parse_cluster_toml(kCpuCluster, "cpu.toml"), std::nullopt, {}, given_rate()}; }
 
 TargetOptions on_ranks(int64_t ranks) {
   TargetOptions t;
@@ -177,8 +189,9 @@ TEST(PredictedAccount, CategoriesSumToThePredictedIteration) {
                            Category::loss, Category::data_host, Category::device_idle}) {
     const std::string name(account::json_name(c));
     const double measured = kMeasured.count(name) ? kMeasured.at(name) : 0.0;
-    EXPECT_NEAR(seconds_of(a, c), measured * scale, 1e-12) << name;
-    scaled += seconds_of(a, c);
+    const double own = c == Category::elementwise ? time_ms["step_copies"].get<double>() / 1e3 : 0.0;
+    EXPECT_NEAR(seconds_of(a, c), measured * scale + own, 1e-12) << name;
+    scaled += seconds_of(a, c) - own;
   }
   scaled += seconds_of(a, Category::other) - contention_s;
   EXPECT_NEAR(scaled, forward_backward, 1e-12);
@@ -186,6 +199,41 @@ TEST(PredictedAccount, CategoriesSumToThePredictedIteration) {
   const account::TimeAccount read = account::time_account_from_json(nlohmann::ordered_json::parse(a.dump()));
   EXPECT_FALSE(read.rank.has_value()) << "every simulated rank runs the same schedule";
   EXPECT_TRUE(p["prediction"]["time_account"]["made"].get<bool>());
+}
+
+TEST(PredictedAccount, TheStepsOwnCopiesAreElementwiseAtTheMeasuredCopyRate) {
+  // DDP over two ranks: every gradient byte copied into its bucket, scaled and copied back (3
+  // passes), at the rate two ranks copy at together; none at one rank.
+  const json p = predicted(measured_record({150, 152, 149, 151}), 2);
+  const json one = predicted(measured_record({150, 152, 149, 151}), 1);
+  int64_t gradient_bytes = 4 * (6438912 + 6 * 198912 + 6439168);
+  const json& copies = p["prediction"]["step_copies"];
+  EXPECT_EQ(copies["bytes_per_iteration"].get<int64_t>(), 3 * gradient_bytes);
+  const double expected_s = 3.0 * static_cast<double>(gradient_bytes) / 8e9;
+  EXPECT_NEAR(p["prediction"]["time_ms"]["step_copies"].get<double>() / 1e3, expected_s, 1e-12);
+  EXPECT_EQ(copies["memory_rate"]["source"], "given");
+  EXPECT_NEAR(p["prediction"]["time_account"]["step_copies_ms"].get<double>(), expected_s * 1e3, 1e-9);
+  EXPECT_EQ(one["prediction"]["time_ms"]["step_copies"].get<double>(), 0.0) << "one rank has no buckets";
+  // Elementwise holds them beyond its scaled measured share.
+  const double scale = p["prediction"]["time_account"]["forward_backward_scale"].get<double>();
+  EXPECT_NEAR(seconds_of(p["time_account"], Category::elementwise), kMeasured.at("elementwise") * scale + expected_s,
+              1e-12);
+  // ZeRO-3 on Gloo: more than DDP (flat gradients zeroed, gathers staged through full buffers).
+  TargetOptions zero3 = on_ranks(2);
+  zero3.distributed_mode = "fsdp";
+  zero3.shard_mode = "zero3";
+  zero3.bucketing_mode = "block";
+  const json z = json::parse(
+      predict(read_measured_run(measured_record({150, 152, 149, 151}), "measured.json"), cpu_cluster(), zero3).dump());
+  EXPECT_GT(z["prediction"]["step_copies"]["bytes_per_iteration"].get<int64_t>(), 3 * gradient_bytes);
+}
+
+TEST(MemoryRate, TheProbeMeasuresPositiveRatesAndASlowdownOfAtLeastOne) {
+  const MemoryRate rate = measure_memory_rate(2, 8 << 20, 3);
+  EXPECT_GT(rate.alone_bytes_per_s, 0);
+  EXPECT_GT(rate.together_bytes_per_s, 0);
+  EXPECT_GE(rate.sharing_slowdown(), 1.0);
+  EXPECT_EQ(to_json(rate)["source"], "probe");
 }
 
 TEST(PredictedAccount, ExplainSaysCategoryByCategoryWhereAPredictionDiffers) {
