@@ -15,6 +15,7 @@
 #include "parallel/strategy.hpp"
 #include "predict/comm_plan.hpp"
 #include "predict/memory_model.hpp"
+#include "predict/optimizer_model.hpp"
 #include "predict/schedule.hpp"
 #include "predict/step_copies.hpp"
 #include "results/comm_plan_json.hpp"
@@ -207,6 +208,9 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
 
   // Compute per unit, on the predicted rank.
   double compute_factor = 1.0, steal = 0.0;
+  // Whether the run was one rank alone and the prediction puts several on a node at its threads:
+  // then the node's ranks share memory bandwidth, which the memory probe measures.
+  bool alone_to_shared = false;
   json contention = nullptr;
   if (cpu) {
     if (!cluster.cores_per_node)
@@ -221,6 +225,7 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
     const CpuPlacement predicted{*cluster.cores_per_node, t.nproc_per_node,
                                  t.num_threads > 0 ? t.num_threads : *cluster.cores_per_node};
     compute_factor = compute_time_factor(measured, predicted, factors);
+    alone_to_shared = measured.ranks == 1 && predicted.ranks > 1 && measured.threads == predicted.threads;
     steal = comm_compute_steal(predicted, factors);
     assumptions.push_back(describe(measured, predicted, factors));
     // What the cores cannot say: ranks computing at once on one machine slow each other (shared
@@ -298,9 +303,6 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
     s.forward_seconds.push_back(u.forward_seconds * compute_factor);
     s.backward_seconds.push_back(u.backward_seconds * compute_factor);
   }
-  // AdamW is elementwise: its time follows the elements the rank updates.
-  const double updated_ratio = static_cast<double>(run.shard_size()) / static_cast<double>(t.shard_size);
-  s.optimizer_seconds = run.optimizer_seconds * compute_factor * updated_ratio;
   s.plan = plan;
   // The step's own copies, which the one-rank run never made: bytes from the layout, timed at
   // the rate the node's ranks copy at together (CPU: measured here by the probe).
@@ -326,6 +328,47 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
           memory_rate->source, s.step_copy_seconds * 1e3));
   } else if (copy_bytes > 0) {
     assumptions.push_back("GPU ranks: the step's own copies on the device are not modelled");
+  }
+  // The optimizer: a per-tensor and a per-element cost over what the rank updates (FSDP: one flat
+  // shard per unit), the per-element part slowed as the node's ranks share memory bandwidth.
+  json optimizer = nullptr;
+  const bool sharded = t.strategy == parallel::DistMode::fsdp && !plan.layout.units.empty();
+  if (run.shard_size() > 1) {
+    // A sharded measured run: its own shards are not laid out here; elements alone.
+    const double updated_ratio = static_cast<double>(run.shard_size()) / static_cast<double>(t.shard_size);
+    s.optimizer_seconds = run.optimizer_seconds * compute_factor * updated_ratio;
+    optimizer = {{"rule", "the measured run was sharded: its optimizer time times the measured over the predicted "
+                          "shard size, and the compute factor"}};
+  } else {
+    const OptimizerWork measured_work = unsharded_work(run.parameter_shapes);
+    const OptimizerWork predicted_work = sharded ? sharded_work(plan.layout) : measured_work;
+    const double element_factor = alone_to_shared && memory_rate ? memory_rate->sharing_slowdown() : compute_factor;
+    const OptimizerCostRates* rates = in.optimizer_cost ? &*in.optimizer_cost : nullptr;
+    const double ratio = optimizer_time_ratio(rates, measured_work, predicted_work, compute_factor, element_factor);
+    s.optimizer_seconds = run.optimizer_seconds * ratio;
+    optimizer = {{"measured_work", to_json(measured_work)},
+                 {"predicted_work", to_json(predicted_work)},
+                 {"per_tensor_us", rates ? json(rates->per_tensor_seconds * 1e6) : json(nullptr)},
+                 {"per_element_ns", rates ? json(rates->per_element_seconds * 1e9) : json(nullptr)},
+                 {"costs_from", rates ? json(rates->source) : json("not measured: elements alone (assumed)")},
+                 {"per_tensor_factor", compute_factor},
+                 {"per_element_factor", element_factor},
+                 {"per_element_factor_from", alone_to_shared && memory_rate
+                                                 ? "memory_rate.sharing_slowdown (measured)"
+                                                 : "the compute factor (assumed: as compute)"},
+                 {"ratio", ratio},
+                 {"rule", "predicted = measured optimizer x (a.tensors_p.per_tensor_factor + b.elements_p."
+                          "per_element_factor) / (a.tensors_m + b.elements_m), a and b the per-tensor and per-element "
+                          "costs"}};
+    assumptions.push_back(fmt::format(
+        "optimizer: {} tensor(s) of {} elements updated on the predicted rank (measured: {} of {}); {}; the per-element "
+        "part x {:.3g} ({}): x {:.3g} of the measured optimizer",
+        predicted_work.tensors, predicted_work.elements, measured_work.tensors, measured_work.elements,
+        rates ? fmt::format("{:.3g} us per tensor and {:.3g} ns per element ({})", rates->per_tensor_seconds * 1e6,
+                            rates->per_element_seconds * 1e9, rates->source)
+              : std::string("no per-tensor cost measured: elements alone"),
+        element_factor, alone_to_shared && memory_rate ? "ranks sharing memory bandwidth, measured" : "as compute",
+        ratio));
   }
   json communication = results::comm_plan_json(plan);
   for (std::size_t i = 0; i < plan.collectives.size(); ++i) {
@@ -571,6 +614,7 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
       {"communication", communication},
       {"cpu_contention", contention},
       {"step_copies", step_copies},
+      {"optimizer", optimizer},
       {"memory",
        {{"measured_peak_GB", opt(gb(memory.measured_peak))},
         {"predicted_peak_GB", opt(gb(memory.predicted_peak))},

@@ -15,6 +15,7 @@
 #include "predict/cpu_contention.hpp"
 #include "predict/measured_run.hpp"
 #include "predict/memory_rate.hpp"
+#include "predict/optimizer_model.hpp"
 
 namespace tokbench::predict {
 
@@ -40,6 +41,9 @@ struct ClusterInput {
   // CPU clusters: the copy rates the step's own copies and the optimizer are timed with; unset,
   // the prediction measures them on the machine at hand (measure_memory_rate).
   std::optional<MemoryRate> memory_rate{};
+  // The optimizer's per-tensor and per-element costs on the machine at hand (the command probes
+  // tokbench's AdamW); unset: the optimizer follows the elements alone.
+  std::optional<OptimizerCostRates> optimizer_cost{};
 };
 
 // Builds the `measured` cluster from a comm document: its device, its ranks per node, the

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -20,6 +21,7 @@
 #include "predict/input_spread.hpp"
 #include "predict/measured_run.hpp"
 #include "predict/memory_rate.hpp"
+#include "predict/optimizer_model.hpp"
 #include "predict/predicted_account.hpp"
 #include "predict/prediction.hpp"
 #include "results/record_explanation.hpp"
@@ -226,6 +228,55 @@ TEST(PredictedAccount, TheStepsOwnCopiesAreElementwiseAtTheMeasuredCopyRate) {
   const json z = json::parse(
       predict(read_measured_run(measured_record({150, 152, 149, 151}), "measured.json"), cpu_cluster(), zero3).dump());
   EXPECT_GT(z["prediction"]["step_copies"]["bytes_per_iteration"].get<int64_t>(), 3 * gradient_bytes);
+}
+
+TEST(PredictedOptimizer, FollowsTheTensorsAndElementsEachRankUpdates) {
+  // 50 us per tensor, 1 ns per element (given, not probed); two ranks copying share memory
+  // bandwidth 10/8 = 1.25x, which slows the per-element part only.
+  ClusterInput in = cpu_cluster();
+  in.optimizer_cost = OptimizerCostRates{50e-6, 1e-9, "given"};
+  const MeasuredRun run = read_measured_run(measured_record({150, 152, 149, 151}), "measured.json");
+  const double measured_s = 0.0135;
+  const auto optimizer_s = [](const json& p) { return p["prediction"]["time_ms"]["optimizer"].get<double>() / 1e3; };
+  // The per-tensor part scales as compute (here 2 ranks of 2 threads on 2 cores: 2x).
+  const auto cost = [](const json& work, double tensor_factor, double element_factor) {
+    return 50e-6 * work["tensors"].get<double>() * tensor_factor +
+           1e-9 * work["elements"].get<double>() * element_factor;
+  };
+  // DDP: the same tensors and elements as the one-rank run; the per-element part 1.25x.
+  const json ddp = json::parse(predict(run, in, on_ranks(2)).dump());
+  const json& d = ddp["prediction"]["optimizer"];
+  EXPECT_EQ(d["predicted_work"], d["measured_work"]);
+  EXPECT_EQ(d["measured_work"]["tensors"].get<int64_t>(), 8) << "no parameter_shapes: one tensor per timed unit";
+  EXPECT_DOUBLE_EQ(d["per_element_factor"].get<double>(), 1.25);
+  const double compute = ddp["prediction"]["cpu_contention"]["compute_time_factor"].get<double>();
+  EXPECT_DOUBLE_EQ(compute, 2.0);
+  EXPECT_DOUBLE_EQ(d["per_tensor_factor"].get<double>(), compute);
+  EXPECT_NEAR(optimizer_s(ddp), measured_s * cost(d["measured_work"], compute, 1.25) / cost(d["measured_work"], 1, 1),
+              1e-12);
+  // ZeRO-3 over two ranks: one flat shard per FSDP unit, half the (padded) elements; the
+  // per-tensor part follows the units, not the elements.
+  TargetOptions zero3 = on_ranks(2);
+  zero3.distributed_mode = "fsdp";
+  zero3.shard_mode = "zero3";
+  zero3.bucketing_mode = "block";
+  const json z = json::parse(predict(run, in, zero3).dump());
+  const json& o = z["prediction"]["optimizer"];
+  std::set<std::string> unit_names;  // the FSDP units, as the plan's collectives name them
+  for (const auto& c : z["prediction"]["communication"]["collectives"]) unit_names.insert(c["unit"].get<std::string>());
+  const auto units = static_cast<int64_t>(unit_names.size());
+  ASSERT_GT(units, 1);
+  EXPECT_EQ(o["predicted_work"]["tensors"].get<int64_t>(), units);
+  EXPECT_NEAR(o["predicted_work"]["elements"].get<double>(), o["measured_work"]["elements"].get<double>() / 2, units);
+  EXPECT_NEAR(optimizer_s(z), measured_s * cost(o["predicted_work"], compute, 1.25) / cost(o["measured_work"], 1, 1),
+              1e-12);
+  // Without measured costs: the elements alone, as before (and said so).
+  const json e = json::parse(predict(run, cpu_cluster(), zero3).dump());
+  EXPECT_NEAR(optimizer_s(e),
+              measured_s * 1.25 * e["prediction"]["optimizer"]["predicted_work"]["elements"].get<double>() /
+                  e["prediction"]["optimizer"]["measured_work"]["elements"].get<double>(),
+              1e-12);
+  EXPECT_NE(e["prediction"]["optimizer"]["costs_from"].get<std::string>().find("assumed"), std::string::npos);
 }
 
 TEST(MemoryRate, TheProbeMeasuresPositiveRatesAndASlowdownOfAtLeastOne) {
