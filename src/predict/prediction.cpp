@@ -232,6 +232,7 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
     // physical cores, caches, memory bandwidth). `tokbench comm` measured it for its placement;
     // it applies where the run was one rank alone and the prediction is that placement.
     double sharing_slowdown = 1;
+    bool sharing_applied = false;
     if (in.measured && in.measured->compute_sharing) {
       const auto& s = *in.measured->compute_sharing;
       const bool applies = measured.ranks == 1 && measured.threads == s.threads_per_rank &&
@@ -240,6 +241,7 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
         // The measured slowdown already holds any time-slicing of more threads than cores. Ranks
         // sharing a machine do not speed each other up: a figure below 1 is the probe's noise.
         const double slowdown = std::max(1.0, s.slowdown);
+        sharing_applied = true;
         sharing_slowdown = slowdown / compute_factor;
         compute_factor = slowdown;
         assumptions.push_back(fmt::format(
@@ -264,7 +266,10 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
                   {"factors",
                    {{"thread_scaling_exponent", factors.thread_scaling_exponent},
                     {"gloo_cores_per_collective", factors.gloo_cores_per_collective},
-                    {"gloo_busy_fraction", factors.gloo_busy_fraction}}}};
+                    {"gloo_busy_fraction", factors.gloo_busy_fraction}}},
+                  {"measured_inputs", sharing_applied ? "compute_time_factor: tokbench comm's compute_sharing for this placement"
+                                                      : "nothing: compute_time_factor from the core count"},
+                  {"assumed_inputs", kContentionAssumed}};
   } else {
     assumptions.push_back("GPU ranks: each unit's compute time is the measured one (same device kind; "
                           "one rank per device, no contention between ranks)");

@@ -182,6 +182,12 @@ TEST(PredictedAccount, CategoriesSumToThePredictedIteration) {
   EXPECT_EQ(a["other_top"][0]["name"], kContentionName);
   EXPECT_NEAR(a["other_top"][0]["profiled_s"].get<double>(), contention_s, 1e-12);
   EXPECT_NEAR(p["prediction"]["time_account"]["contention_ms"].get<double>(), contention_s * 1e3, 1e-9);
+  // The record says what of the contention model was measured and what assumed or fitted.
+  const json& contention = p["prediction"]["cpu_contention"];
+  EXPECT_NE(contention["assumed_inputs"].get<std::string>().find("gloo_busy_fraction: fitted"), std::string::npos);
+  EXPECT_NE(contention["measured_inputs"].get<std::string>().find("core count"), std::string::npos)
+      << "the preset cluster has no compute_sharing measurement";
+  EXPECT_DOUBLE_EQ(contention["comm_compute_steal"].get<double>(), 0.3 / 1.0);
   // The forward and backward categories keep the measured proportions and hold the predicted
   // forward and backward; other beyond the contention too.
   const double forward_backward = time_ms["forward_backward"].get<double>() / 1e3;
