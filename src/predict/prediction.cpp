@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 #include "account/time_account_json.hpp"
 #include "predict/collective_cost.hpp"
@@ -211,6 +212,8 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
   // Whether the run was one rank alone and the prediction puts several on a node at its threads:
   // then the node's ranks share memory bandwidth, which the memory probe measures.
   bool alone_to_shared = false;
+  // Where tokbench comm's compute sharing scales the compute: its quartiles over its median.
+  std::optional<std::pair<double, double>> sharing_quartile_ratios;
   json contention = nullptr;
   if (cpu) {
     if (!cluster.cores_per_node)
@@ -242,6 +245,7 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
         // sharing a machine do not speed each other up: a figure below 1 is the probe's noise.
         const double slowdown = std::max(1.0, s.slowdown);
         sharing_applied = true;
+        sharing_quartile_ratios = {std::max(1.0, s.slowdown_q1) / slowdown, std::max(1.0, s.slowdown_q3) / slowdown};
         sharing_slowdown = slowdown / compute_factor;
         compute_factor = slowdown;
         assumptions.push_back(fmt::format(
@@ -561,10 +565,40 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
   // How noisy the measured run was, and the interval that follows on the predicted iteration.
   std::string no_spread;
   const std::optional<IterationSpread> spread = iteration_spread(m.iterations.value_or(json()), no_spread);
-  json interval = nullptr;
+  // The interval: the measured run's spread on the compute, the comm document's on the
+  // communication that reaches the iteration, its compute-sharing probe's on forward and backward.
+  std::vector<SpreadPart> spread_parts;
   if (spread) {
     const PredictionInterval p = prediction_interval(*spread, iteration, r.compute_seconds);
-    interval = {{"low", p.low_ms}, {"high", p.high_ms}, {"rule", interval_rule()}};
+    spread_parts.push_back({"the measured run's iterations (quartiles)", iteration - p.low_ms / 1e3,
+                            p.high_ms / 1e3 - iteration});
+  }
+  if (in.measured && !plan.collectives.empty()) {
+    double weight = 0, below = 0, above = 0;
+    for (std::size_t i = 0; i < plan.collectives.size(); ++i) {
+      const auto& c = plan.collectives[i];
+      const double w_i = s.collective_seconds[i] * static_cast<double>(c.per_iteration);
+      const auto [lo, hi] = relative_spread(*in.measured, to_string(c.call), static_cast<double>(c.bytes));
+      weight += w_i;
+      below += w_i * std::max(0.0, 1.0 - lo);
+      above += w_i * std::max(0.0, hi - 1.0);
+    }
+    const double reaching = r.exposed_comm_seconds + r.contention_seconds;
+    if (weight > 0)
+      spread_parts.push_back({"the comm document's collective times (fastest and slowest call)",
+                              reaching * below / weight, reaching * above / weight});
+  }
+  if (sharing_quartile_ratios)
+    spread_parts.push_back({"the comm document's compute sharing (quartiles of its pairs)",
+                            forward_backward_seconds(r) * std::max(0.0, 1.0 - sharing_quartile_ratios->first),
+                            forward_backward_seconds(r) * std::max(0.0, sharing_quartile_ratios->second - 1.0)});
+  json interval = nullptr;
+  if (!spread_parts.empty()) {
+    const PredictionInterval p = combined_interval(iteration, spread_parts);
+    json parts = json::array();
+    for (const auto& part : spread_parts)
+      parts.push_back({{"from", part.name}, {"below_ms", part.below_s * 1e3}, {"above_ms", part.above_s * 1e3}});
+    interval = {{"low", p.low_ms}, {"high", p.high_ms}, {"rule", interval_rule()}, {"parts", parts}};
   }
   json cluster_json = {{"name", cluster.name},
                        {"source", cluster.source},

@@ -192,6 +192,13 @@ TEST(PredictCommDocument, ReadsComputeSharing) {
   EXPECT_EQ(m.compute_sharing->ranks_per_node, 2);
   EXPECT_EQ(m.compute_sharing->threads_per_rank, 1);
   EXPECT_DOUBLE_EQ(m.compute_sharing->slowdown, 1.54);
+  EXPECT_DOUBLE_EQ(m.compute_sharing->slowdown_q1, 1.54) << "no quartiles recorded: no spread";
+  EXPECT_DOUBLE_EQ(m.compute_sharing->slowdown_q3, 1.54);
+  const CommMeasurements q = parse_comm_document(
+      with_sharing(R"({"ranks_per_node": 2, "threads_per_rank": 1, "slowdown": 1.54, "slowdown_q1": 1.3, "slowdown_q3": 1.7})"),
+      "c.json");
+  EXPECT_DOUBLE_EQ(q.compute_sharing->slowdown_q1, 1.3);
+  EXPECT_DOUBLE_EQ(q.compute_sharing->slowdown_q3, 1.7);
   EXPECT_FALSE(parse_comm_document(with_sharing("null"), "c.json").compute_sharing.has_value());
   EXPECT_FALSE(parse_comm_document(comm_document(row), "c.json").compute_sharing.has_value());
   const std::string refused = refusal([&] {

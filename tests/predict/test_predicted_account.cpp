@@ -18,6 +18,7 @@
 #include "account/explanation.hpp"
 #include "account/time_account_json.hpp"
 #include "predict/cluster.hpp"
+#include "predict/comm_measurements.hpp"
 #include "predict/input_spread.hpp"
 #include "predict/measured_run.hpp"
 #include "predict/memory_rate.hpp"
@@ -361,6 +362,64 @@ TEST(InputSpread, MedianQuartilesAndMadOfTheMeasuredIterations) {
   // One measured iteration: no spread, and why.
   EXPECT_FALSE(iteration_spread(nlohmann::ordered_json::parse(measured_record({150})["iterations"].dump()), why));
   EXPECT_NE(why.find("1 measured iteration"), std::string::npos) << why;
+}
+
+// A 2-rank CPU comm document: all-reduce from 1 kB to 100 MB at 1 GB/s, every call between 0.8
+// and 1.5 of its mean (or none recorded), and its compute sharing probe (slowdown 1.2, quartiles
+// 1.1 and 1.4, or no quartiles) for ranks of the record's 2 threads.
+ClusterInput measured_comm(bool with_spread) {
+  std::string results;
+  for (double bytes = 1e3; bytes <= 1e8; bytes *= 10) {
+    const double us = 20 + bytes / 1e3;
+    results += (results.empty() ? "" : ",") +
+               nlohmann::json({{"collective", "all_reduce"}, {"size_bytes", bytes}, {"time_us", us}}).dump();
+    if (with_spread) {
+      results.pop_back();
+      results += ",\"min_time_us\":" + std::to_string(0.8 * us) + ",\"max_time_us\":" + std::to_string(1.5 * us) + "}";
+    }
+  }
+  const std::string quartiles = with_spread ? R"(, "slowdown_q1": 1.1, "slowdown_q3": 1.4)" : "";
+  const std::string doc = R"({"schema": "tokbench-comm", "schema_version": 1, "backend": "gloo", "device": "cpu",
+      "world_size": 2, "nnodes": 1, "nproc_per_node": 2, "threads_per_rank": 2, "environment": {"cpu_cores": 2},
+      "compute_sharing": {"ranks_per_node": 2, "threads_per_rank": 2, "slowdown": 1.2)" + quartiles + R"(},
+      "results": [)" + results + "]}";
+  ClusterInput in = measured_cluster(parse_comm_document(doc, "comm.json"));
+  in.memory_rate = given_rate();
+  return in;
+}
+
+TEST(InputSpread, TheIntervalCarriesTheCommDocumentsSpread) {
+  const MeasuredRun run = read_measured_run(measured_record({148, 150, 151, 153}), "measured.json");
+  const json p = json::parse(predict(run, measured_comm(true), on_ranks(2)).dump());
+  const json plain = json::parse(predict(run, measured_comm(false), on_ranks(2)).dump());
+  EXPECT_EQ(p["average_iter_time"], plain["average_iter_time"]) << "a spread does not move the prediction";
+  const json& interval = p["prediction"]["interval_ms"];
+  ASSERT_EQ(interval["parts"].size(), 3u) << interval.dump();
+  const json& time_ms = p["prediction"]["time_ms"];
+  // The collectives' part: the communication that reaches the iteration, 0.8x to 1.5x.
+  const double reaching = time_ms["exposed_comm"].get<double>() + time_ms["cpu_contention"].get<double>();
+  ASSERT_GT(reaching, 0);
+  EXPECT_NEAR(interval["parts"][1]["below_ms"].get<double>(), 0.2 * reaching, 1e-6 * reaching);
+  EXPECT_NEAR(interval["parts"][1]["above_ms"].get<double>(), 0.5 * reaching, 1e-6 * reaching);
+  // The compute sharing's part: forward and backward by its quartiles over its median.
+  const double fb = time_ms["forward_backward"].get<double>();
+  EXPECT_NEAR(interval["parts"][2]["below_ms"].get<double>(), fb * (1 - 1.1 / 1.2), 1e-9 * fb);
+  EXPECT_NEAR(interval["parts"][2]["above_ms"].get<double>(), fb * (1.4 / 1.2 - 1), 1e-9 * fb);
+  // The sides add in quadrature.
+  double below = 0, above = 0;
+  for (const auto& part : interval["parts"]) {
+    below += part["below_ms"].get<double>() * part["below_ms"].get<double>();
+    above += part["above_ms"].get<double>() * part["above_ms"].get<double>();
+  }
+  const double iteration = p["average_iter_time"].get<double>();
+  EXPECT_NEAR(interval["low"].get<double>(), iteration - std::sqrt(below), 1e-9);
+  EXPECT_NEAR(interval["high"].get<double>(), iteration + std::sqrt(above), 1e-9);
+  // A document without the spread gives the run's part only in width.
+  const json& narrow = plain["prediction"]["interval_ms"];
+  EXPECT_NEAR(narrow["high"].get<double>() - narrow["low"].get<double>(),
+              narrow["parts"][0]["below_ms"].get<double>() + narrow["parts"][0]["above_ms"].get<double>(), 1e-9);
+  EXPECT_GT(interval["high"].get<double>() - interval["low"].get<double>(),
+            2 * (narrow["high"].get<double>() - narrow["low"].get<double>()));
 }
 
 TEST(InputSpread, TheIntervalWidensWithANoisierRecord) {
