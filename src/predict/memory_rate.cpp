@@ -28,6 +28,7 @@ double timed_copy(std::vector<char>& dst, const std::vector<char>& src) {
 }  // namespace
 
 double MemoryRate::sharing_slowdown() const {
+  if (pair_slowdown > 0) return std::max(1.0, pair_slowdown);
   if (!(alone_bytes_per_s > 0) || !(together_bytes_per_s > 0)) return 1.0;
   // Ranks copying at once do not speed each other up: below 1 is the probe's noise.
   return std::max(1.0, alone_bytes_per_s / together_bytes_per_s);
@@ -38,7 +39,7 @@ MemoryRate measure_memory_rate(int64_t ranks, int64_t buffer_bytes, int64_t repe
   const auto n = static_cast<std::size_t>(std::max<int64_t>(1, buffer_bytes));
   std::vector<std::vector<char>> src(ranks, std::vector<char>(n, 1)), dst(ranks, std::vector<char>(n, 0));
   for (int64_t r = 0; r < ranks; ++r) timed_copy(dst[r], src[r]);  // every page touched before timing
-  std::vector<double> alone, together;
+  std::vector<double> alone, together, ratios;
   for (int64_t i = 0; i < repeats; ++i) {
     alone.push_back(timed_copy(dst[0], src[0]));
     std::vector<double> each(ranks, 0);
@@ -46,6 +47,7 @@ MemoryRate measure_memory_rate(int64_t ranks, int64_t buffer_bytes, int64_t repe
     for (int64_t r = 0; r < ranks; ++r) threads.emplace_back([&, r] { each[r] = timed_copy(dst[r], src[r]); });
     for (auto& t : threads) t.join();
     together.push_back(*std::max_element(each.begin(), each.end()));
+    ratios.push_back(together.back() / std::max(1e-12, alone.back()));
   }
   MemoryRate rate;
   rate.ranks = ranks;
@@ -53,6 +55,7 @@ MemoryRate measure_memory_rate(int64_t ranks, int64_t buffer_bytes, int64_t repe
   rate.repeats = repeats;
   rate.alone_bytes_per_s = static_cast<double>(n) / std::max(1e-12, median(alone));
   rate.together_bytes_per_s = static_cast<double>(n) / std::max(1e-12, median(together));
+  rate.pair_slowdown = median(ratios);
   rate.source = "probe";
   return rate;
 }
@@ -62,11 +65,13 @@ nlohmann::ordered_json to_json(const MemoryRate& rate) {
           {"alone_GBps", rate.alone_bytes_per_s / 1e9},
           {"together_GBps", rate.together_bytes_per_s / 1e9},
           {"ranks", rate.ranks},
+          {"pair_slowdown", rate.pair_slowdown > 0 ? nlohmann::ordered_json(rate.pair_slowdown) : nlohmann::ordered_json(nullptr)},
           {"sharing_slowdown", rate.sharing_slowdown()},
           {"method", rate.source == "probe"
                          ? fmt::format("memcpy of {} MiB per thread, {} alternating repeats alone (one thread) and "
-                                       "together ({} threads at once, the slowest's time), the medians; measured on "
-                                       "the machine that made the prediction",
+                                       "together ({} threads at once, the slowest's time), the medians; the sharing "
+                                       "slowdown the median of the pairs' ratios; measured on the machine that made the "
+                                       "prediction",
                                        rate.buffer_bytes >> 20, rate.repeats, rate.ranks)
                          : "given"}};
 }

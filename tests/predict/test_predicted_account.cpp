@@ -291,6 +291,8 @@ TEST(MemoryRate, TheProbeMeasuresPositiveRatesAndASlowdownOfAtLeastOne) {
   EXPECT_GT(rate.alone_bytes_per_s, 0);
   EXPECT_GT(rate.together_bytes_per_s, 0);
   EXPECT_GE(rate.sharing_slowdown(), 1.0);
+  EXPECT_GT(rate.pair_slowdown, 0);
+  EXPECT_DOUBLE_EQ(rate.sharing_slowdown(), std::max(1.0, rate.pair_slowdown)) << "the pairs' median, not the medians' ratio";
   EXPECT_EQ(to_json(rate)["source"], "probe");
 }
 
