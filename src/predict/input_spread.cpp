@@ -75,8 +75,8 @@ std::string interval_rule() {
   return "each part of the prediction moved by its own input's spread, the parts' widths added in quadrature on each "
          "side (interval_ms.parts): the compute (time_ms.compute) as the measured run's iterations moved between their "
          "quartiles relative to their median (compute x (1 - Q1/median) below, compute x (Q3/median - 1) above); the "
-         "communication that reaches the iteration (exposed comm and contention) as each collective's fastest and "
-         "slowest call moved against its mean in the comm document; the forward and backward by the quartiles of the "
+         "communication that reaches the iteration (exposed comm and contention) by each collective's fastest call's "
+         "distance below its mean in the comm document, either side; the forward and backward by the quartiles of the "
          "document's compute-sharing ratios against their median, where that measurement scales them";
 }
 

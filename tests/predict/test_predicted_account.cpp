@@ -398,11 +398,12 @@ TEST(InputSpread, TheIntervalCarriesTheCommDocumentsSpread) {
   const json& interval = p["prediction"]["interval_ms"];
   ASSERT_EQ(interval["parts"].size(), 3u) << interval.dump();
   const json& time_ms = p["prediction"]["time_ms"];
-  // The collectives' part: the communication that reaches the iteration, 0.8x to 1.5x.
+  // The collectives' part: the communication that reaches the iteration, moved by the fastest
+  // call's distance below the mean (0.2) either side; the slowest call (1.5x) is an outlier.
   const double reaching = time_ms["exposed_comm"].get<double>() + time_ms["cpu_contention"].get<double>();
   ASSERT_GT(reaching, 0);
   EXPECT_NEAR(interval["parts"][1]["below_ms"].get<double>(), 0.2 * reaching, 1e-6 * reaching);
-  EXPECT_NEAR(interval["parts"][1]["above_ms"].get<double>(), 0.5 * reaching, 1e-6 * reaching);
+  EXPECT_NEAR(interval["parts"][1]["above_ms"].get<double>(), 0.2 * reaching, 1e-6 * reaching);
   // The compute sharing's part: forward and backward by its quartiles over its median.
   const double fb = time_ms["forward_backward"].get<double>();
   EXPECT_NEAR(interval["parts"][2]["below_ms"].get<double>(), fb * (1 - 1.1 / 1.2), 1e-9 * fb);
@@ -421,7 +422,7 @@ TEST(InputSpread, TheIntervalCarriesTheCommDocumentsSpread) {
   EXPECT_NEAR(narrow["high"].get<double>() - narrow["low"].get<double>(),
               narrow["parts"][0]["below_ms"].get<double>() + narrow["parts"][0]["above_ms"].get<double>(), 1e-9);
   EXPECT_GT(interval["high"].get<double>() - interval["low"].get<double>(),
-            2 * (narrow["high"].get<double>() - narrow["low"].get<double>()));
+            1.5 * (narrow["high"].get<double>() - narrow["low"].get<double>()));
 }
 
 TEST(InputSpread, TheIntervalWidensWithANoisierRecord) {
