@@ -148,6 +148,7 @@ int run_predict(const predict::PredictCommandOptions& o) {
   for (const auto& run : measured_runs(o.from)) {
     // The optimizer's per-tensor and per-element costs, probed here at the predicted rank's threads.
     predict::ClusterInput input = cluster;
+    input.measure_memory = [](int64_t ranks) { return predict::measure_memory_rate(ranks); };
     if (run.device_is_cpu() && input.cluster.device == "cpu") {
       int64_t threads = o.target.num_threads.value_or(run.num_threads);
       if (threads <= 0) threads = std::max<int64_t>(1, std::thread::hardware_concurrency());

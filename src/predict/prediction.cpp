@@ -318,10 +318,19 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
   const int64_t copy_bytes = plan.collectives.empty() ? 0 : step_copy_bytes(plan, t.shard_size, cpu);
   json step_copies = nullptr;
   std::optional<MemoryRate> memory_rate;
-  if (cpu) {
+  if (cpu && !(in.memory_rate && in.memory_rate->ranks == t.nproc_per_node) && !in.measure_memory) {
+    step_copies = {{"bytes_per_iteration", copy_bytes},
+                   {"ms", nullptr},
+                   {"why", "no copy rate was given or measured (tokbench predict measures one; a sweep's predictions "
+                           "do not): the step's own copies are counted, not timed"}};
+    if (copy_bytes > 0)
+      assumptions.push_back(fmt::format("the parallel step's own copies ({:.1f} MB per iteration) are not timed: no copy "
+                                        "rate was measured",
+                                        static_cast<double>(copy_bytes) / 1e6));
+  } else if (cpu) {
     // A rate given for this many ranks per node, else the probe's, here and now.
     memory_rate = in.memory_rate && in.memory_rate->ranks == t.nproc_per_node ? *in.memory_rate
-                                                                             : measure_memory_rate(t.nproc_per_node);
+                                                                             : in.measure_memory(t.nproc_per_node);
     s.step_copy_seconds = static_cast<double>(copy_bytes) / memory_rate->together_bytes_per_s;
     step_copies = {{"bytes_per_iteration", copy_bytes},
                    {"ms", s.step_copy_seconds * 1e3},
@@ -573,7 +582,8 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
     spread_parts.push_back({"the measured run's iterations (quartiles)", iteration - p.low_ms / 1e3,
                             p.high_ms / 1e3 - iteration});
   }
-  if (in.measured && !plan.collectives.empty()) {
+  // No run spread, no interval (input_spread says why): the comm document's parts join it.
+  if (spread && in.measured && !plan.collectives.empty()) {
     double weight = 0, below = 0, above = 0;
     for (std::size_t i = 0; i < plan.collectives.size(); ++i) {
       const auto& c = plan.collectives[i];
@@ -590,7 +600,7 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
       spread_parts.push_back({"the comm document's collective times (the fastest call against the mean)",
                               reaching * below / weight, reaching * above / weight});
   }
-  if (sharing_quartile_ratios)
+  if (spread && sharing_quartile_ratios)
     spread_parts.push_back({"the comm document's compute sharing (quartiles of its pairs)",
                             forward_backward_seconds(r) * std::max(0.0, 1.0 - sharing_quartile_ratios->first),
                             forward_backward_seconds(r) * std::max(0.0, sharing_quartile_ratios->second - 1.0)});

@@ -25,6 +25,7 @@
 #include "predict/optimizer_model.hpp"
 #include "predict/predicted_account.hpp"
 #include "predict/prediction.hpp"
+#include "predict/prediction_notes.hpp"
 #include "results/record_explanation.hpp"
 #include "results/run_record.hpp"
 
@@ -235,6 +236,23 @@ TEST(PredictedAccount, TheStepsOwnCopiesAreElementwiseAtTheMeasuredCopyRate) {
   const json z = json::parse(
       predict(read_measured_run(measured_record({150, 152, 149, 151}), "measured.json"), cpu_cluster(), zero3).dump());
   EXPECT_GT(z["prediction"]["step_copies"]["bytes_per_iteration"].get<int64_t>(), 3 * gradient_bytes);
+  // No rate for two ranks and no probe: counted, not timed, and said so (the same runs give the
+  // same prediction); with the command's probe hook, the probe is asked for the node's ranks.
+  const MeasuredRun run = read_measured_run(measured_record({150, 152, 149, 151}), "measured.json");
+  ClusterInput bare = cpu_cluster();
+  bare.memory_rate.reset();
+  const json untimed = json::parse(predict(run, bare, on_ranks(2)).dump());
+  EXPECT_EQ(untimed["prediction"]["step_copies"]["bytes_per_iteration"].get<int64_t>(), 3 * gradient_bytes);
+  EXPECT_TRUE(untimed["prediction"]["step_copies"]["ms"].is_null());
+  EXPECT_EQ(untimed["prediction"]["time_ms"]["step_copies"].get<double>(), 0.0);
+  int64_t asked = 0;
+  bare.measure_memory = [&](int64_t ranks) {
+    asked = ranks;
+    return given_rate();
+  };
+  const json probed = json::parse(predict(run, bare, on_ranks(2)).dump());
+  EXPECT_EQ(asked, 2);
+  EXPECT_NEAR(probed["prediction"]["time_ms"]["step_copies"].get<double>() / 1e3, expected_s, 1e-12);
 }
 
 TEST(PredictedOptimizer, FollowsTheTensorsAndElementsEachRankUpdates) {
@@ -417,6 +435,15 @@ TEST(InputSpread, TheIntervalCarriesTheCommDocumentsSpread) {
   const double iteration = p["average_iter_time"].get<double>();
   EXPECT_NEAR(interval["low"].get<double>(), iteration - std::sqrt(below), 1e-9);
   EXPECT_NEAR(interval["high"].get<double>(), iteration + std::sqrt(above), 1e-9);
+  // print's note names each source beside the run's spread.
+  const std::string notes = prediction_notes({p});
+  EXPECT_NE(notes.find("by the measured run's spread (4 iterations"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("and the comm document's collective times"), std::string::npos) << notes;
+  EXPECT_NE(notes.find(", the comm document's compute sharing"), std::string::npos) << notes;
+  // No measured iterations: no interval, whatever the comm document holds.
+  const json bare = json::parse(
+      predict(read_measured_run(measured_record({}), "measured.json"), measured_comm(true), on_ranks(2)).dump());
+  EXPECT_TRUE(bare["prediction"]["interval_ms"].is_null());
   // A document without the spread gives the run's part only in width.
   const json& narrow = plain["prediction"]["interval_ms"];
   EXPECT_NEAR(narrow["high"].get<double>() - narrow["low"].get<double>(),
