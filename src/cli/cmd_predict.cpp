@@ -12,6 +12,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli/command.hpp"
@@ -27,6 +28,7 @@
 #include "results/record_status.hpp"
 #include "results/result_store.hpp"
 #include "results/tables.hpp"
+#include "train/optimizer_probe.hpp"
 #include "usage/usage_error.hpp"
 
 namespace tokbench::cli {
@@ -143,8 +145,18 @@ int run_predict(const predict::PredictCommandOptions& o) {
   }
   const predict::ClusterInput cluster = cluster_input(o);
   std::vector<nlohmann::json> predictions;
-  for (const auto& run : measured_runs(o.from))
-    predictions.push_back(nlohmann::json::parse(predict::predict(run, cluster, o.target).dump()));
+  for (const auto& run : measured_runs(o.from)) {
+    // The optimizer's per-tensor and per-element costs, probed here at the predicted rank's threads.
+    predict::ClusterInput input = cluster;
+    input.measure_memory = [](int64_t ranks) { return predict::measure_memory_rate(ranks); };
+    if (run.device_is_cpu() && input.cluster.device == "cpu") {
+      int64_t threads = o.target.num_threads.value_or(run.num_threads);
+      if (threads <= 0) threads = std::max<int64_t>(1, std::thread::hardware_concurrency());
+      const train::OptimizerCost cost = train::measure_optimizer_cost(threads);
+      input.optimizer_cost = predict::OptimizerCostRates{cost.per_tensor_seconds, cost.per_element_seconds, cost.method};
+    }
+    predictions.push_back(nlohmann::json::parse(predict::predict(run, input, o.target).dump()));
+  }
   const nlohmann::json context{{"command", "tokbench predict"},
                                {"from", o.from},
                                {"cluster", cluster.cluster.name},

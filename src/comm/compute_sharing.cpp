@@ -60,6 +60,15 @@ ComputeSharing measure_compute_sharing(c10d::Backend& world, int64_t ranks_per_n
   sharing.alone_seconds = median(alone);
   sharing.together_seconds = median(together);
   sharing.slowdown = median(ratios);
+  std::sort(ratios.begin(), ratios.end());
+  const auto quantile = [&](double q) {  // linear interpolation between the sorted ratios
+    const double at = q * static_cast<double>(ratios.size() - 1);
+    const auto lo = static_cast<std::size_t>(at);
+    const std::size_t hi = std::min(lo + 1, ratios.size() - 1);
+    return ratios[lo] + (at - static_cast<double>(lo)) * (ratios[hi] - ratios[lo]);
+  };
+  sharing.slowdown_q1 = quantile(0.25);
+  sharing.slowdown_q3 = quantile(0.75);
   return sharing;
 }
 
@@ -70,7 +79,9 @@ nlohmann::ordered_json to_json(const ComputeSharing& s) {
           {"threads_per_rank", s.threads_per_rank},
           {"alone_ms", s.alone_seconds * 1e3},
           {"together_ms", s.together_seconds * 1e3},
-          {"slowdown", s.slowdown}};
+          {"slowdown", s.slowdown},
+          {"slowdown_q1", s.slowdown_q1},
+          {"slowdown_q3", s.slowdown_q3}};
 }
 
 }  // namespace tokbench::comm

@@ -16,6 +16,7 @@ struct ComputeSharing {
   double alone_seconds = 0;     // one GEMM on rank 0 while every other rank waits (median)
   double together_seconds = 0;  // the same GEMM on every rank at once: the slowest rank's (median)
   double slowdown = 1;          // the median over pairs of together / alone
+  double slowdown_q1 = 1, slowdown_q3 = 1;  // the pairs' ratios' quartiles: how sure the median is
   int64_t ranks_per_node = 1;
   int threads_per_rank = 1;
 };

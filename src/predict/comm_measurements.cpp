@@ -70,11 +70,19 @@ CommMeasurements parse_comm_document(std::string_view text, const std::string& s
         !(slowdown.get<double>() > 0))
       refuse("\"compute_sharing\" needs whole \"ranks_per_node\" and \"threads_per_rank\" >= 1 and a \"slowdown\" > 0");
     m.compute_sharing = CommMeasurements::ComputeSharing{ranks.get<int64_t>(), threads.get<int64_t>(),
+                                                         slowdown.get<double>(), slowdown.get<double>(),
                                                          slowdown.get<double>()};
+    // The quartiles, when this document records them (older ones do not: no spread then).
+    const json q1 = sharing.value("slowdown_q1", json()), q3 = sharing.value("slowdown_q3", json());
+    if (q1.is_number() && q3.is_number() && q1.get<double>() > 0 && q3.get<double>() >= q1.get<double>()) {
+      m.compute_sharing->slowdown_q1 = q1.get<double>();
+      m.compute_sharing->slowdown_q3 = q3.get<double>();
+    }
   }
   const json results = doc.value("results", json());
   if (!results.is_array() || results.empty()) refuse("\"results\" must be a non-empty list of measurements");
   std::map<std::string, std::map<double, std::vector<double>>> times;
+  std::map<std::string, std::map<double, std::pair<double, double>>> extremes;  // the fastest and slowest call
   for (std::size_t i = 0; i < results.size(); ++i) {
     const json& r = results[i];
     const json name = r.is_object() ? r.value("collective", json()) : json();
@@ -87,13 +95,20 @@ CommMeasurements parse_comm_document(std::string_view text, const std::string& s
       refuse(fmt::format("results[{}] ({} of {} bytes) was marked incorrect: its collective returned wrong values; "
                          "measure again", i, name.get<std::string>(), size.get<double>()));
     times[name.get<std::string>()][size.get<double>()].push_back(time.get<double>() * 1e-6);
+    const json lo = r.value("min_time_us", time), hi = r.value("max_time_us", time);
+    const double lo_s = (lo.is_number() && lo.get<double>() > 0 ? lo.get<double>() : time.get<double>()) * 1e-6;
+    const double hi_s = (hi.is_number() && hi.get<double>() > 0 ? hi.get<double>() : time.get<double>()) * 1e-6;
+    auto [it, fresh] = extremes[name.get<std::string>()].try_emplace(size.get<double>(), lo_s, hi_s);
+    if (!fresh) it->second = {std::min(it->second.first, lo_s), std::max(it->second.second, hi_s)};
   }
   // A size measured more than once (documents appended together) takes the mean of its times.
   for (const auto& [name, by_size] : times)
     for (const auto& [size, list] : by_size) {
       double sum = 0;
       for (double t : list) sum += t;
-      m.by_collective[name].push_back({size, sum / static_cast<double>(list.size())});
+      const double mean = sum / static_cast<double>(list.size());
+      const auto [lo, hi] = extremes[name][size];
+      m.by_collective[name].push_back({size, mean, std::min(lo, mean), std::max(hi, mean)});
     }
   return m;
 }
@@ -125,6 +140,20 @@ double interpolated_seconds(const CommMeasurements& m, std::string_view collecti
   const CommPoint& lo = *(upper - 1);
   const double t = (std::log(bytes) - std::log(lo.size_bytes)) / (std::log(hi.size_bytes) - std::log(lo.size_bytes));
   return std::exp(std::log(lo.seconds) + t * (std::log(hi.seconds) - std::log(lo.seconds)));
+}
+
+}  // namespace tokbench::predict
+
+namespace tokbench::predict {
+
+std::pair<double, double> relative_spread(const CommMeasurements& m, std::string_view collective, double bytes) {
+  const auto it = m.by_collective.find(std::string(collective));
+  if (it == m.by_collective.end() || it->second.empty() || !(bytes > 0)) return {1.0, 1.0};
+  const CommPoint* nearest = &it->second.front();
+  for (const auto& p : it->second)
+    if (std::abs(std::log(p.size_bytes / bytes)) < std::abs(std::log(nearest->size_bytes / bytes))) nearest = &p;
+  if (!(nearest->seconds > 0)) return {1.0, 1.0};
+  return {nearest->min_seconds / nearest->seconds, nearest->max_seconds / nearest->seconds};
 }
 
 }  // namespace tokbench::predict

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace tokbench::predict {
@@ -15,6 +16,9 @@ namespace tokbench::predict {
 struct CommPoint {
   double size_bytes = 0;
   double seconds = 0;  // the mean time of one call
+  // The fastest and slowest measured call (min_time_us, max_time_us; the mean where the
+  // document has none): the spread a prediction's interval carries.
+  double min_seconds = 0, max_seconds = 0;
 };
 
 struct CommMeasurements {
@@ -27,6 +31,7 @@ struct CommMeasurements {
   struct ComputeSharing {
     int64_t ranks_per_node = 0, threads_per_rank = 0;
     double slowdown = 1;
+    double slowdown_q1 = 1, slowdown_q3 = 1;  // the pairs' quartiles (the median where not recorded)
   };
   std::optional<ComputeSharing> compute_sharing;
   std::map<std::string, std::vector<CommPoint>> by_collective;  // sizes ascending, one point per size
@@ -43,5 +48,9 @@ CommMeasurements read_comm_document(const std::string& path);
 // the largest's bus bandwidth held (time linear in size). Throws std::invalid_argument naming
 // the collectives measured when `collective` was not.
 double interpolated_seconds(const CommMeasurements& m, std::string_view collective, double bytes);
+
+// The spread of `collective`'s calls at the measured size nearest `bytes` (in log size), as
+// ratios to its mean: {min / mean, max / mean}. {1, 1} when the collective was not measured.
+std::pair<double, double> relative_spread(const CommMeasurements& m, std::string_view collective, double bytes);
 
 }  // namespace tokbench::predict

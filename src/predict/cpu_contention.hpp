@@ -17,8 +17,19 @@ struct CpuContentionFactors {
   // The cores one rank's Gloo collective keeps busy while it runs (Gloo's worker thread copies,
   // sums and moves the buffer through loopback TCP: one core, busy for its whole duration).
   double gloo_cores_per_collective = 1.0;
-  double gloo_busy_fraction = 1.0;  // of a collective's duration that core is busy
+  // Of a collective's duration that core is busy. Fitted, not measured: on the 2-core CI VM
+  // (2026-12-05, pythia-14m, DDP and ZeRO-3 at W = 2, three rounds each) least squares of the
+  // measured GEMM and attention time above the prediction against the contention at 1 gave 0.30.
+  // It was 1 (compute stops while Gloo runs) while the step's own copies and the optimizer's
+  // memory sharing were not predicted; then it stood in for them (docs/predict.md, "CPU ranks
+  // share cores").
+  double gloo_busy_fraction = 0.3;
 };
+
+// What of the model a prediction measured and what it assumed, for the record.
+inline constexpr const char* kContentionAssumed =
+    "thread_scaling_exponent, gloo_cores_per_collective: assumed; gloo_busy_fraction: fitted to one machine "
+    "(2026-12-05, the 2-core CI VM), not measured here";
 
 // One node's CPU arrangement.
 struct CpuPlacement {

@@ -62,10 +62,22 @@ PredictionInterval prediction_interval(const IterationSpread& s, double iteratio
   return p;
 }
 
+PredictionInterval combined_interval(double iteration_s, const std::vector<SpreadPart>& parts) {
+  double below = 0, above = 0;
+  for (const auto& p : parts) {
+    below += std::max(0.0, p.below_s) * std::max(0.0, p.below_s);
+    above += std::max(0.0, p.above_s) * std::max(0.0, p.above_s);
+  }
+  return {(iteration_s - std::sqrt(below)) * 1e3, (iteration_s + std::sqrt(above)) * 1e3};
+}
+
 std::string interval_rule() {
-  return "the predicted compute (prediction.time_ms.compute) moved as the measured run's iterations did between their "
-         "quartiles, relative to their median: low = iteration - compute x (1 - Q1/median), high = iteration + "
-         "compute x (Q3/median - 1); communication and contention as predicted";
+  return "each part of the prediction moved by its own input's spread, the parts' widths added in quadrature on each "
+         "side (interval_ms.parts): the compute (time_ms.compute) as the measured run's iterations moved between their "
+         "quartiles relative to their median (compute x (1 - Q1/median) below, compute x (Q3/median - 1) above); the "
+         "communication that reaches the iteration (exposed comm and contention) by each collective's fastest call's "
+         "distance below its mean in the comm document, either side; the forward and backward by the quartiles of the "
+         "document's compute-sharing ratios against their median, where that measurement scales them";
 }
 
 nlohmann::ordered_json to_json(const std::optional<IterationSpread>& s, const std::string& why) {

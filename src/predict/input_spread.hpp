@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace tokbench::predict {
 
@@ -42,7 +43,19 @@ struct PredictionInterval {
 // (communication from the cluster or comm document, the contention model's cost) stays.
 PredictionInterval prediction_interval(const IterationSpread& spread, double iteration_s, double compute_s);
 
-// The rule above in words, for the record.
+// One independent source of a prediction's uncertainty: how far it can move the predicted
+// iteration below and above (seconds, both >= 0).
+struct SpreadPart {
+  std::string name;
+  double below_s = 0, above_s = 0;
+};
+
+// The interval from independent sources (the measured run's iterations, the comm document's
+// collective times, its compute-sharing probe): each side's widths added in quadrature, so two
+// sources of equal width widen it by sqrt(2), not 2.
+PredictionInterval combined_interval(double iteration_s, const std::vector<SpreadPart>& parts);
+
+// The rules above in words, for the record.
 std::string interval_rule();
 
 // {"measured_iterations", "median_ms", "q1_ms", "q3_ms", "iqr_ms", "relative_iqr", "mad_ms"}, or

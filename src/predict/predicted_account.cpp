@@ -56,6 +56,7 @@ PredictedAccount predict_time_account(const MeasuredRun& run, const PredictedIte
   for (const Category c : account::all_categories())
     if (scaled_with_forward_backward(c)) pass.seconds[index_of(c)] = measured[c].seconds * fb_scale;
   pass.seconds[index_of(Category::optimizer)] = it.optimizer;
+  pass.seconds[index_of(Category::elementwise)] += it.step_copies;
   pass.seconds[index_of(Category::exposed_comm)] = it.exposed_comm;
   pass.seconds[index_of(Category::other)] += it.contention;
   for (const double s : pass.seconds) pass.range_seconds += s;
@@ -101,13 +102,15 @@ PredictedAccount predict_time_account(const MeasuredRun& run, const PredictedIte
                            "ms)",
                            measured.source, measured.profiled_iterations, ms(measured.iteration_seconds))},
       {"rule", "the measured categories but optimizer and exposed_comm share the predicted forward and backward in "
-               "their measured proportions; optimizer is the predicted optimizer; exposed_comm the schedule's waits; "
-               "other also holds the contention model's cost"},
+               "their measured proportions; elementwise also holds the parallel step's own copies; optimizer is the "
+               "predicted optimizer; exposed_comm the schedule's waits; other also holds the contention model's cost"},
       {"forward_backward_scale", fb_scale},
       {"optimizer_scale", measured_optimizer > 0 ? json(it.optimizer / measured_optimizer) : json(nullptr)},
       {"unit_timings_coverage",
        measured_forward_backward > 0 ? json(unit_forward_backward / measured_forward_backward) : json(nullptr)},
       {"measured_exposed_comm_ms", ms(measured[Category::exposed_comm].seconds)},
+      {"step_copies_ms", ms(it.step_copies)},
+      {"step_copies_in", "elementwise"},
       {"contention_ms", ms(it.contention)},
       {"contention_in", fmt::format("other (other_top: '{}')", kContentionName)},
   };

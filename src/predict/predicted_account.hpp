@@ -26,11 +26,12 @@ inline constexpr const char* kExposedCommFromSchedule = "schedule";
 inline constexpr const char* kPredictedAccountSource = "predicted";
 
 // The predicted rank's iteration as the schedule made it, seconds per iteration; it sums
-// exactly: iteration = forward_backward + optimizer + exposed_comm + contention.
+// exactly: iteration = forward_backward + optimizer + step_copies + exposed_comm + contention.
 struct PredictedIteration {
   double iteration = 0;
   double forward_backward = 0;  // the units' forward and backward, every micro-batch, as scaled
   double optimizer = 0;
+  double step_copies = 0;       // the parallel step's own copies (step_copies.hpp): elementwise
   double exposed_comm = 0;      // compute waiting for collectives
   double contention = 0;        // compute slowed by collectives sharing its cores (CPU)
   int64_t grad_accum = 1;       // the predicted rank's micro-batches per iteration
@@ -52,6 +53,7 @@ struct PredictedAccount {
 
 // The measured account's categories other than optimizer and exposed_comm share the predicted
 // forward and backward in their measured proportions; optimizer is the predicted optimizer;
+// elementwise also holds the step's own copies, which the measured one-rank run does not run;
 // exposed_comm the schedule's waits; other also holds the contention, first in other_top under
 // kContentionName. A measured run without a readable account gives none, and says why.
 PredictedAccount predict_time_account(const MeasuredRun& run, const PredictedIteration& iteration,

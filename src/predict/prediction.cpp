@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 #include "account/time_account_json.hpp"
 #include "predict/collective_cost.hpp"
@@ -15,7 +16,9 @@
 #include "parallel/strategy.hpp"
 #include "predict/comm_plan.hpp"
 #include "predict/memory_model.hpp"
+#include "predict/optimizer_model.hpp"
 #include "predict/schedule.hpp"
+#include "predict/step_copies.hpp"
 #include "results/comm_plan_json.hpp"
 #include "results/record_status.hpp"
 #include "results/result_columns.hpp"
@@ -166,7 +169,9 @@ std::string sharding_label(const Target& t) {
 }
 
 // The units' forward and backward on the predicted rank, every micro-batch, as scaled.
-double forward_backward_seconds(const ScheduleResult& r) { return r.compute_seconds - r.optimizer_seconds; }
+double forward_backward_seconds(const ScheduleResult& r) {
+  return r.compute_seconds - r.optimizer_seconds - r.step_copy_seconds;
+}
 
 json link_json(const Link& l) {
   return {{"bandwidth_GBps", l.bandwidth_GBps}, {"latency_us", l.latency_us}, {"efficiency", l.efficiency}};
@@ -204,6 +209,11 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
 
   // Compute per unit, on the predicted rank.
   double compute_factor = 1.0, steal = 0.0;
+  // Whether the run was one rank alone and the prediction puts several on a node at its threads:
+  // then the node's ranks share memory bandwidth, which the memory probe measures.
+  bool alone_to_shared = false;
+  // Where tokbench comm's compute sharing scales the compute: its quartiles over its median.
+  std::optional<std::pair<double, double>> sharing_quartile_ratios;
   json contention = nullptr;
   if (cpu) {
     if (!cluster.cores_per_node)
@@ -218,12 +228,14 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
     const CpuPlacement predicted{*cluster.cores_per_node, t.nproc_per_node,
                                  t.num_threads > 0 ? t.num_threads : *cluster.cores_per_node};
     compute_factor = compute_time_factor(measured, predicted, factors);
+    alone_to_shared = measured.ranks == 1 && predicted.ranks > 1 && measured.threads == predicted.threads;
     steal = comm_compute_steal(predicted, factors);
     assumptions.push_back(describe(measured, predicted, factors));
     // What the cores cannot say: ranks computing at once on one machine slow each other (shared
     // physical cores, caches, memory bandwidth). `tokbench comm` measured it for its placement;
     // it applies where the run was one rank alone and the prediction is that placement.
     double sharing_slowdown = 1;
+    bool sharing_applied = false;
     if (in.measured && in.measured->compute_sharing) {
       const auto& s = *in.measured->compute_sharing;
       const bool applies = measured.ranks == 1 && measured.threads == s.threads_per_rank &&
@@ -232,6 +244,8 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
         // The measured slowdown already holds any time-slicing of more threads than cores. Ranks
         // sharing a machine do not speed each other up: a figure below 1 is the probe's noise.
         const double slowdown = std::max(1.0, s.slowdown);
+        sharing_applied = true;
+        sharing_quartile_ratios = {std::max(1.0, s.slowdown_q1) / slowdown, std::max(1.0, s.slowdown_q3) / slowdown};
         sharing_slowdown = slowdown / compute_factor;
         compute_factor = slowdown;
         assumptions.push_back(fmt::format(
@@ -256,7 +270,10 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
                   {"factors",
                    {{"thread_scaling_exponent", factors.thread_scaling_exponent},
                     {"gloo_cores_per_collective", factors.gloo_cores_per_collective},
-                    {"gloo_busy_fraction", factors.gloo_busy_fraction}}}};
+                    {"gloo_busy_fraction", factors.gloo_busy_fraction}}},
+                  {"measured_inputs", sharing_applied ? "compute_time_factor: tokbench comm's compute_sharing for this placement"
+                                                      : "nothing: compute_time_factor from the core count"},
+                  {"assumed_inputs", kContentionAssumed}};
   } else {
     assumptions.push_back("GPU ranks: each unit's compute time is the measured one (same device kind; "
                           "one rank per device, no contention between ranks)");
@@ -295,10 +312,82 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
     s.forward_seconds.push_back(u.forward_seconds * compute_factor);
     s.backward_seconds.push_back(u.backward_seconds * compute_factor);
   }
-  // AdamW is elementwise: its time follows the elements the rank updates.
-  const double updated_ratio = static_cast<double>(run.shard_size()) / static_cast<double>(t.shard_size);
-  s.optimizer_seconds = run.optimizer_seconds * compute_factor * updated_ratio;
   s.plan = plan;
+  // The step's own copies, which the one-rank run never made: bytes from the layout, timed at
+  // the rate the node's ranks copy at together (CPU: measured here by the probe).
+  const int64_t copy_bytes = plan.collectives.empty() ? 0 : step_copy_bytes(plan, t.shard_size, cpu);
+  json step_copies = nullptr;
+  std::optional<MemoryRate> memory_rate;
+  if (cpu && !(in.memory_rate && in.memory_rate->ranks == t.nproc_per_node) && !in.measure_memory) {
+    step_copies = {{"bytes_per_iteration", copy_bytes},
+                   {"ms", nullptr},
+                   {"why", "no copy rate was given or measured (tokbench predict measures one; a sweep's predictions "
+                           "do not): the step's own copies are counted, not timed"}};
+    if (copy_bytes > 0)
+      assumptions.push_back(fmt::format("the parallel step's own copies ({:.1f} MB per iteration) are not timed: no copy "
+                                        "rate was measured",
+                                        static_cast<double>(copy_bytes) / 1e6));
+  } else if (cpu) {
+    // A rate given for this many ranks per node, else the probe's, here and now.
+    memory_rate = in.memory_rate && in.memory_rate->ranks == t.nproc_per_node ? *in.memory_rate
+                                                                             : in.measure_memory(t.nproc_per_node);
+    s.step_copy_seconds = static_cast<double>(copy_bytes) / memory_rate->together_bytes_per_s;
+    step_copies = {{"bytes_per_iteration", copy_bytes},
+                   {"ms", s.step_copy_seconds * 1e3},
+                   {"memory_rate", to_json(*memory_rate)},
+                   {"measured", "the copy rate with the node's ranks copying at once (memory_rate)"},
+                   {"assumed", "every pass of the step's copies, fills and scales moves its bytes at memcpy's rate; "
+                               "the ranks' copies overlap in time; they run after the last wait, before the optimizer"}};
+    if (copy_bytes > 0)
+      assumptions.push_back(fmt::format(
+          "the parallel step's own copies (buckets, flat gradients, gather buffers): {:.1f} MB per iteration at {:.2f} "
+          "GB/s ({} ranks copying at once, {}): {:.2f} ms, under elementwise",
+          static_cast<double>(copy_bytes) / 1e6, memory_rate->together_bytes_per_s / 1e9, memory_rate->ranks,
+          memory_rate->source, s.step_copy_seconds * 1e3));
+  } else if (copy_bytes > 0) {
+    assumptions.push_back("GPU ranks: the step's own copies on the device are not modelled");
+  }
+  // The optimizer: a per-tensor and a per-element cost over what the rank updates (FSDP: one flat
+  // shard per unit), the per-element part slowed as the node's ranks share memory bandwidth.
+  json optimizer = nullptr;
+  const bool sharded = t.strategy == parallel::DistMode::fsdp && !plan.layout.units.empty();
+  if (run.shard_size() > 1) {
+    // A sharded measured run: its own shards are not laid out here; elements alone.
+    const double updated_ratio = static_cast<double>(run.shard_size()) / static_cast<double>(t.shard_size);
+    s.optimizer_seconds = run.optimizer_seconds * compute_factor * updated_ratio;
+    optimizer = {{"rule", "the measured run was sharded: its optimizer time times the measured over the predicted "
+                          "shard size, and the compute factor"}};
+  } else {
+    const OptimizerWork measured_work = unsharded_work(run.parameter_shapes);
+    const OptimizerWork predicted_work = sharded ? sharded_work(plan.layout) : measured_work;
+    const double element_factor = alone_to_shared && memory_rate ? memory_rate->sharing_slowdown() : compute_factor;
+    const OptimizerCostRates* rates = in.optimizer_cost ? &*in.optimizer_cost : nullptr;
+    const double ratio = optimizer_time_ratio(rates, measured_work, predicted_work, compute_factor, element_factor);
+    s.optimizer_seconds = run.optimizer_seconds * ratio;
+    optimizer = {{"measured_work", to_json(measured_work)},
+                 {"predicted_work", to_json(predicted_work)},
+                 {"per_tensor_us", rates ? json(rates->per_tensor_seconds * 1e6) : json(nullptr)},
+                 {"per_element_ns", rates ? json(rates->per_element_seconds * 1e9) : json(nullptr)},
+                 {"costs_from", rates ? json(rates->source) : json("not measured: elements alone (assumed)")},
+                 {"per_tensor_factor", compute_factor},
+                 {"per_element_factor", element_factor},
+                 {"per_element_factor_from", alone_to_shared && memory_rate
+                                                 ? "memory_rate.sharing_slowdown (measured)"
+                                                 : "the compute factor (assumed: as compute)"},
+                 {"ratio", ratio},
+                 {"rule", "predicted = measured optimizer x (a.tensors_p.per_tensor_factor + b.elements_p."
+                          "per_element_factor) / (a.tensors_m + b.elements_m), a and b the per-tensor and per-element "
+                          "costs"}};
+    assumptions.push_back(fmt::format(
+        "optimizer: {} tensor(s) of {} elements updated on the predicted rank (measured: {} of {}); {}; the per-element "
+        "part x {:.3g} ({}): x {:.3g} of the measured optimizer",
+        predicted_work.tensors, predicted_work.elements, measured_work.tensors, measured_work.elements,
+        rates ? fmt::format("{:.3g} us per tensor and {:.3g} ns per element ({})", rates->per_tensor_seconds * 1e6,
+                            rates->per_element_seconds * 1e9, rates->source)
+              : std::string("no per-tensor cost measured: elements alone"),
+        element_factor, alone_to_shared && memory_rate ? "ranks sharing memory bandwidth, measured" : "as compute",
+        ratio));
+  }
   json communication = results::comm_plan_json(plan);
   for (std::size_t i = 0; i < plan.collectives.size(); ++i) {
     s.collective_seconds.push_back(timer.seconds(plan.collectives[i]));
@@ -475,8 +564,8 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
   // (null, with the reason in prediction.time_account) when the measured run has none.
   const PredictedAccount predicted_account = predict_time_account(
       run,
-      PredictedIteration{iteration, forward_backward_seconds(r), r.optimizer_seconds, r.exposed_comm_seconds,
-                         r.contention_seconds, t.grad_accum},
+      PredictedIteration{iteration, forward_backward_seconds(r), r.optimizer_seconds, r.step_copy_seconds,
+                         r.exposed_comm_seconds, r.contention_seconds, t.grad_accum},
       PredictedFlops{flops ? static_cast<int64_t>(std::llround(*flops * ga)) : 0,
                      peak_tflops ? std::optional<double>(*peak_tflops * 1e12) : std::nullopt,
                      peak_source.value_or("")});
@@ -485,10 +574,43 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
   // How noisy the measured run was, and the interval that follows on the predicted iteration.
   std::string no_spread;
   const std::optional<IterationSpread> spread = iteration_spread(m.iterations.value_or(json()), no_spread);
-  json interval = nullptr;
+  // The interval: the measured run's spread on the compute, the comm document's on the
+  // communication that reaches the iteration, its compute-sharing probe's on forward and backward.
+  std::vector<SpreadPart> spread_parts;
   if (spread) {
     const PredictionInterval p = prediction_interval(*spread, iteration, r.compute_seconds);
-    interval = {{"low", p.low_ms}, {"high", p.high_ms}, {"rule", interval_rule()}};
+    spread_parts.push_back({"the measured run's iterations (quartiles)", iteration - p.low_ms / 1e3,
+                            p.high_ms / 1e3 - iteration});
+  }
+  // No run spread, no interval (input_spread says why): the comm document's parts join it.
+  if (spread && in.measured && !plan.collectives.empty()) {
+    double weight = 0, below = 0, above = 0;
+    for (std::size_t i = 0; i < plan.collectives.size(); ++i) {
+      const auto& c = plan.collectives[i];
+      const double w_i = s.collective_seconds[i] * static_cast<double>(c.per_iteration);
+      const double lo = relative_spread(*in.measured, to_string(c.call), static_cast<double>(c.bytes)).first;
+      weight += w_i;
+      // The mean already holds the slow calls, and the slowest of a few is an outlier (on a shared
+      // 2-core VM up to 5x the mean): the fastest call's distance below the mean, either side.
+      below += w_i * std::max(0.0, 1.0 - lo);
+      above += w_i * std::max(0.0, 1.0 - lo);
+    }
+    const double reaching = r.exposed_comm_seconds + r.contention_seconds;
+    if (weight > 0)
+      spread_parts.push_back({"the comm document's collective times (the fastest call against the mean)",
+                              reaching * below / weight, reaching * above / weight});
+  }
+  if (spread && sharing_quartile_ratios)
+    spread_parts.push_back({"the comm document's compute sharing (quartiles of its pairs)",
+                            forward_backward_seconds(r) * std::max(0.0, 1.0 - sharing_quartile_ratios->first),
+                            forward_backward_seconds(r) * std::max(0.0, sharing_quartile_ratios->second - 1.0)});
+  json interval = nullptr;
+  if (!spread_parts.empty()) {
+    const PredictionInterval p = combined_interval(iteration, spread_parts);
+    json parts = json::array();
+    for (const auto& part : spread_parts)
+      parts.push_back({{"from", part.name}, {"below_ms", part.below_s * 1e3}, {"above_ms", part.above_s * 1e3}});
+    interval = {{"low", p.low_ms}, {"high", p.high_ms}, {"rule", interval_rule()}, {"parts", parts}};
   }
   json cluster_json = {{"name", cluster.name},
                        {"source", cluster.source},
@@ -534,6 +656,7 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
         {"compute", r.compute_seconds * 1e3},
         {"forward_backward", forward_backward * 1e3},
         {"optimizer", r.optimizer_seconds * 1e3},
+        {"step_copies", r.step_copy_seconds * 1e3},
         {"comm_total", r.comm_seconds * 1e3},
         {"exposed_comm", r.exposed_comm_seconds * 1e3},
         {"hidden_comm", std::max(0.0, r.comm_seconds - r.exposed_comm_seconds) * 1e3},
@@ -541,6 +664,8 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
       {"exposed_comm_ms_per_iter", r.exposed_comm_seconds * 1e3},
       {"communication", communication},
       {"cpu_contention", contention},
+      {"step_copies", step_copies},
+      {"optimizer", optimizer},
       {"memory",
        {{"measured_peak_GB", opt(gb(memory.measured_peak))},
         {"predicted_peak_GB", opt(gb(memory.predicted_peak))},

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,8 @@
 #include "predict/comm_measurements.hpp"
 #include "predict/cpu_contention.hpp"
 #include "predict/measured_run.hpp"
+#include "predict/memory_rate.hpp"
+#include "predict/optimizer_model.hpp"
 
 namespace tokbench::predict {
 
@@ -36,6 +39,16 @@ struct ClusterInput {
   // More comm documents, of other world sizes: hybrid sharding's groups (S ranks per shard
   // group, W/S per replica group) are timed from the one measured at their size.
   std::vector<CommMeasurements> group_measurements;
+  // CPU clusters: the copy rates the step's own copies and the optimizer are timed with, for
+  // `ranks` per node. Where none is given for the predicted ranks per node, `measure_memory`
+  // (tokbench predict sets it to measure_memory_rate) measures them on the machine at hand;
+  // without either the step's copies are counted but not timed, and the record says so (the
+  // library's callers, a sweep's predictions: the same runs then give the same prediction).
+  std::optional<MemoryRate> memory_rate{};
+  std::function<MemoryRate(int64_t ranks)> measure_memory{};
+  // The optimizer's per-tensor and per-element costs on the machine at hand (the command probes
+  // tokbench's AdamW); unset: the optimizer follows the elements alone.
+  std::optional<OptimizerCostRates> optimizer_cost{};
 };
 
 // Builds the `measured` cluster from a comm document: its device, its ranks per node, the

@@ -27,12 +27,18 @@ std::string notes_of(const record_json& record) {
                                 number_in(record, "average_iter_time"));
   const record_json interval = prediction.value("interval_ms", record_json());
   const record_json spread = prediction.value("input_spread", record_json::object());
-  if (interval.is_object())
+  if (interval.is_object()) {
     out += fmt::format(", {:.2f} to {:.2f} ms by the measured run's spread ({} iterations: median {:.2f} ms, "
-                       "quartiles {:.2f} to {:.2f} ms)\n",
+                       "quartiles {:.2f} to {:.2f} ms)",
                        number_in(interval, "low"), number_in(interval, "high"), spread.value("measured_iterations", 0),
                        number_in(spread, "median_ms"), number_in(spread, "q1_ms"), number_in(spread, "q3_ms"));
-  else
+    // The other sources the interval adds in quadrature (a comm document's), each side's width.
+    const record_json parts = interval.value("parts", record_json::array());
+    for (std::size_t i = 1; parts.is_array() && i < parts.size(); ++i)
+      out += fmt::format("{} {} -{:.2f}/+{:.2f} ms", i == 1 ? " and" : ",", text_in(parts[i], "from"),
+                         number_in(parts[i], "below_ms"), number_in(parts[i], "above_ms"));
+    out += "\n";
+  } else
     out += fmt::format("; no interval: {}\n", text_in(spread, "why"));
   const record_json predicted_account = record.value("time_account", record_json());
   if (!predicted_account.is_object()) {

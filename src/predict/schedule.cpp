@@ -130,6 +130,7 @@ void simulate_ddp(const ScheduleInput& in, Timeline& t) {
     if (syncing && micro != in.grad_accum - 1) finish_all_reduce(micro);
   }
   finish_all_reduce(in.grad_accum - 1);
+  t.compute(in.step_copy_seconds);
   t.compute(in.optimizer_seconds);
 }
 
@@ -245,6 +246,7 @@ void simulate_fsdp(const ScheduleInput& in, Timeline& t) {
   for (int64_t k = 0; k < units; ++k)
     if (const int64_t id = issue(k, CommPurpose::reduce_across_replicas); id >= 0) replica.push_back(id);
   for (const int64_t id : replica) t.wait(id);
+  t.compute(in.step_copy_seconds);
   t.compute(in.optimizer_seconds);
   if (!in.zero3) {
     std::vector<int64_t> refresh;
@@ -275,6 +277,7 @@ ScheduleResult simulate_iteration(const ScheduleInput& in) {
     simulate_fsdp(in, timeline);
   }
   result.optimizer_seconds = in.optimizer_seconds;
+  result.step_copy_seconds = in.plan.collectives.empty() ? 0.0 : in.step_copy_seconds;
   result.iteration_seconds = timeline.now();
   return result;
 }

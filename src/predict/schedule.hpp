@@ -24,6 +24,10 @@ struct ScheduleInput {
   // compute time on the predicted rank, contention already applied.
   std::vector<double> forward_seconds, backward_seconds;
   double optimizer_seconds = 0;  // the whole step, once per iteration
+  // The step's own copies (step_copies.hpp), once per iteration, after the last waits and before
+  // the optimizer (where the step's copy-back and scaling run; the copies into buckets during
+  // backward are counted here too).
+  double step_copy_seconds = 0;
   CommPlan plan;
   std::vector<double> collective_seconds;  // one per plan.collectives entry
   // The fraction of the compute rate a running collective takes (CPU ranks: Gloo's core; 0 on
@@ -42,6 +46,7 @@ struct ScheduleResult {
   double iteration_seconds = 0;
   double compute_seconds = 0;      // the compute ops' own times (forward, backward, optimizer)
   double optimizer_seconds = 0;
+  double step_copy_seconds = 0;    // the step's own copies (part of compute_seconds)
   double comm_seconds = 0;         // the collectives' durations, summed (hidden or not)
   double exposed_comm_seconds = 0; // time compute waited for collectives (as a run reports it)
   double contention_seconds = 0;   // compute slowed down by collectives sharing its cores

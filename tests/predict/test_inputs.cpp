@@ -192,6 +192,13 @@ TEST(PredictCommDocument, ReadsComputeSharing) {
   EXPECT_EQ(m.compute_sharing->ranks_per_node, 2);
   EXPECT_EQ(m.compute_sharing->threads_per_rank, 1);
   EXPECT_DOUBLE_EQ(m.compute_sharing->slowdown, 1.54);
+  EXPECT_DOUBLE_EQ(m.compute_sharing->slowdown_q1, 1.54) << "no quartiles recorded: no spread";
+  EXPECT_DOUBLE_EQ(m.compute_sharing->slowdown_q3, 1.54);
+  const CommMeasurements q = parse_comm_document(
+      with_sharing(R"({"ranks_per_node": 2, "threads_per_rank": 1, "slowdown": 1.54, "slowdown_q1": 1.3, "slowdown_q3": 1.7})"),
+      "c.json");
+  EXPECT_DOUBLE_EQ(q.compute_sharing->slowdown_q1, 1.3);
+  EXPECT_DOUBLE_EQ(q.compute_sharing->slowdown_q3, 1.7);
   EXPECT_FALSE(parse_comm_document(with_sharing("null"), "c.json").compute_sharing.has_value());
   EXPECT_FALSE(parse_comm_document(comm_document(row), "c.json").compute_sharing.has_value());
   const std::string refused = refusal([&] {
@@ -208,12 +215,17 @@ TEST(PredictContention, SharedCoresSlowComputeAndGlooTakesACore) {
   EXPECT_DOUBLE_EQ(effective_cores(two_ranks), 1);
   EXPECT_DOUBLE_EQ(compute_time_factor(measured, two_ranks, f), 2);
   EXPECT_DOUBLE_EQ(compute_time_factor(measured, two_ranks_one_thread, f), 2);
-  // No spare core: Gloo's collective takes the rank's only core.
-  EXPECT_DOUBLE_EQ(comm_compute_steal(two_ranks_one_thread, f), 1);
+  // No spare core: Gloo's collective takes the fitted 0.3 of the rank's only core (it took all
+  // of it while the model stood in for the step's copies; docs/predict.md).
+  EXPECT_DOUBLE_EQ(f.gloo_busy_fraction, 0.3);
+  EXPECT_DOUBLE_EQ(comm_compute_steal(two_ranks_one_thread, f), 0.3);
   // 16 cores, 2 ranks x 4 threads: 8 spare cores, Gloo is free.
   EXPECT_DOUBLE_EQ(comm_compute_steal(CpuPlacement{16, 2, 4}, f), 0);
-  // 16 cores, 2 ranks x 8 threads: none spare, Gloo takes 1 of 8 cores.
-  EXPECT_DOUBLE_EQ(comm_compute_steal(CpuPlacement{16, 2, 8}, f), 1.0 / 8);
+  // 16 cores, 2 ranks x 8 threads: none spare, Gloo takes 0.3 of 1 of 8 cores.
+  EXPECT_DOUBLE_EQ(comm_compute_steal(CpuPlacement{16, 2, 8}, f), 0.3 / 8);
+  CpuContentionFactors whole_core;
+  whole_core.gloo_busy_fraction = 1;
+  EXPECT_DOUBLE_EQ(comm_compute_steal(two_ranks_one_thread, whole_core), 1);
   CpuContentionFactors sublinear;
   sublinear.thread_scaling_exponent = 0.5;
   EXPECT_DOUBLE_EQ(compute_time_factor(CpuPlacement{4, 1, 4}, CpuPlacement{4, 1, 1}, sublinear), 2);

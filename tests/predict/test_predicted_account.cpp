@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -17,10 +18,14 @@
 #include "account/explanation.hpp"
 #include "account/time_account_json.hpp"
 #include "predict/cluster.hpp"
+#include "predict/comm_measurements.hpp"
 #include "predict/input_spread.hpp"
 #include "predict/measured_run.hpp"
+#include "predict/memory_rate.hpp"
+#include "predict/optimizer_model.hpp"
 #include "predict/predicted_account.hpp"
 #include "predict/prediction.hpp"
+#include "predict/prediction_notes.hpp"
 #include "results/record_explanation.hpp"
 #include "results/run_record.hpp"
 
@@ -128,7 +133,18 @@ bandwidth_GBps = 1
 latency_us = 20
 )";
 
-ClusterInput cpu_cluster() { return {parse_cluster_toml(kCpuCluster, "cpu.toml"), std::nullopt, {}}; }
+// Copy rates given, not probed, so the step's copies are known figures: 10 GB/s alone, 8 GB/s
+// with both ranks copying.
+MemoryRate given_rate() {
+  MemoryRate rate;
+  rate.alone_bytes_per_s = 10e9;
+  rate.together_bytes_per_s = 8e9;
+  rate.ranks = 2;
+  rate.source = "given";
+  return rate;
+}
+
+ClusterInput cpu_cluster() { return {parse_cluster_toml(kCpuCluster, "cpu.toml"), std::nullopt, {}, given_rate()}; }
 
 TargetOptions on_ranks(int64_t ranks) {
   TargetOptions t;
@@ -168,6 +184,12 @@ TEST(PredictedAccount, CategoriesSumToThePredictedIteration) {
   EXPECT_EQ(a["other_top"][0]["name"], kContentionName);
   EXPECT_NEAR(a["other_top"][0]["profiled_s"].get<double>(), contention_s, 1e-12);
   EXPECT_NEAR(p["prediction"]["time_account"]["contention_ms"].get<double>(), contention_s * 1e3, 1e-9);
+  // The record says what of the contention model was measured and what assumed or fitted.
+  const json& contention = p["prediction"]["cpu_contention"];
+  EXPECT_NE(contention["assumed_inputs"].get<std::string>().find("gloo_busy_fraction: fitted"), std::string::npos);
+  EXPECT_NE(contention["measured_inputs"].get<std::string>().find("core count"), std::string::npos)
+      << "the preset cluster has no compute_sharing measurement";
+  EXPECT_DOUBLE_EQ(contention["comm_compute_steal"].get<double>(), 0.3 / 1.0);
   // The forward and backward categories keep the measured proportions and hold the predicted
   // forward and backward; other beyond the contention too.
   const double forward_backward = time_ms["forward_backward"].get<double>() / 1e3;
@@ -177,8 +199,9 @@ TEST(PredictedAccount, CategoriesSumToThePredictedIteration) {
                            Category::loss, Category::data_host, Category::device_idle}) {
     const std::string name(account::json_name(c));
     const double measured = kMeasured.count(name) ? kMeasured.at(name) : 0.0;
-    EXPECT_NEAR(seconds_of(a, c), measured * scale, 1e-12) << name;
-    scaled += seconds_of(a, c);
+    const double own = c == Category::elementwise ? time_ms["step_copies"].get<double>() / 1e3 : 0.0;
+    EXPECT_NEAR(seconds_of(a, c), measured * scale + own, 1e-12) << name;
+    scaled += seconds_of(a, c) - own;
   }
   scaled += seconds_of(a, Category::other) - contention_s;
   EXPECT_NEAR(scaled, forward_backward, 1e-12);
@@ -186,6 +209,109 @@ TEST(PredictedAccount, CategoriesSumToThePredictedIteration) {
   const account::TimeAccount read = account::time_account_from_json(nlohmann::ordered_json::parse(a.dump()));
   EXPECT_FALSE(read.rank.has_value()) << "every simulated rank runs the same schedule";
   EXPECT_TRUE(p["prediction"]["time_account"]["made"].get<bool>());
+}
+
+TEST(PredictedAccount, TheStepsOwnCopiesAreElementwiseAtTheMeasuredCopyRate) {
+  // DDP over two ranks: every gradient byte copied into its bucket, scaled and copied back (3
+  // passes), at the rate two ranks copy at together; none at one rank.
+  const json p = predicted(measured_record({150, 152, 149, 151}), 2);
+  const json one = predicted(measured_record({150, 152, 149, 151}), 1);
+  int64_t gradient_bytes = 4 * (6438912 + 6 * 198912 + 6439168);
+  const json& copies = p["prediction"]["step_copies"];
+  EXPECT_EQ(copies["bytes_per_iteration"].get<int64_t>(), 3 * gradient_bytes);
+  const double expected_s = 3.0 * static_cast<double>(gradient_bytes) / 8e9;
+  EXPECT_NEAR(p["prediction"]["time_ms"]["step_copies"].get<double>() / 1e3, expected_s, 1e-12);
+  EXPECT_EQ(copies["memory_rate"]["source"], "given");
+  EXPECT_NEAR(p["prediction"]["time_account"]["step_copies_ms"].get<double>(), expected_s * 1e3, 1e-9);
+  EXPECT_EQ(one["prediction"]["time_ms"]["step_copies"].get<double>(), 0.0) << "one rank has no buckets";
+  // Elementwise holds them beyond its scaled measured share.
+  const double scale = p["prediction"]["time_account"]["forward_backward_scale"].get<double>();
+  EXPECT_NEAR(seconds_of(p["time_account"], Category::elementwise), kMeasured.at("elementwise") * scale + expected_s,
+              1e-12);
+  // ZeRO-3 on Gloo: more than DDP (flat gradients zeroed, gathers staged through full buffers).
+  TargetOptions zero3 = on_ranks(2);
+  zero3.distributed_mode = "fsdp";
+  zero3.shard_mode = "zero3";
+  zero3.bucketing_mode = "block";
+  const json z = json::parse(
+      predict(read_measured_run(measured_record({150, 152, 149, 151}), "measured.json"), cpu_cluster(), zero3).dump());
+  EXPECT_GT(z["prediction"]["step_copies"]["bytes_per_iteration"].get<int64_t>(), 3 * gradient_bytes);
+  // No rate for two ranks and no probe: counted, not timed, and said so (the same runs give the
+  // same prediction); with the command's probe hook, the probe is asked for the node's ranks.
+  const MeasuredRun run = read_measured_run(measured_record({150, 152, 149, 151}), "measured.json");
+  ClusterInput bare = cpu_cluster();
+  bare.memory_rate.reset();
+  const json untimed = json::parse(predict(run, bare, on_ranks(2)).dump());
+  EXPECT_EQ(untimed["prediction"]["step_copies"]["bytes_per_iteration"].get<int64_t>(), 3 * gradient_bytes);
+  EXPECT_TRUE(untimed["prediction"]["step_copies"]["ms"].is_null());
+  EXPECT_EQ(untimed["prediction"]["time_ms"]["step_copies"].get<double>(), 0.0);
+  int64_t asked = 0;
+  bare.measure_memory = [&](int64_t ranks) {
+    asked = ranks;
+    return given_rate();
+  };
+  const json probed = json::parse(predict(run, bare, on_ranks(2)).dump());
+  EXPECT_EQ(asked, 2);
+  EXPECT_NEAR(probed["prediction"]["time_ms"]["step_copies"].get<double>() / 1e3, expected_s, 1e-12);
+}
+
+TEST(PredictedOptimizer, FollowsTheTensorsAndElementsEachRankUpdates) {
+  // 50 us per tensor, 1 ns per element (given, not probed); two ranks copying share memory
+  // bandwidth 10/8 = 1.25x, which slows the per-element part only.
+  ClusterInput in = cpu_cluster();
+  in.optimizer_cost = OptimizerCostRates{50e-6, 1e-9, "given"};
+  const MeasuredRun run = read_measured_run(measured_record({150, 152, 149, 151}), "measured.json");
+  const double measured_s = 0.0135;
+  const auto optimizer_s = [](const json& p) { return p["prediction"]["time_ms"]["optimizer"].get<double>() / 1e3; };
+  // The per-tensor part scales as compute (here 2 ranks of 2 threads on 2 cores: 2x).
+  const auto cost = [](const json& work, double tensor_factor, double element_factor) {
+    return 50e-6 * work["tensors"].get<double>() * tensor_factor +
+           1e-9 * work["elements"].get<double>() * element_factor;
+  };
+  // DDP: the same tensors and elements as the one-rank run; the per-element part 1.25x.
+  const json ddp = json::parse(predict(run, in, on_ranks(2)).dump());
+  const json& d = ddp["prediction"]["optimizer"];
+  EXPECT_EQ(d["predicted_work"], d["measured_work"]);
+  EXPECT_EQ(d["measured_work"]["tensors"].get<int64_t>(), 8) << "no parameter_shapes: one tensor per timed unit";
+  EXPECT_DOUBLE_EQ(d["per_element_factor"].get<double>(), 1.25);
+  const double compute = ddp["prediction"]["cpu_contention"]["compute_time_factor"].get<double>();
+  EXPECT_DOUBLE_EQ(compute, 2.0);
+  EXPECT_DOUBLE_EQ(d["per_tensor_factor"].get<double>(), compute);
+  EXPECT_NEAR(optimizer_s(ddp), measured_s * cost(d["measured_work"], compute, 1.25) / cost(d["measured_work"], 1, 1),
+              1e-12);
+  // ZeRO-3 over two ranks: one flat shard per FSDP unit, half the (padded) elements; the
+  // per-tensor part follows the units, not the elements.
+  TargetOptions zero3 = on_ranks(2);
+  zero3.distributed_mode = "fsdp";
+  zero3.shard_mode = "zero3";
+  zero3.bucketing_mode = "block";
+  const json z = json::parse(predict(run, in, zero3).dump());
+  const json& o = z["prediction"]["optimizer"];
+  std::set<std::string> unit_names;  // the FSDP units, as the plan's collectives name them
+  for (const auto& c : z["prediction"]["communication"]["collectives"]) unit_names.insert(c["unit"].get<std::string>());
+  const auto units = static_cast<int64_t>(unit_names.size());
+  ASSERT_GT(units, 1);
+  EXPECT_EQ(o["predicted_work"]["tensors"].get<int64_t>(), units);
+  EXPECT_NEAR(o["predicted_work"]["elements"].get<double>(), o["measured_work"]["elements"].get<double>() / 2, units);
+  EXPECT_NEAR(optimizer_s(z), measured_s * cost(o["predicted_work"], compute, 1.25) / cost(o["measured_work"], 1, 1),
+              1e-12);
+  // Without measured costs: the elements alone, as before (and said so).
+  const json e = json::parse(predict(run, cpu_cluster(), zero3).dump());
+  EXPECT_NEAR(optimizer_s(e),
+              measured_s * 1.25 * e["prediction"]["optimizer"]["predicted_work"]["elements"].get<double>() /
+                  e["prediction"]["optimizer"]["measured_work"]["elements"].get<double>(),
+              1e-12);
+  EXPECT_NE(e["prediction"]["optimizer"]["costs_from"].get<std::string>().find("assumed"), std::string::npos);
+}
+
+TEST(MemoryRate, TheProbeMeasuresPositiveRatesAndASlowdownOfAtLeastOne) {
+  const MemoryRate rate = measure_memory_rate(2, 8 << 20, 3);
+  EXPECT_GT(rate.alone_bytes_per_s, 0);
+  EXPECT_GT(rate.together_bytes_per_s, 0);
+  EXPECT_GE(rate.sharing_slowdown(), 1.0);
+  EXPECT_GT(rate.pair_slowdown, 0);
+  EXPECT_DOUBLE_EQ(rate.sharing_slowdown(), std::max(1.0, rate.pair_slowdown)) << "the pairs' median, not the medians' ratio";
+  EXPECT_EQ(to_json(rate)["source"], "probe");
 }
 
 TEST(PredictedAccount, ExplainSaysCategoryByCategoryWhereAPredictionDiffers) {
@@ -256,6 +382,74 @@ TEST(InputSpread, MedianQuartilesAndMadOfTheMeasuredIterations) {
   // One measured iteration: no spread, and why.
   EXPECT_FALSE(iteration_spread(nlohmann::ordered_json::parse(measured_record({150})["iterations"].dump()), why));
   EXPECT_NE(why.find("1 measured iteration"), std::string::npos) << why;
+}
+
+// A 2-rank CPU comm document: all-reduce from 1 kB to 100 MB at 1 GB/s, every call between 0.8
+// and 1.5 of its mean (or none recorded), and its compute sharing probe (slowdown 1.2, quartiles
+// 1.1 and 1.4, or no quartiles) for ranks of the record's 2 threads.
+ClusterInput measured_comm(bool with_spread) {
+  std::string results;
+  for (double bytes = 1e3; bytes <= 1e8; bytes *= 10) {
+    const double us = 20 + bytes / 1e3;
+    results += (results.empty() ? "" : ",") +
+               nlohmann::json({{"collective", "all_reduce"}, {"size_bytes", bytes}, {"time_us", us}}).dump();
+    if (with_spread) {
+      results.pop_back();
+      results += ",\"min_time_us\":" + std::to_string(0.8 * us) + ",\"max_time_us\":" + std::to_string(1.5 * us) + "}";
+    }
+  }
+  const std::string quartiles = with_spread ? R"(, "slowdown_q1": 1.1, "slowdown_q3": 1.4)" : "";
+  const std::string doc = R"({"schema": "tokbench-comm", "schema_version": 1, "backend": "gloo", "device": "cpu",
+      "world_size": 2, "nnodes": 1, "nproc_per_node": 2, "threads_per_rank": 2, "environment": {"cpu_cores": 2},
+      "compute_sharing": {"ranks_per_node": 2, "threads_per_rank": 2, "slowdown": 1.2)" + quartiles + R"(},
+      "results": [)" + results + "]}";
+  ClusterInput in = measured_cluster(parse_comm_document(doc, "comm.json"));
+  in.memory_rate = given_rate();
+  return in;
+}
+
+TEST(InputSpread, TheIntervalCarriesTheCommDocumentsSpread) {
+  const MeasuredRun run = read_measured_run(measured_record({148, 150, 151, 153}), "measured.json");
+  const json p = json::parse(predict(run, measured_comm(true), on_ranks(2)).dump());
+  const json plain = json::parse(predict(run, measured_comm(false), on_ranks(2)).dump());
+  EXPECT_EQ(p["average_iter_time"], plain["average_iter_time"]) << "a spread does not move the prediction";
+  const json& interval = p["prediction"]["interval_ms"];
+  ASSERT_EQ(interval["parts"].size(), 3u) << interval.dump();
+  const json& time_ms = p["prediction"]["time_ms"];
+  // The collectives' part: the communication that reaches the iteration, moved by the fastest
+  // call's distance below the mean (0.2) either side; the slowest call (1.5x) is an outlier.
+  const double reaching = time_ms["exposed_comm"].get<double>() + time_ms["cpu_contention"].get<double>();
+  ASSERT_GT(reaching, 0);
+  EXPECT_NEAR(interval["parts"][1]["below_ms"].get<double>(), 0.2 * reaching, 1e-6 * reaching);
+  EXPECT_NEAR(interval["parts"][1]["above_ms"].get<double>(), 0.2 * reaching, 1e-6 * reaching);
+  // The compute sharing's part: forward and backward by its quartiles over its median.
+  const double fb = time_ms["forward_backward"].get<double>();
+  EXPECT_NEAR(interval["parts"][2]["below_ms"].get<double>(), fb * (1 - 1.1 / 1.2), 1e-9 * fb);
+  EXPECT_NEAR(interval["parts"][2]["above_ms"].get<double>(), fb * (1.4 / 1.2 - 1), 1e-9 * fb);
+  // The sides add in quadrature.
+  double below = 0, above = 0;
+  for (const auto& part : interval["parts"]) {
+    below += part["below_ms"].get<double>() * part["below_ms"].get<double>();
+    above += part["above_ms"].get<double>() * part["above_ms"].get<double>();
+  }
+  const double iteration = p["average_iter_time"].get<double>();
+  EXPECT_NEAR(interval["low"].get<double>(), iteration - std::sqrt(below), 1e-9);
+  EXPECT_NEAR(interval["high"].get<double>(), iteration + std::sqrt(above), 1e-9);
+  // print's note names each source beside the run's spread.
+  const std::string notes = prediction_notes({p});
+  EXPECT_NE(notes.find("by the measured run's spread (4 iterations"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("and the comm document's collective times"), std::string::npos) << notes;
+  EXPECT_NE(notes.find(", the comm document's compute sharing"), std::string::npos) << notes;
+  // No measured iterations: no interval, whatever the comm document holds.
+  const json bare = json::parse(
+      predict(read_measured_run(measured_record({}), "measured.json"), measured_comm(true), on_ranks(2)).dump());
+  EXPECT_TRUE(bare["prediction"]["interval_ms"].is_null());
+  // A document without the spread gives the run's part only in width.
+  const json& narrow = plain["prediction"]["interval_ms"];
+  EXPECT_NEAR(narrow["high"].get<double>() - narrow["low"].get<double>(),
+              narrow["parts"][0]["below_ms"].get<double>() + narrow["parts"][0]["above_ms"].get<double>(), 1e-9);
+  EXPECT_GT(interval["high"].get<double>() - interval["low"].get<double>(),
+            1.5 * (narrow["high"].get<double>() - narrow["low"].get<double>()));
 }
 
 TEST(InputSpread, TheIntervalWidensWithANoisierRecord) {
