@@ -80,6 +80,43 @@ std::string interval_rule() {
          "document's compute-sharing ratios against their median, where that measurement scales them";
 }
 
+UnitTimingsLevel unit_timings_level(const std::optional<IterationSpread>& spread, double pass_iteration_seconds,
+                                    int64_t pass_iterations) {
+  UnitTimingsLevel level;
+  level.pass_iterations = pass_iterations;
+  level.pass_iteration_ms = pass_iteration_seconds * 1e3;
+  if (spread) {
+    level.window_iterations = spread->iterations;
+    level.window_median_ms = spread->median_ms;
+  }
+  if (!(std::isfinite(level.pass_iteration_ms) && level.pass_iteration_ms > 0)) {
+    level.why = "the record's unit_timings.iteration_seconds is missing or not positive";
+  } else if (!spread || spread->iterations < kMinLevelIterations) {
+    level.why = fmt::format("the measured window holds {} measured iteration(s); its median sets the units' level "
+                            "from {} on (tokbench run --max-iters at least {} above --warmup-iters)",
+                            level.window_iterations, kMinLevelIterations, kMinLevelIterations);
+  } else if (!(spread->median_ms > 0)) {
+    level.why = "the measured window's median is not positive";
+  } else {
+    level.rescaled = true;
+    level.scale = spread->median_ms / level.pass_iteration_ms;
+  }
+  return level;
+}
+
+nlohmann::ordered_json to_json(const UnitTimingsLevel& l) {
+  if (!l.rescaled) return {{"rescaled", false}, {"scale", 1.0}, {"why", l.why}};
+  return {{"rescaled", true},
+          {"scale", l.scale},
+          {"window_median_ms", l.window_median_ms},
+          {"window_iterations", l.window_iterations},
+          {"pass_iteration_ms", l.pass_iteration_ms},
+          {"pass_iterations", l.pass_iterations},
+          {"rule", "each unit's forward, backward and optimizer seconds x (the measured window's median iteration / "
+                   "the unit-timing pass's mean iteration): the units at the window's level, the pass giving their "
+                   "split"}};
+}
+
 nlohmann::ordered_json to_json(const std::optional<IterationSpread>& s, const std::string& why) {
   if (!s) return {{"measured_iterations", nullptr}, {"why", why}};
   return {{"measured_iterations", s->iterations}, {"median_ms", s->median_ms}, {"q1_ms", s->q1_ms},

@@ -2,7 +2,8 @@
 // iteration that follows (docs/predict.md, "How sure: the input's spread and the interval"):
 // the median and quartiles of its measured (not warm-up) iterations' times, their median
 // absolute deviation, and the rule that carries the quartiles' spread, relative to the median,
-// onto the part of the prediction scaled from the measurement (its compute). Torch-free.
+// onto the part of the prediction scaled from the measurement (its compute); and the level the
+// unit timings are read at: the window's median, not the few-iteration pass's mean. Torch-free.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -57,6 +58,30 @@ PredictionInterval combined_interval(double iteration_s, const std::vector<Sprea
 
 // The rules above in words, for the record.
 std::string interval_rule();
+
+// The unit timings come from a pass of a few iterations (2 by default) after the measured
+// window; their mean moves with whatever the machine did in those seconds, while the window's
+// median over many iterations does not follow one slow stretch. So the units are read at the
+// window's level: each unit's forward, backward and optimizer seconds are multiplied by
+// `scale` = window median / the pass's mean iteration (the pass then gives only the split
+// between units). It needs at least kMinLevelIterations measured iterations in the window (with
+// fewer its median is no steadier than the pass), else scale stays 1 and `why` says so.
+inline constexpr int64_t kMinLevelIterations = 5;
+
+struct UnitTimingsLevel {
+  double scale = 1;
+  bool rescaled = false;
+  std::string why;  // when not rescaled
+  int64_t window_iterations = 0, pass_iterations = 0;
+  double window_median_ms = 0, pass_iteration_ms = 0;
+};
+
+UnitTimingsLevel unit_timings_level(const std::optional<IterationSpread>& spread, double pass_iteration_seconds,
+                                    int64_t pass_iterations);
+
+// {"rescaled", "scale", "window_median_ms", "window_iterations", "pass_iteration_ms",
+// "pass_iterations", "rule"} or, not rescaled, {"rescaled": false, "scale": 1, "why": ...}.
+nlohmann::ordered_json to_json(const UnitTimingsLevel& level);
 
 // {"measured_iterations", "median_ms", "q1_ms", "q3_ms", "iqr_ms", "relative_iqr", "mad_ms"}, or
 // {"measured_iterations": null, "why": ...} without a spread.

@@ -120,6 +120,24 @@ void read_unit_timings(const Block& t, const std::string& source, MeasuredRun& r
   run.optimizer_seconds = number_at(t, "optimizer_seconds").value_or(optimizer_sum);
 }
 
+// The units at the measured window's level (input_spread.hpp, unit_timings_level): the pass's
+// few iterations give the split between units, the window's median how long they take.
+void level_unit_timings(const Block& t, const Block& iterations, MeasuredRun& run) {
+  std::string no_spread;
+  const auto pass_iterations = t.find("iterations");
+  run.unit_timings_level = unit_timings_level(
+      iteration_spread(iterations, no_spread), run.iteration_seconds,
+      pass_iterations != t.end() && pass_iterations->is_number_integer() ? pass_iterations->get<int64_t>() : 0);
+  const double k = run.unit_timings_level.scale;
+  if (!run.unit_timings_level.rescaled) return;
+  for (auto& u : run.units) {
+    u.forward_seconds *= k;
+    u.backward_seconds *= k;
+    u.optimizer_seconds *= k;
+  }
+  run.optimizer_seconds *= k;
+}
+
 // The model's parameters in registration order (unit_timings.parameter_shapes), each with its
 // timed unit, for the target's layout. A record of an older tokbench has none: each timed unit
 // then stands as one parameter, in the model's registration order of them (the head's lm_head
@@ -239,6 +257,7 @@ MeasuredRun read_measured_run(results::RunRecord record, const std::string& sour
   run.memory.activations_GB = figure(record.memory_activations_gb);
   run.memory.comm_buffers_GB = figure(record.memory_comm_buffers_gb);
   read_unit_timings(timings, source, run);
+  level_unit_timings(timings, record.iterations.value_or(Block()), run);
   read_parameter_shapes(timings, source, run);
   run.record = std::move(record);
   return run;

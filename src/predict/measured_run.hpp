@@ -14,6 +14,7 @@
 #include "parallel/layout.hpp"
 #include "parallel/strategy.hpp"
 #include "predict/comm_plan.hpp"
+#include "predict/input_spread.hpp"
 #include "results/run_record.hpp"
 
 namespace tokbench::predict {
@@ -57,6 +58,9 @@ struct MeasuredRun {
   std::vector<parallel::ParameterShape> parameter_shapes;
   bool parameter_shapes_recorded = false;
   double iteration_seconds = 0, exposed_comm_seconds = 0, optimizer_seconds = 0;
+  // The level the units were read at (input_spread.hpp): `units` and `optimizer_seconds` are
+  // already multiplied by its scale; iteration_seconds stays the pass's own.
+  UnitTimingsLevel unit_timings_level;
   MeasuredMemory memory;
 
   bool device_is_cpu() const { return device.rfind("cpu", 0) == 0; }

@@ -677,6 +677,7 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
       {"assumptions", assumptions},
       {"time_account", predicted_account.description},
       {"input_spread", to_json(spread, no_spread)},
+      {"unit_timings_level", to_json(run.unit_timings_level)},
       {"interval_ms", interval},
   };
   return rec;

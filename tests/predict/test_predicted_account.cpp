@@ -480,5 +480,47 @@ TEST(InputSpread, TheIntervalWidensWithANoisierRecord) {
             std::string::npos);
 }
 
+// Issue 37, item 2: the units are read at the measured window's median, so two one-rank runs
+// whose few-iteration unit-timing passes caught the machine at different moments (150 and
+// 180 ms per pass iteration) but whose windows agree predict the same iteration.
+TEST(InputSpread, TheUnitsAreReadAtTheWindowsMedian) {
+  // The pass at `pass_s` per iteration, every unit's time in proportion (a pass 20% slower
+  // measures every unit 20% slower).
+  const auto with_pass = [](json r, double pass_s) {
+    const double k = pass_s / 0.150;
+    for (auto& u : r["unit_timings"]["units"])
+      for (const char* key : {"forward_seconds", "backward_seconds", "optimizer_seconds"}) u[key] = k * u[key].get<double>();
+    r["unit_timings"]["optimizer_seconds"] = k * r["unit_timings"]["optimizer_seconds"].get<double>();
+    r["unit_timings"]["iteration_seconds"] = pass_s;
+    r["unit_timings"]["iterations"] = 2;
+    return r;
+  };
+  const std::vector<double> window = {150, 149, 151, 150, 152, 148, 250};  // median 150, one slow outlier
+  const json calm = predicted(with_pass(measured_record(window), 0.150), 2);
+  const json busy = predicted(with_pass(measured_record(window), 0.180), 2);
+  const json& level = busy["prediction"]["unit_timings_level"];
+  ASSERT_TRUE(level["rescaled"].get<bool>()) << level.dump();
+  EXPECT_DOUBLE_EQ(level["scale"].get<double>(), 150.0 / 180.0);
+  EXPECT_EQ(level["window_iterations"], 7);
+  EXPECT_DOUBLE_EQ(calm["prediction"]["unit_timings_level"]["scale"].get<double>(), 1.0);
+  EXPECT_NEAR(busy["average_iter_time"].get<double>(), calm["average_iter_time"].get<double>(),
+              1e-9 * calm["average_iter_time"].get<double>());
+  // A window twice as slow doubles every unit's compute.
+  std::vector<double> slower;
+  for (const double t : window) slower.push_back(2 * t);
+  const json twice = predicted(with_pass(measured_record(slower), 0.150), 2);
+  EXPECT_NEAR(twice["prediction"]["time_ms"]["forward_backward"].get<double>(),
+              2 * calm["prediction"]["time_ms"]["forward_backward"].get<double>(), 1e-9);
+  EXPECT_NEAR(twice["prediction"]["time_ms"]["optimizer"].get<double>(),
+              2 * calm["prediction"]["time_ms"]["optimizer"].get<double>(), 1e-9);
+  // Fewer than kMinLevelIterations measured iterations: the pass's own level, and why.
+  const json few = predicted(with_pass(measured_record({300, 300, 300, 300}), 0.150), 2);
+  EXPECT_FALSE(few["prediction"]["unit_timings_level"]["rescaled"].get<bool>());
+  EXPECT_NE(few["prediction"]["unit_timings_level"]["why"].get<std::string>().find("4 measured iteration"),
+            std::string::npos);
+  EXPECT_NEAR(few["prediction"]["time_ms"]["forward_backward"].get<double>(),
+              calm["prediction"]["time_ms"]["forward_backward"].get<double>(), 1e-9);
+}
+
 }  // namespace
 }  // namespace tokbench::predict
