@@ -2,8 +2,9 @@
 """How many times each fact is spelled in the C++ sources (src/): a fact declared once is spelled once.
 
 Counts the string literals (comments left out) of:
-  - every record key of src/results/record_keys.hpp ("Seq Len", "status", ...), the header's own
-    definition included: 1 means only the constant spells it;
+  - every record key of src/results/record_keys.hpp ("Seq Len", "status", ...) and every key of the
+    record's nested blocks in src/results/record_blocks.{hpp,cpp} ("time_ms", "host", ...), their
+    own definitions included: 1 means only the constant spells it;
   - the distributed-mode and shard-mode words (--distributed-mode, --shard-mode);
   - the executor names (--compile / --executor);
 and the code lines (comments left out) that spell PyTorch DDP's 25 MB bucket default.
@@ -65,8 +66,20 @@ def sources():
 
 
 def record_keys():
+    """The record's keys: record_keys.hpp's list, X(member, "key", type)."""
     text = open(os.path.join(SRC, "results", "record_keys.hpp")).read()
-    return sorted(set(re.findall(r'inline\s+constexpr\s+char\s+\w+\[\]\s*=\s*"([^"]+)"', text)))
+    return sorted(set(re.findall(r'X\(\s*\w+\s*,\s*"([^"]+)"', text)))
+
+
+def block_keys():
+    """The keys of the record's nested blocks (iterations, iter_time_ms, ranks, unit_timings, the
+    config's resolved values): the constants of record_blocks.hpp and .cpp, name[] = "key"."""
+    keys = set()
+    for name in ("record_blocks.hpp", "record_blocks.cpp"):
+        path = os.path.join(SRC, "results", name)
+        if os.path.exists(path):
+            keys |= set(re.findall(r'\w+\[\]\s*=\s*"([^"]+)"', open(path).read()))
+    return sorted(keys - set(record_keys()))
 
 
 def main():
@@ -74,6 +87,8 @@ def main():
     facts = {}
     for key in record_keys():
         facts[f'record key "{key}"'] = re.compile(re.escape(f'"{key}"'))
+    for key in block_keys():
+        facts[f'block key "{key}"'] = re.compile(re.escape(f'"{key}"'))
     for word in ["ddp", "fsdp", "zero2", "zero3", "hybrid_zero2", "hybrid_zero3"]:
         facts[f'mode word "{word}"'] = re.compile(re.escape(f'"{word}"'))
     for name in ["eager", "fused", "python-eager", "python-inductor", "python-thunder", "inductor", "thunder"]:

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <vector>
 
+#include "results/record_blocks.hpp"
+
 namespace tokbench::predict {
 namespace {
 
@@ -27,13 +29,8 @@ std::optional<IterationSpread> iteration_spread(const nlohmann::ordered_json& it
     return std::nullopt;
   }
   std::vector<double> times;
-  for (const auto& it : iterations) {
-    if (!it.is_object() || it.value("warmup", nlohmann::ordered_json(false)) == nlohmann::ordered_json(true)) continue;
-    const auto time = it.find("time_ms");
-    if (time == it.end() || !time->is_number()) continue;
-    const double ms = time->get<double>();
+  for (const double ms : results::measured_times_ms(results::iterations_from_json(iterations)))
     if (std::isfinite(ms) && ms > 0) times.push_back(ms);
-  }
   if (static_cast<int64_t>(times.size()) < kMinSpreadIterations) {
     why = fmt::format("the measured record holds {} measured iteration time(s); a spread needs at least {} (tokbench "
                       "run --max-iters above --warmup-iters)",

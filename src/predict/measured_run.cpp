@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "parallel/strategy.hpp"
+#include "results/record_blocks.hpp"
 #include "results/record_keys.hpp"
 #include "results/record_status.hpp"
 #include "usage/usage_error.hpp"
@@ -79,55 +80,12 @@ UnitKind kind_of(const std::string& kind, const std::string& source, std::size_t
   refuse(source, fmt::format("unit_timings.units[{}].kind '{}' is not valid; valid: embedding, block, head", index, kind));
 }
 
-void read_unit_timings(const Block& t, const std::string& source, MeasuredRun& run) {
-  if (!t.is_object()) refuse(source, "its unit_timings is not an object");
-  run.clock = text_at(t, "clock", "host");
-  const int64_t micro = whole_at(t, "micro_batches_per_iteration", source, run.grad_accum, false);
-  if (micro != run.grad_accum)
-    refuse(source, fmt::format("unit_timings.micro_batches_per_iteration {} disagrees with its GA {}", micro, run.grad_accum));
-  run.iteration_seconds = number_at(t, "iteration_seconds").value_or(0.0);
-  run.exposed_comm_seconds = number_at(t, "exposed_comm_seconds").value_or(0.0);
-  const Block units = t.value("units", Block());
-  if (!units.is_array() || units.size() < 3)
-    refuse(source, "unit_timings.units must list the embedding, at least one block and the head");
-  double optimizer_sum = 0;
-  for (std::size_t i = 0; i < units.size(); ++i) {
-    const Block& u = units[i];
-    if (!u.is_object()) refuse(source, fmt::format("unit_timings.units[{}] is not an object", i));
-    UnitTiming timing;
-    timing.shape.name = text_at(u, "name", fmt::format("unit.{}", i));
-    timing.shape.kind = kind_of(text_at(u, "kind", "?"), source, i);
-    const auto parameters = u.find("parameters");
-    if (parameters == u.end() || !parameters->is_number_integer() || parameters->get<int64_t>() <= 0)
-      refuse(source, fmt::format("unit_timings.units[{}] ('{}') needs its parameter count (> 0)", i, timing.shape.name));
-    timing.shape.parameters = parameters->get<int64_t>();
-    const auto forward = number_at(u, "forward_seconds"), backward = number_at(u, "backward_seconds");
-    if (!forward || !backward || *forward < 0 || *backward < 0)
-      refuse(source, fmt::format("unit_timings.units[{}] ('{}') needs forward_seconds and backward_seconds (>= 0)", i,
-                                 timing.shape.name));
-    timing.forward_seconds = *forward;
-    timing.backward_seconds = *backward;
-    timing.optimizer_seconds = std::max(0.0, number_at(u, "optimizer_seconds").value_or(0.0));
-    optimizer_sum += timing.optimizer_seconds;
-    run.units.push_back(timing);
-  }
-  if (run.units.front().shape.kind != UnitKind::embedding || run.units.back().shape.kind != UnitKind::head)
-    refuse(source, "unit_timings.units must be the embedding, then the blocks, then the head");
-  for (std::size_t i = 1; i + 1 < run.units.size(); ++i)
-    if (run.units[i].shape.kind != UnitKind::block)
-      refuse(source, fmt::format("unit_timings.units[{}] is a {}, where the blocks are", i, text_at(units[i], "kind", "?")));
-  // The step's own optimizer time when recorded (it includes what no unit owns), else the units'.
-  run.optimizer_seconds = number_at(t, "optimizer_seconds").value_or(optimizer_sum);
-}
-
 // The units at the measured window's level (input_spread.hpp, unit_timings_level): the pass's
 // few iterations give the split between units, the window's median how long they take.
-void level_unit_timings(const Block& t, const Block& iterations, MeasuredRun& run) {
+void level_unit_timings(std::optional<int64_t> pass_iterations, const Block& iterations, MeasuredRun& run) {
   std::string no_spread;
-  const auto pass_iterations = t.find("iterations");
-  run.unit_timings_level = unit_timings_level(
-      iteration_spread(iterations, no_spread), run.iteration_seconds,
-      pass_iterations != t.end() && pass_iterations->is_number_integer() ? pass_iterations->get<int64_t>() : 0);
+  run.unit_timings_level =
+      unit_timings_level(iteration_spread(iterations, no_spread), run.iteration_seconds, pass_iterations.value_or(0));
   const double k = run.unit_timings_level.scale;
   if (!run.unit_timings_level.rescaled) return;
   for (auto& u : run.units) {
@@ -139,13 +97,10 @@ void level_unit_timings(const Block& t, const Block& iterations, MeasuredRun& ru
 }
 
 // The model's parameters in registration order (unit_timings.parameter_shapes), each with its
-// timed unit, for the target's layout. A record of an older tokbench has none: each timed unit
-// then stands as one parameter, in the model's registration order of them (the head's lm_head
-// is registered first, then the embedding and the blocks).
-void read_parameter_shapes(const Block& t, const std::string& source, MeasuredRun& run) {
+// timed unit, for the target's layout.
+void read_parameter_shapes(const results::UnitTimingsBlock& t, const std::string& source, MeasuredRun& run) {
   const int64_t element_bytes = run.bytes_per_parameter();
-  const Block shapes = t.value("parameter_shapes", Block());
-  run.parameter_shapes_recorded = shapes.is_array() && !shapes.empty();
+  run.parameter_shapes_recorded = t.parameter_shapes && !t.parameter_shapes->empty();
   if (!run.parameter_shapes_recorded) {
     const int64_t head = static_cast<int64_t>(run.units.size()) - 1;
     run.parameter_shapes.push_back({run.units[head].shape.name, run.units[head].shape.parameters, element_bytes, head});
@@ -153,16 +108,69 @@ void read_parameter_shapes(const Block& t, const std::string& source, MeasuredRu
       run.parameter_shapes.push_back({run.units[u].shape.name, run.units[u].shape.parameters, element_bytes, u});
     return;
   }
+  const std::vector<results::ParameterShapeEntry>& shapes = *t.parameter_shapes;
   for (std::size_t i = 0; i < shapes.size(); ++i) {
-    const Block& p = shapes[i];
-    const std::string unit = p.is_object() ? text_at(p, "unit", "?") : "?";
+    const results::ParameterShapeEntry& p = shapes[i];
+    const std::string unit = p.unit.value_or("?");
     const auto timed = std::find_if(run.units.begin(), run.units.end(), [&](const UnitTiming& u) { return u.shape.name == unit; });
-    const auto elements = p.is_object() ? p.find("elements") : p.end();
-    if (timed == run.units.end() || elements == p.end() || !elements->is_number_integer() || elements->get<int64_t>() <= 0)
+    if (timed == run.units.end() || !p.elements || *p.elements <= 0)
       refuse(source, fmt::format("unit_timings.parameter_shapes[{}] needs a unit of unit_timings.units and elements (> 0)", i));
-    run.parameter_shapes.push_back({text_at(p, "name", fmt::format("parameter.{}", i)), elements->get<int64_t>(),
-                                    element_bytes, static_cast<int64_t>(timed - run.units.begin())});
+    run.parameter_shapes.push_back({p.name.value_or(fmt::format("parameter.{}", i)), *p.elements, element_bytes,
+                                    static_cast<int64_t>(timed - run.units.begin())});
   }
+}
+
+// The per-unit timings (at the window's level), then the model's parameters in registration order
+// (unit_timings.parameter_shapes), each with its timed unit, for the target's layout. A record
+// of an older tokbench has no parameter shapes: each timed unit then stands as one parameter,
+// in the model's registration order of them (the head's lm_head is registered first, then the
+// embedding and the blocks).
+void read_unit_timings(const Block& timings, const Block& iterations, const std::string& source, MeasuredRun& run) {
+  if (!timings.is_object()) refuse(source, "its unit_timings is not an object");
+  results::UnitTimingsBlock t;
+  try {
+    t = results::unit_timings_from_json(timings);
+  } catch (const std::invalid_argument& e) {
+    refuse(source, e.what());
+  }
+  run.clock = t.clock.value_or("host");
+  const int64_t micro = t.micro_batches_per_iteration.value_or(run.grad_accum);
+  if (micro != run.grad_accum)
+    refuse(source, fmt::format("unit_timings.micro_batches_per_iteration {} disagrees with its GA {}", micro, run.grad_accum));
+  run.iteration_seconds = t.iteration_seconds.value_or(0.0);
+  run.exposed_comm_seconds = t.exposed_comm_seconds.value_or(0.0);
+  if (!t.units || t.units->size() < 3)
+    refuse(source, "unit_timings.units must list the embedding, at least one block and the head");
+  const std::vector<results::UnitEntry>& units = *t.units;
+  double optimizer_sum = 0;
+  for (std::size_t i = 0; i < units.size(); ++i) {
+    const results::UnitEntry& u = units[i];
+    if (!u.object) refuse(source, fmt::format("unit_timings.units[{}] is not an object", i));
+    UnitTiming timing;
+    timing.shape.name = u.name.value_or(fmt::format("unit.{}", i));
+    timing.shape.kind = kind_of(u.kind.value_or("?"), source, i);
+    if (!u.parameters || *u.parameters <= 0)
+      refuse(source, fmt::format("unit_timings.units[{}] ('{}') needs its parameter count (> 0)", i, timing.shape.name));
+    timing.shape.parameters = *u.parameters;
+    const auto forward = u.forward_seconds, backward = u.backward_seconds;
+    if (!forward || !backward || *forward < 0 || *backward < 0)
+      refuse(source, fmt::format("unit_timings.units[{}] ('{}') needs forward_seconds and backward_seconds (>= 0)", i,
+                                 timing.shape.name));
+    timing.forward_seconds = *forward;
+    timing.backward_seconds = *backward;
+    timing.optimizer_seconds = std::max(0.0, u.optimizer_seconds.value_or(0.0));
+    optimizer_sum += timing.optimizer_seconds;
+    run.units.push_back(timing);
+  }
+  if (run.units.front().shape.kind != UnitKind::embedding || run.units.back().shape.kind != UnitKind::head)
+    refuse(source, "unit_timings.units must be the embedding, then the blocks, then the head");
+  for (std::size_t i = 1; i + 1 < run.units.size(); ++i)
+    if (run.units[i].shape.kind != UnitKind::block)
+      refuse(source, fmt::format("unit_timings.units[{}] is a {}, where the blocks are", i, units[i].kind.value_or("?")));
+  // The step's own optimizer time when recorded (it includes what no unit owns), else the units'.
+  run.optimizer_seconds = t.optimizer_seconds.value_or(optimizer_sum);
+  level_unit_timings(t.iterations, iterations, run);
+  read_parameter_shapes(t, source, run);
 }
 
 }  // namespace
@@ -224,12 +232,13 @@ MeasuredRun read_measured_run(results::RunRecord record, const std::string& sour
   if (config.contains("sharding_size") && config["sharding_size"].is_number_integer())
     run.sharding_size = config["sharding_size"].get<int64_t>();
   run.ddp_bucket_size_mb = number_at(config, "ddp_bucket_size_mb").value_or(parallel::kDefaultDdpBucketMb);
-  if (config.contains("fsdp_min_unit_params") && config["fsdp_min_unit_params"].is_number_integer())
-    run.fsdp_min_unit_params = config["fsdp_min_unit_params"].get<int64_t>();
+  const results::ResolvedConfig resolved = results::resolved_from_json(config);
+  if (resolved.fsdp_min_unit_params.value())
+    run.fsdp_min_unit_params = *resolved.fsdp_min_unit_params.value();
   else if (const auto given = number_at(config, "fsdp_bucket_params"); given && *given >= 1 && std::floor(*given) == *given)
     run.fsdp_min_unit_params = static_cast<int64_t>(*given);
   run.ddp_overlap = config.value("ddp_overlap", Block(true)) != Block(false);
-  run.skip_data_sync = config.value("skip_data_sync", Block(true)) != Block(false);
+  run.skip_data_sync = resolved.skip_data_sync.value_or(true);
   run.num_threads = whole_at(config, "num_threads", source, 0, false);
   const Block environment = record.environment.value_or(Block::object());
   for (const char* key : {"cpu_cores", "cores"})
@@ -239,11 +248,11 @@ MeasuredRun read_measured_run(results::RunRecord record, const std::string& sour
       break;
     }
   // The ranks that shared the reporting rank's machine.
-  const Block ranks = record.ranks.value_or(Block::array());
-  if (ranks.is_array() && !ranks.empty() && ranks[0].is_object() && ranks[0].contains("host")) {
+  const std::vector<results::RankEntry> ranks = results::ranks_from_json(record.ranks.value_or(Block::array()));
+  if (!ranks.empty() && ranks[0].host) {
     int64_t same = 0;
     for (const auto& r : ranks)
-      if (r.is_object() && r.value("host", Block()) == ranks[0]["host"]) ++same;
+      if (r.host == ranks[0].host) ++same;
     run.local_ranks = std::max<int64_t>(1, same);
   } else {
     run.local_ranks = run.world_size;
@@ -256,9 +265,7 @@ MeasuredRun read_measured_run(results::RunRecord record, const std::string& sour
   run.memory.optimizer_state_GB = figure(record.memory_optimizer_state_gb);
   run.memory.activations_GB = figure(record.memory_activations_gb);
   run.memory.comm_buffers_GB = figure(record.memory_comm_buffers_gb);
-  read_unit_timings(timings, source, run);
-  level_unit_timings(timings, record.iterations.value_or(Block()), run);
-  read_parameter_shapes(timings, source, run);
+  read_unit_timings(timings, record.iterations.value_or(Block()), source, run);
   run.record = std::move(record);
   return run;
 }

@@ -20,6 +20,7 @@
 #include "predict/schedule.hpp"
 #include "predict/step_copies.hpp"
 #include "results/comm_plan_json.hpp"
+#include "results/record_blocks.hpp"
 #include "results/record_status.hpp"
 #include "results/result_columns.hpp"
 #include "results/run_record.hpp"
@@ -479,13 +480,18 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
   config["distributed_mode"] = parallel::to_string(t.strategy);
   config["shard_mode"] = t.shard_mode;
   config["bucketing_mode"] = t.bucketing_mode;
-  config["fsdp_min_unit_params"] =
-      t.strategy == parallel::DistMode::fsdp && t.bucketing_mode == "size" ? json(t.min_unit_params) : json(nullptr);
+  // What resolution decides, in two parts so that a key the measured config lacks lands where it
+  // always did (the writer puts only the members it is given).
+  results::ResolvedConfig units, sync;
+  units.fsdp_min_unit_params =
+      t.strategy == parallel::DistMode::fsdp && t.bucketing_mode == "size" ? Field<int64_t>(t.min_unit_params) : nullptr;
+  results::put_resolved(config, units);
   config["sharding_size"] = t.sharding_size ? json(*t.sharding_size) : json(nullptr);
   config["ddp_bucket_size_mb"] = t.ddp_bucket_size_mb;
-  config["skip_data_sync"] = parallel::mode_entry(t.strategy).layout == parallel::LayoutKind::ddp_buckets ? plan_input.ddp_skip_sync : false;
-  config["dist_backend"] = w > 1 ? json(cpu ? "gloo" : "nccl") : json(nullptr);
-  config["dist_launcher"] = "none";
+  sync.skip_data_sync = parallel::mode_entry(t.strategy).layout == parallel::LayoutKind::ddp_buckets ? plan_input.ddp_skip_sync : false;
+  sync.dist_backend = w > 1 ? Field<std::string>(cpu ? "gloo" : "nccl") : nullptr;
+  sync.dist_launcher = "none";
+  results::put_resolved(config, sync);
   config["num_threads"] = t.num_threads;
   config["device"] = cluster.device;  // the target's device, as `tokbench run` on the cluster would record it
   results::RunRecord rec;

@@ -13,6 +13,7 @@
 
 #include "account/time_account_json.hpp"
 #include "results/result_columns.hpp"
+#include "results/record_blocks.hpp"
 #include "results/record_keys.hpp"
 
 namespace tokbench::results {
@@ -199,10 +200,10 @@ constexpr TypedKey kTypedKeys[] = {
     {key::sweep_options, object_or_null, "an object (or null)"},
 };
 constexpr TypedKey kIterationKeys[] = {
-    {"index", number_or_null, "a number"},
-    {"warmup", boolean, "a boolean"},
-    {"time_ms", number_or_null, "a number (or null)"},
-    {"loss", number_or_null, "a number (or null)"},
+    {block_key::index, number_or_null, "a number"},
+    {block_key::warmup, boolean, "a boolean"},
+    {block_key::time_ms, number_or_null, "a number (or null)"},
+    {block_key::loss, number_or_null, "a number (or null)"},
 };
 
 // A record's time in milliseconds: finite (JSON has no inf, but 1e308 ms is not a time either),
@@ -237,7 +238,7 @@ void check_values(const json& j) {
   if (const auto average = j.find(key::average_iter_time); average != j.end()) check_milliseconds(*average, key::average_iter_time);
   if (const auto iterations = j.find(key::iterations); iterations != j.end() && iterations->is_array())
     for (std::size_t i = 0; i < iterations->size(); ++i)
-      if (const auto t = (*iterations)[i].find("time_ms"); t != (*iterations)[i].end())
+      if (const auto t = (*iterations)[i].find(block_key::time_ms); t != (*iterations)[i].end())
         check_milliseconds(*t, fmt::format("iterations[{}].time_ms", i));
   check_account(j, key::time_account);
   if (const auto ranks = j.find(key::ranks); ranks != j.end() && ranks->is_array())

@@ -1,91 +1,99 @@
-// The keys of a run record (docs/run.md, "The JSON result"), each spelled once. Code that builds
-// a record fills results::RunRecord (run_record.hpp); code that addresses a key of a record it
-// read (a table's column, a store's row, a comparison's field) names it here, as key::seq_len.
-// The column table (result_columns.cpp) describes each of them; a test holds the three lists
-// (these names, the record's members, the table) to one key set in one order. Torch-free.
+// The keys of a run record (docs/run.md, "The JSON result"), each spelled once, in one list:
+// TOKBENCH_RUN_RECORD_FIELDS names each key's member of results::RunRecord, its text and its
+// type, in the column table's order. From it come the constants here (code that addresses a key
+// of a record it read names it as key::seq_len), RunRecord's members and for_each_field
+// (run_record.hpp). The column table (result_columns.cpp) describes each key; a test holds it
+// to this list. Torch-free.
 #pragma once
+
+// X(member, key text, value type): the type is read only where Number, Given and Block are known
+// (run_record.hpp).
+#define TOKBENCH_RUN_RECORD_FIELDS(X) \
+  X(average_iter_time, "average_iter_time", double) \
+  X(model_flops, "model_flops", Number) \
+  X(model_flop_per_sec, "model_flop_per_sec", double) \
+  X(tokens_per_sec, "tokens_per_sec", double) \
+  X(memory_used_gb, "memory_used_GB", double) \
+  X(model_name, "model_name", std::string) \
+  X(num_gpus, "Num GPUS", std::int64_t) \
+  X(seq_len, "Seq Len", Given) \
+  X(micro_bs, "Micro BS", Given) \
+  X(global_bs, "Global BS", Given) \
+  X(ga, "GA", std::int64_t) \
+  X(distributed_mode, "Distributed Mode", std::string) \
+  X(sharding_size, "Sharding Size", Given) \
+  X(compiler, "compiler", std::string) \
+  X(schema_version, "schema_version", std::int64_t) \
+  X(status, "status", std::string) \
+  X(message, "message", std::string) \
+  X(executor, "executor", std::string) \
+  X(thunder_front_end, "thunder_front_end", std::string) \
+  X(thunder_executors, "thunder_executors", std::string) \
+  X(kernels, "kernels", Block) \
+  X(attention_kernel, "attention_kernel", std::string) \
+  X(cuda_graphs, "cuda_graphs", std::string) \
+  X(cuda_graphs_note, "cuda_graphs_note", std::string) \
+  X(tokens_per_sec_per_device, "tokens_per_sec_per_device", double) \
+  X(positions_per_sec, "positions_per_sec", double) \
+  X(model_flops_per_iter_per_device, "model_flops_per_iter_per_device", Number) \
+  X(model_flops_per_iter_total, "model_flops_per_iter_total", Number) \
+  X(model_tflop_per_s_per_device, "model_TFLOP_per_s_per_device", double) \
+  X(model_tflop_per_s_total, "model_TFLOP_per_s_total", double) \
+  X(mfu, "mfu", double) \
+  X(checkpoint_activations, "checkpoint_activations", bool) \
+  X(hardware_flops, "hardware_flops", Number) \
+  X(hardware_tflop_per_s_per_device, "hardware_TFLOP_per_s_per_device", double) \
+  X(hfu, "hfu", double) \
+  X(mfu_peak_tflop_per_s, "mfu_peak_TFLOP_per_s", double) \
+  X(mfu_peak_chip, "mfu_peak_chip", std::string) \
+  X(mfu_peak_source, "mfu_peak_source", std::string) \
+  X(mfu_peak_is_estimate, "mfu_peak_is_estimate", bool) \
+  X(mfu_precision, "mfu_precision", std::string) \
+  X(flops_convention, "flops_convention", std::string) \
+  X(warmup_iters, "warmup_iters", std::int64_t) \
+  X(max_iters, "max_iters", std::int64_t) \
+  X(measured_iters, "measured_iters", std::int64_t) \
+  X(measured_window_s, "measured_window_s", double) \
+  X(iter_time_ms, "iter_time_ms", Block) \
+  X(loss_first, "loss_first", double) \
+  X(loss_last, "loss_last", double) \
+  X(parameters, "parameters", std::int64_t) \
+  X(n_layer, "n_layer", std::int64_t) \
+  X(memory_allocated_peak_gb, "memory_allocated_peak_GB", double) \
+  X(memory_reserved_peak_gb, "memory_reserved_peak_GB", double) \
+  X(peak_rss_gb, "peak_rss_GB", double) \
+  X(memory_parameters_gb, "memory_parameters_GB", double) \
+  X(memory_gradients_gb, "memory_gradients_GB", double) \
+  X(memory_optimizer_state_gb, "memory_optimizer_state_GB", double) \
+  X(memory_activations_gb, "memory_activations_GB", double) \
+  X(memory_comm_buffers_gb, "memory_comm_buffers_GB", double) \
+  X(memory_allocator_reserve_gb, "memory_allocator_reserve_GB", double) \
+  X(memory_estimate_gb, "memory_estimate_GB", double) \
+  X(harness_overhead_percent, "harness_overhead_percent", double) \
+  X(world_size, "world_size", std::int64_t) \
+  X(sharding_mode, "sharding_mode", std::string) \
+  X(bucketing, "bucketing", std::string) \
+  X(ranks, "ranks", Block) \
+  X(device, "device", std::string) \
+  X(device_name, "device_name", std::string) \
+  X(dtype, "dtype", std::string) \
+  X(tf32, "tf32", bool) \
+  X(zero_grad, "zero_grad", std::string) \
+  X(iterations, "iterations", Block) \
+  X(config, "config", Block) \
+  X(environment, "environment", Block) \
+  X(unit_timings, "unit_timings", Block) \
+  X(time_account, "time_account", Block) \
+  X(prediction, "prediction", Block) \
+  X(sweep_config_id, "sweep_config_id", std::string) \
+  X(sweep_options, "sweep_options", Block) \
+  X(sweep_id, "sweep_id", std::int64_t) \
+  X(slurm_job_id, "slurm_job_id", std::int64_t)
 
 namespace tokbench::results::key {
 
-inline constexpr char average_iter_time[] = "average_iter_time";
-inline constexpr char model_flops[] = "model_flops";
-inline constexpr char model_flop_per_sec[] = "model_flop_per_sec";
-inline constexpr char tokens_per_sec[] = "tokens_per_sec";
-inline constexpr char memory_used_gb[] = "memory_used_GB";
-inline constexpr char model_name[] = "model_name";
-inline constexpr char num_gpus[] = "Num GPUS";
-inline constexpr char seq_len[] = "Seq Len";
-inline constexpr char micro_bs[] = "Micro BS";
-inline constexpr char global_bs[] = "Global BS";
-inline constexpr char ga[] = "GA";
-inline constexpr char distributed_mode[] = "Distributed Mode";
-inline constexpr char sharding_size[] = "Sharding Size";
-inline constexpr char compiler[] = "compiler";
-inline constexpr char schema_version[] = "schema_version";
-inline constexpr char status[] = "status";
-inline constexpr char message[] = "message";
-inline constexpr char executor[] = "executor";
-inline constexpr char thunder_front_end[] = "thunder_front_end";
-inline constexpr char thunder_executors[] = "thunder_executors";
-inline constexpr char kernels[] = "kernels";
-inline constexpr char attention_kernel[] = "attention_kernel";
-inline constexpr char cuda_graphs[] = "cuda_graphs";
-inline constexpr char cuda_graphs_note[] = "cuda_graphs_note";
-inline constexpr char tokens_per_sec_per_device[] = "tokens_per_sec_per_device";
-inline constexpr char positions_per_sec[] = "positions_per_sec";
-inline constexpr char model_flops_per_iter_per_device[] = "model_flops_per_iter_per_device";
-inline constexpr char model_flops_per_iter_total[] = "model_flops_per_iter_total";
-inline constexpr char model_tflop_per_s_per_device[] = "model_TFLOP_per_s_per_device";
-inline constexpr char model_tflop_per_s_total[] = "model_TFLOP_per_s_total";
-inline constexpr char mfu[] = "mfu";
-inline constexpr char checkpoint_activations[] = "checkpoint_activations";
-inline constexpr char hardware_flops[] = "hardware_flops";
-inline constexpr char hardware_tflop_per_s_per_device[] = "hardware_TFLOP_per_s_per_device";
-inline constexpr char hfu[] = "hfu";
-inline constexpr char mfu_peak_tflop_per_s[] = "mfu_peak_TFLOP_per_s";
-inline constexpr char mfu_peak_chip[] = "mfu_peak_chip";
-inline constexpr char mfu_peak_source[] = "mfu_peak_source";
-inline constexpr char mfu_peak_is_estimate[] = "mfu_peak_is_estimate";
-inline constexpr char mfu_precision[] = "mfu_precision";
-inline constexpr char flops_convention[] = "flops_convention";
-inline constexpr char warmup_iters[] = "warmup_iters";
-inline constexpr char max_iters[] = "max_iters";
-inline constexpr char measured_iters[] = "measured_iters";
-inline constexpr char measured_window_s[] = "measured_window_s";
-inline constexpr char iter_time_ms[] = "iter_time_ms";
-inline constexpr char loss_first[] = "loss_first";
-inline constexpr char loss_last[] = "loss_last";
-inline constexpr char parameters[] = "parameters";
-inline constexpr char n_layer[] = "n_layer";
-inline constexpr char memory_allocated_peak_gb[] = "memory_allocated_peak_GB";
-inline constexpr char memory_reserved_peak_gb[] = "memory_reserved_peak_GB";
-inline constexpr char peak_rss_gb[] = "peak_rss_GB";
-inline constexpr char memory_parameters_gb[] = "memory_parameters_GB";
-inline constexpr char memory_gradients_gb[] = "memory_gradients_GB";
-inline constexpr char memory_optimizer_state_gb[] = "memory_optimizer_state_GB";
-inline constexpr char memory_activations_gb[] = "memory_activations_GB";
-inline constexpr char memory_comm_buffers_gb[] = "memory_comm_buffers_GB";
-inline constexpr char memory_allocator_reserve_gb[] = "memory_allocator_reserve_GB";
-inline constexpr char memory_estimate_gb[] = "memory_estimate_GB";
-inline constexpr char harness_overhead_percent[] = "harness_overhead_percent";
-inline constexpr char world_size[] = "world_size";
-inline constexpr char sharding_mode[] = "sharding_mode";
-inline constexpr char bucketing[] = "bucketing";
-inline constexpr char ranks[] = "ranks";
-inline constexpr char device[] = "device";
-inline constexpr char device_name[] = "device_name";
-inline constexpr char dtype[] = "dtype";
-inline constexpr char tf32[] = "tf32";
-inline constexpr char zero_grad[] = "zero_grad";
-inline constexpr char iterations[] = "iterations";
-inline constexpr char config[] = "config";
-inline constexpr char environment[] = "environment";
-inline constexpr char unit_timings[] = "unit_timings";
-inline constexpr char time_account[] = "time_account";
-inline constexpr char prediction[] = "prediction";
-inline constexpr char sweep_config_id[] = "sweep_config_id";
-inline constexpr char sweep_options[] = "sweep_options";
-inline constexpr char sweep_id[] = "sweep_id";
-inline constexpr char slurm_job_id[] = "slurm_job_id";
+#define TOKBENCH_RECORD_KEY(member, text, type) inline constexpr char member[] = text;
+TOKBENCH_RUN_RECORD_FIELDS(TOKBENCH_RECORD_KEY)
+#undef TOKBENCH_RECORD_KEY
 
 }  // namespace tokbench::results::key

@@ -20,6 +20,7 @@
 #include <stdexcept>
 
 #include "results/read_result.hpp"
+#include "results/record_blocks.hpp"
 #include "results/record_keys.hpp"
 
 namespace tokbench::results {
@@ -356,14 +357,12 @@ int64_t ResultStore::save_sweep(const std::filesystem::path& out_dir, const nloh
       insert.bind_json(19, environment_field(run, "time")).bind(20, run.dump(-1, ' ', false, replace));
       insert.step();
       const int64_t run_id = sqlite3_last_insert_rowid(db_->handle);
-      const auto iterations = at(run, key::iterations);
-      if (iterations.is_array()) {
-        for (const auto& it : iterations) {
-          Statement iteration(*db_,
-                              "INSERT INTO iterations(run_id, idx, warmup, time_ms, loss) VALUES (?1, ?2, ?3, ?4, ?5)");
-          iteration.bind(1, run_id).bind_json(2, at(it, "index")).bind(3, int64_t{at(it, "warmup") == true});
-          iteration.bind_json(4, at(it, "time_ms")).bind_json(5, at(it, "loss")).step();
-        }
+      auto or_null = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+      for (const auto& it : iterations_from_json(at(run, key::iterations))) {
+        Statement iteration(*db_,
+                            "INSERT INTO iterations(run_id, idx, warmup, time_ms, loss) VALUES (?1, ?2, ?3, ?4, ?5)");
+        iteration.bind(1, run_id).bind_json(2, or_null(it.index)).bind(3, int64_t{it.warmup});
+        iteration.bind_json(4, or_null(it.time_ms)).bind_json(5, or_null(it.loss)).step();
       }
     }
     db_->exec("COMMIT");

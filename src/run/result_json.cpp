@@ -12,6 +12,7 @@
 #include "parallel/comm_plan.hpp"
 #include "files/atomic_file.hpp"
 #include "results/comm_plan_json.hpp"
+#include "results/record_blocks.hpp"
 #include "results/result_columns.hpp"
 #include "results/run_record.hpp"
 
@@ -37,41 +38,35 @@ nlohmann::ordered_json communication_json(const RunPlan& plan, const train::Unit
   return results::comm_plan_json(parallel::plan_communication(*t.comm_layout, settings));
 }
 
-// The model's parameters in registration order, each with its timed unit: what a prediction
-// lays the target's buckets and units out over (predict/measured_run.cpp reads them back).
-nlohmann::ordered_json parameter_shapes_json(const train::UnitTimings& t) {
-  nlohmann::ordered_json shapes = nlohmann::ordered_json::array();
-  for (const auto& p : t.parameter_shapes) {
-    const bool known = p.timed_unit >= 0 && p.timed_unit < static_cast<int64_t>(t.units.size());
-    shapes.push_back({{"name", p.name},
-                      {"unit", known ? t.units[p.timed_unit].name : std::string("?")},
-                      {"elements", p.elements}});
-  }
-  return shapes;
-}
-
-// The per-unit timings (docs/run.md, "Per-unit timings"); null when the run has none.
+// The per-unit timings (docs/run.md, "Per-unit timings"); null when the run has none. The
+// model's parameters in registration order, each with its timed unit, are what a prediction lays
+// the target's buckets and units out over (predict/measured_run.cpp reads them back).
 nlohmann::ordered_json unit_timings_json(const RunPlan& plan, const std::optional<train::UnitTimings>& timings) {
-  using json = nlohmann::ordered_json;
   if (!timings) return nullptr;
   const train::UnitTimings& t = *timings;
-  json units = json::array();
+  results::UnitTimingsBlock b;
+  b.iterations = t.iterations;
+  b.clock = t.clock;
+  b.micro_batches_per_iteration = t.micro_batches_per_iteration;
+  b.iteration_seconds = t.iteration_seconds;
+  b.exposed_comm_seconds = t.exposed_comm_seconds;
+  b.optimizer_seconds = t.optimizer_seconds;
+  b.units.emplace();
   for (const auto& u : t.units)
-    units.push_back({{"name", u.name},
-                     {"kind", u.kind},
-                     {"parameters", u.parameters},
-                     {"forward_seconds", u.forward_seconds},
-                     {"backward_seconds", u.backward_seconds},
-                     {"optimizer_seconds", u.optimizer_seconds}});
-  return {{"iterations", t.iterations},
-          {"clock", t.clock},
-          {"micro_batches_per_iteration", t.micro_batches_per_iteration},
-          {"iteration_seconds", t.iteration_seconds},
-          {"exposed_comm_seconds", t.exposed_comm_seconds},
-          {"optimizer_seconds", t.optimizer_seconds},
-          {"units", units},
-          {"communication", communication_json(plan, t)},
-          {"parameter_shapes", parameter_shapes_json(t)}};
+    b.units->push_back({.name = u.name,
+                        .kind = u.kind,
+                        .parameters = u.parameters,
+                        .forward_seconds = u.forward_seconds,
+                        .backward_seconds = u.backward_seconds,
+                        .optimizer_seconds = u.optimizer_seconds});
+  b.communication = communication_json(plan, t);
+  b.parameter_shapes.emplace();
+  for (const auto& p : t.parameter_shapes) {
+    const bool known = p.timed_unit >= 0 && p.timed_unit < static_cast<int64_t>(t.units.size());
+    b.parameter_shapes->push_back(
+        {.name = p.name, .unit = known ? t.units[p.timed_unit].name : std::string("?"), .elements = p.elements});
+  }
+  return results::to_json(b);
 }
 
 // A time account (docs/time-account.md): a pass's shares applied to the mean iteration
@@ -120,19 +115,6 @@ MemoryBreakdownGB memory_breakdown_gb(const std::optional<train::MemoryBreakdown
   return {gb(&train::MemoryBreakdown::parameters),    gb(&train::MemoryBreakdown::gradients),
           gb(&train::MemoryBreakdown::optimizer_state), gb(&train::MemoryBreakdown::activations),
           gb(&train::MemoryBreakdown::comm_buffers),  gb(&train::MemoryBreakdown::allocator_reserve)};
-}
-
-// A rank's record holds the breakdown under the record's own keys.
-void put_memory_breakdown(nlohmann::ordered_json& rank, const std::optional<train::MemoryBreakdown>& b) {
-  using json = nlohmann::ordered_json;
-  const MemoryBreakdownGB gb = memory_breakdown_gb(b);
-  auto value = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
-  rank[results::key::memory_parameters_gb] = value(gb.parameters);
-  rank[results::key::memory_gradients_gb] = value(gb.gradients);
-  rank[results::key::memory_optimizer_state_gb] = value(gb.optimizer_state);
-  rank[results::key::memory_activations_gb] = value(gb.activations);
-  rank[results::key::memory_comm_buffers_gb] = value(gb.comm_buffers);
-  rank[results::key::memory_allocator_reserve_gb] = value(gb.allocator_reserve);
 }
 
 std::optional<double> scaled(const std::optional<double>& value, double scale) {
@@ -218,18 +200,23 @@ results::RunRecord build_run_record(const RunPlan& plan, const MeasuredRun& run,
   json stats = nullptr;
   if (m.iter_time_ms) {
     const auto& s = *m.iter_time_ms;
-    stats = json{{"mean", s.mean}, {"median", s.median}, {"p10", s.p10}, {"p90", s.p90}, {"min", s.min},
-                 {"max", s.max},   {"stddev", s.stddev}, {"cv", s.cv}};
+    stats = results::to_json(results::IterTimeStatsBlock{.mean = s.mean, .median = s.median, .p10 = s.p10,
+                                                         .p90 = s.p90, .min = s.min, .max = s.max,
+                                                         .stddev = s.stddev, .cv = s.cv});
   }
   r.iter_time_ms = stats;
-  json per_iteration = json::array();
+  std::vector<results::IterationEntry> per_iteration;
   for (const auto& it : run.iterations) {
-    per_iteration.push_back({{"index", it.index}, {"warmup", it.warmup}, {"time_ms", it.seconds * 1e3},
-                             {"loss", std::isfinite(it.loss) ? json(it.loss) : json(nullptr)}});
+    results::IterationEntry e;
+    e.index = it.index;
+    e.warmup = it.warmup;
+    e.time_ms = it.seconds * 1e3;
+    if (std::isfinite(it.loss)) e.loss = it.loss;
     // --dynamic: the real tokens this process trained on in the iteration (rank 0's on many ranks).
-    if (dynamic) per_iteration.back()["real_tokens"] = it.real_tokens;
+    if (dynamic) e.real_tokens = it.real_tokens;
+    per_iteration.push_back(e);
   }
-  r.iterations = per_iteration;
+  r.iterations = results::to_json(per_iteration);
   r.loss_first = m.loss_first;
   r.loss_last = m.loss_last;
   r.parameters = plan.param_count;
@@ -249,36 +236,40 @@ results::RunRecord build_run_record(const RunPlan& plan, const MeasuredRun& run,
   r.harness_overhead_percent = m.harness_overhead_percent;
   // Every rank's own figures (multi-rank runs): the reported average is the slowest rank's,
   // memory the maximum over ranks.
-  json ranks = json::array();
+  std::vector<results::RankEntry> ranks;
   for (const auto& rr : run.ranks) {
     const double m_iters = static_cast<double>(rr.measured_iters);
-    json rank = {{"rank", rr.rank},
-                 {"status", rr.status},
-                 {"message", rr.message},
-                 {"host", rr.host},
-                 {"measured_iters", rr.measured_iters},
-                 {"average_iter_time", rr.measured_iters > 0 ? json(rr.window_seconds * 1e3 / m_iters) : json(nullptr)},
-                 {"exposed_comm_ms_per_iter", rr.measured_iters > 0 && run.exposed_comm_known
-                                                  ? json(rr.exposed_comm_seconds * 1e3 / m_iters)
-                                                  : json(nullptr)},
-                 {"memory_allocated_peak_GB",
-                  run.allocation_peaks_known ? json(rr.allocated_peak_bytes / 1e9) : json(nullptr)},
-                 {"memory_reserved_peak_GB",
-                  run.allocation_peaks_known ? json(rr.reserved_peak_bytes / 1e9) : json(nullptr)},
-                 {"peak_rss_GB", rr.peak_rss_bytes / 1e9},
-                 {"kernels", rr.kernels.empty() ? json(nullptr) : json(rr.kernels)}};
-    put_memory_breakdown(rank, rr.memory_breakdown);
-    // The rank's own account, over its own mean iteration (docs/time-account.md).
-    rank["time_account"] = run.outcome == Outcome::ok && rr.measured_iters > 0
-                               ? time_account_json(plan, rr.time_account, rr.window_seconds / m_iters, m, rr.rank)
-                               : json(nullptr);
-    ranks.push_back(std::move(rank));
+    const MemoryBreakdownGB gb = memory_breakdown_gb(rr.memory_breakdown);
+    auto known = [](bool yes, double v) { return yes ? std::optional<double>(v) : std::nullopt; };
+    ranks.push_back({
+        .rank = rr.rank,
+        .status = rr.status,
+        .message = rr.message,
+        .host = rr.host,
+        .measured_iters = rr.measured_iters,
+        .average_iter_time = known(rr.measured_iters > 0, rr.window_seconds * 1e3 / m_iters),
+        .exposed_comm_ms_per_iter =
+            known(rr.measured_iters > 0 && run.exposed_comm_known, rr.exposed_comm_seconds * 1e3 / m_iters),
+        .memory_allocated_peak_gb = known(run.allocation_peaks_known, rr.allocated_peak_bytes / 1e9),
+        .memory_reserved_peak_gb = known(run.allocation_peaks_known, rr.reserved_peak_bytes / 1e9),
+        .peak_rss_gb = rr.peak_rss_bytes / 1e9,
+        .kernels = rr.kernels.empty() ? std::nullopt : std::optional<std::string>(rr.kernels),
+        .memory_parameters_gb = gb.parameters,
+        .memory_gradients_gb = gb.gradients,
+        .memory_optimizer_state_gb = gb.optimizer_state,
+        .memory_activations_gb = gb.activations,
+        .memory_comm_buffers_gb = gb.comm_buffers,
+        .memory_allocator_reserve_gb = gb.allocator_reserve,
+        // The rank's own account, over its own mean iteration (docs/time-account.md).
+        .time_account = run.outcome == Outcome::ok && rr.measured_iters > 0
+                            ? time_account_json(plan, rr.time_account, rr.window_seconds / m_iters, m, rr.rank)
+                            : json(nullptr)});
   }
   r.world_size = plan.world_size();
   const bool fsdp = distributed::is_sharded(plan.dist.mode);
   r.sharding_mode = fsdp ? results::Field<std::string>(distributed::shard_mode_label(plan.dist)) : nullptr;
   r.bucketing = fsdp ? results::Field<std::string>(distributed::to_string(plan.dist.units)) : nullptr;
-  r.ranks = ranks;
+  r.ranks = results::to_json(ranks);
   r.device = plan.device_string;
   r.device_name = plan.device_name;
   r.dtype = std::string(to_string(plan.train.dtype));
@@ -288,14 +279,17 @@ results::RunRecord build_run_record(const RunPlan& plan, const MeasuredRun& run,
   r.time_account = time_account_json(plan, run, m);
   // The options as given, but where resolution decided a value the record says what ran.
   json config = options_json(o);
+  results::ResolvedConfig resolved;
   // The threshold the size units were cut by (tokbench predict lays out the same).
-  config["fsdp_min_unit_params"] =
-      plan.dist.units == parallel::UnitPolicy::by_size && fsdp ? json(plan.dist.min_unit_params) : json(nullptr);
-  config["skip_data_sync"] = plan.dist.skip_sync_until_last_micro;
-  config["dist_launcher"] = plan.dist.env.source;
-  config["dist_backend"] = plan.world_size() > 1 ? json(distributed::to_string(plan.dist.backend)) : json(nullptr);
-  config["cpu_allocator"] = plan.cpu_allocator;
-  config["warnings"] = plan.warnings;
+  resolved.fsdp_min_unit_params =
+      plan.dist.units == parallel::UnitPolicy::by_size && fsdp ? results::Field<int64_t>(plan.dist.min_unit_params) : nullptr;
+  resolved.skip_data_sync = plan.dist.skip_sync_until_last_micro;
+  resolved.dist_launcher = plan.dist.env.source;
+  resolved.dist_backend =
+      plan.world_size() > 1 ? results::Field<std::string>(distributed::to_string(plan.dist.backend)) : nullptr;
+  resolved.cpu_allocator = plan.cpu_allocator;
+  resolved.warnings = plan.warnings;
+  results::put_resolved(config, resolved);
   r.config = config;
   json environment = environment_record(env, {plan.device_name});
   // The Python executors' interpreter and packages: their torch may differ from the LibTorch

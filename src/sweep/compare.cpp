@@ -12,6 +12,7 @@
 #include <variant>
 
 #include "config/run_options.hpp"
+#include "results/record_blocks.hpp"
 #include "results/record_status.hpp"
 
 namespace tokbench::sweep {
@@ -66,12 +67,8 @@ std::string key_value(const RunRecord& run, const config::IterationKey& field) {
 
 // The measured iteration times (ms) from the run's own list; empty when it has none.
 std::vector<double> measured_times(const RunRecord& run) {
-  std::vector<double> times;
-  if (!run.iterations.value() || !run.iterations.value()->is_array()) return times;
-  for (const auto& it : *run.iterations.value())
-    if (!it.value("warmup", false) && it.contains("time_ms") && it["time_ms"].is_number())
-      times.push_back(it["time_ms"].get<double>());
-  return times;
+  if (!run.iterations.value()) return {};
+  return results::measured_times_ms(results::iterations_from_json(*run.iterations.value()));
 }
 
 Comparison compare_pair(const std::string& key, const RunRecord* base, const RunRecord* next, double threshold) {

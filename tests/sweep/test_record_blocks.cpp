@@ -1,0 +1,130 @@
+// The record's nested blocks as types (results/record_blocks.hpp): each writer's JSON keeps the
+// keys and order the record has always had, its reader gives back what was written, reads a
+// value of the wrong type as absent (the caller refuses what it needs), and the one count that
+// must not pass for absent (unit_timings.micro_batches_per_iteration) is refused by name.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "results/record_blocks.hpp"
+
+namespace tokbench::results {
+namespace {
+
+std::vector<std::string> keys_of(const Block& object) {
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : object.items()) keys.push_back(k);
+  return keys;
+}
+
+TEST(RecordBlocks, IterationsKeepTheirKeysAndReadBack) {
+  std::vector<IterationEntry> written(3);
+  written[0] = {.index = 0, .warmup = true, .time_ms = 12.5, .loss = 10.5, .real_tokens = std::nullopt};
+  written[1] = {.index = 1, .warmup = false, .time_ms = 9.0, .loss = std::nullopt, .real_tokens = std::nullopt};
+  written[2] = {.index = 2, .warmup = false, .time_ms = 8.0, .loss = 9.5, .real_tokens = 77};  // --dynamic
+  const Block j = to_json(written);
+  ASSERT_EQ(j.size(), 3u);
+  EXPECT_EQ(keys_of(j[0]), (std::vector<std::string>{"index", "warmup", "time_ms", "loss"}));
+  EXPECT_TRUE(j[1]["loss"].is_null());
+  EXPECT_EQ(keys_of(j[2]).back(), "real_tokens");
+  const auto read = iterations_from_json(j);
+  ASSERT_EQ(read.size(), 3u);
+  EXPECT_EQ(read[0].index, 0);
+  EXPECT_TRUE(read[0].warmup);
+  EXPECT_FALSE(read[1].loss);
+  EXPECT_EQ(read[2].real_tokens, 77);
+  EXPECT_FALSE(read[1].real_tokens);
+  // The measured ones only, in order.
+  EXPECT_EQ(measured_times_ms(read), (std::vector<double>{9.0, 8.0}));
+}
+
+TEST(RecordBlocks, IterationsReaderSkipsWhatIsNoEntry) {
+  Block j = Block::parse(R"([{"warmup": false, "time_ms": "fast"}, 3, {"warmup": "no", "time_ms": 4.0}])");
+  const auto read = iterations_from_json(j);
+  ASSERT_EQ(read.size(), 2u);  // the 3 is no entry
+  EXPECT_FALSE(read[0].time_ms);
+  EXPECT_FALSE(read[1].warmup);  // not true: measured
+  EXPECT_EQ(measured_times_ms(read), (std::vector<double>{4.0}));
+  EXPECT_TRUE(iterations_from_json(Block(nullptr)).empty());
+}
+
+TEST(RecordBlocks, RanksKeepTheirPlacesAndTheRecordsKeys) {
+  std::vector<RankEntry> written(2);
+  written[0].rank = 0;
+  written[0].host = "a";
+  written[0].peak_rss_gb = 1.5;
+  written[0].time_account = nullptr;
+  written[1].rank = 1;
+  written[1].host = "b";
+  const Block j = to_json(written);
+  EXPECT_EQ(keys_of(j[0]).front(), "rank");
+  EXPECT_EQ(keys_of(j[0]).back(), "time_account");
+  EXPECT_TRUE(j[0].contains("memory_allocated_peak_GB"));
+  Block with_hole = j;
+  with_hole.push_back("not a rank");
+  const auto read = ranks_from_json(with_hole);
+  ASSERT_EQ(read.size(), 3u);
+  EXPECT_EQ(read[0].host, "a");
+  EXPECT_EQ(read[1].host, "b");
+  EXPECT_EQ(read[0].peak_rss_gb, 1.5);
+  EXPECT_FALSE(read[2].host);
+}
+
+TEST(RecordBlocks, UnitTimingsReadBackAndRefuseAFractionalMicroBatchCount) {
+  UnitTimingsBlock t;
+  t.iterations = 2;
+  t.clock = "host";
+  t.micro_batches_per_iteration = 2;
+  t.iteration_seconds = 0.5;
+  t.exposed_comm_seconds = 0.0;
+  t.optimizer_seconds = 0.1;
+  t.units = std::vector<UnitEntry>{{.name = "embedding", .kind = "embedding", .parameters = 10,
+                                    .forward_seconds = 0.1, .backward_seconds = 0.2, .optimizer_seconds = 0.01}};
+  t.communication = nullptr;
+  t.parameter_shapes = std::vector<ParameterShapeEntry>{{.name = "wte", .unit = "embedding", .elements = 10}};
+  Block j = to_json(t);
+  EXPECT_EQ(keys_of(j), (std::vector<std::string>{"iterations", "clock", "micro_batches_per_iteration",
+                                                  "iteration_seconds", "exposed_comm_seconds", "optimizer_seconds",
+                                                  "units", "communication", "parameter_shapes"}));
+  const UnitTimingsBlock read = unit_timings_from_json(j);
+  EXPECT_EQ(read.micro_batches_per_iteration, 2);
+  ASSERT_TRUE(read.units && read.units->size() == 1);
+  EXPECT_EQ((*read.units)[0].backward_seconds, 0.2);
+  ASSERT_TRUE(read.parameter_shapes && read.parameter_shapes->size() == 1);
+  EXPECT_EQ((*read.parameter_shapes)[0].elements, 10);
+
+  j["units"][0]["forward_seconds"] = "slow";  // the wrong type reads as absent; predict refuses it
+  EXPECT_FALSE((*unit_timings_from_json(j).units)[0].forward_seconds);
+  j["micro_batches_per_iteration"] = 2.5;
+  try {
+    unit_timings_from_json(j);
+    FAIL() << "a fractional micro-batch count was read";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "its 'micro_batches_per_iteration' is 2.5, not a whole number");
+  }
+  j["micro_batches_per_iteration"] = nullptr;  // null: absent, the caller's default
+  EXPECT_FALSE(unit_timings_from_json(j).micro_batches_per_iteration);
+}
+
+TEST(RecordBlocks, ResolvedConfigWritesWhatIsPresentInPlace) {
+  Block config = {{"dist_backend", "?"}, {"lr", 0.1}};
+  ResolvedConfig resolved;
+  resolved.fsdp_min_unit_params = nullptr;
+  resolved.dist_backend = "gloo";
+  resolved.warnings = std::vector<std::string>{};
+  put_resolved(config, resolved);
+  EXPECT_EQ(keys_of(config), (std::vector<std::string>{"dist_backend", "lr", "fsdp_min_unit_params", "warnings"}));
+  EXPECT_EQ(config["dist_backend"], "gloo");
+  EXPECT_TRUE(config["fsdp_min_unit_params"].is_null());
+  config["skip_data_sync"] = "yes";  // not a boolean: absent
+  config["fsdp_min_unit_params"] = 7;
+  const ResolvedConfig read = resolved_from_json(config);
+  EXPECT_EQ(read.fsdp_min_unit_params.value(), 7);
+  EXPECT_FALSE(read.skip_data_sync.present());
+  EXPECT_EQ(read.dist_backend.value(), "gloo");
+}
+
+}  // namespace
+}  // namespace tokbench::results
