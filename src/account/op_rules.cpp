@@ -109,7 +109,8 @@ std::optional<Rule> range_rule(std::string_view name) {
   if (name == ranges::kForward || name == ranges::kBackward) return Rule{Category::other, Reach::self_only};
   if (name == ranges::kOptimizer) return Rule{Category::optimizer, Reach::context};
   if (name == ranges::kCommBuffers) return Rule{Category::elementwise, Reach::context};
-  if (name == ranges::kNorm || name == ranges::kRmsNormRows || name == ranges::kRmsNormRowsBackward)
+  if (name == ranges::kNorm || name == ranges::kRmsNormRows || name == ranges::kRmsNormRowsBackward ||
+      name == ranges::kLayerNormRows || name == ranges::kLayerNormRowsBackward)
     return Rule{Category::normalization, Reach::context};
   if (name == ranges::kAttention) return Rule{Category::attention, Reach::context};
   if (name == ranges::kLoss || name == ranges::kCrossEntropyRows) return Rule{Category::loss, Reach::context};

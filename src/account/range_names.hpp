@@ -27,6 +27,8 @@ inline constexpr const char* kLoss = "tokbench::loss";            // cross-entro
 inline constexpr const char* kLinear = "tokbench::linear";        // the fused executor's linear layer
 inline constexpr const char* kRmsNormRows = "tokbench::rms_norm_rows";  // the fused RMSNorm row kernel
 inline constexpr const char* kRmsNormRowsBackward = "tokbench::rms_norm_rows_backward";
+inline constexpr const char* kLayerNormRows = "tokbench::layer_norm_rows";  // the fused LayerNorm (CUDA kernel)
+inline constexpr const char* kLayerNormRowsBackward = "tokbench::layer_norm_rows_backward";
 inline constexpr const char* kCrossEntropyRows = "tokbench::cross_entropy_rows";  // the fused loss row kernel
 
 }  // namespace tokbench::account::ranges

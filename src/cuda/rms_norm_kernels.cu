@@ -9,30 +9,11 @@
 #include <limits>
 
 #include "cuda/rms_norm_kernels.hpp"
+#include "cuda/block_reduce.cuh"
 #include "cuda/float_conversion.cuh"
 
 namespace tokbench::cuda {
 namespace {
-
-// The sum of every thread's `value` over the block (blockDim.x a multiple of 32, at most 1024),
-// returned to every thread: warps reduce by shuffles, warp 0 reduces the warps' sums. `shared`
-// holds 32 floats; the trailing barrier lets the next call reuse it.
-__device__ float block_sum(float value, float* shared) {
-  for (int offset = 16; offset > 0; offset >>= 1) value += __shfl_xor_sync(0xffffffffu, value, offset);
-  const int lane = threadIdx.x & 31;
-  const int warp = threadIdx.x >> 5;
-  if (lane == 0) shared[warp] = value;
-  __syncthreads();
-  if (warp == 0) {
-    value = lane < static_cast<int>(blockDim.x >> 5) ? shared[lane] : 0.0f;
-    for (int offset = 16; offset > 0; offset >>= 1) value += __shfl_xor_sync(0xffffffffu, value, offset);
-    if (lane == 0) shared[0] = value;
-  }
-  __syncthreads();
-  const float total = shared[0];
-  __syncthreads();
-  return total;
-}
 
 template <typename T>
 __global__ void rms_norm_forward_kernel(const T* __restrict__ x, const float* __restrict__ scale, T* __restrict__ y,

@@ -118,6 +118,7 @@ class Norm : public torch::nn::Module {
       case Kind::identity:
         return x;
       case Kind::layer_norm:
+        if (layer_norm_function_) return layer_norm_function_(x, weight_, bias_, eps_);
         return torch::layer_norm(x, {size_}, weight_, bias_, eps_);
       case Kind::layer_norm_no_affine:
         return torch::layer_norm(x, {size_}, {}, {}, eps_);
@@ -138,6 +139,8 @@ class Norm : public torch::nn::Module {
 
   // Used by the RMSNorm kinds only.
   void set_function(GPTImpl::NormFunction function) { function_ = std::move(function); }
+  // Used by Kind::layer_norm only (weight and bias).
+  void set_layer_norm_function(GPTImpl::LayerNormFunction function) { layer_norm_function_ = std::move(function); }
 
  private:
   Kind kind_;
@@ -145,6 +148,7 @@ class Norm : public torch::nn::Module {
   double eps_;
   torch::Tensor weight_, bias_;
   GPTImpl::NormFunction function_;  // empty: litgpt's op composition
+  GPTImpl::LayerNormFunction layer_norm_function_;  // empty: torch::layer_norm
 };
 
 // Causal self-attention with fused [Q | K | V] projection (litgpt HEAD layout), GQA/MQA by
@@ -664,6 +668,11 @@ bool GPTImpl::activation_checkpointing() const { return state_->checkpoint_block
 void GPTImpl::set_norm_function(NormFunction function) {
   for (const auto& module : modules(/*include_self=*/false))
     if (auto* norm = dynamic_cast<Norm*>(module.get())) norm->set_function(function);
+}
+
+void GPTImpl::set_layer_norm_function(LayerNormFunction function) {
+  for (const auto& module : modules(/*include_self=*/false))
+    if (auto* norm = dynamic_cast<Norm*>(module.get())) norm->set_layer_norm_function(function);
 }
 
 void GPTImpl::set_gate_function(GateFunction function) {

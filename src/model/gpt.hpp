@@ -66,6 +66,14 @@ class GPTImpl : public torch::nn::Module {
                                                    bool unit_offset, double eps)>;
   void set_norm_function(NormFunction function);
 
+  // How every LayerNorm with a weight and a bias computes (x − mean) · rsqrt(var + eps) · w + b
+  // over the last dimension (statistics in fp32, the result in x's dtype, as torch::layer_norm);
+  // x: (..., C), weight and bias: (C). OLMo's LayerNorm without parameters keeps
+  // torch::layer_norm. Empty (the default): torch::layer_norm, exactly the eager computation.
+  using LayerNormFunction = std::function<torch::Tensor(const torch::Tensor& x, const torch::Tensor& weight,
+                                                        const torch::Tensor& bias, double eps)>;
+  void set_layer_norm_function(LayerNormFunction function);
+
   // How every gated MLP (LLaMAMLP, GemmaMLP, an MoE's experts) computes act(gate) · up from its
   // two projections (act: silu, or gelu per gelu_approximate); the plain GELU of GptNeoxMLP
   // has no gating and keeps torch::gelu. Empty (the default): ATen's activation and mul,

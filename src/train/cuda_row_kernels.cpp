@@ -11,6 +11,7 @@
 
 #include "cuda/cross_entropy_kernels.hpp"
 #include "cuda/gated_activation_kernels.hpp"
+#include "cuda/layer_norm_kernels.hpp"
 #include "cuda/rms_norm_kernels.hpp"
 #include "cuda/rope_kernels.hpp"
 
@@ -24,6 +25,13 @@ cuda::RowType row_type(const at::Tensor& t, const char* what) {
 }
 
 void check(const std::string& launch) { TORCH_CHECK(launch.empty(), launch); }
+
+// Parts of a backward's weight-gradient sums: two blocks per multiprocessor keep every one
+// busy; fewer parts than that when rows are few, so no block sums an empty range.
+int64_t backward_parts(const at::Tensor& x2) {
+  const int64_t sms = at::cuda::getDeviceProperties(x2.device().index())->multiProcessorCount;
+  return std::max<int64_t>(1, std::min<int64_t>(2 * sms, x2.size(0)));
+}
 
 cuda::GateActivation kernel_activation(model::GateActivation activation) {
   switch (activation) {
@@ -50,16 +58,42 @@ at::Tensor rms_norm_cuda_backward(const at::Tensor& g, const at::Tensor& x2, con
   const c10::cuda::CUDAGuard guard(x2.device());
   const auto stream = at::cuda::getCurrentCUDAStream(x2.device().index());
   const int64_t rows = x2.size(0), width = x2.size(1);
-  // Two blocks per multiprocessor keep every one busy; fewer parts than that when rows are few,
-  // so no block sums an empty range.
-  const int64_t sms = at::cuda::getDeviceProperties(x2.device().index())->multiProcessorCount;
-  const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(2 * sms, rows));
+  const int64_t parts = backward_parts(x2);
   at::Tensor partial = want_weight ? at::empty({parts, width}, x2.options().dtype(at::kFloat)) : at::Tensor();
   check(cuda::rms_norm_backward(row_type(x2, "rms_norm_rows"), g.data_ptr(), x2.data_ptr(), scale.data_ptr<float>(),
                                 rstd.data_ptr<float>(), grad_x.data_ptr(),
                                 want_weight ? partial.data_ptr<float>() : nullptr, parts, rows, width,
                                 stream.stream()));
   return want_weight ? partial.sum(0) : at::Tensor();
+}
+
+void layer_norm_cuda_forward(const at::Tensor& x2, const at::Tensor& weight, const at::Tensor& bias,
+                             const at::Tensor& y, const at::Tensor& mean, const at::Tensor& rstd, double eps) {
+  const c10::cuda::CUDAGuard guard(x2.device());  // the launch goes to x2's device, whatever is current
+  const auto stream = at::cuda::getCurrentCUDAStream(x2.device().index());
+  check(cuda::layer_norm_forward(row_type(x2, "layer_norm_rows"), x2.data_ptr(), weight.data_ptr<float>(),
+                                 bias.data_ptr<float>(), y.data_ptr(), mean.data_ptr<float>(), rstd.data_ptr<float>(),
+                                 x2.size(0), x2.size(1), static_cast<float>(eps), stream.stream()));
+}
+
+std::pair<at::Tensor, at::Tensor> layer_norm_cuda_backward(const at::Tensor& g, const at::Tensor& x2,
+                                                           const at::Tensor& weight, const at::Tensor& mean,
+                                                           const at::Tensor& rstd, const at::Tensor& grad_x,
+                                                           bool want_weight, bool want_bias) {
+  const c10::cuda::CUDAGuard guard(x2.device());
+  const auto stream = at::cuda::getCurrentCUDAStream(x2.device().index());
+  const int64_t rows = x2.size(0), width = x2.size(1);
+  const int64_t parts = backward_parts(x2);
+  const auto partial = [&](bool wanted) {
+    return wanted ? at::empty({parts, width}, x2.options().dtype(at::kFloat)) : at::Tensor();
+  };
+  at::Tensor weight_partial = partial(want_weight), bias_partial = partial(want_bias);
+  check(cuda::layer_norm_backward(row_type(x2, "layer_norm_rows"), g.data_ptr(), x2.data_ptr(),
+                                  weight.data_ptr<float>(), mean.data_ptr<float>(), rstd.data_ptr<float>(),
+                                  grad_x.data_ptr(), want_weight ? weight_partial.data_ptr<float>() : nullptr,
+                                  want_bias ? bias_partial.data_ptr<float>() : nullptr, parts, rows, width,
+                                  stream.stream()));
+  return {want_weight ? weight_partial.sum(0) : at::Tensor(), want_bias ? bias_partial.sum(0) : at::Tensor()};
 }
 
 at::Tensor cross_entropy_rows_cuda_in_place(const at::Tensor& logits, const at::Tensor& targets,

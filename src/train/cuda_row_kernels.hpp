@@ -1,6 +1,6 @@
 // The fused executor's row kernels on a CUDA device (the kernels are in src/cuda/): the ATen
-// side of RMSNorm's two passes (rms_norm_rows.cpp's autograd function is the same for both
-// devices and calls these for CUDA tensors) and of the chunked loss's cross-entropy
+// side of RMSNorm's and LayerNorm's two passes (rms_norm_rows.cpp's and layer_norm_rows.cpp's
+// autograd functions are the same for both devices and call these for CUDA tensors) and of the chunked loss's cross-entropy
 // (fused_ops.cpp), and the launches of the gated MLP activation (gated_activation.cpp) and of
 // the rotary embedding (rope_rotation.cpp). Each binds the tensors' own device for the launch and runs on that device's
 // current stream, as every ATen operation on those tensors does, so they order with the ops
@@ -10,6 +10,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <optional>
+#include <utility>
 
 #include "model/gate_activation.hpp"
 
@@ -23,6 +24,17 @@ void rms_norm_cuda_forward(const at::Tensor& x2, const at::Tensor& scale, const 
 // fp32 (C) sum when want_weight, else an undefined tensor.
 at::Tensor rms_norm_cuda_backward(const at::Tensor& g, const at::Tensor& x2, const at::Tensor& scale,
                                   const at::Tensor& rstd, const at::Tensor& grad_x, bool want_weight);
+
+// x2: (R, C) contiguous fp32 or bf16; weight, bias: (C) fp32; y: like x2; mean, rstd: (R) fp32.
+void layer_norm_cuda_forward(const at::Tensor& x2, const at::Tensor& weight, const at::Tensor& bias,
+                             const at::Tensor& y, const at::Tensor& mean, const at::Tensor& rstd, double eps);
+
+// g, x2, grad_x: (R, C) contiguous, one dtype; weight, mean, rstd as the forward's. Returns
+// grad_w's and grad_b's fp32 (C) sums, each an undefined tensor where not wanted.
+std::pair<at::Tensor, at::Tensor> layer_norm_cuda_backward(const at::Tensor& g, const at::Tensor& x2,
+                                                           const at::Tensor& weight, const at::Tensor& mean,
+                                                           const at::Tensor& rstd, const at::Tensor& grad_x,
+                                                           bool want_weight, bool want_bias);
 
 // cross_entropy_rows_in_place (cross_entropy_rows.hpp) on CUDA, with the gradient's scale a
 // one-element fp32 tensor on the logits' device instead of a host number (no read back):

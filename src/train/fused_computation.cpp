@@ -17,6 +17,7 @@
 #include "train/fused_ops.hpp"
 #include "train/gated_activation.hpp"
 #include "train/gemm_kernels.hpp"
+#include "train/layer_norm_rows.hpp"
 #include "train/loss_computation.hpp"
 #include "train/profile_trace.hpp"
 #include "train/rms_norm_rows.hpp"
@@ -88,9 +89,11 @@ class FusedComputation final : public LossComputation {
     // LLaMAMLP's gate stays on ATen (a SwiGLU kernel was slower than silu + mul in the profile
     // of tiny-llama-1.1b on the CPU, docs/PERFORMANCE.md).
     model_->set_norm_function(&rms_norm_rows);
-    // On CUDA the gated MLP's activation and the rotary embedding each run as one kernel per
-    // direction (gated_activation.hpp, rope_rotation.hpp); the CPU keeps ATen's, as said above.
+    // On CUDA LayerNorm, the gated MLP's activation and the rotary embedding each run as one
+    // kernel per direction (layer_norm_rows.hpp, gated_activation.hpp, rope_rotation.hpp); the
+    // CPU keeps ATen's (its layer_norm is one vectorised pass already; the gate as said above).
     if (device.is_cuda()) {
+      model_->set_layer_norm_function(&layer_norm_rows);
       model_->set_gate_function(&gated_activation);
       model_->set_rope_function(&rope_rotation);
     }
@@ -102,6 +105,7 @@ class FusedComputation final : public LossComputation {
   ~FusedComputation() override {
     model_->set_linear_function({});
     model_->set_norm_function({});
+    model_->set_layer_norm_function({});
     model_->set_gate_function({});
     model_->set_rope_function({});
     model_->set_operators(model::GPTImpl::Operators::litgpt);
@@ -135,7 +139,7 @@ class FusedComputation final : public LossComputation {
     const std::string loss = on_cpu_ ? fmt::format("one-pass {} row kernel", cross_entropy_rows_isa())
                                      : std::string("the CUDA row kernel (fp32/bf16; aten ops otherwise)");
     const std::string norms = on_cpu_ ? fmt::format("; RMSNorm by {} row kernel", rms_norm_rows_isa())
-                                      : std::string("; RMSNorm, the MLP's gated activation and rope by CUDA kernels");
+                                      : std::string("; RMSNorm, LayerNorm, the MLP's gated activation and rope by CUDA kernels");
     return fmt::format("GEMMs: {}; lm_head+loss in chunks of {} rows, loss and logit gradient by {}{}",
                        gemms.empty() ? "aten" : gemms, chunk_.chunk_rows, loss, norms);
   }

@@ -1,9 +1,11 @@
 // The CPU references the row kernels are held to, on either device (test_norm_rows.cpp and
-// test_cross_entropy_rows.cpp for the CPU kernels, test_rms_norm_cuda.cpp and
-// test_cross_entropy_cuda.cpp for the CUDA ones): the eager model's ATen compositions, run on
-// the CPU, and the inputs the cross-entropy cases draw. Tolerances stay with each suite.
+// test_cross_entropy_rows.cpp for the CPU kernels, test_rms_norm_cuda.cpp,
+// test_layer_norm_cuda.cpp and test_cross_entropy_cuda.cpp for the CUDA ones): the eager
+// model's ATen compositions, run on the CPU, the inputs the cross-entropy cases draw, and the
+// comparison the suites share. Tolerances stay with each suite.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <optional>
@@ -17,6 +19,21 @@ inline double relative_error(const torch::Tensor& got, const torch::Tensor& want
   return ((g - w).norm() / w.norm().clamp_min(1e-30)).item<double>();
 }
 
+// got equals want within `tolerance` in relative norm, with the same shape and dtype (two
+// empty tensors of one shape are equal); the failure says which of these it was.
+inline ::testing::AssertionResult close(const torch::Tensor& got, const torch::Tensor& want, double tolerance) {
+  if (!got.defined() || !want.defined())
+    return ::testing::AssertionFailure() << "undefined tensor (got " << got.defined() << ", want " << want.defined()
+                                         << ")";
+  if (got.sizes() != want.sizes() || got.scalar_type() != want.scalar_type())
+    return ::testing::AssertionFailure() << "got " << got.sizes() << " " << got.scalar_type() << ", want "
+                                         << want.sizes() << " " << want.scalar_type();
+  if (want.numel() == 0) return ::testing::AssertionSuccess();
+  const double error = relative_error(got, want);
+  if (error <= tolerance) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "relative error " << error << " > " << tolerance;
+}
+
 // The eager model's RMSNorm (litgpt): fp32 statistics and scaling, the unit offset added in
 // weight's dtype, the result cast back.
 inline torch::Tensor aten_rms_norm(const torch::Tensor& x, const torch::Tensor& weight, bool unit_offset, double eps) {
@@ -24,6 +41,18 @@ inline torch::Tensor aten_rms_norm(const torch::Tensor& x, const torch::Tensor& 
   auto normed = xf * torch::rsqrt((xf * xf).mean(-1, /*keepdim=*/true) + eps);
   auto w = unit_offset ? 1 + weight : weight;
   return (normed * w.to(torch::kFloat)).to(x.scalar_type());
+}
+
+// The eager model's LayerNorm with weight and bias (torch.nn.LayerNorm over the last
+// dimension). For bf16 inputs it runs in fp64 on their values and rounds the result (and,
+// through autograd, every gradient) to bf16 once: ATen's own bf16 LayerNorm on the CPU sums
+// grad_w and grad_b with bf16 roundings (about 5% off the fp64 sums at 4288 rows of width 96,
+// where its grad_x is 0.25% off), while the kernels keep those sums in fp32.
+inline torch::Tensor aten_layer_norm(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
+                                     double eps) {
+  if (x.scalar_type() != torch::kBFloat16) return torch::layer_norm(x, {x.size(-1)}, weight, bias, eps);
+  return torch::layer_norm(x.to(torch::kDouble), {x.size(-1)}, weight.to(torch::kDouble), bias.to(torch::kDouble), eps)
+      .to(x.scalar_type());
 }
 
 struct CrossEntropyReference {

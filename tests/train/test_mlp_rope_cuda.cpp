@@ -31,16 +31,7 @@ constexpr double kFp32Tolerance = 1e-5;
 constexpr double kBf16Tolerance = 1e-2;
 double tolerance_of(torch::ScalarType dtype) { return dtype == torch::kBFloat16 ? kBf16Tolerance : kFp32Tolerance; }
 
-::testing::AssertionResult close(const torch::Tensor& got, const torch::Tensor& want, double tolerance) {
-  if (!got.defined() || !want.defined()) return ::testing::AssertionFailure() << "undefined tensor";
-  if (got.sizes() != want.sizes() || got.scalar_type() != want.scalar_type())
-    return ::testing::AssertionFailure() << "got " << got.sizes() << " " << got.scalar_type() << ", want "
-                                         << want.sizes() << " " << want.scalar_type();
-  if (want.numel() == 0) return ::testing::AssertionSuccess();
-  const double error = relative_error(got, want);
-  if (error <= tolerance) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "relative error " << error << " > " << tolerance;
-}
+using testing::close;
 
 bool have_cuda() { return torch::cuda::is_available(); }
 #define REQUIRE_CUDA() \

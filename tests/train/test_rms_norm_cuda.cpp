@@ -21,15 +21,7 @@ constexpr double kBf16Tolerance = 1e-2;  // 8 significant bits; a different sum 
 
 using testing::relative_error;
 
-::testing::AssertionResult close(const torch::Tensor& got, const torch::Tensor& want, double tolerance) {
-  if (!got.defined() || !want.defined()) return ::testing::AssertionFailure() << "undefined tensor";
-  if (got.sizes() != want.sizes() || got.scalar_type() != want.scalar_type())
-    return ::testing::AssertionFailure() << "got " << got.sizes() << " " << got.scalar_type() << ", want "
-                                         << want.sizes() << " " << want.scalar_type();
-  const double error = relative_error(got, want);
-  if (error <= tolerance) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "relative error " << error << " > " << tolerance;
-}
+using testing::close;
 
 using testing::aten_rms_norm;
 
