@@ -114,7 +114,7 @@ def read_config():
         max_iters=train["max_iters"], warmup_iters=train["warmup_iters"], num_threads=train["num_threads"],
         seed=train["seed"], data_seed=c["options"]["data_seed"], dtype=train["dtype"], zero_grad=train["zero_grad"],
         lr=train["adamw"]["lr"], weight_decay=train["adamw"]["weight_decay"],
-        beta1=train["adamw"]["beta1"], beta2=train["adamw"]["beta2"],
+        beta1=train["adamw"]["beta1"], beta2=train["adamw"]["beta2"], eps=train["adamw"]["eps"],
         device=c["device"]["string"], tf32=c["device"]["tf32"],
         compile={"python-inductor": "inductor", "python-thunder": "thunder"}.get(executor, "eager"),
         thunder_front_end=compiler["thunder_front_end"], thunder_executor=compiler["thunder_executors"],
@@ -574,7 +574,7 @@ def train(a, torch, GPT, Config, Block, out, stop, probe, executors):
         model = thunder_jit(a, model, device, dist is not None, executors)
     # After the wrapping (the reference's order): FSDP's parameters are the shards.
     optimizer = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=a.weight_decay,
-                                  betas=(a.beta1, a.beta2), fused=True)
+                                  betas=(a.beta1, a.beta2), eps=a.eps, fused=True)
     forward = model
     thunder_backend = None
     if a.compile == "inductor" and a.time_account_iters > 0 and device.type == "cpu":
