@@ -65,6 +65,13 @@ const std::vector<Field>& training_fields() {
        .valid = "a number in [0, 1)",
        .bounds = {.min = 0, .max = 1, .max_open = true, .refusal = "must be in [0, 1)"},
        .record = {"beta2", 8}},
+      {.names = "--adam-eps,--adam_eps",
+       .member = &TrainingSection::eps,
+       .help = "AdamW epsilon, added to the root of the second moment (torch.optim.AdamW's eps)",
+       .group = "Training",
+       .valid = "a positive finite number",
+       .bounds = {.min = 0, .min_open = true, .refusal = "must be a positive number"},
+       .record = {"adam_eps", 46}},
       {.names = "--grad-clip-norm,--grad_clip_norm",
        .member = &TrainingSection::grad_clip_norm,
        .help = "clip the gradients' global L2 norm to this before each AdamW step, as "

@@ -21,6 +21,8 @@ struct TrainingSection {
   double weight_decay = 0.1;
   double beta1 = 0.9;
   double beta2 = 0.95;
+  // AdamW's epsilon, added to the second moment's root (torch.optim.AdamW's eps).
+  double eps = 1e-8;
   // The gradients' global L2 norm is clipped to this before each AdamW update (train/optimizer.cpp,
   // the Python step: torch.nn.utils.clip_grad_norm_). Unset: no clipping.
   std::optional<double> grad_clip_norm;

@@ -18,10 +18,9 @@
 
 namespace tokbench::train {
 
-// The training section as resolve copied it (lr, weight_decay, beta1, beta2: AdamW's; the
+// The training section as resolve copied it (lr, weight_decay, beta1, beta2, eps: AdamW's; the
 // section's other values, read by the loop or ignored) plus what only the optimizer knows.
 struct AdamWOptions : config::TrainingSection {
-  double eps = 1e-8;
   // Unset: fused, on CUDA (as the reference) and on the CPU (ATen's CPU kernel; several
   // times faster than the per-parameter loop, which is Python's CPU default: a Python
   // comparison must pass fused=True to match). false selects the per-parameter loop.
