@@ -9,7 +9,7 @@ MEASURED` for the error per time-account category. Writes a Markdown page (machi
 date, git revision, load average, error per case and per category) and a JSON of every number.
 
 Usage: predict_vs_measured.py TOKBENCH OUT_DIR [--quick] [--cases REGEX] [--rounds N] [--docs]
-    [--max-mean-error PCT] [--max-bias PCT] [--max-error PCT] [--list]
+    [--max-mean-error PCT] [--max-bias PCT [--expected-bias PCT]] [--max-error PCT] [--list]
   --quick: the ctest subset (3 cases of pythia-31m on 2 ranks, 3 rounds, about 2 minutes quiet)
   --cases: only the cases whose name matches REGEX (re.search), e.g. 'w2-ddp|zero3'
   --rounds: repeat every measurement N times, interleaved; each case compares the median
@@ -19,6 +19,9 @@ Usage: predict_vs_measured.py TOKBENCH OUT_DIR [--quick] [--cases REGEX] [--roun
   --docs: also write the page to docs/results/predict-validation-cpu-DATE.md
   --max-*: exit 1 when the mean absolute error, the mean signed error (bias) or any case's
     absolute error exceeds PCT (default: report only)
+  --expected-bias: the model's lean measured on a quiet machine (default 0); --max-bias then
+    bounds the distance of the mean signed error from it, so the check catches a drift of the
+    model either way with the same margin instead of one side's margin eaten by today's lean
 
 Every rank runs one intra-op thread (--num-threads 1) and so does the one-rank input, so the
 prediction has to account for ranks sharing this machine's cores, not a thread count.
@@ -338,6 +341,24 @@ def markdown(a, results, summary, inputs, loads, started, minutes, binary_revisi
     return "\n".join(lines) + "\n"
 
 
+def report_bounds(a, summary, loads):
+    """Exit status of the --max-* checks on a summary: 1 with one FAIL line naming each bound
+    crossed and the load average, else 0."""
+    failed = []
+    if a.max_mean_error is not None and 100 * summary["mean_abs_error"] > a.max_mean_error:
+        failed.append(f"mean absolute error {pct(summary['mean_abs_error'], False)} above {a.max_mean_error}%")
+    if a.max_bias is not None and abs(100 * summary["mean_error"] - a.expected_bias) > a.max_bias:
+        failed.append(f"mean signed error {pct(summary['mean_error'])} more than {a.max_bias} points from the "
+                      f"expected {a.expected_bias:+.1f}%")
+    if a.max_error is not None and 100 * summary["max_abs_error"] > a.max_error:
+        failed.append(f"largest error {pct(summary['max_abs_error'], False)} above {a.max_error}%")
+    if failed:
+        print("FAIL: " + "; ".join(failed) + f" (load average at the start {loads['start']['1min']:.2f}, "
+              f"at the end {loads['end']['1min']:.2f})", file=sys.stderr)
+        return 1
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("tokbench")
@@ -347,10 +368,26 @@ def main():
     ap.add_argument("--rounds", type=int, default=None, help="interleaved repetitions (default 3 with --quick, else 2)")
     ap.add_argument("--docs", action="store_true", help="also write docs/results/predict-validation-cpu-DATE.md")
     ap.add_argument("--list", action="store_true", help="print the selected cases and exit")
+    ap.add_argument("--recheck", metavar="JSON", default=None,
+                    help="measure nothing: apply the --max-* bounds to a saved predict-validation.json")
     ap.add_argument("--max-mean-error", type=float, default=None)
     ap.add_argument("--max-bias", type=float, default=None)
+    ap.add_argument("--expected-bias", type=float, default=0.0,
+                    help="the mean signed error a quiet run of today's model gives, percent; --max-bias is measured from it")
     ap.add_argument("--max-error", type=float, default=None)
     a = ap.parse_args()
+    if a.max_bias is not None and a.max_bias < 0:
+        print(f"--max-bias: {a.max_bias} is not valid; valid: a distance in percent points, 0 or more", file=sys.stderr)
+        return 2
+    if a.recheck:
+        try:
+            with open(a.recheck) as f:
+                saved = json.load(f)
+            summary, loads = saved["summary"], saved["load_average"]
+        except (OSError, ValueError, KeyError) as e:
+            print(f"--recheck: '{a.recheck}' is not a readable predict-validation.json ({e})", file=sys.stderr)
+            return 2
+        return report_bounds(a, summary, loads)
     if a.rounds is None:
         a.rounds = 3 if a.quick else 2
     if a.rounds < 1:
@@ -397,18 +434,7 @@ def main():
     if a.docs:
         write_result("predict-validation-cpu", started[:10], page)
 
-    failed = []
-    if a.max_mean_error is not None and 100 * summary["mean_abs_error"] > a.max_mean_error:
-        failed.append(f"mean absolute error {pct(summary['mean_abs_error'], False)} above {a.max_mean_error}%")
-    if a.max_bias is not None and 100 * abs(summary["mean_error"]) > a.max_bias:
-        failed.append(f"mean signed error {pct(summary['mean_error'])} beyond ±{a.max_bias}%")
-    if a.max_error is not None and 100 * summary["max_abs_error"] > a.max_error:
-        failed.append(f"largest error {pct(summary['max_abs_error'], False)} above {a.max_error}%")
-    if failed:
-        print("FAIL: " + "; ".join(failed) + f" (load average at the start {loads['start']['1min']:.2f}, "
-              f"at the end {loads['end']['1min']:.2f})", file=sys.stderr)
-        return 1
-    return 0
+    return report_bounds(a, summary, loads)
 
 
 if __name__ == "__main__":
