@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
 namespace tokbench::predict {
@@ -31,6 +32,15 @@ double positive_number(const nlohmann::json& object, const char* key) {
   return std::isfinite(v) && v > 0 ? v : 0;
 }
 
+// A recorded cost: a finite number >= 0 (the AdamW probe clamps a cost its pair solved below 0
+// to 0), else nothing.
+std::optional<double> recorded_cost(const nlohmann::json& object, const char* key) {
+  const auto it = object.find(key);
+  if (it == object.end() || !it->is_number()) return std::nullopt;
+  const double v = it->get<double>();
+  return std::isfinite(v) && v >= 0 ? std::optional<double>(v) : std::nullopt;
+}
+
 }  // namespace
 
 MachineProbes machine_probes_from_prediction(const nlohmann::json& doc, const std::string& source) {
@@ -54,11 +64,12 @@ MachineProbes machine_probes_from_prediction(const nlohmann::json& doc, const st
   m.source = fmt::format("reused from {}", source);
   const auto optimizer = p.find("optimizer");
   if (optimizer != p.end() && optimizer->is_object()) {
-    const double per_tensor_us = positive_number(*optimizer, "per_tensor_us"), per_element_ns = positive_number(*optimizer, "per_element_ns");
-    if (per_tensor_us > 0 && per_element_ns > 0) {
+    const std::optional<double> per_tensor_us = recorded_cost(*optimizer, "per_tensor_us"),
+                                per_element_ns = recorded_cost(*optimizer, "per_element_ns");
+    if (per_tensor_us && per_element_ns) {
       const auto from = optimizer->find("costs_from");
       probes.optimizer_cost = OptimizerCostRates{
-          per_tensor_us * 1e-6, per_element_ns * 1e-9,
+          *per_tensor_us * 1e-6, *per_element_ns * 1e-9,
           fmt::format("reused from {} ({})", source, from != optimizer->end() && from->is_string() ? from->get<std::string>() : "its probe")};
     }
   }

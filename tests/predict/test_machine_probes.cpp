@@ -59,6 +59,18 @@ TEST(MachineProbes, WhatPredictWritesReadsBackToTheSameRate) {
   EXPECT_FALSE(p.optimizer_cost.has_value()) << "no costs recorded: none reused (the elements alone, as without a probe)";
 }
 
+TEST(MachineProbes, ACostTheProbeClampedToZeroIsReusedAsZero) {
+  const nlohmann::json rate = {{"alone_GBps", 17.0}, {"together_GBps", 9.5}, {"ranks", 2}};
+  const MachineProbes p = machine_probes_from_prediction(
+      prediction_doc(rate, {{"per_tensor_us", 0.0}, {"per_element_ns", 0.43}, {"costs_from", "probe"}}), "p.json");
+  ASSERT_TRUE(p.optimizer_cost.has_value());
+  EXPECT_EQ(p.optimizer_cost->per_tensor_seconds, 0.0);
+  EXPECT_DOUBLE_EQ(p.optimizer_cost->per_element_seconds, 0.43e-9);
+  const MachineProbes none = machine_probes_from_prediction(
+      prediction_doc(rate, {{"per_tensor_us", nullptr}, {"per_element_ns", 0.43}}), "p.json");
+  EXPECT_FALSE(none.optimizer_cost.has_value()) << "a cost not recorded: neither is reused";
+}
+
 TEST(MachineProbes, ADocumentWithoutAMeasuredCopyRateIsRefusedNamingTheOption) {
   EXPECT_NE(refusal({{"runs", nlohmann::json::array({{{"status", "ok"}}})}}).find("holds no prediction"),
             std::string::npos);
