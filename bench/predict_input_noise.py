@@ -12,19 +12,27 @@ runs) and prints, side by side over the same records:
      warm-up left slow iterations in the window);
   3. how far each prediction moved between rounds, and how far it would have moved with the parts
      the predict-time probes set (the step's copies and the optimizer) held at their median, or
-     with the one-rank input's part held instead; beside how far the measured runs moved.
+     with the one-rank input's part held instead; beside how far the measured runs moved;
+  4. with --repredict TOKBENCH, each later round's one-rank run predicted again with round 0's
+     comm documents and `--probes-from` round 0's prediction, and how far those moved.
 
-No timing is made here: every figure comes from the records. docs/predict.md ("What moves a
+No timing is made here: every figure comes from the records (and, with --repredict, from
+predictions, which time nothing when their probes are reused). docs/predict.md ("What moves a
 prediction") gives the figures this printed.
 
-Usage: predict_input_noise.py OUT_DIR [OUT_DIR ...]
+Usage: predict_input_noise.py [--repredict TOKBENCH] OUT_DIR [OUT_DIR ...]
 """
 import glob
 import json
 import os
 import re
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
+
+from predict_vs_measured import strategy_args
 
 
 def spread(values):
@@ -68,10 +76,32 @@ def rounds_of(folder, stem):
     return sorted(paths, key=lambda p: int(re.search(r"-r(\d+)\.json$", p).group(1)))
 
 
-def main(folders):
+def repredicted(tokbench, folder, case, rounds, scratch):
+    """Each round's one-rank run of `case` predicted with round 0's comm documents and probes."""
+    model, world, strategy, ga = re.fullmatch(r"(.+)-w(\d+)-(\w+)-ga(\d+)", case).groups()
+    comm = os.path.join(folder, f"comm-w{world}-r0.json")
+    if strategy.startswith("hybrid"):
+        comm += "," + os.path.join(folder, "comm-w2-r0.json")
+    times = []
+    for r in range(rounds):
+        out = os.path.join(scratch, f"{case}-r{r}.json")
+        subprocess.run([tokbench, "predict", "--from", os.path.join(folder, f"{model}-w1-ga{ga}-r{r}.json"),
+                        "--cluster", "measured", "--comm", comm, "--nproc-per-node", world,
+                        "--global-batch-size", str(int(world) * int(ga)), *strategy_args(strategy),
+                        "--num-threads", "1", "--format", "json", "--output", out,
+                        "--probes-from", os.path.join(folder, f"{case}-predicted-r0.json")],
+                       check=True, capture_output=True)
+        times.append(load(out)["runs"][0]["average_iter_time"])
+    return times
+
+
+def main(folders, tokbench=None):
     moved = {name: [] for name in list(STATISTICS) + ["unit-timing pass"]}
     by_position = []
     parts = {"prediction": [], "probe parts held": [], "input parts held": [], "measured": []}
+    if tokbench:
+        parts["made again, round 0's probes (--probes-from)"] = []
+    scratch = tempfile.mkdtemp(prefix="predict-input-noise-")
     for folder in folders:
         inputs = sorted({re.sub(r"-r\d+\.json$", "", os.path.basename(p))
                          for p in glob.glob(os.path.join(folder, "*-w1-ga*-r*.json"))})
@@ -99,6 +129,9 @@ def main(folders):
             parts["prediction"].append(spread(it))
             parts["probe parts held"].append(spread([r + statistics.median(probe) for r in rest]))
             parts["input parts held"].append(spread([x + statistics.median(rest) for x in probe]))
+            if tokbench:
+                parts["made again, round 0's probes (--probes-from)"].append(
+                    spread(repredicted(tokbench, folder, case, n, scratch)))
             parts["measured"].append(spread([load(os.path.join(folder, f"{case}-measured-r{r}.json"))["average_iter_time"]
                                              for r in range(n)]))
 
@@ -119,9 +152,14 @@ def main(folders):
     for name, values in parts.items():
         if values:
             print(row(name, values))
+    shutil.rmtree(scratch, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 2:
+    args = sys.argv[1:]
+    tokbench = None
+    if args[:1] == ["--repredict"] and len(args) >= 2:
+        tokbench, args = args[1], args[2:]
+    if not args:
         sys.exit(__doc__)
-    main(sys.argv[1:])
+    main(args, tokbench)
