@@ -15,7 +15,8 @@ Usage: predict_vs_measured.py TOKBENCH OUT_DIR [--quick] [--cases REGEX] [--roun
   --rounds: repeat every measurement N times, interleaved; each case compares the median
     prediction with the median measurement; with 2 or more rounds the stability of the
     prediction (item 2 of issue 37) is measured too: each round's one-rank run predicted with
-    the first round's comm documents, so only the one-rank input differs
+    the first round's comm documents and its prediction's probes (--probes-from), so only the
+    one-rank input differs; and again with the probes measured anew, for comparison
   --docs: also write the page to docs/results/predict-validation-cpu-DATE.md
   --max-*: exit 1 when the mean absolute error, the mean signed error (bias) or any case's
     absolute error exceeds PCT (default: report only)
@@ -187,17 +188,24 @@ def measure(a, cases, tb):
                 name = case_name(cm, w, strategy, cga)
                 shape = ["--nproc-per-node", str(w), "--global-batch-size", str(w * ga)]
 
-                def predict(docs, out):
+                def predict(docs, out, probes=None):
                     comm = docs[w] + (f",{docs[2]}" if strategy.startswith("hybrid") else "")
                     run([tb, "predict", "--from", base, "--cluster", "measured", "--comm", comm, *shape,
-                         *strategy_args(strategy), "--num-threads", "1", "--format", "json", "--output", out],
+                         *strategy_args(strategy), "--num-threads", "1", "--format", "json", "--output", out,
+                         *(["--probes-from", probes] if probes else [])],
                         out.replace(".json", ".log"))
                     return json.load(open(out))["runs"][0]
 
                 pred_path = os.path.join(a.out, f"{name}-predicted-{tag}.json")
                 p = predict(comm_docs, pred_path)
-                # The stability figure: this round's one-rank run with the first round's comm.
-                p_first_comm = p if rnd == 0 else predict(comm_first, pred_path.replace(".json", "-comm0.json"))
+                # The stability figure: this round's one-rank run with the first round's comm documents
+                # and the first round's probes (copy rate, AdamW costs: --probes-from), so only the
+                # one-rank input differs; beside it the same with the probes measured again, as
+                # every prediction made without --probes-from is.
+                first_pred = os.path.join(a.out, f"{name}-predicted-r0.json")
+                p_first_comm = p if rnd == 0 else predict(comm_first, pred_path.replace(".json", "-comm0.json"), first_pred)
+                p_first_comm_probed = p if rnd == 0 else predict(comm_first,
+                                                                 pred_path.replace(".json", "-comm0-probed.json"))
                 with open(pred_path.replace(".json", "-run.json"), "w") as f:
                     json.dump(p, f)  # explain takes one run's record
                 meas_path = os.path.join(a.out, f"{name}-measured-{tag}.json")
@@ -211,6 +219,7 @@ def measure(a, cases, tb):
                 results[name]["rounds"].append({
                     "predicted_ms": p["average_iter_time"], "measured_ms": m["average_iter_time"],
                     "predicted_with_first_comm_ms": p_first_comm["average_iter_time"],
+                    "predicted_with_first_comm_probed_ms": p_first_comm_probed["average_iter_time"],
                     "interval_ms": [interval.get("low"), interval.get("high")],
                     "predicted_categories_ms": categories_ms(p), "measured_categories_ms": categories_ms(m),
                     "explain": json.loads(explain.stdout) if explain.returncode == 0 else
@@ -233,6 +242,7 @@ def summarize(results, one_rank):
         c["prediction_round_spread"] = spread([r["predicted_ms"] for r in rounds])
         # Item 2: predictions from one-rank runs minutes apart, the comm documents held fixed.
         c["prediction_stability"] = spread([r["predicted_with_first_comm_ms"] for r in rounds])
+        c["prediction_stability_probed"] = spread([r["predicted_with_first_comm_probed_ms"] for r in rounds])
         lows = [r["interval_ms"][0] for r in rounds if r["interval_ms"][0] is not None]
         highs = [r["interval_ms"][1] for r in rounds if r["interval_ms"][1] is not None]
         c["interval_ms"] = [statistics.median(lows), statistics.median(highs)] if lows and highs else None
@@ -261,6 +271,9 @@ def summarize(results, one_rank):
     stab = [c["prediction_stability"] for c in results.values() if c["prediction_stability"] is not None]
     summary["prediction_stability_max"] = max(stab) if stab else None
     summary["prediction_stability_mean"] = statistics.fmean(stab) if stab else None
+    probed = [c["prediction_stability_probed"] for c in results.values() if c["prediction_stability_probed"] is not None]
+    summary["prediction_stability_probed_mean"] = statistics.fmean(probed) if probed else None
+    summary["prediction_stability_probed_max"] = max(probed) if probed else None
     inputs = {}
     for key, runs in one_rank.items():
         inputs[key] = {"rounds": runs,
@@ -299,13 +312,14 @@ def markdown(a, results, summary, inputs, loads, started, minutes, binary_revisi
               f"`{' '.join(ONE_RANK_ITERS)}`, measured runs `{' '.join(MEASURED_ITERS)}`; each figure the median "
               "of the rounds. Error = (predicted − measured) / measured.", "",
               "| case | predicted (ms) | measured (ms) | error | interval (ms) | measured inside | "
-              "prediction moved (one-rank input only) | measured moved |",
-              "|---|---|---|---|---|---|---|---|"]
+              "prediction moved (one-rank input only) | moved, probes measured again | measured moved |",
+              "|---|---|---|---|---|---|---|---|---|"]
     for name, c in results.items():
         iv = f"{c['interval_ms'][0]:.1f}–{c['interval_ms'][1]:.1f}" if c["interval_ms"] else "n/a"
         inside = {True: "yes", False: "no", None: "n/a"}[c["measured_in_interval"]]
         lines.append(f"| {name} | {c['predicted_ms']:.1f} | {c['measured_ms']:.1f} | {pct(c['error'])} | {iv} | "
-                     f"{inside} | {pct(c['prediction_stability'], False)} | {pct(c['measured_round_spread'], False)} |")
+                     f"{inside} | {pct(c['prediction_stability'], False)} | {pct(c['prediction_stability_probed'], False)} | "
+                     f"{pct(c['measured_round_spread'], False)} |")
     s = summary
     lines += ["", f"Mean absolute error **{pct(s['mean_abs_error'], False)}**, mean signed error (bias) "
               f"{pct(s['mean_error'])}, largest {pct(s['max_abs_error'], False)} over {s['cases']} cases; "
@@ -314,9 +328,12 @@ def markdown(a, results, summary, inputs, loads, started, minutes, binary_revisi
                           if k.startswith("mean_abs_error_w")) + "."]
     if s["prediction_stability_max"] is not None:
         lines += ["", f"Stability (issue 37, item 2: predictions from one-rank runs made minutes apart, the comm "
-                  f"documents held fixed): the prediction moved {pct(s['prediction_stability_mean'], False)} on "
-                  f"average, at most {pct(s['prediction_stability_max'], False)} (largest − smallest over the rounds, "
-                  "of their median; the bound is 2%)."]
+                  f"documents and the first round's probes held fixed, `--probes-from`): the prediction moved "
+                  f"{pct(s['prediction_stability_mean'], False)} on average, at most "
+                  f"{pct(s['prediction_stability_max'], False)} (largest − smallest over the rounds, of their median; "
+                  f"the bound is 2%); with the copy-rate and AdamW probes measured again for each prediction, "
+                  f"{pct(s['prediction_stability_probed_mean'], False)} on average, at most "
+                  f"{pct(s['prediction_stability_probed_max'], False)}."]
     lines += ["", "## Error by category", "",
               "Predicted − measured, ms per iteration (medians over the rounds), from the predicted time "
               "account and the measured run's (`tokbench explain PREDICTED MEASURED` says the same per case; "

@@ -18,6 +18,7 @@
 #include "cli/command.hpp"
 #include "predict/cluster.hpp"
 #include "predict/comm_measurements.hpp"
+#include "predict/machine_probes.hpp"
 #include "predict/measured_run.hpp"
 #include "predict/prediction.hpp"
 #include "predict/prediction_notes.hpp"
@@ -132,6 +133,20 @@ predict::ClusterInput cluster_input(const predict::PredictCommandOptions& o) {
   return predict::ClusterInput{predict::load_cluster(o.cluster), std::nullopt, {}};
 }
 
+// --probes-from: an earlier prediction's copy rate and AdamW costs (machine_probes.hpp).
+std::optional<predict::MachineProbes> machine_probes(const std::string& path) {
+  if (path.empty()) return std::nullopt;
+  nlohmann::json doc;
+  try {
+    doc = results::parse_record_document(results::read_record_file(path));
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(fmt::format("--probes-from '{}' is not valid: {}; valid: the JSON of an earlier "
+                                            "tokbench predict (--format json)",
+                                            usage::printable(path), e.what()));
+  }
+  return predict::machine_probes_from_prediction(doc, usage::printable(path));
+}
+
 int run_predict(const predict::PredictCommandOptions& o) {
   // Everything is checked before anything is written.
   const results::ReporterPlugin& format = results::format_from_string(o.format);
@@ -144,10 +159,25 @@ int run_predict(const predict::PredictCommandOptions& o) {
                                               "writable folder", usage::printable(o.output), why));
   }
   const predict::ClusterInput cluster = cluster_input(o);
+  const std::optional<predict::MachineProbes> probes = machine_probes(o.probes_from);
   std::vector<nlohmann::json> predictions;
   for (const auto& run : measured_runs(o.from)) {
-    // The optimizer's per-tensor and per-element costs, probed here at the predicted rank's threads.
     predict::ClusterInput input = cluster;
+    if (probes) {
+      // The earlier prediction's probes, for the ranks per node they were measured at; another
+      // placement is refused rather than probed here, so the figures never mix two machines' states.
+      input.memory_rate = probes->memory_rate;
+      if (run.device_is_cpu() && input.cluster.device == "cpu") input.optimizer_cost = probes->optimizer_cost;
+      input.measure_memory = [&o, &probes](int64_t ranks) -> predict::MemoryRate {
+        throw std::invalid_argument(fmt::format(
+            "--probes-from '{}': its copy rate was measured with {} rank(s) per node, the prediction puts {}; valid: "
+            "a prediction of {} ranks per node, or leave --probes-from out to probe this machine",
+            usage::printable(o.probes_from), probes->memory_rate.ranks, ranks, ranks));
+      };
+      predictions.push_back(nlohmann::json::parse(predict::predict(run, input, o.target).dump()));
+      continue;
+    }
+    // The optimizer's per-tensor and per-element costs, probed here at the predicted rank's threads.
     input.measure_memory = [](int64_t ranks) { return predict::measure_memory_rate(ranks); };
     if (run.device_is_cpu() && input.cluster.device == "cpu") {
       int64_t threads = o.target.num_threads.value_or(run.num_threads);

@@ -197,6 +197,43 @@ def main():
         check(any("CPU ranks share cores" in a for a in pred["assumptions"]), "the contention assumption is stated")
         check(p["memory_comm_buffers_GB"] > 0.05, "DDP's buckets in the memory")
 
+        # --probes-from: the earlier prediction's copy rate and AdamW costs, not a new probe, so the
+        # same inputs give the same prediction (the probe's own noise left out); another placement
+        # and a document without a copy rate are refused in one line, nothing written.
+        again, again2 = os.path.join(tmp, "again.json"), os.path.join(tmp, "again2.json")
+        same = ["--from", record, "--cluster", "measured", "--comm", comm, "--nproc-per-node", "2",
+                "--distributed-mode", "ddp", "--num-threads", "2", "--format", "json", "--probes-from", out]
+        for path in (again, again2):
+            r = run(same + ["--output", path])
+            check(r.returncode == 0, f"--probes-from: exit {r.returncode}: {r.stderr}")
+        with open(again) as f, open(again2) as g:
+            a, b = json.load(f)["runs"][0], json.load(g)["runs"][0]
+        rate = pred["step_copies"]["memory_rate"]
+        reused = a["prediction"]["step_copies"]["memory_rate"]
+        def same_figure(x, y):  # GB/s and ns are written from bytes/s and seconds: equal to rounding
+            return abs(x - y) <= 1e-12 * abs(y)
+        check(same_figure(reused["together_GBps"], rate["together_GBps"])
+              and same_figure(reused["alone_GBps"], rate["alone_GBps"]) and out in reused["source"],
+              f"the copy rate reused as written: {reused} vs {rate}")
+        opt, opt_first = a["prediction"]["optimizer"], pred["optimizer"]
+        check(same_figure(opt["per_element_ns"], opt_first["per_element_ns"])
+              and same_figure(opt["per_tensor_us"], opt_first["per_tensor_us"]) and "reused from" in opt["costs_from"],
+              f"the AdamW costs reused: {opt} vs {opt_first}")
+        check(a["average_iter_time"] == b["average_iter_time"], "the same inputs and probes: the same prediction")
+        for args, expected in [
+                (["--nproc-per-node", "1", "--distributed-mode", "none"], "measured with 2 rank(s) per node, the prediction puts 1"),
+                (["--probes-from", record], "holds no prediction"),
+                (["--probes-from", os.path.join(tmp, "absent.json")], "--probes-from")]:
+            target = os.path.join(tmp, "refused.json")
+            r = run(["--from", record, "--cluster", cpu_toml if args[0] == "--nproc-per-node" else "measured"]
+                    + ([] if args[0] == "--nproc-per-node" else ["--comm", comm, "--nproc-per-node", "2",
+                                                                "--distributed-mode", "ddp"])
+                    + ["--format", "json", "--output", target]
+                    + (args if args[0] != "--nproc-per-node" else args + ["--probes-from", out]))
+            lines = r.stderr.strip().splitlines()
+            check(r.returncode == 2 and len(lines) == 1 and expected in lines[0] and not os.path.exists(target),
+                  f"{args}: want exit 2 and one line with '{expected}', got {r.returncode} {lines}")
+
         # comm's measured compute sharing replaces the core-count factor for its own placement (one
         # thread per rank, measured one rank alone): x1.3 as measured; a figure below 1 counts as 1.
         one_thread = measured_record()
