@@ -22,6 +22,7 @@
 #include "predict/prediction.hpp"
 #include "predict/prediction_notes.hpp"
 #include "predict/predict_options.hpp"
+#include "predict/saved_probes.hpp"
 #include "files/atomic_file.hpp"
 #include "results/record_keys.hpp"
 #include "results/read_result.hpp"
@@ -144,12 +145,18 @@ int run_predict(const predict::PredictCommandOptions& o) {
                                               "writable folder", usage::printable(o.output), why));
   }
   const predict::ClusterInput cluster = cluster_input(o);
+  std::optional<predict::SavedProbes> saved;
+  if (!o.probes_from.empty()) saved = predict::read_saved_probes(o.probes_from);
   std::vector<nlohmann::json> predictions;
   for (const auto& run : measured_runs(o.from)) {
     // The optimizer's per-tensor and per-element costs, probed here at the predicted rank's threads.
     predict::ClusterInput input = cluster;
     input.measure_memory = [](int64_t ranks) { return predict::measure_memory_rate(ranks); };
-    if (run.device_is_cpu() && input.cluster.device == "cpu") {
+    if (saved) {  // the earlier prediction's probes; what it did not record is probed here
+      input.memory_rate = saved->memory_rate;
+      input.optimizer_cost = saved->optimizer_cost;
+    }
+    if (run.device_is_cpu() && input.cluster.device == "cpu" && !input.optimizer_cost) {
       int64_t threads = o.target.num_threads.value_or(run.num_threads);
       if (threads <= 0) threads = std::max<int64_t>(1, std::thread::hardware_concurrency());
       const train::OptimizerCost cost = train::measure_optimizer_cost(threads);

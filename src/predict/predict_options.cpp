@@ -22,6 +22,9 @@ void add_predict_options(CLI::App& sub, PredictCommandOptions& o) {
             "with --cluster measured: the JSON tokbench comm wrote (for hybrid sharding also its group sizes': "
             "repeat, or separate with commas)")
  ->delimiter(',');
+  sub.add_option("--probes-from", o.probes_from,
+                 "an earlier prediction's JSON: reuse its copy rate and AdamW costs instead of probing this machine "
+                 "(to make the same prediction again, e.g. bench/predict_replay.py)");
   sub.add_option("--nproc-per-node", t.nproc_per_node,
                  "ranks per node (default: the measured run's ranks on one machine, at most the cluster's devices)");
   sub.add_option("--nnodes", t.nnodes, "nodes (default 1)");

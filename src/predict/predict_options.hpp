@@ -15,6 +15,7 @@ namespace tokbench::predict {
 struct PredictCommandOptions {
   std::string from, cluster, format = "print", output;
   std::vector<std::string> comm;  // --cluster measured: one document per world or group size
+  std::string probes_from;        // an earlier prediction whose copy rate and AdamW costs are reused
   TargetOptions target;
 };
 
