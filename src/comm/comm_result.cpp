@@ -10,6 +10,17 @@
 
 namespace tokbench::comm {
 
+std::optional<double> gloo_busy_fraction(const std::vector<MeasuredPoint>& points) {
+  double cpu = 0, wall = 0;
+  for (const auto& p : points)
+    if (p.wall_seconds > 0 && p.cpu_seconds >= 0) {
+      cpu += p.cpu_seconds;
+      wall += p.wall_seconds;
+    }
+  if (!(wall > 0)) return std::nullopt;
+  return cpu / wall;
+}
+
 nlohmann::ordered_json comm_document(const CommPlan& plan, const std::vector<MeasuredPoint>& points,
                                      int threads_per_rank, const nlohmann::ordered_json& environment) {
   std::vector<const MeasuredPoint*> sorted;
@@ -31,7 +42,16 @@ nlohmann::ordered_json comm_document(const CommPlan& plan, const std::vector<Mea
                        {"algbw_GBps", algbw},
                        {"busbw_GBps", algbw * bus_bandwidth_factor(p->collective, plan.world_size)},
                        {"correct", p->correct}});
+    if (p->wall_seconds > 0) results.back()["cpu_busy"] = p->cpu_seconds / p->wall_seconds;
   }
+  // Read by tokbench predict's CPU contention model (docs/predict.md, "CPU ranks share cores").
+  const std::optional<double> busy = gloo_busy_fraction(points);
+  nlohmann::ordered_json gloo_busy = nullptr;
+  if (busy)
+    gloo_busy = {{"fraction", *busy},
+                 {"ranks_per_node", plan.nproc_per_node},
+                 {"method", "each rank's process CPU time (every thread) over the wall time of its timed calls, "
+                            "summed over the ranks and every result: the cores one rank's collective keeps busy"}};
   return {{"schema", kCommSchema},
           {"schema_version", kCommSchemaVersion},
           {"backend", distributed::to_string(plan.backend)},
@@ -44,6 +64,7 @@ nlohmann::ordered_json comm_document(const CommPlan& plan, const std::vector<Mea
           {"iters", plan.iters},
           {"warmup_iters", plan.warmup_iters},
           {"environment", environment},
+          {"gloo_cpu_busy", std::move(gloo_busy)},
           {"results", std::move(results)}};
 }
 

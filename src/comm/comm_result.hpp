@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <vector>
 
 #include "comm/comm_figures.hpp"
@@ -24,7 +25,17 @@ struct MeasuredPoint {
   SizePoint size;
   std::vector<double> seconds;  // the measured iterations, warm-up left out
   bool correct = true;          // the checked run's result was the expected one
+  // On CPU ranks: the process's CPU seconds (every thread: Gloo's workers and the calling one)
+  // and the wall seconds over the timed calls, summed over the ranks after keep_slowest_rank.
+  // Their ratio is how many cores a rank's collective keeps busy (0 and 0: not measured, GPU).
+  double cpu_seconds = 0;
+  double wall_seconds = 0;
 };
+
+// How busy a rank's Gloo collectives keep a core: the ranks' CPU seconds over their wall
+// seconds, summed over every point (so weighted by time, as the long collectives that matter to
+// an iteration weigh most); nullopt when no point measured it.
+std::optional<double> gloo_busy_fraction(const std::vector<MeasuredPoint>& points);
 
 // The document: the benchmark's shape, the environment (`tokbench run`'s environment object),
 // and one result per point, sorted by the collective's name and then by size.

@@ -4,6 +4,8 @@
 #include <ATen/ATen.h>
 #include <c10/core/StreamGuard.h>
 
+#include <time.h>
+
 #include <chrono>
 #include <optional>
 #include <stdexcept>
@@ -59,6 +61,13 @@ c10::intrusive_ptr<c10d::Work> issue(c10d::Backend& world, Collective c, at::Ten
 void run_once(c10d::Backend& world, Collective c, at::Tensor& input, at::Tensor& output, bool on_calling_stream) {
   // A synchronous NCCL collective may hand back no work at all: it is already ordered on the stream.
   if (auto work = issue(world, c, input, output, on_calling_stream)) work->wait();
+}
+
+// Every thread of this process (Gloo's workers, the calling thread), as the kernel counts it.
+double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
 at::Tensor positions(int64_t first, int64_t count, const at::Tensor& like) {
@@ -159,11 +168,15 @@ std::vector<MeasuredPoint> measure_collectives(c10d::Backend& world, const c10::
         timer->synchronize();  // after the timed iterations: the events are complete
         point.seconds = timer->take_seconds();
       } else {
+        // The process's CPU time beside the wall time: how many cores the collective keeps busy.
+        const double cpu_before = process_cpu_seconds();
         for (int64_t i = 0; i < plan.iters; ++i) {
           const auto start = std::chrono::steady_clock::now();
           run_once(world, c, input, output, nccl);
           point.seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+          point.wall_seconds += point.seconds.back();
         }
+        point.cpu_seconds = process_cpu_seconds() - cpu_before;
       }
       points.push_back(std::move(point));
     }
@@ -192,6 +205,21 @@ void keep_slowest_rank(c10d::Backend& world, const c10::Device& device, std::vec
   for (size_t p = 0; p < points.size(); ++p) {
     for (int64_t i = 0; i < iters; ++i) points[p].seconds[static_cast<size_t>(i)] = cells[p][i];
     points[p].correct = cells[p][iters] == 0.0;
+  }
+  // The CPU and wall seconds are summed over the ranks: their ratio is the ranks' mean busy.
+  at::Tensor busy = at::zeros({static_cast<int64_t>(points.size()), 2}, at::TensorOptions().dtype(at::kDouble));
+  auto b = busy.accessor<double, 2>();
+  for (size_t p = 0; p < points.size(); ++p) {
+    b[p][0] = points[p].cpu_seconds;
+    b[p][1] = points[p].wall_seconds;
+  }
+  std::vector<at::Tensor> sums{busy.to(device)};
+  world.allreduce(sums)->wait();  // SUM, the default
+  busy = sums.front().to(at::kCPU);
+  b = busy.accessor<double, 2>();
+  for (size_t p = 0; p < points.size(); ++p) {
+    points[p].cpu_seconds = b[p][0];
+    points[p].wall_seconds = b[p][1];
   }
 }
 

@@ -25,7 +25,8 @@ std::vector<MeasuredPoint> measure_collectives(c10d::Backend& world, const c10::
                                                const std::function<void(Collective)>& starting = {});
 
 // Makes every point's times the slowest rank's, iteration by iteration, and `correct` false on
-// every rank when any rank's check failed: one MAX all-reduce over the world group.
+// every rank when any rank's check failed: one MAX all-reduce over the world group; then the
+// CPU and wall seconds summed over the ranks (a SUM all-reduce), for gloo_busy_fraction.
 void keep_slowest_rank(c10d::Backend& world, const c10::Device& device, std::vector<MeasuredPoint>& points);
 
 }  // namespace tokbench::comm

@@ -93,11 +93,25 @@ double CollectiveTimer::seconds(const PlannedCollective& c) const {
 
 double CollectiveTimer::concurrent_groups_factor(const CommMeasurements& group) const {
   // Every group of a hybrid job runs the same schedule, so its collectives run at once. On a
-  // CPU node they move their bytes through the node's shared cores and memory (Gloo's loopback
-  // transport and reductions), where the document measured only its own ranks there: the time
-  // grows with the ranks communicating on the node. GPU groups use links of their own.
+  // CPU node they move their bytes through the node's shared cores (Gloo's loopback transport
+  // and reductions), where the document measured only its own ranks there. GPU groups use links
+  // of their own.
   if (cluster_.device != "cpu" || group.nproc_per_node < 1) return 1.0;
-  return std::max(1.0, static_cast<double>(placement_.ranks_per_node) / static_cast<double>(group.nproc_per_node));
+  const double node_ranks = static_cast<double>(placement_.ranks_per_node);
+  const double measured_ranks = static_cast<double>(group.nproc_per_node);
+  if (!group.gloo_busy_fraction || !cluster_.cores_per_node)
+    // Not measured: every collective taken to keep a core busy throughout, so the time grows
+    // with the ranks communicating on the node.
+    return std::max(1.0, node_ranks / measured_ranks);
+  // Measured: each rank's collective keeps b cores busy. The node's ranks then ask for R·b cores
+  // of its C; where that exceeds C each is slowed by R·b / C, against the oversubscription the
+  // document's own ranks already had when measured (n·b over its machine's cores).
+  const double b = *group.gloo_busy_fraction;
+  const double cores = static_cast<double>(*cluster_.cores_per_node);
+  const double measured_cores = static_cast<double>(group.cpu_cores.value_or(*cluster_.cores_per_node));
+  const double predicted = std::max(1.0, node_ranks * b / cores);
+  const double measured = std::max(1.0, measured_ranks * b / measured_cores);
+  return std::max(1.0, predicted / measured);
 }
 
 std::string CollectiveTimer::method() const {

@@ -58,8 +58,11 @@ class CollectiveTimer {
   // world (hybrid sharding) is timed by the document of its size among the group measurements.
   double seconds(const PlannedCollective& collective) const;
   std::string method() const;  // "ring over the cluster's links", "measured by tokbench comm (FILE)"
-  // A group document's times scaled for the groups communicating at once on one CPU node: the
-  // node's ranks over the ranks per node the document measured (1 on GPUs, and at least 1).
+  // A group document's times scaled for the groups communicating at once on one CPU node: where
+  // the document measured the cores a collective keeps busy (b), the node's ranks' demand R·b
+  // over its cores, against the document's own n·b over its machine's; else the node's ranks
+  // over the ranks per node the document measured (every collective a whole core). 1 on GPUs,
+  // and at least 1.
   double concurrent_groups_factor(const CommMeasurements& group) const;
 
  private:

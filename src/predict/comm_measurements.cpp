@@ -79,6 +79,12 @@ CommMeasurements parse_comm_document(std::string_view text, const std::string& s
       m.compute_sharing->slowdown_q3 = q3.get<double>();
     }
   }
+  if (const json busy = doc.value("gloo_cpu_busy", json()); !busy.is_null()) {
+    const json fraction = busy.is_object() ? busy.value("fraction", json()) : json();
+    if (!fraction.is_number() || !std::isfinite(fraction.get<double>()) || fraction.get<double>() < 0)
+      refuse("\"gloo_cpu_busy\" needs a \"fraction\" >= 0 (the cores a rank's collective keeps busy)");
+    m.gloo_busy_fraction = fraction.get<double>();
+  }
   const json results = doc.value("results", json());
   if (!results.is_array() || results.empty()) refuse("\"results\" must be a non-empty list of measurements");
   std::map<std::string, std::map<double, std::vector<double>>> times;

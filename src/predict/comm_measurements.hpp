@@ -34,6 +34,9 @@ struct CommMeasurements {
     double slowdown_q1 = 1, slowdown_q3 = 1;  // the pairs' quartiles (the median where not recorded)
   };
   std::optional<ComputeSharing> compute_sharing;
+  // gloo_cpu_busy.fraction (CPU documents from a tokbench that measures it): the cores one
+  // rank's collective kept busy while it ran (its process's CPU time over the calls' wall time).
+  std::optional<double> gloo_busy_fraction;
   std::map<std::string, std::vector<CommPoint>> by_collective;  // sizes ascending, one point per size
 };
 

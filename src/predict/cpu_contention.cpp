@@ -18,9 +18,15 @@ double compute_time_factor(const CpuPlacement& measured, const CpuPlacement& pre
 }
 
 double comm_compute_steal(const CpuPlacement& p, const CpuContentionFactors& f) {
-  const double spare = static_cast<double>(p.cores - p.ranks * p.threads);
-  if (spare >= static_cast<double>(p.ranks) * f.gloo_cores_per_collective) return 0;
-  return std::min(1.0, f.gloo_cores_per_collective * f.gloo_busy_fraction / effective_cores(p));
+  // The OS shares the node's cores among every runnable thread: the ranks' compute threads and,
+  // while their collectives run (every group runs the same schedule, so all at once), each
+  // rank's Gloo work of gloo_cores x busy cores. A rank's compute then runs at its threads' share
+  // of what the cores can give, against its share without the collectives.
+  const double cores = static_cast<double>(p.cores), ranks = static_cast<double>(p.ranks);
+  const double threads = static_cast<double>(p.threads);
+  const double gloo = std::max(0.0, f.gloo_cores_per_collective * f.gloo_busy_fraction);
+  const double with_comm = std::min(threads, cores * threads / (ranks * (threads + gloo)));
+  return std::clamp(1.0 - with_comm / effective_cores(p), 0.0, 1.0);
 }
 
 std::string describe(const CpuPlacement& m, const CpuPlacement& p, const CpuContentionFactors& f) {

@@ -17,12 +17,12 @@ struct CpuContentionFactors {
   // The cores one rank's Gloo collective keeps busy while it runs (Gloo's worker thread copies,
   // sums and moves the buffer through loopback TCP: one core, busy for its whole duration).
   double gloo_cores_per_collective = 1.0;
-  // Of a collective's duration that core is busy. Fitted, not measured: on the 2-core CI VM
-  // (2026-12-05, pythia-14m, DDP and ZeRO-3 at W = 2, three rounds each) least squares of the
-  // measured GEMM and attention time above the prediction against the contention at 1 gave 0.30.
-  // It was 1 (compute stops while Gloo runs) while the step's own copies and the optimizer's
-  // memory sharing were not predicted; then it stood in for them (docs/predict.md, "CPU ranks
-  // share cores").
+  // Of a collective's duration that core is busy. Measured where the comm document records it
+  // (`tokbench comm`'s gloo_cpu_busy: the ranks' CPU time over the calls' wall time; predict
+  // then sets this field from it). This default is the fallback for older documents, fitted,
+  // not measured: on the 2-core CI VM (2026-12-05, pythia-14m, DDP and ZeRO-3 at W = 2, three
+  // rounds each) least squares of the measured GEMM and attention time above the prediction
+  // against the contention at 1 gave 0.30 (under the earlier steal, busy / effective cores).
   double gloo_busy_fraction = 0.3;
 };
 
@@ -30,6 +30,8 @@ struct CpuContentionFactors {
 inline constexpr const char* kContentionAssumed =
     "thread_scaling_exponent, gloo_cores_per_collective: assumed; gloo_busy_fraction: fitted to one machine "
     "(2026-12-05, the 2-core CI VM), not measured here";
+inline constexpr const char* kContentionAssumedBusyMeasured =
+    "thread_scaling_exponent, gloo_cores_per_collective: assumed";
 
 // One node's CPU arrangement.
 struct CpuPlacement {
@@ -45,10 +47,12 @@ double effective_cores(const CpuPlacement& p);
 // Measured time × this = predicted time: (effective cores measured / predicted)^exponent.
 double compute_time_factor(const CpuPlacement& measured, const CpuPlacement& predicted, const CpuContentionFactors& f);
 
-// While one of its collectives runs, the fraction of a rank's compute rate Gloo takes: zero when
-// the node has a free core for every rank's Gloo work beside the compute threads
-// (cores - ranks·threads >= ranks·gloo_cores), else gloo_cores·busy / effective cores (at most
-// 1: one core per rank means compute stops while Gloo runs).
+// While one of its collectives runs, the fraction of a rank's compute rate Gloo takes. Every
+// rank's collective runs at once and the OS shares the node's cores among every runnable thread:
+// with the collectives, a rank computes at min(threads, cores·threads / (ranks·(threads + g)))
+// (g = gloo_cores · busy, the cores a rank's collective keeps busy), without them at its
+// effective cores; the steal is 1 minus their ratio. Zero when the node has room for both
+// (ranks·(threads + g) <= cores); with one core per rank and g = 1, one half.
 double comm_compute_steal(const CpuPlacement& p, const CpuContentionFactors& f);
 
 // The factors and the arrangement as one line of text, for the prediction's assumptions.

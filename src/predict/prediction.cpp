@@ -195,9 +195,55 @@ ClusterInput measured_cluster(CommMeasurements m, std::vector<CommMeasurements> 
   return in;
 }
 
+namespace {
+
+// The busy fraction of the comm documents given, preferring one measured where each rank had a
+// core of its own for its compute threads (ranks x threads <= cores): where ranks time-slice,
+// the figure is the share a collective got, not what it asks for.
+struct MeasuredBusy {
+  double fraction = 0;
+  std::string from;
+};
+
+std::optional<MeasuredBusy> measured_gloo_busy(const ClusterInput& in) {
+  if (!in.measured || in.cluster.device != "cpu") return std::nullopt;
+  std::vector<const CommMeasurements*> docs{&*in.measured};
+  for (const auto& g : in.group_measurements) docs.push_back(&g);
+  const CommMeasurements* chosen = nullptr;
+  for (const CommMeasurements* d : docs) {
+    if (!d->gloo_busy_fraction) continue;
+    const bool own_cores = d->cpu_cores && d->nproc_per_node * std::max<int64_t>(1, d->threads_per_rank) <= *d->cpu_cores;
+    if (own_cores) {
+      chosen = d;
+      break;
+    }
+    if (!chosen) chosen = d;
+  }
+  if (!chosen) return std::nullopt;
+  const bool own_cores =
+      chosen->cpu_cores && chosen->nproc_per_node * std::max<int64_t>(1, chosen->threads_per_rank) <= *chosen->cpu_cores;
+  return MeasuredBusy{*chosen->gloo_busy_fraction,
+                      fmt::format("{} ({} rank(s) on {} core(s){})", chosen->source, chosen->nproc_per_node,
+                                  chosen->cpu_cores ? fmt::format("{}", *chosen->cpu_cores) : std::string("?"),
+                                  own_cores ? "" : "; ranks time-sliced there, so the share they got: a lower bound")};
+}
+
+std::string measured_inputs(bool sharing_applied, const std::optional<MeasuredBusy>& busy) {
+  std::string what = sharing_applied ? "compute_time_factor: tokbench comm's compute_sharing for this placement"
+                                     : "compute_time_factor from the core count, nothing measured";
+  if (busy) what += "; gloo_busy_fraction: tokbench comm's gloo_cpu_busy (" + busy->from + ")";
+  return what;
+}
+
+}  // namespace
+
 results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in, const TargetOptions& o,
-                                  const CpuContentionFactors& factors) {
+                                  const CpuContentionFactors& given_factors) {
   Cluster cluster = in.cluster;
+  // Gloo's busy fraction, measured by tokbench comm where a document records it.
+  CpuContentionFactors factors = given_factors;
+  const std::optional<MeasuredBusy> busy = measured_gloo_busy(in);
+  if (busy) factors.gloo_busy_fraction = busy->fraction;
   if (o.cores_per_node) cluster.cores_per_node = o.cores_per_node;
   const std::string measured_kind = run.device_is_cpu() ? "cpu" : "cuda";
   if (cluster.device != measured_kind)
@@ -272,9 +318,9 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
                    {{"thread_scaling_exponent", factors.thread_scaling_exponent},
                     {"gloo_cores_per_collective", factors.gloo_cores_per_collective},
                     {"gloo_busy_fraction", factors.gloo_busy_fraction}}},
-                  {"measured_inputs", sharing_applied ? "compute_time_factor: tokbench comm's compute_sharing for this placement"
-                                                      : "nothing: compute_time_factor from the core count"},
-                  {"assumed_inputs", kContentionAssumed}};
+                  {"measured_inputs", measured_inputs(sharing_applied, busy)},
+                  {"assumed_inputs", busy ? kContentionAssumedBusyMeasured : kContentionAssumed}};
+    if (busy) contention["gloo_busy_measured"] = {{"fraction", busy->fraction}, {"from", busy->from}};
   } else {
     assumptions.push_back("GPU ranks: each unit's compute time is the measured one (same device kind; "
                           "one rank per device, no contention between ranks)");
@@ -419,9 +465,13 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
         "hybrid groups on one machine: the {} shard groups (or {} replica groups) run their collectives at once; a "
         "group's time is tokbench comm's for that many ranks{}",
         t.world_size / t.shard_size, t.shard_size,
-        cpu ? ", times the node's ranks over the ranks the document measured on it (they share the CPU node's cores "
-              "and memory)"
-            : " (each group on links of its own)"));
+        cpu ? (busy ? fmt::format(", times the cores the node's {} ranks' collectives ask for at once ({} each, "
+                                  "measured) over the node's, against the document's own (they share the CPU node's "
+                                  "cores)",
+                                  t.nproc_per_node, busy->fraction)
+                    : std::string(", times the node's ranks over the ranks the document measured on it (they share "
+                                  "the CPU node's cores and memory)"))
+            : std::string(" (each group on links of its own)")));
   if (run.world_size > 1)
     assumptions.push_back("the measured run had several ranks: its unit times may hold its own contention and hook waits");
 

@@ -88,9 +88,13 @@ def check_document(doc, world, dtype, sizes_of, proc):
             fail(f"{collective} sizes {got}, expected {sizes}", proc)
     if {r["collective"] for r in results} != set(sizes_of):
         fail(f"collectives {sorted({r['collective'] for r in results})}, expected {sorted(sizes_of)}", proc)
+    # CPU ranks also measure how busy their collectives keep a core (docs/comm.md, gloo_cpu_busy).
+    cpu = doc["device"] == "cpu"
     for r in results:
-        if list(r) != [c for c in COLUMNS if c != "dtype"]:
+        if list(r) != [c for c in COLUMNS if c != "dtype"] + (["cpu_busy"] if cpu else []):
             fail(f"result keys {list(r)}", proc)
+        if cpu and not 0 < r["cpu_busy"] < 64:
+            fail(f"cpu_busy {r['cpu_busy']} is not a positive number of cores: {r}", proc)
         if r["count"] * element != r["size_bytes"]:
             fail(f"count {r['count']} x {element} bytes != size {r['size_bytes']}", proc)
         if not 0 < r["min_time_us"] <= r["time_us"] <= r["max_time_us"]:
@@ -103,6 +107,11 @@ def check_document(doc, world, dtype, sizes_of, proc):
             fail(f"busbw / algbw = {r['busbw_GBps'] / r['algbw_GBps']}, expected {want} for {r['collective']}", proc)
         if r["correct"] is not True:
             fail(f"a wrong result: {r}", proc)
+    busy = doc.get("gloo_cpu_busy")
+    if cpu and not (isinstance(busy, dict) and 0 < busy["fraction"] < 64 and busy["ranks_per_node"] == doc["nproc_per_node"]):
+        fail(f"gloo_cpu_busy {busy} is not a positive fraction for the document's ranks per node", proc)
+    if not cpu and busy is not None:
+        fail(f"gloo_cpu_busy {busy} on {doc['device']}: only CPU ranks measure it", proc)
 
 
 class Tables(html.parser.HTMLParser):

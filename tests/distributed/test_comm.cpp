@@ -247,6 +247,33 @@ TEST(CommResult, DocumentSortedWithNcclTestsFigures) {
   EXPECT_EQ(*table.value(table.rows()[0], "dtype"), "float32");
   EXPECT_EQ(table.value(table.rows()[0], "environment"), nullptr);  // not a scalar: no cell
   EXPECT_FALSE(table.context().contains("results"));
+  // No CPU time measured (a GPU's document): no busy figure, per result or in all.
+  EXPECT_TRUE(doc.at("gloo_cpu_busy").is_null());
+  EXPECT_FALSE(r[0].contains("cpu_busy"));
+}
+
+// How busy Gloo keeps a core: the ranks' CPU seconds over their wall seconds, per result and
+// over all of them weighted by time (the long collectives weigh most).
+TEST(CommResult, GlooBusyIsCpuTimeOverWallTimeWeightedByTime) {
+  CommPlan plan = resolve_comm(two_ranks(), cpu_machine());
+  std::vector<MeasuredPoint> points(2);
+  points[0].size = size_point(Collective::all_reduce, 1024, 4, 2);
+  points[0].seconds = {1e-3, 1e-3};
+  points[0].cpu_seconds = 0.2;  // summed over the ranks
+  points[0].wall_seconds = 1.0;
+  points[1].size = size_point(Collective::all_reduce, 1 << 20, 4, 2);
+  points[1].seconds = {1e-1, 1e-1};
+  points[1].cpu_seconds = 8.0;
+  points[1].wall_seconds = 10.0;
+  ASSERT_TRUE(gloo_busy_fraction(points).has_value());
+  EXPECT_DOUBLE_EQ(*gloo_busy_fraction(points), 8.2 / 11.0) << "not the mean of 0.2 and 0.8";
+  const auto doc = comm_document(plan, points, 1, {});
+  EXPECT_DOUBLE_EQ(doc.at("results")[0].at("cpu_busy").get<double>(), 0.2);
+  EXPECT_DOUBLE_EQ(doc.at("results")[1].at("cpu_busy").get<double>(), 0.8);
+  EXPECT_DOUBLE_EQ(doc.at("gloo_cpu_busy").at("fraction").get<double>(), 8.2 / 11.0);
+  EXPECT_EQ(doc.at("gloo_cpu_busy").at("ranks_per_node"), plan.nproc_per_node);
+  points[0].wall_seconds = points[1].wall_seconds = 0;
+  EXPECT_FALSE(gloo_busy_fraction(points).has_value());
 }
 
 }  // namespace

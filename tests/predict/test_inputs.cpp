@@ -207,6 +207,52 @@ TEST(PredictCommDocument, ReadsComputeSharing) {
   EXPECT_NE(refused.find("\"compute_sharing\" needs"), std::string::npos) << refused;
 }
 
+TEST(PredictCommDocument, ReadsGlooBusyFraction) {
+  const std::string row = R"({"collective": "all_reduce", "size_bytes": 1000, "time_us": 100})";
+  auto with_busy = [&](const std::string& busy) {
+    std::string doc = comm_document(row);
+    return doc.insert(doc.find("\"results\""), "\"gloo_cpu_busy\": " + busy + ", ");
+  };
+  const CommMeasurements m = parse_comm_document(with_busy(R"({"fraction": 0.82, "ranks_per_node": 2})"), "c.json");
+  ASSERT_TRUE(m.gloo_busy_fraction.has_value());
+  EXPECT_DOUBLE_EQ(*m.gloo_busy_fraction, 0.82);
+  EXPECT_FALSE(parse_comm_document(comm_document(row), "c.json").gloo_busy_fraction.has_value()) << "older documents";
+  EXPECT_FALSE(parse_comm_document(with_busy("null"), "c.json").gloo_busy_fraction.has_value());
+  const std::string refused = refusal([&] { parse_comm_document(with_busy(R"({"fraction": -1})"), "c.json"); });
+  EXPECT_NE(refused.find("\"gloo_cpu_busy\" needs a \"fraction\" >= 0"), std::string::npos) << refused;
+}
+
+// Hybrid groups on one CPU node: the shard groups' collectives run at once through the node's
+// cores. Measured busy b: the node's 4 ranks ask for 4b cores of 2, the 2-rank document's own
+// ranks for 2b of its 2; without b every collective is a whole core (4 / 2).
+TEST(PredictCommDocument, ConcurrentGroupsShareTheNodesCoresByTheirMeasuredBusy) {
+  const std::string row = R"({"collective": "all_reduce", "size_bytes": 1000, "time_us": 100})";
+  auto group = [&](const std::string& busy) {
+    std::string doc = comm_document(row);
+    const std::string no_cores = "\"environment\": {}";
+    doc.replace(doc.find(no_cores), no_cores.size(), "\"environment\": {\"cpu_cores\": 2}");
+    if (!busy.empty()) doc.insert(doc.find("\"results\""), "\"gloo_cpu_busy\": {\"fraction\": " + busy + "}, ");
+    return parse_comm_document(doc, "comm-w2.json");
+  };
+  Cluster cpu;
+  cpu.device = "cpu";
+  cpu.cores_per_node = 2;
+  const Placement hybrid{4, 1, 4, 2};
+  auto factor = [&](const std::string& busy) {
+    const CommMeasurements g = group(busy);
+    return CollectiveTimer(cpu, g, hybrid, {g}).concurrent_groups_factor(g);
+  };
+  EXPECT_DOUBLE_EQ(factor(""), 2.0) << "not measured: the ranks' ratio";
+  EXPECT_DOUBLE_EQ(factor("0.85"), 4 * 0.85 / 2);
+  EXPECT_DOUBLE_EQ(factor("1"), 2.0);
+  EXPECT_DOUBLE_EQ(factor("0.4"), 1.0) << "4 x 0.4 cores fit in 2: no slowing";
+  EXPECT_DOUBLE_EQ(group("0.85").cpu_cores.value_or(0), 2);
+  Cluster gpu = cpu;
+  gpu.device = "cuda";
+  const CommMeasurements g = group("0.85");
+  EXPECT_DOUBLE_EQ(CollectiveTimer(gpu, g, hybrid, {g}).concurrent_groups_factor(g), 1.0);
+}
+
 TEST(PredictContention, SharedCoresSlowComputeAndGlooTakesACore) {
   const CpuContentionFactors f;
   // Measured: one rank, 2 threads on 2 cores. Two ranks of 2 threads: 1 core each, twice as slow.
@@ -215,17 +261,23 @@ TEST(PredictContention, SharedCoresSlowComputeAndGlooTakesACore) {
   EXPECT_DOUBLE_EQ(effective_cores(two_ranks), 1);
   EXPECT_DOUBLE_EQ(compute_time_factor(measured, two_ranks, f), 2);
   EXPECT_DOUBLE_EQ(compute_time_factor(measured, two_ranks_one_thread, f), 2);
-  // No spare core: Gloo's collective takes the fitted 0.3 of the rank's only core (it took all
-  // of it while the model stood in for the step's copies; docs/predict.md).
+  // No spare core: the OS shares the 2 cores among both ranks' compute thread and Gloo's 0.3
+  // of a core (the fitted fallback): compute keeps 1 / 1.3 of its rate.
   EXPECT_DOUBLE_EQ(f.gloo_busy_fraction, 0.3);
-  EXPECT_DOUBLE_EQ(comm_compute_steal(two_ranks_one_thread, f), 0.3);
+  EXPECT_DOUBLE_EQ(comm_compute_steal(two_ranks_one_thread, f), 1 - 1 / 1.3);
   // 16 cores, 2 ranks x 4 threads: 8 spare cores, Gloo is free.
   EXPECT_DOUBLE_EQ(comm_compute_steal(CpuPlacement{16, 2, 4}, f), 0);
-  // 16 cores, 2 ranks x 8 threads: none spare, Gloo takes 0.3 of 1 of 8 cores.
-  EXPECT_DOUBLE_EQ(comm_compute_steal(CpuPlacement{16, 2, 8}, f), 0.3 / 8);
+  // 16 cores, 2 ranks x 8 threads: none spare, 8 threads share their 8 cores with 0.3 of one.
+  EXPECT_DOUBLE_EQ(comm_compute_steal(CpuPlacement{16, 2, 8}, f), 1 - 8 / 8.3);
+  // Room for both threads and Gloo's share (3 cores for 2 x (1 + 0.3)): nothing stolen.
+  EXPECT_DOUBLE_EQ(comm_compute_steal(CpuPlacement{3, 2, 1}, f), 0);
   CpuContentionFactors whole_core;
   whole_core.gloo_busy_fraction = 1;
-  EXPECT_DOUBLE_EQ(comm_compute_steal(two_ranks_one_thread, whole_core), 1);
+  EXPECT_DOUBLE_EQ(comm_compute_steal(two_ranks_one_thread, whole_core), 0.5);
+  // Four ranks time-sliced on 2 cores lose the same share as two on their own cores: every
+  // rank's Gloo work competes with every rank's compute, not with its own half core alone (the
+  // earlier busy / effective cores gave 0.6 here, twice the 2-rank figure).
+  EXPECT_DOUBLE_EQ(comm_compute_steal(CpuPlacement{2, 4, 1}, f), comm_compute_steal(two_ranks_one_thread, f));
   CpuContentionFactors sublinear;
   sublinear.thread_scaling_exponent = 0.5;
   EXPECT_DOUBLE_EQ(compute_time_factor(CpuPlacement{4, 1, 4}, CpuPlacement{4, 1, 1}, sublinear), 2);

@@ -189,7 +189,8 @@ TEST(PredictedAccount, CategoriesSumToThePredictedIteration) {
   EXPECT_NE(contention["assumed_inputs"].get<std::string>().find("gloo_busy_fraction: fitted"), std::string::npos);
   EXPECT_NE(contention["measured_inputs"].get<std::string>().find("core count"), std::string::npos)
       << "the preset cluster has no compute_sharing measurement";
-  EXPECT_DOUBLE_EQ(contention["comm_compute_steal"].get<double>(), 0.3 / 1.0);
+  // Two ranks of 2 threads and Gloo's 0.3 of a core each on 2 cores: compute keeps 2 / 2.3.
+  EXPECT_NEAR(contention["comm_compute_steal"].get<double>(), 0.3 / 2.3, 1e-12);
   // The forward and backward categories keep the measured proportions and hold the predicted
   // forward and backward; other beyond the contention too.
   const double forward_backward = time_ms["forward_backward"].get<double>() / 1e3;
@@ -387,7 +388,7 @@ TEST(InputSpread, MedianQuartilesAndMadOfTheMeasuredIterations) {
 // A 2-rank CPU comm document: all-reduce from 1 kB to 100 MB at 1 GB/s, every call between 0.8
 // and 1.5 of its mean (or none recorded), and its compute sharing probe (slowdown 1.2, quartiles
 // 1.1 and 1.4, or no quartiles) for ranks of the record's 2 threads.
-ClusterInput measured_comm(bool with_spread) {
+ClusterInput measured_comm(bool with_spread, const std::string& gloo_busy = "") {
   std::string results;
   for (double bytes = 1e3; bytes <= 1e8; bytes *= 10) {
     const double us = 20 + bytes / 1e3;
@@ -401,11 +402,32 @@ ClusterInput measured_comm(bool with_spread) {
   const std::string quartiles = with_spread ? R"(, "slowdown_q1": 1.1, "slowdown_q3": 1.4)" : "";
   const std::string doc = R"({"schema": "tokbench-comm", "schema_version": 1, "backend": "gloo", "device": "cpu",
       "world_size": 2, "nnodes": 1, "nproc_per_node": 2, "threads_per_rank": 2, "environment": {"cpu_cores": 2},
-      "compute_sharing": {"ranks_per_node": 2, "threads_per_rank": 2, "slowdown": 1.2)" + quartiles + R"(},
+      "compute_sharing": {"ranks_per_node": 2, "threads_per_rank": 2, "slowdown": 1.2)" + quartiles + R"(},)" +
+      (gloo_busy.empty() ? "" : R"("gloo_cpu_busy": {"fraction": )" + gloo_busy + "},") + R"(
       "results": [)" + results + "]}";
   ClusterInput in = measured_cluster(parse_comm_document(doc, "comm.json"));
   in.memory_rate = given_rate();
   return in;
+}
+
+TEST(PredictedAccount, GloosBusyFractionIsTheCommDocumentsWhereMeasured) {
+  const MeasuredRun run = read_measured_run(measured_record({148, 150, 151, 153}), "measured.json");
+  const json fitted = json::parse(predict(run, measured_comm(false), on_ranks(2)).dump())["prediction"]["cpu_contention"];
+  const json measured =
+      json::parse(predict(run, measured_comm(false, "0.8"), on_ranks(2)).dump())["prediction"]["cpu_contention"];
+  // An older document: the fitted fallback, said to be fitted.
+  EXPECT_DOUBLE_EQ(fitted["factors"]["gloo_busy_fraction"].get<double>(), 0.3);
+  EXPECT_NE(fitted["assumed_inputs"].get<std::string>().find("gloo_busy_fraction: fitted"), std::string::npos);
+  EXPECT_FALSE(fitted.contains("gloo_busy_measured"));
+  // A document that measured it: its figure, said to be measured, and the steal follows it
+  // (2 ranks x 2 threads on 2 cores, 0.8 of a core each: compute keeps 2 / 2.8).
+  EXPECT_DOUBLE_EQ(measured["factors"]["gloo_busy_fraction"].get<double>(), 0.8);
+  EXPECT_NE(measured["measured_inputs"].get<std::string>().find("gloo_busy_fraction: tokbench comm's gloo_cpu_busy"),
+            std::string::npos)
+      << measured["measured_inputs"];
+  EXPECT_EQ(measured["assumed_inputs"].get<std::string>().find("gloo_busy_fraction"), std::string::npos);
+  EXPECT_DOUBLE_EQ(measured["gloo_busy_measured"]["fraction"].get<double>(), 0.8);
+  EXPECT_NEAR(measured["comm_compute_steal"].get<double>(), 0.8 / 2.8, 1e-12);
 }
 
 TEST(InputSpread, TheIntervalCarriesTheCommDocumentsSpread) {

@@ -1,0 +1,112 @@
+"""Replay a saved validation run: re-predict every case from its saved inputs, measure nothing.
+
+bench/predict_vs_measured.py keeps every input and output of a run in its OUT_DIR: the one-rank
+runs, the comm documents, the measured multi-rank runs. This script makes each case's prediction
+again with the given tokbench from those same inputs and compares it with the saved measurement,
+so a change to the model can be judged on the same measurements before and after it. The probes
+`predict` runs on each call (copy rate, AdamW cost) are taken from the saved prediction of the
+same case (`--probes-from`), so the replay measures nothing and does not follow this machine's
+load; `--fresh-probes` runs them here instead.
+
+Usage: predict_replay.py TOKBENCH SAVED_DIR [--round r0] [--comm-dir DIR] [--cases REGEX] [--json OUT.json]
+    [--fresh-probes]
+  --comm-dir: read comm-wN-ROUND.json from DIR instead (e.g. the saved documents with a field a
+    newer `tokbench comm` records added), the rest from SAVED_DIR
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+from predict_vs_measured import CATEGORIES, categories_ms, strategy_args
+
+CASE = re.compile(r"^(?P<model>.+)-w(?P<w>\d+)-(?P<strategy>ddp|zero2|zero3|hybrid_zero2|hybrid_zero3)-ga(?P<ga>\d+)"
+                  r"-measured-(?P<round>r\d+)\.json$")
+
+
+def replay(tb, saved, rnd, comm_dir, cases_re, work, fresh_probes):
+    results = []
+    for path in sorted(glob.glob(os.path.join(saved, f"*-measured-{rnd}.json"))):
+        m = CASE.match(os.path.basename(path))
+        if not m or (cases_re and not re.search(cases_re, os.path.basename(path))):
+            continue
+        model, w, strategy, ga = m["model"], int(m["w"]), m["strategy"], int(m["ga"])
+        name = f"{model}-w{w}-{strategy}-ga{ga}"
+        base = os.path.join(saved, f"{model}-w1-ga{ga}-{rnd}.json")
+        docs = [os.path.join(comm_dir or saved, f"comm-w{w}-{rnd}.json")]
+        if strategy.startswith("hybrid"):
+            docs.append(os.path.join(comm_dir or saved, f"comm-w2-{rnd}.json"))
+        out = os.path.join(work, f"{name}-replayed.json")
+        cmd = [tb, "predict", "--from", base, "--cluster", "measured", "--comm", ",".join(docs),
+               "--nproc-per-node", str(w), "--global-batch-size", str(w * ga), *strategy_args(strategy),
+               "--num-threads", "1", "--format", "json", "--output", out]
+        saved_prediction = os.path.join(saved, f"{name}-predicted-{rnd}.json")
+        if not fresh_probes and os.path.exists(saved_prediction):
+            cmd += ["--probes-from", saved_prediction]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            sys.exit(f"failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stderr[-2000:]}")
+        p = json.load(open(out))["runs"][0]
+        measured = json.load(open(path))
+        pc, mc = categories_ms(p), categories_ms(measured)
+        results.append({
+            "case": name, "W": w, "predicted_ms": p["average_iter_time"], "measured_ms": measured["average_iter_time"],
+            "error": (p["average_iter_time"] - measured["average_iter_time"]) / measured["average_iter_time"],
+            "categories_error_ms": {c: pc[c] - mc[c] for c in CATEGORIES if c in pc and c in mc},
+            "cpu_contention": (p.get("prediction") or {}).get("cpu_contention"),
+        })
+    return results
+
+
+def summary(results):
+    errors = [r["error"] for r in results]
+    s = {"cases": len(errors), "mean_abs_error": statistics.fmean(abs(e) for e in errors),
+         "mean_error": statistics.fmean(errors), "max_abs_error": max(abs(e) for e in errors)}
+    for w in sorted({r["W"] for r in results}):
+        ew = [r["error"] for r in results if r["W"] == w]
+        s[f"w{w}"] = {"mean_abs_error": statistics.fmean(abs(e) for e in ew), "mean_error": statistics.fmean(ew),
+                      "max_abs_error": max(abs(e) for e in ew)}
+    return s
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("tokbench")
+    ap.add_argument("saved")
+    ap.add_argument("--round", default="r0")
+    ap.add_argument("--comm-dir", default=None)
+    ap.add_argument("--cases", default=None)
+    ap.add_argument("--json", default=None)
+    ap.add_argument("--fresh-probes", action="store_true",
+                    help="probe the copy rate and AdamW here (default: the saved prediction's, via --probes-from)")
+    a = ap.parse_args()
+    if not os.path.isdir(a.saved):
+        sys.exit(f"SAVED_DIR '{a.saved}' is not a directory; valid: an OUT_DIR of bench/predict_vs_measured.py")
+    with tempfile.TemporaryDirectory() as work:
+        results = replay(os.path.abspath(a.tokbench), a.saved, a.round, a.comm_dir, a.cases, work, a.fresh_probes)
+    if not results:
+        sys.exit(f"no '*-measured-{a.round}.json' cases in '{a.saved}' (--round: r0, r1, ...)")
+    print("| case | predicted (ms) | measured (ms) | error | " + " | ".join(CATEGORIES) + " |")
+    print("|---" * (4 + len(CATEGORIES)) + "|")
+    for r in results:
+        cats = " | ".join(f"{r['categories_error_ms'][c]:+.1f}" if c in r["categories_error_ms"] else "n/a"
+                          for c in CATEGORIES)
+        print(f"| {r['case']} | {r['predicted_ms']:.1f} | {r['measured_ms']:.1f} | {100 * r['error']:+.1f}% | {cats} |")
+    s = summary(results)
+    print(f"\nmean absolute error {100 * s['mean_abs_error']:.1f}%, bias {100 * s['mean_error']:+.1f}%, largest "
+          f"{100 * s['max_abs_error']:.1f}% over {s['cases']} cases; " +
+          "; ".join(f"W = {k[1:]}: mean absolute {100 * v['mean_abs_error']:.1f}%, bias {100 * v['mean_error']:+.1f}%, "
+                    f"largest {100 * v['max_abs_error']:.1f}%" for k, v in s.items() if k.startswith("w")))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"saved": a.saved, "round": a.round, "comm_dir": a.comm_dir, "results": results, "summary": s}, f,
+                      indent=1)
+
+
+if __name__ == "__main__":
+    main()
