@@ -6,6 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "config/resolved_keys.hpp"
 #include "results/record_keys.hpp"
 
 namespace tokbench::results {
@@ -26,11 +27,10 @@ constexpr char iterations[] = "iterations", clock[] = "clock", micro_batches_per
 // unit_timings.units[] and .parameter_shapes[]
 constexpr char name[] = "name", kind[] = "kind", parameters[] = "parameters", forward_seconds[] = "forward_seconds",
                backward_seconds[] = "backward_seconds", unit[] = "unit", elements[] = "elements";
-// config's resolved values
-constexpr char fsdp_min_unit_params[] = "fsdp_min_unit_params", skip_data_sync[] = "skip_data_sync",
-               dist_backend[] = "dist_backend", dist_launcher[] = "dist_launcher", cpu_allocator[] = "cpu_allocator",
-               warnings[] = "warnings";
+// config's resolved values: config::resolved_key's (the option rows name those places too), and
+constexpr char warnings[] = "warnings";
 }  // namespace k
+namespace rk = tokbench::config::resolved_key;
 
 template <typename T>
 Block or_null(const std::optional<T>& v) {
@@ -246,22 +246,22 @@ UnitTimingsBlock unit_timings_from_json(const Block& t) {
 }
 
 void put_resolved(Block& config, const ResolvedConfig& r) {
-  put(config, k::fsdp_min_unit_params, r.fsdp_min_unit_params);
-  put(config, k::skip_data_sync, r.skip_data_sync);
-  put(config, k::dist_backend, r.dist_backend);
-  put(config, k::dist_launcher, r.dist_launcher);
-  put(config, k::cpu_allocator, r.cpu_allocator);
+  put(config, rk::fsdp_min_unit_params, r.fsdp_min_unit_params);
+  put(config, rk::skip_data_sync, r.skip_data_sync);
+  put(config, rk::dist_backend, r.dist_backend);
+  put(config, rk::dist_launcher, r.dist_launcher);
+  put(config, rk::cpu_allocator, r.cpu_allocator);
   put(config, k::warnings, r.warnings);
 }
 
 ResolvedConfig resolved_from_json(const Block& config) {
   ResolvedConfig r;
   if (!config.is_object()) return r;
-  if (const auto v = whole_at(config, k::fsdp_min_unit_params)) r.fsdp_min_unit_params = *v;
-  if (const auto v = bool_at(config, k::skip_data_sync)) r.skip_data_sync = *v;
-  if (const auto v = text_at(config, k::dist_backend)) r.dist_backend = *v;
-  if (const auto v = text_at(config, k::dist_launcher)) r.dist_launcher = *v;
-  if (const auto v = text_at(config, k::cpu_allocator)) r.cpu_allocator = *v;
+  if (const auto v = whole_at(config, rk::fsdp_min_unit_params)) r.fsdp_min_unit_params = *v;
+  if (const auto v = bool_at(config, rk::skip_data_sync)) r.skip_data_sync = *v;
+  if (const auto v = text_at(config, rk::dist_backend)) r.dist_backend = *v;
+  if (const auto v = text_at(config, rk::dist_launcher)) r.dist_launcher = *v;
+  if (const auto v = text_at(config, rk::cpu_allocator)) r.cpu_allocator = *v;
   return r;
 }
 
