@@ -545,15 +545,15 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
   rec.memory_allocated_peak_gb = gb(memory.predicted_peak);
   rec.memory_reserved_peak_gb = gb(memory.predicted_reserved);
   rec.peak_rss_gb = nullptr;
-  rec.memory_parameters_gb = memory.predicted.parameters / 1e9;
-  rec.memory_gradients_gb = memory.predicted.gradients / 1e9;
-  rec.memory_optimizer_state_gb = memory.predicted.optimizer_state / 1e9;
-  rec.memory_activations_gb = memory.predicted.activations / 1e9;
-  rec.memory_comm_buffers_gb = memory.predicted.comm_buffers / 1e9;
-  rec.memory_allocator_reserve_gb =
-      memory.predicted_reserved && memory.predicted_peak
-          ? Field<double>((*memory.predicted_reserved - *memory.predicted_peak) / 1e9)
-          : nullptr;
+  results::put_memory_breakdown(
+      rec, {.parameters = memory.predicted.parameters / 1e9,
+            .gradients = memory.predicted.gradients / 1e9,
+            .optimizer_state = memory.predicted.optimizer_state / 1e9,
+            .activations = memory.predicted.activations / 1e9,
+            .comm_buffers = memory.predicted.comm_buffers / 1e9,
+            .allocator_reserve = memory.predicted_reserved && memory.predicted_peak
+                                     ? std::optional<double>((*memory.predicted_reserved - *memory.predicted_peak) / 1e9)
+                                     : std::nullopt});
   rec.memory_estimate_gb = nullptr;
   rec.harness_overhead_percent = nullptr;
   rec.world_size = w;

@@ -118,6 +118,15 @@ Block to_json(const IterTimeStatsBlock& s) {
                {k::min, s.min},   {k::max, s.max},       {k::stddev, s.stddev}, {k::cv, s.cv}};
 }
 
+void put_memory_breakdown(RunRecord& record, const MemoryBreakdownGB& b) {
+  record.memory_parameters_gb = b.parameters;
+  record.memory_gradients_gb = b.gradients;
+  record.memory_optimizer_state_gb = b.optimizer_state;
+  record.memory_activations_gb = b.activations;
+  record.memory_comm_buffers_gb = b.comm_buffers;
+  record.memory_allocator_reserve_gb = b.allocator_reserve;
+}
+
 Block to_json(const std::vector<RankEntry>& ranks) {
   Block out = Block::array();
   for (const auto& r : ranks) {
@@ -132,12 +141,12 @@ Block to_json(const std::vector<RankEntry>& ranks) {
                   {key::memory_reserved_peak_gb, or_null(r.memory_reserved_peak_gb)},
                   {key::peak_rss_gb, or_null(r.peak_rss_gb)},
                   {key::kernels, or_null(r.kernels)},
-                  {key::memory_parameters_gb, or_null(r.memory_parameters_gb)},
-                  {key::memory_gradients_gb, or_null(r.memory_gradients_gb)},
-                  {key::memory_optimizer_state_gb, or_null(r.memory_optimizer_state_gb)},
-                  {key::memory_activations_gb, or_null(r.memory_activations_gb)},
-                  {key::memory_comm_buffers_gb, or_null(r.memory_comm_buffers_gb)},
-                  {key::memory_allocator_reserve_gb, or_null(r.memory_allocator_reserve_gb)},
+                  {key::memory_parameters_gb, or_null(r.memory.parameters)},
+                  {key::memory_gradients_gb, or_null(r.memory.gradients)},
+                  {key::memory_optimizer_state_gb, or_null(r.memory.optimizer_state)},
+                  {key::memory_activations_gb, or_null(r.memory.activations)},
+                  {key::memory_comm_buffers_gb, or_null(r.memory.comm_buffers)},
+                  {key::memory_allocator_reserve_gb, or_null(r.memory.allocator_reserve)},
                   {key::time_account, r.time_account}};
     out.push_back(std::move(rank));
   }
@@ -161,12 +170,12 @@ std::vector<RankEntry> ranks_from_json(const Block& ranks) {
       r.memory_reserved_peak_gb = number_at(j, key::memory_reserved_peak_gb);
       r.peak_rss_gb = number_at(j, key::peak_rss_gb);
       r.kernels = text_at(j, key::kernels);
-      r.memory_parameters_gb = number_at(j, key::memory_parameters_gb);
-      r.memory_gradients_gb = number_at(j, key::memory_gradients_gb);
-      r.memory_optimizer_state_gb = number_at(j, key::memory_optimizer_state_gb);
-      r.memory_activations_gb = number_at(j, key::memory_activations_gb);
-      r.memory_comm_buffers_gb = number_at(j, key::memory_comm_buffers_gb);
-      r.memory_allocator_reserve_gb = number_at(j, key::memory_allocator_reserve_gb);
+      r.memory.parameters = number_at(j, key::memory_parameters_gb);
+      r.memory.gradients = number_at(j, key::memory_gradients_gb);
+      r.memory.optimizer_state = number_at(j, key::memory_optimizer_state_gb);
+      r.memory.activations = number_at(j, key::memory_activations_gb);
+      r.memory.comm_buffers = number_at(j, key::memory_comm_buffers_gb);
+      r.memory.allocator_reserve = number_at(j, key::memory_allocator_reserve_gb);
       r.time_account = j.value(key::time_account, Block());
     }
     out.push_back(std::move(r));
