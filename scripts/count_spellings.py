@@ -3,8 +3,9 @@
 
 Counts the string literals (comments left out) of:
   - every record key of src/results/record_keys.hpp ("Seq Len", "status", ...) and every key of the
-    record's nested blocks in src/results/record_blocks.{hpp,cpp} ("time_ms", "host", ...), their
-    own definitions included: 1 means only the constant spells it;
+    record's nested blocks in src/results/record_blocks.{hpp,cpp} and src/config/resolved_keys.hpp
+    ("time_ms", "host", "dist_backend", ...), their own definitions included: 1 means only the
+    constant spells it;
   - the distributed-mode and shard-mode words (--distributed-mode, --shard-mode);
   - the executor names (--compile / --executor);
 and the code lines (comments left out) that spell PyTorch DDP's 25 MB bucket default.
@@ -73,10 +74,12 @@ def record_keys():
 
 def block_keys():
     """The keys of the record's nested blocks (iterations, iter_time_ms, ranks, unit_timings, the
-    config's resolved values): the constants of record_blocks.hpp and .cpp, name[] = "key"."""
+    config's resolved values): the constants of results/record_blocks.hpp and .cpp and of
+    config/resolved_keys.hpp (the config block's keys resolution fills), name[] = "key"."""
     keys = set()
-    for name in ("record_blocks.hpp", "record_blocks.cpp"):
-        path = os.path.join(SRC, "results", name)
+    for folder, name in (("results", "record_blocks.hpp"), ("results", "record_blocks.cpp"),
+                         ("config", "resolved_keys.hpp")):
+        path = os.path.join(SRC, folder, name)
         if os.path.exists(path):
             keys |= set(re.findall(r'\w+\[\]\s*=\s*"([^"]+)"', open(path).read()))
     return sorted(keys - set(record_keys()))

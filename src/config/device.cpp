@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "config/numbers.hpp"
+#include "config/resolved_keys.hpp"
 #include "config/run_options.hpp"
 
 namespace tokbench::config {
@@ -95,8 +96,9 @@ const std::vector<Field>& device_fields() {
        .group = "Device",
        .choices = [] { return std::vector<std::string>{"caching", "system"}; },
        .empty_is_default = true,
-       .record = {"cpu_allocator", 31},
-       .shapes = {.label = "cpu_allocator", .record_key = "cpu_allocator", .in_config = true, .place = 27}},
+       .record = {resolved_key::cpu_allocator, 31},
+       .shapes = {.label = resolved_key::cpu_allocator, .record_key = resolved_key::cpu_allocator, .in_config = true,
+                  .place = 27}},
   };
   return fields;
 }

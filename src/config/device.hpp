@@ -12,11 +12,15 @@
 
 namespace tokbench::config {
 
+// tokbench's own LibTorch step: --compile's default, what a record without a compiler ran with
+// (the sweep, predict), and that executor's name in the registry (run/executor_registry.cpp).
+inline constexpr char kDefaultExecutor[] = "eager";
+
 struct DeviceSection {
   std::string device = "auto";  // auto | cpu | cuda | cuda:N
   std::string dtype = "auto";   // auto | fp32 | bf16-true | bf16-mixed
   bool tf32 = true;             // the reference sets allow_tf32=True
-  std::string compile = "eager";
+  std::string compile = kDefaultExecutor;
   // Recompute each transformer block's forward in backward instead of keeping its activations
   // (model/gpt_checkpoint.hpp; the reference's --checkpoint_activations).
   bool checkpoint_activations = false;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "config/numbers.hpp"
+#include "config/resolved_keys.hpp"
 #include "usage/usage_error.hpp"
 
 namespace tokbench::config {
@@ -57,7 +58,7 @@ void check_launcher(const LauncherSection& o) {
 const std::vector<DerivedValue>& launcher_derived_values() {
   static const std::vector<DerivedValue> values{
       // The record puts where the ranks came from here.
-      {.record = {"dist_launcher", 23}},
+      {.record = {resolved_key::dist_launcher, 23}},
   };
   return values;
 }

@@ -2,6 +2,7 @@
 #include "config/parallelism.hpp"
 
 #include "config/numbers.hpp"
+#include "config/resolved_keys.hpp"
 #include "config/run_options.hpp"
 
 namespace tokbench::config {
@@ -20,7 +21,7 @@ const std::vector<Field>& parallelism_fields() {
        .member = &ParallelismSection::shard_mode,
        .help = "FSDP sharding: zero2 | zero3 | hybrid_zero2 | hybrid_zero3 (hybrid needs --sharding-size)",
        .group = "Distributed",
-       .choices = [] { return std::vector<std::string>{"zero2", "zero3", "hybrid_zero2", "hybrid_zero3"}; },
+       .choices = [] { return parallel::shard_mode_words(); },
        .record = {"shard_mode", 14},
        .shapes = {.label = "shard_mode", .record_key = "sharding_mode", .place = 20}},
       {.names = "--sharding-size,--sharding_size",
@@ -70,8 +71,9 @@ const std::vector<Field>& parallelism_fields() {
        .help = "DDP (and the Python executors' FSDP): no gradient sync on the first GA-1 micro-batches "
                "(=True/False; default True, but False with tokbench's own FSDP, which refuses True)",
        .group = "Distributed",
-       .record = {"skip_data_sync", 21},
-       .shapes = {.label = "skip_data_sync", .record_key = "skip_data_sync", .in_config = true, .place = 24},
+       .record = {resolved_key::skip_data_sync, 21},
+       .shapes = {.label = resolved_key::skip_data_sync, .record_key = resolved_key::skip_data_sync, .in_config = true,
+                  .place = 24},
        .given = &ParallelismSection::skip_data_sync_given},
       {.names = "--dist-backend,--dist_backend",
        .member = &ParallelismSection::dist_backend,
@@ -79,8 +81,8 @@ const std::vector<Field>& parallelism_fields() {
                "share one GPU) | nccl (CUDA only, one GPU per rank)",
        .group = "Distributed",
        .choices = [] { return std::vector<std::string>{"auto", "gloo", "nccl"}; },
-       .record = {"dist_backend", 24},
-       .shapes = {.label = "backend", .record_key = "dist_backend", .in_config = true, .place = 25}},
+       .record = {resolved_key::dist_backend, 24},
+       .shapes = {.label = "backend", .record_key = resolved_key::dist_backend, .in_config = true, .place = 25}},
       {.names = "--dist-timeout,--dist_timeout",
        .member = &ParallelismSection::dist_timeout_s,
        .help = "seconds any collective (and the rendezvous) may take before the run ends with 'timeout'",
@@ -96,7 +98,7 @@ const std::vector<DerivedValue>& parallelism_derived_values() {
   static const std::vector<DerivedValue> values{
       {.shapes = {.label = "ranks", .record_key = "Num GPUS", .place = 1}},
       // The record puts the threshold the units were cut by here.
-      {.record = {"fsdp_min_unit_params", 17}},
+      {.record = {resolved_key::fsdp_min_unit_params, 17}},
   };
   return values;
 }

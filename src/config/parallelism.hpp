@@ -16,7 +16,7 @@ namespace tokbench::config {
 
 struct ParallelismSection {
   std::string distributed_mode = "none";
-  std::string shard_mode = "zero2";
+  std::string shard_mode = parallel::default_shard_word();
   std::optional<int64_t> sharding_size;
   std::string bucketing_mode = "none";
   // --bucketing-mode size: PyTorch FSDP's size_based_auto_wrap_policy min_num_params, as the

@@ -105,6 +105,29 @@ std::string shard_mode_label(ShardMode mode, bool hybrid) {
   return std::string(hybrid ? "hybrid_" : "") + to_string(mode);
 }
 
+std::vector<std::string> shard_mode_words() {
+  std::vector<std::string> out;
+  for (const bool hybrid : {false, true})
+    for (const ShardMode mode : {ShardMode::zero2, ShardMode::zero3}) out.push_back(shard_mode_label(mode, hybrid));
+  return out;
+}
+
+std::optional<ShardWord> find_shard_word(std::string_view word) {
+  for (const bool hybrid : {false, true})
+    for (const ShardMode mode : {ShardMode::zero2, ShardMode::zero3})
+      if (word == shard_mode_label(mode, hybrid)) return ShardWord{mode, hybrid};
+  return std::nullopt;
+}
+
+ShardWord parse_shard_word(std::string_view word, std::string_view option) {
+  if (const auto found = find_shard_word(word)) return *found;
+  std::string valid;
+  for (const std::string& w : shard_mode_words()) valid += (valid.empty() ? "" : ", ") + w;
+  throw std::invalid_argument(std::string(option) + " '" + std::string(word) + "' is not valid; valid: " + valid);
+}
+
+std::string default_shard_word() { return shard_mode_label(ShardWord{}.mode, ShardWord{}.hybrid); }
+
 std::string distributed_mode_label(DistMode mode, ShardMode shard_mode, bool hybrid, UnitPolicy units) {
   if (!is_sharded(mode)) return to_string(mode);
   return std::string(to_string(mode)) + "_" + shard_mode_label(shard_mode, hybrid) + "_" + to_string(units) +

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -82,6 +83,21 @@ UnitPolicy effective_unit_policy(DistMode mode, UnitPolicy asked);
 
 // The reference's --shard_mode word for what runs: "zero2", "zero3", "hybrid_zero2", ...
 std::string shard_mode_label(ShardMode mode, bool hybrid);
+
+// What a --shard-mode word says: the shard mode inside each group and whether the groups are
+// smaller than the world (hybrid). The default, {zero2, false}, is --shard-mode's.
+struct ShardWord {
+  ShardMode mode = ShardMode::zero2;
+  bool hybrid = false;
+};
+// --shard-mode's words, the shard_mode_label of each: zero2, zero3, hybrid_zero2, hybrid_zero3.
+std::vector<std::string> shard_mode_words();
+// The ShardWord `word` names, or nullopt when it names none (a record's word a reader must not trust).
+std::optional<ShardWord> find_shard_word(std::string_view word);
+// As find_shard_word; throws std::invalid_argument naming `option`, the value and the valid words.
+ShardWord parse_shard_word(std::string_view word, std::string_view option = "--shard-mode");
+// --shard-mode's default word ("zero2").
+std::string default_shard_word();
 
 // The reference's label for the JSON `Distributed Mode` key and its matrix tables: "none",
 // "ddp", or "<fsdp|fsdp2>_[hybrid_]<zero2|zero3>_<none|block|layer>_bucketing". The one place

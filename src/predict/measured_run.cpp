@@ -9,6 +9,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "config/device.hpp"
 #include "parallel/strategy.hpp"
 #include "results/record_blocks.hpp"
 #include "results/record_keys.hpp"
@@ -203,7 +204,7 @@ MeasuredRun read_measured_run(results::RunRecord record, const std::string& sour
   run.dtype = record.dtype.value_or("fp32");
   run.device = record.device.value_or("cpu");
   run.device_name = record.device_name.value_or("");
-  run.executor = record.executor.value_or(record.compiler.value_or("eager"));
+  run.executor = record.executor.value_or(record.compiler.value_or(config::kDefaultExecutor));
   run.parameters = count(record.parameters, results::key::parameters, source, 0, true);
   run.n_layer = count(record.n_layer, results::key::n_layer, source, 0, false);
   run.seq_len = count(record.seq_len, results::key::seq_len, source, 0, true);
@@ -227,7 +228,7 @@ MeasuredRun read_measured_run(results::RunRecord record, const std::string& sour
     refuse(source, fmt::format("its config.distributed_mode '{}' is not a parallel mode; valid: {}",
                                usage::printable(mode_word), fmt::join(parallel::mode_words(), ", ")));
   run.distributed_mode = mode->mode;
-  run.shard_mode = text_at(config, "shard_mode", "zero2");
+  run.shard_mode = text_at(config, "shard_mode", parallel::default_shard_word());
   run.bucketing_mode = text_at(config, "bucketing_mode", "none");
   if (config.contains("sharding_size") && config["sharding_size"].is_number_integer())
     run.sharding_size = config["sharding_size"].get<int64_t>();

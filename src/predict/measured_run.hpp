@@ -41,7 +41,7 @@ struct MeasuredRun {
   int64_t parameters = 0, n_layer = 0, seq_len = 0, micro_batch = 0, grad_accum = 1, world_size = 1;
   int64_t local_ranks = 1;  // ranks on the reporting rank's host
   parallel::DistMode distributed_mode = parallel::DistMode::none;
-  std::string shard_mode = "zero2", bucketing_mode = "none";
+  std::string shard_mode = parallel::default_shard_word(), bucketing_mode = "none";
   std::optional<int64_t> sharding_size;
   // --bucketing-mode size: the threshold the run's units were cut by (config.fsdp_min_unit_params,
   // else the --fsdp-bucket-params it was given); unset: PyTorch's default applies.

@@ -45,7 +45,9 @@ MemoryPrediction predict_memory(const MeasuredRun& run, const MemoryTarget& targ
                   *mm.activations_GB * 1e9, *mm.comm_buffers_GB * 1e9};
     m.assumptions.push_back("memory: starts from the measured peak and breakdown of the reported rank");
   } else {
-    m.measured = closed_form(strategy_of(run.distributed_mode), run.shard_mode.find("zero3") != std::string::npos,
+    const bool zero3 = parallel::find_shard_word(run.shard_mode).value_or(parallel::ShardWord{}).mode ==
+                       parallel::ShardMode::zero3;
+    m.measured = closed_form(strategy_of(run.distributed_mode), zero3,
                              static_cast<double>(run.shard_size()), whole);
     m.assumptions.push_back("memory: the record has no breakdown; its parameters, gradients and optimizer state are taken "
                             "as the closed form's (docs/distributed.md, Memory)");

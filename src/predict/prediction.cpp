@@ -44,7 +44,7 @@ json opt(const std::optional<double>& v, double scale = 1.0) { return v ? json(*
 struct Target {
   int64_t nproc_per_node = 1, nnodes = 1, world_size = 1;
   parallel::DistMode strategy = parallel::DistMode::none;
-  std::string shard_mode = "zero2", bucketing_mode = "none";
+  std::string shard_mode = parallel::default_shard_word(), bucketing_mode = "none";
   int64_t min_unit_params = 0;  // bucketing size: its threshold
   bool zero3 = false;
   std::optional<int64_t> sharding_size;
@@ -103,13 +103,14 @@ Target resolve_target(const MeasuredRun& run, const ClusterInput& in, const Targ
                       "valid here: {}",
                       mode.word, t.nproc_per_node, t.nnodes,
                       fmt::join(parallel::mode_words([](const parallel::ModeEntry& e) { return !e.multi_rank; }), ", ")));
-  t.shard_mode = o.shard_mode.value_or(run.distributed_mode == parallel::DistMode::fsdp ? run.shard_mode : "zero2");
-  require_choice("--shard-mode", t.shard_mode, {"zero2", "zero3", "hybrid_zero2", "hybrid_zero3"});
+  t.shard_mode = o.shard_mode.value_or(run.distributed_mode == parallel::DistMode::fsdp ? run.shard_mode
+                                                                                       : parallel::default_shard_word());
+  require_choice("--shard-mode", t.shard_mode, parallel::shard_mode_words());
   t.bucketing_mode = o.bucketing_mode.value_or(run.bucketing_mode);
   require_choice("--bucketing-mode", t.bucketing_mode, {"none", "block", "size"},
                  t.bucketing_mode == "layer" ? " (per-layer units have no timings: a run times embedding, blocks, head)"
                                              : "");
-  t.zero3 = t.shard_mode.find("zero3") != std::string::npos;
+  t.zero3 = parallel::parse_shard_word(t.shard_mode).mode == parallel::ShardMode::zero3;
   if (o.fsdp_bucket_params) {
     const double n = *o.fsdp_bucket_params;
     if (!(n >= 1 && n <= 9007199254740992.0) || std::floor(n) != n)
@@ -136,7 +137,7 @@ Target resolve_target(const MeasuredRun& run, const ClusterInput& in, const Targ
       refuse(fmt::format("--sharding-size {} applies to --distributed-mode fsdp only (mode is {})", *t.sharding_size,
                         parallel::to_string(t.strategy)));
   }
-  if (t.shard_mode.rfind("hybrid_", 0) == 0 && !t.sharding_size && t.strategy == parallel::DistMode::fsdp)
+  if (parallel::parse_shard_word(t.shard_mode).hybrid && !t.sharding_size && t.strategy == parallel::DistMode::fsdp)
     refuse(fmt::format("--shard-mode '{}' needs --sharding-size (ranks per shard group)", t.shard_mode));
   t.shard_size = t.strategy == parallel::DistMode::fsdp ? t.sharding_size.value_or(w) : 1;
   t.micro_batch = run.micro_batch;
@@ -594,15 +595,15 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
   rec.memory_allocated_peak_gb = gb(memory.predicted_peak);
   rec.memory_reserved_peak_gb = gb(memory.predicted_reserved);
   rec.peak_rss_gb = nullptr;
-  rec.memory_parameters_gb = memory.predicted.parameters / 1e9;
-  rec.memory_gradients_gb = memory.predicted.gradients / 1e9;
-  rec.memory_optimizer_state_gb = memory.predicted.optimizer_state / 1e9;
-  rec.memory_activations_gb = memory.predicted.activations / 1e9;
-  rec.memory_comm_buffers_gb = memory.predicted.comm_buffers / 1e9;
-  rec.memory_allocator_reserve_gb =
-      memory.predicted_reserved && memory.predicted_peak
-          ? Field<double>((*memory.predicted_reserved - *memory.predicted_peak) / 1e9)
-          : nullptr;
+  results::put_memory_breakdown(
+      rec, {.parameters = memory.predicted.parameters / 1e9,
+            .gradients = memory.predicted.gradients / 1e9,
+            .optimizer_state = memory.predicted.optimizer_state / 1e9,
+            .activations = memory.predicted.activations / 1e9,
+            .comm_buffers = memory.predicted.comm_buffers / 1e9,
+            .allocator_reserve = memory.predicted_reserved && memory.predicted_peak
+                                     ? std::optional<double>((*memory.predicted_reserved - *memory.predicted_peak) / 1e9)
+                                     : std::nullopt});
   rec.memory_estimate_gb = nullptr;
   rec.harness_overhead_percent = nullptr;
   rec.world_size = w;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "config/resolved_keys.hpp"
 #include "results/record_keys.hpp"
 
 namespace tokbench::results {
@@ -26,11 +27,10 @@ constexpr char iterations[] = "iterations", clock[] = "clock", micro_batches_per
 // unit_timings.units[] and .parameter_shapes[]
 constexpr char name[] = "name", kind[] = "kind", parameters[] = "parameters", forward_seconds[] = "forward_seconds",
                backward_seconds[] = "backward_seconds", unit[] = "unit", elements[] = "elements";
-// config's resolved values
-constexpr char fsdp_min_unit_params[] = "fsdp_min_unit_params", skip_data_sync[] = "skip_data_sync",
-               dist_backend[] = "dist_backend", dist_launcher[] = "dist_launcher", cpu_allocator[] = "cpu_allocator",
-               warnings[] = "warnings";
+// config's resolved values: config::resolved_key's (the option rows name those places too), and
+constexpr char warnings[] = "warnings";
 }  // namespace k
+namespace rk = tokbench::config::resolved_key;
 
 template <typename T>
 Block or_null(const std::optional<T>& v) {
@@ -118,6 +118,15 @@ Block to_json(const IterTimeStatsBlock& s) {
                {k::min, s.min},   {k::max, s.max},       {k::stddev, s.stddev}, {k::cv, s.cv}};
 }
 
+void put_memory_breakdown(RunRecord& record, const MemoryBreakdownGB& b) {
+  record.memory_parameters_gb = b.parameters;
+  record.memory_gradients_gb = b.gradients;
+  record.memory_optimizer_state_gb = b.optimizer_state;
+  record.memory_activations_gb = b.activations;
+  record.memory_comm_buffers_gb = b.comm_buffers;
+  record.memory_allocator_reserve_gb = b.allocator_reserve;
+}
+
 Block to_json(const std::vector<RankEntry>& ranks) {
   Block out = Block::array();
   for (const auto& r : ranks) {
@@ -132,12 +141,12 @@ Block to_json(const std::vector<RankEntry>& ranks) {
                   {key::memory_reserved_peak_gb, or_null(r.memory_reserved_peak_gb)},
                   {key::peak_rss_gb, or_null(r.peak_rss_gb)},
                   {key::kernels, or_null(r.kernels)},
-                  {key::memory_parameters_gb, or_null(r.memory_parameters_gb)},
-                  {key::memory_gradients_gb, or_null(r.memory_gradients_gb)},
-                  {key::memory_optimizer_state_gb, or_null(r.memory_optimizer_state_gb)},
-                  {key::memory_activations_gb, or_null(r.memory_activations_gb)},
-                  {key::memory_comm_buffers_gb, or_null(r.memory_comm_buffers_gb)},
-                  {key::memory_allocator_reserve_gb, or_null(r.memory_allocator_reserve_gb)},
+                  {key::memory_parameters_gb, or_null(r.memory.parameters)},
+                  {key::memory_gradients_gb, or_null(r.memory.gradients)},
+                  {key::memory_optimizer_state_gb, or_null(r.memory.optimizer_state)},
+                  {key::memory_activations_gb, or_null(r.memory.activations)},
+                  {key::memory_comm_buffers_gb, or_null(r.memory.comm_buffers)},
+                  {key::memory_allocator_reserve_gb, or_null(r.memory.allocator_reserve)},
                   {key::time_account, r.time_account}};
     out.push_back(std::move(rank));
   }
@@ -161,12 +170,12 @@ std::vector<RankEntry> ranks_from_json(const Block& ranks) {
       r.memory_reserved_peak_gb = number_at(j, key::memory_reserved_peak_gb);
       r.peak_rss_gb = number_at(j, key::peak_rss_gb);
       r.kernels = text_at(j, key::kernels);
-      r.memory_parameters_gb = number_at(j, key::memory_parameters_gb);
-      r.memory_gradients_gb = number_at(j, key::memory_gradients_gb);
-      r.memory_optimizer_state_gb = number_at(j, key::memory_optimizer_state_gb);
-      r.memory_activations_gb = number_at(j, key::memory_activations_gb);
-      r.memory_comm_buffers_gb = number_at(j, key::memory_comm_buffers_gb);
-      r.memory_allocator_reserve_gb = number_at(j, key::memory_allocator_reserve_gb);
+      r.memory.parameters = number_at(j, key::memory_parameters_gb);
+      r.memory.gradients = number_at(j, key::memory_gradients_gb);
+      r.memory.optimizer_state = number_at(j, key::memory_optimizer_state_gb);
+      r.memory.activations = number_at(j, key::memory_activations_gb);
+      r.memory.comm_buffers = number_at(j, key::memory_comm_buffers_gb);
+      r.memory.allocator_reserve = number_at(j, key::memory_allocator_reserve_gb);
       r.time_account = j.value(key::time_account, Block());
     }
     out.push_back(std::move(r));
@@ -246,22 +255,22 @@ UnitTimingsBlock unit_timings_from_json(const Block& t) {
 }
 
 void put_resolved(Block& config, const ResolvedConfig& r) {
-  put(config, k::fsdp_min_unit_params, r.fsdp_min_unit_params);
-  put(config, k::skip_data_sync, r.skip_data_sync);
-  put(config, k::dist_backend, r.dist_backend);
-  put(config, k::dist_launcher, r.dist_launcher);
-  put(config, k::cpu_allocator, r.cpu_allocator);
+  put(config, rk::fsdp_min_unit_params, r.fsdp_min_unit_params);
+  put(config, rk::skip_data_sync, r.skip_data_sync);
+  put(config, rk::dist_backend, r.dist_backend);
+  put(config, rk::dist_launcher, r.dist_launcher);
+  put(config, rk::cpu_allocator, r.cpu_allocator);
   put(config, k::warnings, r.warnings);
 }
 
 ResolvedConfig resolved_from_json(const Block& config) {
   ResolvedConfig r;
   if (!config.is_object()) return r;
-  if (const auto v = whole_at(config, k::fsdp_min_unit_params)) r.fsdp_min_unit_params = *v;
-  if (const auto v = bool_at(config, k::skip_data_sync)) r.skip_data_sync = *v;
-  if (const auto v = text_at(config, k::dist_backend)) r.dist_backend = *v;
-  if (const auto v = text_at(config, k::dist_launcher)) r.dist_launcher = *v;
-  if (const auto v = text_at(config, k::cpu_allocator)) r.cpu_allocator = *v;
+  if (const auto v = whole_at(config, rk::fsdp_min_unit_params)) r.fsdp_min_unit_params = *v;
+  if (const auto v = bool_at(config, rk::skip_data_sync)) r.skip_data_sync = *v;
+  if (const auto v = text_at(config, rk::dist_backend)) r.dist_backend = *v;
+  if (const auto v = text_at(config, rk::dist_launcher)) r.dist_launcher = *v;
+  if (const auto v = text_at(config, rk::cpu_allocator)) r.cpu_allocator = *v;
   return r;
 }
 

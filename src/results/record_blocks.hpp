@@ -47,6 +47,15 @@ struct IterTimeStatsBlock {
 };
 Block to_json(const IterTimeStatsBlock& stats);
 
+// ---- the memory breakdown (GB): the record's six memory_*_GB keys (the reported rank's) and each
+// rank's own, under the same keys; nullopt: unknown (written as null).
+struct MemoryBreakdownGB {
+  std::optional<double> parameters, gradients, optimizer_state, activations, comm_buffers, allocator_reserve;
+};
+// Sets `record`'s six memory breakdown members from `breakdown` (an unknown part: null). The one
+// conversion `tokbench run` (the record and each rank) and `tokbench predict` write it through.
+void put_memory_breakdown(RunRecord& record, const MemoryBreakdownGB& breakdown);
+
 // ---- ranks[]: each rank's own figures in a multi-rank run.
 struct RankEntry {
   std::optional<std::int64_t> rank;
@@ -56,9 +65,7 @@ struct RankEntry {
   std::optional<double> exposed_comm_ms_per_iter;  // ms
   std::optional<double> memory_allocated_peak_gb, memory_reserved_peak_gb, peak_rss_gb;
   std::optional<std::string> kernels;
-  // The memory breakdown, under the record's own keys (GB).
-  std::optional<double> memory_parameters_gb, memory_gradients_gb, memory_optimizer_state_gb, memory_activations_gb,
-      memory_comm_buffers_gb, memory_allocator_reserve_gb;
+  MemoryBreakdownGB memory;  // the rank's breakdown, under the record's own keys
   Block time_account;  // the rank's own account (docs/time-account.md), or null
 };
 Block to_json(const std::vector<RankEntry>& ranks);

@@ -34,8 +34,8 @@ CompilerChoice choose_thunder_name(const std::string& name) {
   const std::vector<std::string> parts = split_parts(name);
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const std::string& p = parts[i];
-    bool* seen = p == "thunder"             ? &thunder
-                 : p == "inductor"          ? (i + 1 < parts.size() && parts[i + 1] == "cat" ? &inductor_cat : &inductor)
+    bool* seen = p == kThunderWord          ? &thunder
+                 : p == kInductorWord       ? (i + 1 < parts.size() && parts[i + 1] == "cat" ? &inductor_cat : &inductor)
                  : p == "transformerengine" ? &transformer_engine
                  : p == "cudnn"             ? &cudnn
                  : p == "jit"               ? &jit

@@ -20,6 +20,12 @@ namespace tokbench::run {
 enum class ThunderFrontEnd { jit, dynamo };
 const char* to_string(ThunderFrontEnd front_end);  // "jit", "dynamo"
 
+// The two words of the reference's compiler names that are also executor names: `thunder`
+// (python-thunder's family: every name of it has this part) and `inductor` (python-inductor's
+// alias, and a part of thunder names, thunder_inductor).
+inline constexpr char kThunderWord[] = "thunder";
+inline constexpr char kInductorWord[] = "inductor";
+
 // thunder's executors that a name puts ahead of thunder's defaults, highest priority first,
 // spelled as the Python step takes them (python/tokbench_python_step.py, --thunder-executors).
 inline constexpr const char* kThunderTorchCompile = "torch_compile";          // `inductor`

@@ -9,6 +9,7 @@
 
 #include <stdexcept>
 
+#include "config/device.hpp"
 #include "run/compiler_choice.hpp"
 #include "run/run_plan.hpp"
 
@@ -59,15 +60,15 @@ std::string thunder_refuses(const RunOptions& o, const RunPlan& plan, std::vecto
 }
 
 const std::vector<ExecutorEntry> kExecutors = {
-    {Executor::eager, "eager", {}, nullptr, nullptr, nullptr, false, false, nullptr, "tokbench's LibTorch step", nullptr},
+    {Executor::eager, config::kDefaultExecutor, {}, nullptr, nullptr, nullptr, false, false, nullptr, "tokbench's LibTorch step", nullptr},
     {Executor::fused, "fused", {}, nullptr, nullptr, nullptr, false, false, nullptr,
      "GEMM kernels measured per machine, chunked lm_head + loss; one device or many ranks (DDP, FSDP), fp32 or "
      "bf16-true", fused_refuses},
     {Executor::python_eager, "python-eager", {}, nullptr, nullptr, nullptr, true, true, nullptr,
      "litgpt in Python, PyTorch eager", python_eager_refuses},
-    {Executor::python_inductor, "python-inductor", {"inductor"}, nullptr, nullptr, nullptr, true, true, nullptr,
+    {Executor::python_inductor, "python-inductor", {kInductorWord}, nullptr, nullptr, nullptr, true, true, nullptr,
      "litgpt in Python under torch.compile", nullptr},
-    {Executor::python_thunder, "python-thunder", {}, "thunder", choose_thunder_name,
+    {Executor::python_thunder, "python-thunder", {}, kThunderWord, choose_thunder_name,
      "thunder joined by '_' with inductor, inductor_cat, transformerengine, cudnn, jit or dynamo (e.g. "
      "thunder_inductor)",
      true, true, "torchao's float8 linears run under PyTorch, not thunder",

@@ -264,8 +264,9 @@ void resolve_distributed(const RunOptions& o, const machine::MachineInfo& m, Run
   // An executor's own refusals of a mode (thunder.jit's of fsdp2) are its registry entry's.
   if (mode.own_step_refusal != nullptr && !is_python(compiler.executor))
     refuse(fmt::format(fmt::runtime(mode.own_step_refusal), o.compile));
-  const bool hybrid = o.shard_mode.rfind("hybrid_", 0) == 0;
-  d.shard_mode = o.shard_mode.find("zero3") != std::string::npos ? distributed::ShardMode::zero3 : distributed::ShardMode::zero2;
+  const parallel::ShardWord shard = parallel::parse_shard_word(o.shard_mode);  // checked by its row
+  const bool hybrid = shard.hybrid;
+  d.shard_mode = shard.mode;
   d.units = parallel::parse_unit_policy(o.bucketing_mode);
   resolve_size_units(o, plan);
   if (o.sharding_size) {

@@ -104,11 +104,7 @@ nlohmann::ordered_json time_account_json(const RunPlan& plan, const MeasuredRun&
 }
 
 // The memory breakdown in GB, null where unknown: the record's keys and each rank's.
-struct MemoryBreakdownGB {
-  std::optional<double> parameters, gradients, optimizer_state, activations, comm_buffers, allocator_reserve;
-};
-
-MemoryBreakdownGB memory_breakdown_gb(const std::optional<train::MemoryBreakdown>& b) {
+results::MemoryBreakdownGB memory_breakdown_gb(const std::optional<train::MemoryBreakdown>& b) {
   auto gb = [&](int64_t train::MemoryBreakdown::*part) {
     return b ? std::optional<double>(static_cast<double>((*b).*part) / 1e9) : std::nullopt;
   };
@@ -225,13 +221,7 @@ results::RunRecord build_run_record(const RunPlan& plan, const MeasuredRun& run,
   r.memory_reserved_peak_gb =
       run.allocation_peaks_known ? std::optional<double>(m.memory_reserved_peak_GB) : std::nullopt;
   r.peak_rss_gb = plan.device_kind == DeviceKind::cpu ? std::optional<double>(m.peak_rss_GB) : std::nullopt;
-  const MemoryBreakdownGB breakdown = memory_breakdown_gb(run.memory_breakdown);
-  r.memory_parameters_gb = breakdown.parameters;
-  r.memory_gradients_gb = breakdown.gradients;
-  r.memory_optimizer_state_gb = breakdown.optimizer_state;
-  r.memory_activations_gb = breakdown.activations;
-  r.memory_comm_buffers_gb = breakdown.comm_buffers;
-  r.memory_allocator_reserve_gb = breakdown.allocator_reserve;
+  results::put_memory_breakdown(r, memory_breakdown_gb(run.memory_breakdown));
   r.memory_estimate_gb = plan.memory_estimate_bytes / 1e9;
   r.harness_overhead_percent = m.harness_overhead_percent;
   // Every rank's own figures (multi-rank runs): the reported average is the slowest rank's,
@@ -239,7 +229,6 @@ results::RunRecord build_run_record(const RunPlan& plan, const MeasuredRun& run,
   std::vector<results::RankEntry> ranks;
   for (const auto& rr : run.ranks) {
     const double m_iters = static_cast<double>(rr.measured_iters);
-    const MemoryBreakdownGB gb = memory_breakdown_gb(rr.memory_breakdown);
     auto known = [](bool yes, double v) { return yes ? std::optional<double>(v) : std::nullopt; };
     ranks.push_back({
         .rank = rr.rank,
@@ -254,12 +243,7 @@ results::RunRecord build_run_record(const RunPlan& plan, const MeasuredRun& run,
         .memory_reserved_peak_gb = known(run.allocation_peaks_known, rr.reserved_peak_bytes / 1e9),
         .peak_rss_gb = rr.peak_rss_bytes / 1e9,
         .kernels = rr.kernels.empty() ? std::nullopt : std::optional<std::string>(rr.kernels),
-        .memory_parameters_gb = gb.parameters,
-        .memory_gradients_gb = gb.gradients,
-        .memory_optimizer_state_gb = gb.optimizer_state,
-        .memory_activations_gb = gb.activations,
-        .memory_comm_buffers_gb = gb.comm_buffers,
-        .memory_allocator_reserve_gb = gb.allocator_reserve,
+        .memory = memory_breakdown_gb(rr.memory_breakdown),
         // The rank's own account, over its own mean iteration (docs/time-account.md).
         .time_account = run.outcome == Outcome::ok && rr.measured_iters > 0
                             ? time_account_json(plan, rr.time_account, rr.window_seconds / m_iters, m, rr.rank)

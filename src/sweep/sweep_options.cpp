@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "config/device.hpp"
 #include "sweep/matrix.hpp"
 #include "sweep/shell_words.hpp"
 #include "usage/usage_error.hpp"
@@ -125,7 +126,7 @@ void check_explain_column(const std::string& column, const std::vector<Configura
   if (column.empty()) return;
   std::vector<std::string> columns;
   for (const auto& c : configurations) {
-    const std::string name = c.value_of("compile", c.value_of("executor", "eager"));
+    const std::string name = c.value_of("compile", c.value_of("executor", config::kDefaultExecutor));
     if (std::find(columns.begin(), columns.end(), name) == columns.end()) columns.push_back(name);
   }
   if (std::find(columns.begin(), columns.end(), column) != columns.end()) return;

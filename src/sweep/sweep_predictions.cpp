@@ -7,6 +7,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "config/device.hpp"
 #include "predict/cluster.hpp"
 #include "predict/comm_measurements.hpp"
 #include "predict/measured_run.hpp"
@@ -162,7 +163,8 @@ std::vector<json> join_predictions(const PredictedSweep& plan, const std::vector
     if (source_id != plan.source_of.end())
       if (const auto found = by_id.find(source_id->second); found != by_id.end()) source = &records[found->second];
     const std::string compiler =
-        source ? source->compiler.value_or("eager") : sweep::synthesized_record(c, "", "").compiler.value_or("eager");
+        source ? source->compiler.value_or(config::kDefaultExecutor)
+               : sweep::synthesized_record(c, "", "").compiler.value_or(config::kDefaultExecutor);
     const std::string source_status = source ? source->status.value_or("") : std::string();
     if (source_id == plan.source_of.end()) {
       out.push_back(unpredicted_row(c, "invalid",

@@ -3,6 +3,7 @@
 // in slurm_jobs.cpp; the pieces both use are in namespace detail here.
 #include "sweep/sweep_runner.hpp"
 
+#include "config/device.hpp"
 #include "process/child_process.hpp"
 #include "parallel/strategy.hpp"
 #include "process/signal_scope.hpp"
@@ -178,13 +179,11 @@ bool has_result(const std::filesystem::path& path) {
 // refuse are shown as given (the row exists to say the run did not start).
 std::string distributed_mode_label_of(const Configuration& c) {
   const std::string mode = c.value_of("distributed-mode", "none");
-  std::string shard = c.value_of("shard-mode", "zero2");
-  const bool hybrid = shard.rfind("hybrid_", 0) == 0;
-  if (hybrid) shard = shard.substr(7);
   try {
     const parallel::DistMode dist = parallel::parse_dist_mode(mode);
+    const parallel::ShardWord shard = parallel::parse_shard_word(c.value_of("shard-mode", parallel::default_shard_word()));
     return parallel::distributed_mode_label(
-        dist, parallel::parse_shard_mode(shard), hybrid,
+        dist, shard.mode, shard.hybrid,
         parallel::effective_unit_policy(dist, parallel::parse_unit_policy(c.value_of("bucketing-mode", "none"))));
   } catch (const std::invalid_argument&) {
     return mode;
@@ -223,7 +222,7 @@ results::RunRecord synthesized_record(const Configuration& c, const std::string&
   r.ga = nullptr;
   r.distributed_mode = distributed_mode_label_of(c);
   r.sharding_size = given("sharding-size");
-  r.compiler = c.value_of("compile", c.value_of("executor", "eager"));
+  r.compiler = c.value_of("compile", c.value_of("executor", config::kDefaultExecutor));
   r.status = status;
   r.message = message;
   return r;

@@ -288,5 +288,31 @@ TEST(Vocabulary, EveryModeIsOneEntry) {
   EXPECT_EQ(kDefaultDdpBucketBytes, 25'000'000);  // PyTorch DDP's bucket_cap_mb = 25
 }
 
+// --shard-mode's words (the reference's): each names one shard mode and whether the groups are
+// hybrid, each is read back to what shard_mode_label builds it from, and any other is refused
+// naming all four.
+TEST(Vocabulary, ShardWordsAreTheLabelsBothWays) {
+  EXPECT_EQ(shard_mode_words(), (std::vector<std::string>{"zero2", "zero3", "hybrid_zero2", "hybrid_zero3"}));
+  for (const std::string& word : shard_mode_words()) {
+    const ShardWord w = parse_shard_word(word);
+    EXPECT_EQ(shard_mode_label(w.mode, w.hybrid), word);
+    ASSERT_TRUE(find_shard_word(word).has_value());
+    EXPECT_EQ(find_shard_word(word)->mode, w.mode);
+  }
+  EXPECT_EQ(parse_shard_word("hybrid_zero3").mode, ShardMode::zero3);
+  EXPECT_TRUE(parse_shard_word("hybrid_zero3").hybrid);
+  EXPECT_EQ(parse_shard_word("zero2").mode, ShardMode::zero2);
+  EXPECT_FALSE(parse_shard_word("zero2").hybrid);
+  EXPECT_EQ(default_shard_word(), "zero2");  // the reference's --shard_mode default
+  EXPECT_FALSE(find_shard_word("hybrid_").has_value());
+  EXPECT_FALSE(find_shard_word("zero3_hybrid").has_value());
+  try {
+    parse_shard_word("zero4", "--shard_mode");
+    FAIL() << "accepted 'zero4'";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "--shard_mode 'zero4' is not valid; valid: zero2, zero3, hybrid_zero2, hybrid_zero3");
+  }
+}
+
 }  // namespace
 }  // namespace tokbench::parallel

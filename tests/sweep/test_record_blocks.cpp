@@ -4,11 +4,14 @@
 // must not pass for absent (unit_timings.micro_batches_per_iteration) is refused by name.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "results/record_blocks.hpp"
+#include "results/record_keys.hpp"
 
 namespace tokbench::results {
 namespace {
@@ -70,6 +73,35 @@ TEST(RecordBlocks, RanksKeepTheirPlacesAndTheRecordsKeys) {
   EXPECT_EQ(read[1].host, "b");
   EXPECT_EQ(read[0].peak_rss_gb, 1.5);
   EXPECT_FALSE(read[2].host);
+}
+
+// The record's breakdown and a rank's go through the one conversion: the same six keys, the same
+// values, null where a part is unknown, and a rank's reads back as written.
+TEST(RecordBlocks, MemoryBreakdownIsTheSameKeysInTheRecordAndEachRank) {
+  const MemoryBreakdownGB b{.parameters = 1.25, .gradients = 2.5, .optimizer_state = 5.0, .activations = 0.75,
+                            .comm_buffers = 0.125, .allocator_reserve = std::nullopt};
+  RunRecord record;
+  put_memory_breakdown(record, b);
+  const Block whole = to_json(record);
+  std::vector<RankEntry> ranks(1);
+  ranks[0].memory = b;
+  const Block rank = to_json(ranks)[0];
+  const std::vector<std::pair<const char*, std::optional<double>>> expected{
+      {key::memory_parameters_gb, 1.25},   {key::memory_gradients_gb, 2.5},
+      {key::memory_optimizer_state_gb, 5.0}, {key::memory_activations_gb, 0.75},
+      {key::memory_comm_buffers_gb, 0.125}, {key::memory_allocator_reserve_gb, std::nullopt}};
+  for (const auto& [k, v] : expected) {
+    ASSERT_TRUE(whole.contains(k)) << k;
+    ASSERT_TRUE(rank.contains(k)) << k;
+    EXPECT_EQ(whole[k], rank[k]) << k;
+    if (v) EXPECT_EQ(whole[k].get<double>(), *v) << k;
+    else EXPECT_TRUE(whole[k].is_null()) << k;
+  }
+  const auto read = ranks_from_json(to_json(ranks));
+  ASSERT_EQ(read.size(), 1u);
+  EXPECT_EQ(read[0].memory.parameters, 1.25);
+  EXPECT_EQ(read[0].memory.comm_buffers, 0.125);
+  EXPECT_FALSE(read[0].memory.allocator_reserve);
 }
 
 TEST(RecordBlocks, UnitTimingsReadBackAndRefuseAFractionalMicroBatchCount) {
