@@ -75,10 +75,14 @@ def compare_json(name, old, new, problems, intended=None):
 
 def mask_numbers(text, root):
     """A table with what differs between any two sweeps masked: the sides' folders, git
-    revisions (and ids derived from hashes), then every number."""
+    revisions (and ids derived from hashes: at least one letter, so a long fraction is a number),
+    then every number (thousands separators included), then the padding and rules whose widths
+    follow the numbers."""
     text = text.replace(root, "ROOT")
-    text = re.sub(r"\b[0-9a-f]{7,40}(-dirty)?\b", "HEX", text)
-    return re.sub(r"[-+]?\d+(\.\d+)?([eE][-+]?\d+)?", "#", text)
+    text = re.sub(r"\b(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}(-dirty)?\b", "HEX", text)
+    text = re.sub(r"[-+]?\d{1,3}(,\d{3})+(\.\d+)?|[-+]?\d+(\.\d+)?([eE][-+]?\d+)?", "#", text)
+    text = re.sub(r"[-─═=]{2,}", "-", text)
+    return re.sub(r"[ \t]+", " ", text)
 
 
 def produce(binary, out):
