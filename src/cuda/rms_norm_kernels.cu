@@ -6,11 +6,10 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
-#include <limits>
-
 #include "cuda/rms_norm_kernels.hpp"
 #include "cuda/block_reduce.cuh"
 #include "cuda/float_conversion.cuh"
+#include "cuda/kernel_launch.cuh"
 
 namespace tokbench::cuda {
 namespace {
@@ -60,16 +59,6 @@ __global__ void rms_norm_backward_kernel(const T* __restrict__ g, const T* __res
     }
   }
 }
-
-// Wider rows get more threads, so each keeps a handful of values in flight.
-unsigned threads_for(int64_t width) { return width >= 4096 ? 512u : 256u; }
-
-std::string launch_result(const char* what) {
-  const cudaError_t error = cudaGetLastError();
-  return error == cudaSuccess ? std::string() : std::string(what) + ": " + cudaGetErrorString(error);
-}
-
-constexpr int64_t kMaxGrid = std::numeric_limits<int>::max();
 
 }  // namespace
 
