@@ -6,10 +6,10 @@
 #include <cuda_runtime.h>
 
 #include <cmath>
-#include <limits>
 
 #include "cuda/cross_entropy_kernels.hpp"
 #include "cuda/float_conversion.cuh"
+#include "cuda/kernel_launch.cuh"
 
 namespace tokbench::cuda {
 namespace {
@@ -97,11 +97,6 @@ __global__ void cross_entropy_rows_kernel(T* __restrict__ logits, const int64_t*
   if (threadIdx.x == 0) losses[row] = row_stats.max + logf(row_stats.sum) - z_target;
 }
 
-std::string launch_result(const char* what) {
-  const cudaError_t error = cudaGetLastError();
-  return error == cudaSuccess ? std::string() : std::string(what) + ": " + cudaGetErrorString(error);
-}
-
 }  // namespace
 
 std::string cross_entropy_rows_in_place(RowType type, void* logits, const int64_t* targets, float* losses,
@@ -109,7 +104,7 @@ std::string cross_entropy_rows_in_place(RowType type, void* logits, const int64_
                                         void* stream) {
   if (rows <= 0) return {};
   if (vocab <= 0) return "cross_entropy_rows_in_place: the vocabulary is empty";
-  if (rows > std::numeric_limits<int>::max()) return "cross_entropy_rows_in_place: more rows than one launch's grid holds";
+  if (rows > kMaxGrid) return "cross_entropy_rows_in_place: more rows than one launch's grid holds";
   // Large vocabularies (litgpt's run from 32k to 262k) take a full block per row.
   const unsigned threads = vocab >= 16384 ? 1024u : 256u;
   const auto s = static_cast<cudaStream_t>(stream);

@@ -14,6 +14,7 @@
 
 #include "cuda/gated_activation_kernels.hpp"
 #include "cuda/float_conversion.cuh"
+#include "cuda/kernel_launch.cuh"
 
 namespace tokbench::cuda {
 namespace {
@@ -118,11 +119,6 @@ bool packable(int64_t count, int64_t n, std::initializer_list<const void*> point
   for (const void* p : pointers)
     if (reinterpret_cast<std::uintptr_t>(p) % 16 != 0) return false;
   return true;
-}
-
-std::string launch_result(const char* what) {
-  const cudaError_t error = cudaGetLastError();
-  return error == cudaSuccess ? std::string() : std::string(what) + ": " + cudaGetErrorString(error);
 }
 
 template <typename T, GateActivation A>

@@ -8,10 +8,9 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
-#include <limits>
-
 #include "cuda/block_reduce.cuh"
 #include "cuda/float_conversion.cuh"
+#include "cuda/kernel_launch.cuh"
 #include "cuda/layer_norm_kernels.hpp"
 
 namespace tokbench::cuda {
@@ -84,16 +83,6 @@ __global__ void layer_norm_backward_kernel(const T* __restrict__ g, const T* __r
     }
   }
 }
-
-// Wider rows get more threads, so each keeps a handful of values in flight.
-unsigned threads_for(int64_t width) { return width >= 4096 ? 512u : 256u; }
-
-std::string launch_result(const char* what) {
-  const cudaError_t error = cudaGetLastError();
-  return error == cudaSuccess ? std::string() : std::string(what) + ": " + cudaGetErrorString(error);
-}
-
-constexpr int64_t kMaxGrid = std::numeric_limits<int>::max();
 
 }  // namespace
 

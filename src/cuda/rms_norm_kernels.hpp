@@ -31,4 +31,18 @@ std::string rms_norm_backward(RowType type, const void* g, const void* x, const 
                               void* grad_x, float* grad_weight_partial, int64_t parts, int64_t rows, int64_t width,
                               void* stream);
 
+// The residual add fused in front (a sequential block's `x = a + x; h = norm_2(x)`): forward
+// reads branch (a) and x once and writes sum = a + x, rounded to `type` as ATen's add rounds
+// it, and y = the norm of that rounded sum; backward is rms_norm_backward over `sum` with
+// grad_sum (the gradient reaching the sum from the residual path) added to grad_x in fp32
+// before its one rounding, which makes grad_input the gradient of both a and x. Saves the
+// add's kernel and one read of the sum forward, and the gradients' add kernel backward.
+// branch, x, sum, y, g, grad_sum, grad_input: (rows, width) contiguous in `type`; the rest as
+// rms_norm_forward's and rms_norm_backward's.
+std::string add_rms_norm_forward(RowType type, const void* branch, const void* x, const float* scale, void* sum,
+                                 void* y, float* rstd, int64_t rows, int64_t width, float eps, void* stream);
+std::string add_rms_norm_backward(RowType type, const void* g, const void* grad_sum, const void* sum,
+                                  const float* scale, const float* rstd, void* grad_input, float* grad_weight_partial,
+                                  int64_t parts, int64_t rows, int64_t width, void* stream);
+
 }  // namespace tokbench::cuda

@@ -10,6 +10,7 @@
 
 #include "cuda/rope_kernels.hpp"
 #include "cuda/float_conversion.cuh"
+#include "cuda/kernel_launch.cuh"
 
 namespace tokbench::cuda {
 namespace {
@@ -70,8 +71,7 @@ std::string rope_rotate(RowType type, const RopeShape& shape, const void* x, con
                                                       static_cast<const float*>(cos), static_cast<const float*>(sin),
                                                       static_cast<float*>(y), inverse);
   }
-  const cudaError_t error = cudaGetLastError();
-  return error == cudaSuccess ? std::string() : std::string("rope_rotate: ") + cudaGetErrorString(error);
+  return launch_result("rope_rotate");
 }
 
 }  // namespace tokbench::cuda

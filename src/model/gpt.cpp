@@ -18,6 +18,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <tuple>
 
 #include "account/range_names.hpp"
 #include "model/counting.hpp"
@@ -137,8 +138,25 @@ class Norm : public torch::nn::Module {
     TORCH_INTERNAL_ASSERT(false, "unreachable");
   }
 
+  // x_new = a + x and this norm of it (GPTImpl::AddNormFunction): through the add-norm function
+  // where one is set, this is an RMSNorm and a and x agree in shape, dtype and device; else
+  // litgpt's `a + x` and forward, operator for operator.
+  std::pair<torch::Tensor, torch::Tensor> forward_after_add(const torch::Tensor& a, const torch::Tensor& x) {
+    const bool rms = kind_ == Kind::rms_norm || kind_ == Kind::rms_norm_unit_offset;
+    if (add_norm_function_ && rms && a.sizes() == x.sizes() && a.scalar_type() == x.scalar_type() &&
+        a.device() == x.device()) {
+      RECORD_USER_SCOPE(account::ranges::kNorm);
+      return add_norm_function_(a, x, weight_, kind_ == Kind::rms_norm_unit_offset, eps_);
+    }
+    auto sum = a + x;
+    auto normed = forward(sum);
+    return {std::move(sum), std::move(normed)};
+  }
+
   // Used by the RMSNorm kinds only.
   void set_function(GPTImpl::NormFunction function) { function_ = std::move(function); }
+  // Used by the RMSNorm kinds only, in forward_after_add.
+  void set_add_norm_function(GPTImpl::AddNormFunction function) { add_norm_function_ = std::move(function); }
   // Used by Kind::layer_norm only (weight and bias).
   void set_layer_norm_function(GPTImpl::LayerNormFunction function) { layer_norm_function_ = std::move(function); }
 
@@ -148,6 +166,7 @@ class Norm : public torch::nn::Module {
   double eps_;
   torch::Tensor weight_, bias_;
   GPTImpl::NormFunction function_;  // empty: litgpt's op composition
+  GPTImpl::AddNormFunction add_norm_function_;  // empty: `a + x`, then forward
   GPTImpl::LayerNormFunction layer_norm_function_;  // empty: torch::layer_norm
 };
 
@@ -491,8 +510,7 @@ class Block : public torch::nn::Module {
       if (!shared_norm_) x_normed = norm_2_->forward(x);
       x = a + x;
     } else {
-      x = a + x;
-      x_normed = norm_2_->forward(x);
+      std::tie(x, x_normed) = norm_2_->forward_after_add(a, x);  // x = a + x; x_normed = norm_2(x)
     }
     auto m = moe_ ? moe_->forward(x_normed) : mlp_->forward(x_normed, tail_value_needed || !skippable_tail_);
     return post_mlp_norm_->forward(m) + x;
@@ -668,6 +686,11 @@ bool GPTImpl::activation_checkpointing() const { return state_->checkpoint_block
 void GPTImpl::set_norm_function(NormFunction function) {
   for (const auto& module : modules(/*include_self=*/false))
     if (auto* norm = dynamic_cast<Norm*>(module.get())) norm->set_function(function);
+}
+
+void GPTImpl::set_add_norm_function(AddNormFunction function) {
+  for (const auto& module : modules(/*include_self=*/false))
+    if (auto* norm = dynamic_cast<Norm*>(module.get())) norm->set_add_norm_function(function);
 }
 
 void GPTImpl::set_layer_norm_function(LayerNormFunction function) {

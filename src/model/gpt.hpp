@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/config.hpp"
@@ -65,6 +66,16 @@ class GPTImpl : public torch::nn::Module {
   using NormFunction = std::function<torch::Tensor(const torch::Tensor& x, const torch::Tensor& weight,
                                                    bool unit_offset, double eps)>;
   void set_norm_function(NormFunction function);
+
+  // How an RMSNorm that reads a residual add computes the add and itself together: norm_2 of a
+  // sequential block (LLaMA, Qwen, Mistral, Gemma: `x = a + x; h = norm_2(x)`), given the
+  // branch a and the residual x of one shape and dtype -> (a + x, norm(a + x)), the sum in that
+  // dtype rounded as ATen's add rounds it and the norm as NormFunction's, of the rounded sum.
+  // Empty (the default): `a + x`, then the norm (through NormFunction when set), exactly the
+  // eager computation.
+  using AddNormFunction = std::function<std::pair<torch::Tensor, torch::Tensor>(
+      const torch::Tensor& a, const torch::Tensor& x, const torch::Tensor& weight, bool unit_offset, double eps)>;
+  void set_add_norm_function(AddNormFunction function);
 
   // How every LayerNorm with a weight and a bias computes (x − mean) · rsqrt(var + eps) · w + b
   // over the last dimension (statistics in fp32, the result in x's dtype, as torch::layer_norm);

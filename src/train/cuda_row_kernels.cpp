@@ -67,6 +67,30 @@ at::Tensor rms_norm_cuda_backward(const at::Tensor& g, const at::Tensor& x2, con
   return want_weight ? partial.sum(0) : at::Tensor();
 }
 
+void add_rms_norm_cuda_forward(const at::Tensor& a2, const at::Tensor& x2, const at::Tensor& scale,
+                               const at::Tensor& sum, const at::Tensor& y, const at::Tensor& rstd, double eps) {
+  const c10::cuda::CUDAGuard guard(x2.device());  // the launch goes to x2's device, whatever is current
+  const auto stream = at::cuda::getCurrentCUDAStream(x2.device().index());
+  check(cuda::add_rms_norm_forward(row_type(x2, "add_rms_norm_rows"), a2.data_ptr(), x2.data_ptr(),
+                                   scale.data_ptr<float>(), sum.data_ptr(), y.data_ptr(), rstd.data_ptr<float>(),
+                                   x2.size(0), x2.size(1), static_cast<float>(eps), stream.stream()));
+}
+
+at::Tensor add_rms_norm_cuda_backward(const at::Tensor& g, const at::Tensor& grad_sum, const at::Tensor& sum2,
+                                      const at::Tensor& scale, const at::Tensor& rstd, const at::Tensor& grad_input,
+                                      bool want_weight) {
+  const c10::cuda::CUDAGuard guard(sum2.device());
+  const auto stream = at::cuda::getCurrentCUDAStream(sum2.device().index());
+  const int64_t rows = sum2.size(0), width = sum2.size(1);
+  const int64_t parts = backward_parts(sum2);
+  at::Tensor partial = want_weight ? at::empty({parts, width}, sum2.options().dtype(at::kFloat)) : at::Tensor();
+  check(cuda::add_rms_norm_backward(row_type(sum2, "add_rms_norm_rows"), g.data_ptr(), grad_sum.data_ptr(),
+                                    sum2.data_ptr(), scale.data_ptr<float>(), rstd.data_ptr<float>(),
+                                    grad_input.data_ptr(), want_weight ? partial.data_ptr<float>() : nullptr, parts,
+                                    rows, width, stream.stream()));
+  return want_weight ? partial.sum(0) : at::Tensor();
+}
+
 void layer_norm_cuda_forward(const at::Tensor& x2, const at::Tensor& weight, const at::Tensor& bias,
                              const at::Tensor& y, const at::Tensor& mean, const at::Tensor& rstd, double eps) {
   const c10::cuda::CUDAGuard guard(x2.device());  // the launch goes to x2's device, whatever is current

@@ -1,6 +1,7 @@
 // The fused executor's row kernels on a CUDA device (the kernels are in src/cuda/): the ATen
-// side of RMSNorm's and LayerNorm's two passes (rms_norm_rows.cpp's and layer_norm_rows.cpp's
-// autograd functions are the same for both devices and call these for CUDA tensors) and of the chunked loss's cross-entropy
+// side of RMSNorm's and LayerNorm's two passes (rms_norm_rows.cpp's, add_norm_rows.cpp's and
+// layer_norm_rows.cpp's autograd functions are the same for both devices and call these for
+// CUDA tensors) and of the chunked loss's cross-entropy
 // (fused_ops.cpp), and the launches of the gated MLP activation (gated_activation.cpp) and of
 // the rotary embedding (rope_rotation.cpp). Each binds the tensors' own device for the launch and runs on that device's
 // current stream, as every ATen operation on those tensors does, so they order with the ops
@@ -24,6 +25,16 @@ void rms_norm_cuda_forward(const at::Tensor& x2, const at::Tensor& scale, const 
 // fp32 (C) sum when want_weight, else an undefined tensor.
 at::Tensor rms_norm_cuda_backward(const at::Tensor& g, const at::Tensor& x2, const at::Tensor& scale,
                                   const at::Tensor& rstd, const at::Tensor& grad_x, bool want_weight);
+
+// The residual add fused in front (add_norm_rows.hpp): a2, x2, sum, y: (R, C) contiguous, one
+// dtype; scale, rstd as rms_norm_cuda_forward's. Writes sum = a2 + x2 and y = its norm.
+void add_rms_norm_cuda_forward(const at::Tensor& a2, const at::Tensor& x2, const at::Tensor& scale,
+                               const at::Tensor& sum, const at::Tensor& y, const at::Tensor& rstd, double eps);
+
+// Its backward: rms_norm_cuda_backward over sum2 with grad_sum (R, C) added to grad_input.
+at::Tensor add_rms_norm_cuda_backward(const at::Tensor& g, const at::Tensor& grad_sum, const at::Tensor& sum2,
+                                      const at::Tensor& scale, const at::Tensor& rstd, const at::Tensor& grad_input,
+                                      bool want_weight);
 
 // x2: (R, C) contiguous fp32 or bf16; weight, bias: (C) fp32; y: like x2; mean, rstd: (R) fp32.
 void layer_norm_cuda_forward(const at::Tensor& x2, const at::Tensor& weight, const at::Tensor& bias,

@@ -15,6 +15,16 @@ at::Tensor rms_norm_cuda_backward(const at::Tensor&, const at::Tensor&, const at
   TORCH_CHECK(false, "rms_norm_rows: this build has no CUDA kernels (built without nvcc)");
 }
 
+void add_rms_norm_cuda_forward(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                               const at::Tensor&, const at::Tensor&, double) {
+  TORCH_CHECK(false, "add_rms_norm_rows: this build has no CUDA kernels (built without nvcc)");
+}
+
+at::Tensor add_rms_norm_cuda_backward(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                      const at::Tensor&, const at::Tensor&, bool) {
+  TORCH_CHECK(false, "add_rms_norm_rows: this build has no CUDA kernels (built without nvcc)");
+}
+
 void layer_norm_cuda_forward(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&,
                              const at::Tensor&, const at::Tensor&, double) {
   TORCH_CHECK(false, "layer_norm_rows: this build has no CUDA kernels (built without nvcc)");

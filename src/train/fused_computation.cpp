@@ -17,6 +17,7 @@
 #include "train/fused_ops.hpp"
 #include "train/gated_activation.hpp"
 #include "train/gemm_kernels.hpp"
+#include "train/add_norm_rows.hpp"
 #include "train/layer_norm_rows.hpp"
 #include "train/loss_computation.hpp"
 #include "train/profile_trace.hpp"
@@ -94,6 +95,8 @@ class FusedComputation final : public LossComputation {
     // CPU keeps ATen's (its layer_norm is one vectorised pass already; the gate as said above).
     if (device.is_cuda()) {
       model_->set_layer_norm_function(&layer_norm_rows);
+      // A sequential block's residual add and norm_2 in one kernel each way (add_norm_rows.hpp).
+      model_->set_add_norm_function(&add_rms_norm_rows);
       model_->set_gate_function(&gated_activation);
       model_->set_rope_function(&rope_rotation);
     }
@@ -106,6 +109,7 @@ class FusedComputation final : public LossComputation {
     model_->set_linear_function({});
     model_->set_norm_function({});
     model_->set_layer_norm_function({});
+    model_->set_add_norm_function({});
     model_->set_gate_function({});
     model_->set_rope_function({});
     model_->set_operators(model::GPTImpl::Operators::litgpt);
@@ -139,7 +143,7 @@ class FusedComputation final : public LossComputation {
     const std::string loss = on_cpu_ ? fmt::format("one-pass {} row kernel", cross_entropy_rows_isa())
                                      : std::string("the CUDA row kernel (fp32/bf16; aten ops otherwise)");
     const std::string norms = on_cpu_ ? fmt::format("; RMSNorm by {} row kernel", rms_norm_rows_isa())
-                                      : std::string("; RMSNorm, LayerNorm, the MLP's gated activation and rope by CUDA kernels");
+                                      : std::string("; RMSNorm (with a sequential block's residual add), LayerNorm, the MLP's gated activation and rope by CUDA kernels");
     return fmt::format("GEMMs: {}; lm_head+loss in chunks of {} rows, loss and logit gradient by {}{}",
                        gemms.empty() ? "aten" : gemms, chunk_.chunk_rows, loss, norms);
   }

@@ -11,6 +11,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fixture_model.hpp"
@@ -149,40 +150,28 @@ TEST(LayerNormCuda, RunsOnTheTensorsDeviceNotTheCurrentOne) {
 
 // ---- installed in the LayerNorm fixture models -----------------------------------------
 
-struct ModelOutcome {
-  torch::Tensor hidden;
-  std::map<std::string, torch::Tensor> grads;  // on the CPU
-  int calls = 0;
-};
-
-// forward_hidden of a fixture model on `device` and the gradients of Σ hidden·g, fp32; with
-// layer_norm_rows as the model's LayerNorm function when `kernel`.
-ModelOutcome model_outcome(const std::string& family, const torch::Device& device, bool kernel) {
+// forward_hidden of a fixture model on `device` and its gradients (fixture_model.hpp), fp32;
+// with layer_norm_rows as the model's LayerNorm function when `kernel`, counting its calls.
+std::pair<testing::ModelOutcome, int> model_outcome(const std::string& family, const torch::Device& device,
+                                                     bool kernel) {
   auto fixture = testing::fixture_model(family, torch::kFloat, device);
-  ModelOutcome o;
+  int calls = 0;
   if (kernel)
     fixture.gpt->set_layer_norm_function(
-        [&o](const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b, double eps) {
-          ++o.calls;
+        [&calls](const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b, double eps) {
+          ++calls;
           return layer_norm_rows(x, w, b, eps);
         });
-  const auto hidden = fixture.gpt->forward_hidden(fixture.input);
-  torch::manual_seed(5);
-  (hidden * torch::randn(hidden.sizes()).to(device)).sum().backward();
-  o.hidden = hidden.detach().cpu();
-  for (const auto& item : fixture.gpt->named_parameters())
-    o.grads[item.key()] =
-        item.value().grad().defined() ? item.value().grad().cpu() : torch::zeros_like(item.value()).cpu();
-  return o;
+  return {testing::forward_and_backward(fixture), calls};
 }
 
 class LayerNormKernelInModel : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(LayerNormKernelInModel, EqualsTheCpuModel) {
   REQUIRE_CUDA();
-  const auto got = model_outcome(GetParam(), kCuda, true);
-  const auto want = model_outcome(GetParam(), torch::kCPU, false);
-  EXPECT_GT(got.calls, 0) << "no LayerNorm went through the hook";
+  const auto [got, calls] = model_outcome(GetParam(), kCuda, true);
+  const auto want = model_outcome(GetParam(), torch::kCPU, false).first;
+  EXPECT_GT(calls, 0) << "no LayerNorm went through the hook";
   // The model's other CUDA operators (GEMMs, attention) sum in their own order: a looser bound.
   constexpr double kModelTolerance = 1e-4;
   EXPECT_TRUE(close(got.hidden, want.hidden, kModelTolerance)) << "hidden";

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "fixture_model.hpp"
 #include "mlp_rope_references.hpp"
 #include "row_kernel_references.hpp"
 #include "train/gated_activation.hpp"
@@ -230,28 +231,15 @@ TEST(RopeRotationCuda, ComparisonDetectsTheInverseRotation) {
 
 // ---- both installed in fixture models ----------------------------------------------------
 
-struct ModelOutcome {
-  torch::Tensor hidden;
-  std::map<std::string, torch::Tensor> grads;  // on the CPU
-};
-
-// forward_hidden of a fixture model on `device` and the gradients of Σ hidden·g, fp32; with
-// the CUDA kernels as the model's gate and rope functions when `kernels`.
-ModelOutcome model_outcome(const std::string& family, const torch::Device& device, bool kernels) {
+// forward_hidden of a fixture model on `device` and its gradients (fixture_model.hpp), fp32;
+// with the CUDA kernels as the model's gate and rope functions when `kernels`.
+testing::ModelOutcome model_outcome(const std::string& family, const torch::Device& device, bool kernels) {
   auto fixture = testing::fixture_model(family, torch::kFloat, device);
   if (kernels) {
     fixture.gpt->set_gate_function(&gated_activation);
     fixture.gpt->set_rope_function(&rope_rotation);
   }
-  ModelOutcome o;
-  const auto hidden = fixture.gpt->forward_hidden(fixture.input);
-  torch::manual_seed(5);
-  (hidden * torch::randn(hidden.sizes()).to(device)).sum().backward();
-  o.hidden = hidden.detach().cpu();
-  for (const auto& item : fixture.gpt->named_parameters())
-    o.grads[item.key()] =
-        item.value().grad().defined() ? item.value().grad().cpu() : torch::zeros_like(item.value()).cpu();
-  return o;
+  return testing::forward_and_backward(fixture);
 }
 
 class MlpRopeKernelsInModel : public ::testing::TestWithParam<std::string> {};

@@ -1,0 +1,101 @@
+// add_rms_norm_rows (add_norm_rows.hpp): argument checks and the two-output autograd function
+// around the CUDA launches (cuda_row_kernels.hpp), and the same steps as ATen operators on the
+// CPU.
+#include "train/add_norm_rows.hpp"
+
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+#include "account/range_names.hpp"
+#include "train/cuda_row_kernels.hpp"
+#include "train/profile_trace.hpp"
+
+namespace tokbench::train {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+class AddRmsNormRowsFunction : public torch::autograd::Function<AddRmsNormRowsFunction> {
+ public:
+  // -> {sum, y}
+  static variable_list forward(AutogradContext* ctx, const at::Tensor& a, const at::Tensor& x,
+                               const at::Tensor& weight, bool unit_offset, double eps) {
+    TraceRange range(account::ranges::kRmsNormRows);  // named in profiles (a custom forward records no op)
+    const int64_t width = weight.size(0);
+    const auto a2 = a.contiguous().view({-1, width});  // (R, C)
+    const auto x2 = x.contiguous().view({-1, width});  // (R, C)
+    const int64_t rows = x2.size(0);
+    // The effective scale in weight's dtype first (litgpt: 1 + weight), then fp32.
+    const auto scale = (unit_offset ? 1 + weight : weight).to(at::kFloat).contiguous();  // (C)
+    at::Tensor sum, y, rstd;
+    if (x2.is_cuda()) {
+      sum = at::empty_like(x2);
+      y = at::empty_like(x2);
+      rstd = at::empty({rows}, x2.options().dtype(at::kFloat));
+      add_rms_norm_cuda_forward(a2, x2, scale, sum, y, rstd, eps);
+    } else {
+      sum = a2 + x2;  // rounded once to the storage type, as the kernel rounds it
+      const auto sf = sum.to(at::kFloat);
+      rstd = at::rsqrt((sf * sf).mean(1) + eps);  // (R)
+      y = (sf * rstd.unsqueeze(1) * scale).to(x2.scalar_type());
+    }
+    ctx->save_for_backward({sum, scale, rstd});
+    ctx->saved_data["x_sizes"] = x.sizes().vec();
+    ctx->saved_data["weight_dtype"] = weight.scalar_type();
+    return {sum.view(x.sizes()), y.view(x.sizes())};
+  }
+
+  // grad_outputs: {the sum's gradient (from the residual path), y's}. Returns one tensor for
+  // both a and x.
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    TraceRange range(account::ranges::kRmsNormRowsBackward);
+    const auto saved = ctx->get_saved_variables();
+    const auto& sum = saved[0];    // (R, C)
+    const auto& scale = saved[1];  // (C) fp32
+    const auto& rstd = saved[2];   // (R) fp32
+    const int64_t rows = sum.size(0), width = sum.size(1);
+    // Undefined gradients arrive as zeros (the function's default), so both are defined.
+    const auto as_rows = [&](const at::Tensor& t) { return t.contiguous().view({rows, width}).to(sum.scalar_type()); };
+    const auto grad_sum = as_rows(grad_outputs[0]);
+    const auto g = as_rows(grad_outputs[1]);
+    const bool want_weight = ctx->needs_input_grad(2);
+    at::Tensor grad_input, grad_weight;  // grad_weight: an fp32 sum until cast below
+    if (sum.is_cuda()) {
+      grad_input = at::empty_like(sum);
+      grad_weight = add_rms_norm_cuda_backward(g, grad_sum, sum, scale, rstd, grad_input, want_weight);
+    } else {
+      const auto gf = g.to(at::kFloat);
+      const auto sf = sum.to(at::kFloat);
+      const auto r = rstd.unsqueeze(1);
+      const auto gw = gf * scale;
+      const auto correction = r * r * (gw * sf).mean(1, true);
+      grad_input = (r * (gw - sf * correction) + grad_sum.to(at::kFloat)).to(sum.scalar_type());
+      if (want_weight) grad_weight = (gf * sf * r).sum(0);
+    }
+    if (want_weight) grad_weight = grad_weight.to(ctx->saved_data["weight_dtype"].toScalarType());
+    const auto grad = grad_input.view(ctx->saved_data["x_sizes"].toIntVector());
+    return {grad, grad, grad_weight, at::Tensor(), at::Tensor()};
+  }
+};
+
+}  // namespace
+
+std::pair<at::Tensor, at::Tensor> add_rms_norm_rows(const at::Tensor& a, const at::Tensor& x, const at::Tensor& weight,
+                                                    bool unit_offset, double eps) {
+  TORCH_CHECK((x.device().is_cpu() || x.device().is_cuda()) && a.device() == x.device() &&
+                  weight.device() == x.device(),
+              "add_rms_norm_rows: a, x and weight on one CPU or CUDA device expected, got a on ", a.device(),
+              ", x on ", x.device(), ", weight on ", weight.device());
+  TORCH_CHECK((x.scalar_type() == at::kFloat || x.scalar_type() == at::kBFloat16) &&
+                  a.scalar_type() == x.scalar_type(),
+              "add_rms_norm_rows: a and x of one dtype, fp32 or bf16, expected, got ", a.scalar_type(), " and ",
+              x.scalar_type());
+  TORCH_CHECK(weight.dim() == 1 && x.dim() >= 1 && a.sizes() == x.sizes() && x.size(-1) == weight.size(0),
+              "add_rms_norm_rows: a ", a.sizes(), " and x ", x.sizes(), " of one shape ending in the width of weight ",
+              weight.sizes(), " expected");
+  auto outputs = AddRmsNormRowsFunction::apply(a, x, weight, unit_offset, eps);
+  return {outputs[0], outputs[1]};
+}
+
+}  // namespace tokbench::train
