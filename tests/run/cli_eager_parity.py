@@ -12,15 +12,18 @@ Architectures (one layer, T=16, B=1, fp32 on the CPU unless the case says otherw
   llama   SmolLM2-135M: RMSNorm, SwiGLU, grouped-query attention
   mixed   pythia-14m in bf16-mixed: autocast around the forward and the loss
   gemma   Gemma-3-1b-it in bf16-true: RMSNorm with the unit offset, GeGLU, post norms, q/k
-          norms, two rope bases, sliding-window layers, scaled embeddings (Gemma's 256k
-          vocabulary: about 5 GB per side)
-  gemma2  Gemma-2-2b in bf16-true: soft-capped attention and logits (about 10 GB per side)
+          norms, two rope bases, sliding-window layers, scaled embeddings
+  gemma2  Gemma-2-2b in bf16-true: soft-capped attention and logits
+          (both Gemma cases with the vocabulary cut to SMALL_VOCAB, through --model-config: every
+          other field is the catalog's, as `tokbench info NAME --json` prints it; their 256k
+          vocabularies took 7-13 GB and a minute and a half a case for the same operators, whose
+          shapes differ only in V)
   moe     a tiny Qwen3-MoE (TINY_MOE, through --model-config), T=64: the LLaMAMoE router, 8
           experts, 2 per token, q/k norms. Both sides start from tokbench's weights and tokens
           (the test hook TOKBENCH_TEST_SAME_START), so they route the same tokens to the same
           experts and every expert's operators have the same shapes (docs/eager-parity.md)
 A case whose sides need more memory than MemAvailable holds is skipped (exit 77, which ctest
-reports as skipped, never as passed).
+reports as skipped, never as passed); none of today's does.
 
 Usage: cli_eager_parity.py /path/to/tokbench CASE [--device cpu|cuda] [--keep DIR] [--without-same-start]
 (--keep writes both traces and the two operator lists there, to read a difference by hand;
@@ -39,8 +42,8 @@ CASES = {
     "neox": ["--model-name", "pythia-14m"],
     "llama": ["--model-name", "SmolLM2-135M"],
     "mixed": ["--model-name", "pythia-14m", "--dtype", "bf16-mixed"],
-    "gemma": ["--model-name", "Gemma-3-1b-it", "--dtype", "bf16-true"],
-    "gemma2": ["--model-name", "Gemma-2-2b", "--dtype", "bf16-true"],
+    "gemma": ["--model-config", "{SMALL_VOCAB:Gemma-3-1b-it}", "--dtype", "bf16-true"],
+    "gemma2": ["--model-config", "{SMALL_VOCAB:Gemma-2-2b}", "--dtype", "bf16-true"],
     "moe": ["--model-config", "{TINY_MOE}", "--seq-len", "64"],
 }
 # Qwen3-30B-A3B's fields (litgpt's config) at a size that runs in seconds: one layer, 8 experts
@@ -56,8 +59,18 @@ TINY_MOE = {"name": "tiny-qwen3-moe", "block_size": 64, "head_size": 16, "vocab_
 # tokens (TOKBENCH_TEST_SAME_START: the Python step takes tokbench's). The other cases'
 # operators do not depend on the values, and run without the hook.
 SAME_START = {"moe"}
-# Bytes of MemAvailable a case needs on the CPU (the two sides run one after the other).
-MEMORY_NEEDED = {"gemma": 7 << 30, "gemma2": 13 << 30}
+# The vocabulary of the {SMALL_VOCAB:NAME} cases: the catalog model NAME with V cut to this. No
+# operator of either step chooses by V: the embedding, the head and the loss take it as a
+# dimension only (the row-chunked head is the fused executor's, not eager's). One choice inside
+# ATen does: zero_ on the loss's [T, V] gradient is a memset below 32768 elements and a fill_ from
+# there on; at T = 16 and V = 4096 it is the fill_, as at 256k, so the operator counts are the full
+# vocabulary's (checked on 2026-12-05: Gemma-2-2b's 1150/1848/196 with V = 256000; V = 512 lost
+# the two fill_ calls on both sides). The name keeps "Gemma": both sides give RMSNorm its unit
+# offset by the name, as litgpt does.
+SMALL_VOCAB = 4096
+# Bytes of MemAvailable a case needs on the CPU (the two sides run one after the other); the
+# Gemma cases needed 7 and 13 GB with their full vocabularies.
+MEMORY_NEEDED = {}
 SKIPPED = 77  # ctest's SKIP_RETURN_CODE for this test
 
 # The phases compared, by the ranges both steps record (account/range_names.hpp and the Python
@@ -85,12 +98,37 @@ def mem_available():
     return 0
 
 
+def small_vocab_config(tokbench, name, path):
+    """NAME's config from tokbench's catalog with the vocabulary cut to SMALL_VOCAB, written to PATH."""
+    proc = subprocess.run([tokbench, "info", name, "--json"], capture_output=True, text=True, timeout=120)
+    if proc.returncode != 0:
+        fail(f"info {name}: exit {proc.returncode}", proc)
+    config = json.loads(proc.stdout)["config"]
+    for derived in ("hf", "rope_n_elem"):  # info prints them; a config file gives neither
+        config.pop(derived, None)
+    config.update(name=f"{name}-vocab{SMALL_VOCAB}", vocab_size=SMALL_VOCAB, padded_vocab_size=SMALL_VOCAB)
+    with open(path, "w") as f:
+        json.dump(config, f)
+    return path
+
+
+def case_arguments(tokbench, case, folder):
+    """The case's options, its {...} placeholders replaced by files written into FOLDER."""
+    out = []
+    for arg in CASES[case]:
+        if arg == "{TINY_MOE}":
+            arg = os.path.join(folder, "tiny-moe.json")
+            with open(arg, "w") as f:
+                json.dump(TINY_MOE, f)
+        elif arg.startswith("{SMALL_VOCAB:"):
+            name = arg[len("{SMALL_VOCAB:"):-1]
+            arg = small_vocab_config(tokbench, name, os.path.join(folder, f"{name}-vocab{SMALL_VOCAB}.json"))
+        out.append(arg)
+    return out
+
+
 def record_trace(tokbench, case, executor, device, path, same_start):
-    tiny_moe = os.path.join(os.path.dirname(path), "tiny-moe.json")
-    if "{TINY_MOE}" in CASES[case]:
-        with open(tiny_moe, "w") as f:
-            json.dump(TINY_MOE, f)
-    args = [tokbench, "run", *(arg.replace("{TINY_MOE}", tiny_moe) for arg in CASES[case]),
+    args = [tokbench, "run", *case_arguments(tokbench, case, os.path.dirname(path)),
             "--executor", executor, "--device", device,
             "--n-layers", "1", "--micro-batch-size", "1", "--max-iters", "2", "--warmup-iters", "1",
             "--profile", path, "--profile-iters", "2", "--time-account-iters", "0", "--quiet"]
