@@ -79,8 +79,14 @@ def mask_numbers(text, root):
     then every number (thousands separators included), then the padding and rules whose widths
     follow the numbers."""
     text = text.replace(root, "ROOT")
+    # numbers with a point first (a fraction's digits and exponent, 1.23456789e-05, read as hex)
+    text = re.sub(r"[-+]?\d{1,3}(,\d{3})+(\.\d+)?|[-+]?\d+\.\d+([eE][-+]?\d+)?", "#", text)
     text = re.sub(r"\b(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}(-dirty)?\b", "HEX", text)
-    text = re.sub(r"[-+]?\d{1,3}(,\d{3})+(\.\d+)?|[-+]?\d+(\.\d+)?([eE][-+]?\d+)?", "#", text)
+    text = re.sub(r"[-+]?\d+([eE][-+]?\d+)?", "#", text)
+    # lists ordered by their timings (the account's largest unclassified ranges)
+    text = re.sub(r'("+other_top"+:\s*)\[[^\]]*\]', r"\1[...]", text)
+    # charts, whose axes' ticks follow the timings they plot
+    text = re.sub(r"<svg\b.*?</svg>", "<svg/>", text, flags=re.DOTALL)
     text = re.sub(r"[-─═=]{2,}", "-", text)
     return re.sub(r"[ \t]+", " ", text)
 
