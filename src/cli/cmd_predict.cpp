@@ -117,7 +117,7 @@ predict::ClusterInput cluster_input(const predict::PredictCommandOptions& o) {
     if (!o.target.nproc_per_node)
       throw std::invalid_argument("with several --comm documents, name the ranks with --nproc-per-node (the document of "
                                   "that world size leads; the others time hybrid sharding's smaller groups)");
-    const int64_t world = *o.target.nproc_per_node * o.target.nnodes.value_or(1);
+    const int64_t world = *o.target.nproc_per_node * o.target.nnodes;
     const auto lead = std::find_if(documents.begin(), documents.end(),
                                    [&](const predict::CommMeasurements& d) { return d.world_size == world; });
     if (lead == documents.end())
@@ -149,6 +149,7 @@ std::optional<predict::MachineProbes> machine_probes(const std::string& path) {
 
 int run_predict(const predict::PredictCommandOptions& o) {
   // Everything is checked before anything is written.
+  predict::refuse_unmodelled(o.target);
   const results::ReporterPlugin& format = results::format_from_string(o.format);
   if (format.file == results::FileUse::required && o.output.empty())
     throw std::invalid_argument(fmt::format("--format {} writes a file: name it with --output FILE", format.name));
@@ -180,7 +181,8 @@ int run_predict(const predict::PredictCommandOptions& o) {
     // The optimizer's per-tensor and per-element costs, probed here at the predicted rank's threads.
     input.measure_memory = [](int64_t ranks) { return predict::measure_memory_rate(ranks); };
     if (run.device_is_cpu() && input.cluster.device == "cpu") {
-      int64_t threads = o.target.num_threads.value_or(run.num_threads);
+      const auto given_threads = o.target.taken(&config::DeviceSection::num_threads);
+      int64_t threads = given_threads ? *given_threads : run.num_threads;
       if (threads <= 0) threads = std::max<int64_t>(1, std::thread::hardware_concurrency());
       const train::OptimizerCost cost = train::measure_optimizer_cost(threads);
       input.optimizer_cost = predict::OptimizerCostRates{cost.per_tensor_seconds, cost.per_element_seconds, cost.method};

@@ -1,6 +1,6 @@
 // The options of `tokbench predict`: which measured run, which cluster, how to write the
-// prediction, and the target run's shape (TargetOptions: ranks, strategy, batch), registered on
-// a CLI11 command with their help text. The checks are predict()'s (prediction.hpp).
+// prediction, and the target run's shape (TargetOptions: the rows of the config sections it
+// models, target_options.hpp), registered on a CLI11 command. The checks are predict()'s (prediction.hpp).
 #pragma once
 
 #include <CLI/CLI.hpp>

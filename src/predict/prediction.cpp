@@ -57,8 +57,9 @@ struct Target {
 Target resolve_target(const MeasuredRun& run, const ClusterInput& in, const TargetOptions& o) {
   const Cluster& c = in.cluster;
   Target t;
-  t.nproc_per_node = o.nproc_per_node.value_or(std::min(run.local_ranks, c.devices_per_node));
-  t.nnodes = o.nnodes.value_or(1);
+  refuse_unmodelled(o);
+  t.nproc_per_node = o.taken(&config::LauncherSection::nproc_per_node).value_or(std::min(run.local_ranks, c.devices_per_node));
+  t.nnodes = o.taken(&config::LauncherSection::nnodes).value_or(1);
   if (t.nproc_per_node < 1 || t.nproc_per_node > kMaxRanksPerNode)
     refuse(fmt::format("--nproc-per-node {} is not valid; valid: 1..{}", t.nproc_per_node, kMaxRanksPerNode));
   // A comm document holds one world size: say so before anything else about the ranks.
@@ -78,9 +79,10 @@ Target resolve_target(const MeasuredRun& run, const ClusterInput& in, const Targ
   const int64_t w = t.world_size;
   // The modes predict models: a schedule of their collectives (schedule.cpp) and a memory form.
   const auto modelled = [](const parallel::ModeEntry& e) { return e.predict_refusal == nullptr; };
-  if (o.distributed_mode) {
-    const parallel::ModeEntry* asked = parallel::find_mode(*o.distributed_mode);
-    require_choice("--distributed-mode", *o.distributed_mode, parallel::mode_words(modelled),
+  const auto distributed_mode = o.taken(&config::ParallelismSection::distributed_mode);
+  if (distributed_mode) {
+    const parallel::ModeEntry* asked = parallel::find_mode(*distributed_mode);
+    require_choice("--distributed-mode", *distributed_mode, parallel::mode_words(modelled),
                    asked && asked->predict_refusal ? asked->predict_refusal : "");
     t.strategy = asked->mode;
   } else {
@@ -103,27 +105,29 @@ Target resolve_target(const MeasuredRun& run, const ClusterInput& in, const Targ
                       "valid here: {}",
                       mode.word, t.nproc_per_node, t.nnodes,
                       fmt::join(parallel::mode_words([](const parallel::ModeEntry& e) { return !e.multi_rank; }), ", ")));
-  t.shard_mode = o.shard_mode.value_or(run.distributed_mode == parallel::DistMode::fsdp ? run.shard_mode
+  const auto shard_mode = o.taken(&config::ParallelismSection::shard_mode);
+  t.shard_mode = shard_mode.value_or(run.distributed_mode == parallel::DistMode::fsdp ? run.shard_mode
                                                                                        : parallel::default_shard_word());
   require_choice("--shard-mode", t.shard_mode, parallel::shard_mode_words());
-  t.bucketing_mode = o.bucketing_mode.value_or(run.bucketing_mode);
+  t.bucketing_mode = o.taken(&config::ParallelismSection::bucketing_mode).value_or(run.bucketing_mode);
   require_choice("--bucketing-mode", t.bucketing_mode, {"none", "block", "size"},
                  t.bucketing_mode == "layer" ? " (per-layer units have no timings: a run times embedding, blocks, head)"
                                              : "");
   t.zero3 = parallel::parse_shard_word(t.shard_mode).mode == parallel::ShardMode::zero3;
-  if (o.fsdp_bucket_params) {
-    const double n = *o.fsdp_bucket_params;
+  const auto fsdp_bucket_params = o.taken(&config::ParallelismSection::fsdp_bucket_params);
+  if (fsdp_bucket_params) {
+    const double n = *fsdp_bucket_params;
     if (!(n >= 1 && n <= 9007199254740992.0) || std::floor(n) != n)
       refuse(fmt::format("--fsdp-bucket-params {} is not valid; valid: a positive whole number of parameters (e.g. 1e8)", n));
     if (t.bucketing_mode != "size")
       refuse(fmt::format("--fsdp-bucket-params applies to --bucketing-mode size only (mode is {})", t.bucketing_mode));
   }
   if (t.bucketing_mode == "size") {
-    t.min_unit_params = o.fsdp_bucket_params ? static_cast<int64_t>(*o.fsdp_bucket_params)
+    t.min_unit_params = fsdp_bucket_params ? static_cast<int64_t>(*fsdp_bucket_params)
                                              : run.fsdp_min_unit_params.value_or(parallel::kDefaultMinUnitParams);
   }
-  t.sharding_size = o.sharding_size;
-  if (!o.sharding_size && !o.distributed_mode && !o.shard_mode && run.distributed_mode == parallel::DistMode::fsdp &&
+  t.sharding_size = o.taken(&config::ParallelismSection::sharding_size);
+  if (!t.sharding_size && !distributed_mode && !shard_mode && run.distributed_mode == parallel::DistMode::fsdp &&
       run.sharding_size &&
       w % *run.sharding_size == 0)
     t.sharding_size = run.sharding_size;  // the measured run's groups, when they still fit
@@ -141,20 +145,21 @@ Target resolve_target(const MeasuredRun& run, const ClusterInput& in, const Targ
     refuse(fmt::format("--shard-mode '{}' needs --sharding-size (ranks per shard group)", t.shard_mode));
   t.shard_size = t.strategy == parallel::DistMode::fsdp ? t.sharding_size.value_or(w) : 1;
   t.micro_batch = run.micro_batch;
-  if (o.micro_batch_size && *o.micro_batch_size != run.micro_batch)
+  if (const auto micro = o.taken(&config::BatchSection::micro_batch_size); micro && *micro != run.micro_batch)
     refuse(fmt::format("--micro-batch-size {} differs from the measured run's {}: compute per micro-batch is measured, "
                       "not modelled; valid: {} (or measure a run at {})",
-                      *o.micro_batch_size, run.micro_batch, run.micro_batch, *o.micro_batch_size));
-  t.global_batch = o.global_batch_size.value_or(run.micro_batch * run.grad_accum * w);
+                      *micro, run.micro_batch, run.micro_batch, *micro));
+  t.global_batch = o.taken(&config::BatchSection::global_batch_size).value_or(run.micro_batch * run.grad_accum * w);
   if (t.global_batch < 1 || t.global_batch % (t.micro_batch * w) != 0)
     refuse(fmt::format("--global-batch-size {} does not split into micro-batches of {} over {} ranks; valid: a multiple "
                       "of {}",
                       t.global_batch, t.micro_batch, w, t.micro_batch * w));
   t.grad_accum = t.global_batch / (t.micro_batch * w);
-  t.ddp_bucket_size_mb = o.ddp_bucket_size_mb.value_or(run.ddp_bucket_size_mb);
+  t.ddp_bucket_size_mb = o.taken(&config::ParallelismSection::ddp_bucket_size_mb).value_or(run.ddp_bucket_size_mb);
   if (!(t.ddp_bucket_size_mb > 0 && t.ddp_bucket_size_mb <= 1e6))
     refuse(fmt::format("--ddp-bucket-size {} is not valid; valid: a size in MB in (0, 1000000]", t.ddp_bucket_size_mb));
-  t.num_threads = o.num_threads.value_or(run.num_threads);
+  const auto num_threads = o.taken(&config::DeviceSection::num_threads);
+  t.num_threads = num_threads ? *num_threads : run.num_threads;
   if (t.num_threads < 0 || t.num_threads > 4096)
     refuse(fmt::format("--num-threads {} is not valid; valid: 0 (LibTorch's default: every core) or 1..4096", t.num_threads));
   return t;

@@ -17,20 +17,9 @@
 #include "predict/measured_run.hpp"
 #include "predict/memory_rate.hpp"
 #include "predict/optimizer_model.hpp"
+#include "predict/target_options.hpp"
 
 namespace tokbench::predict {
-
-// The options of `tokbench run` a prediction changes, spelled as it spells them; unset: the
-// measured run's value (GA kept, so the global batch grows with the ranks).
-struct TargetOptions {
-  std::optional<int64_t> nproc_per_node, nnodes;
-  std::optional<std::string> distributed_mode, shard_mode, bucketing_mode;
-  std::optional<int64_t> sharding_size, global_batch_size, micro_batch_size, num_threads;
-  std::optional<double> ddp_bucket_size_mb;
-  std::optional<double> fsdp_bucket_params;  // --bucketing-mode size's threshold (a whole count)
-  std::optional<int64_t> measured_cores;  // the cores of the machine the run was measured on
-  std::optional<int64_t> cores_per_node;  // the cluster's (CPU clusters)
-};
 
 // The cluster and, for `--cluster measured`, its comm document.
 struct ClusterInput {

@@ -3,7 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <stdexcept>
+#include <type_traits>
+#include <variant>
 
 namespace tokbench::predict {
 namespace {
@@ -33,24 +37,31 @@ double number(const std::string& option, const std::string& value) {
 TargetOptions target_from_run_options(const std::vector<std::pair<std::string, std::string>>& options) {
   TargetOptions t;
   for (const auto& [option, value] : options) {
-    if (option == "nproc-per-node") t.nproc_per_node = whole(option, value);
-    else if (option == "nnodes") t.nnodes = whole(option, value);
-    else if (option == "distributed-mode") t.distributed_mode = value;
-    else if (option == "shard-mode") t.shard_mode = value;
-    else if (option == "bucketing-mode") t.bucketing_mode = value;
-    else if (option == "sharding-size") t.sharding_size = whole(option, value);
-    else if (option == "global-batch-size") t.global_batch_size = whole(option, value);
-    else if (option == "micro-batch-size") t.micro_batch_size = whole(option, value);
-    else if (option == "ddp-bucket-size") t.ddp_bucket_size_mb = number(option, value);
-    else if (option == "fsdp-bucket-params") t.fsdp_bucket_params = number(option, value);
-    else if (option == "num-threads") t.num_threads = whole(option, value);
+    const auto row = std::find_if(target_rows().begin(), target_rows().end(),
+                                  [&](const auto& r) { return first_name(r.names) == "--" + option; });
+    if (row == target_rows().end()) continue;
+    std::visit(
+        [&](auto member) {
+          auto& target = t.*member;
+          using T = std::remove_cvref_t<decltype(target)>;
+          if constexpr (std::is_same_v<T, std::string>) target = value;
+          else if constexpr (std::is_same_v<T, double> || std::is_same_v<T, std::optional<double>>) target = number(option, value);
+          else if constexpr (std::is_same_v<T, bool>) throw std::logic_error("predict models no flag");
+          else if constexpr (std::is_same_v<T, int>) {
+            const int64_t n = whole(option, value);
+            if (n < INT32_MIN || n > INT32_MAX) throw std::invalid_argument(fmt::format("--{} '{}' is not a whole number", option, value));
+            target = static_cast<int>(n);
+          } else target = whole(option, value);
+        },
+        row->member);
+    t.given.insert("--" + option);
   }
   // The run ignores the threshold (with a warning) unless its units are cut by size: so does
   // its prediction, which would otherwise refuse it.
-  if (t.bucketing_mode != "size") t.fsdp_bucket_params.reset();
+  if (t.taken(&config::ParallelismSection::bucketing_mode) != "size") t.given.erase("--fsdp-bucket-params");
   // A row that does not name a rank count runs on one node's one rank, as `tokbench run` does.
-  if (!t.nnodes) t.nnodes = 1;
-  if (!t.nproc_per_node) t.nproc_per_node = 1;
+  if (!t.taken(&config::LauncherSection::nproc_per_node)) t.set(&config::LauncherSection::nproc_per_node, int64_t{1});
+  if (!t.taken(&config::LauncherSection::nnodes)) t.set(&config::LauncherSection::nnodes, int64_t{1});
   return t;
 }
 

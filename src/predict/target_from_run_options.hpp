@@ -1,6 +1,6 @@
 // A sweep row's run options (as `tokbench run` spells them, kebab-case without dashes) read as
-// the prediction's target (`tokbench sweep --predict`): the options a prediction changes, the
-// rest ignored (they are the measured run's too). Torch-free.
+// the prediction's target (`tokbench sweep --predict`): the rows predict models (target_options.hpp),
+// each parsed by its member's type; the rest ignored (they are the measured run's too). Torch-free.
 #pragma once
 
 #include <string>

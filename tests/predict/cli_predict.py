@@ -139,6 +139,13 @@ def main():
             (["--from", record, "--cluster", cpu_toml, "--nproc-per-node", "2", "--ddp-bucket-size", "0"],
              "--ddp-bucket-size 0 is not valid"),
             (["--from", record, "--cluster", cpu_toml, "--format", "yaml"], "yaml"),
+            # The sections' options a prediction does not model: refused by name before --from is read.
+            (["--from", os.path.join(tmp, "missing.json"), "--cluster", cpu_toml, "--max-iters", "5"],
+             "--max-iters is the measured run's: the prediction does not model it; valid: --nproc-per-node"),
+            (["--from", record, "--cluster", cpu_toml, "--no-ddp-overlap"],
+             "--ddp-overlap is the measured run's: the prediction does not model it"),
+            (["--from", record, "--cluster", cpu_toml, "--nproc_per_node", "abc"],
+             "--nproc-per-node: 'abc' is not valid; valid: a whole number 1..4096"),
             (["--from", write("none.json", no_timings), "--cluster", cpu_toml],
              "has no unit_timings; rerun it with a tokbench that records unit timings"),
             (["--from", write("oom.json", failed), "--cluster", cpu_toml], "did not finish (status 'oom')"),

@@ -1,8 +1,13 @@
 // The prediction's inputs: cluster TOML (presets, refusals in one line), the comm document and
 // its interpolation, the CPU contention factors, the ring formulas.
+#include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <utility>
+#include <vector>
+#include <memory>
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -11,6 +16,7 @@
 #include "predict/comm_measurements.hpp"
 #include "predict/cpu_contention.hpp"
 #include "predict/target_from_run_options.hpp"
+#include "predict/target_options.hpp"
 
 namespace tokbench::predict {
 namespace {
@@ -289,34 +295,72 @@ TEST(SweepTarget, ARowsRunOptionsAreThePredictionsTarget) {
                                                    {"shard-mode", "hybrid_zero3"}, {"sharding-size", "8"},
                                                    {"bucketing-mode", "block"}, {"global-batch-size", "64"},
                                                    {"ddp-bucket-size", "12.5"}, {"num-threads", "3"}});
-  EXPECT_EQ(t.nproc_per_node, 8);
-  EXPECT_EQ(t.nnodes, 2);
-  EXPECT_EQ(t.distributed_mode, "fsdp");
-  EXPECT_EQ(t.shard_mode, "hybrid_zero3");
-  EXPECT_EQ(t.sharding_size, 8);
-  EXPECT_EQ(t.bucketing_mode, "block");
-  EXPECT_EQ(t.global_batch_size, 64);
-  EXPECT_EQ(t.ddp_bucket_size_mb, 12.5);
-  EXPECT_EQ(t.num_threads, 3);
-  EXPECT_FALSE(t.micro_batch_size.has_value()) << "unset options stay the measured run's";
+  EXPECT_EQ(t.taken(&config::LauncherSection::nproc_per_node), 8);
+  EXPECT_EQ(t.taken(&config::LauncherSection::nnodes), 2);
+  EXPECT_EQ(t.taken(&config::ParallelismSection::distributed_mode), "fsdp");
+  EXPECT_EQ(t.taken(&config::ParallelismSection::shard_mode), "hybrid_zero3");
+  EXPECT_EQ(t.taken(&config::ParallelismSection::sharding_size), 8);
+  EXPECT_EQ(t.taken(&config::ParallelismSection::bucketing_mode), "block");
+  EXPECT_EQ(t.taken(&config::BatchSection::global_batch_size), 64);
+  EXPECT_EQ(t.taken(&config::ParallelismSection::ddp_bucket_size_mb), 12.5);
+  EXPECT_EQ(t.taken(&config::DeviceSection::num_threads), 3);
+  EXPECT_FALSE(t.taken(&config::BatchSection::micro_batch_size).has_value()) << "unset options stay the measured run's";
+  EXPECT_EQ(t.given.count("--model-name"), 0u) << "an option predict does not model is not the target's";
 
   // A size-bucketed row's threshold (the reference's float spelling) becomes the target's; a
   // row that gives it without size keeps its prediction, as the run goes on without it.
   const TargetOptions sized = target_from_run_options({{"bucketing-mode", "size"}, {"fsdp-bucket-params", "1e6"}});
-  EXPECT_EQ(sized.fsdp_bucket_params, 1e6);
+  EXPECT_EQ(sized.taken(&config::ParallelismSection::fsdp_bucket_params), 1e6);
   EXPECT_FALSE(target_from_run_options({{"bucketing-mode", "block"}, {"fsdp-bucket-params", "1e6"}})
-                   .fsdp_bucket_params.has_value());
+                   .taken(&config::ParallelismSection::fsdp_bucket_params).has_value());
 
   // A row that names no ranks runs on one, as tokbench run does.
   const TargetOptions one = target_from_run_options({{"model-name", "pythia-14m"}});
-  EXPECT_EQ(one.nproc_per_node, 1);
-  EXPECT_EQ(one.nnodes, 1);
+  EXPECT_EQ(one.taken(&config::LauncherSection::nproc_per_node), 1);
+  EXPECT_EQ(one.taken(&config::LauncherSection::nnodes), 1);
 
   try {
     target_from_run_options({{"nproc-per-node", "2x"}});
     FAIL() << "not a number, accepted";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("--nproc-per-node '2x' is not a whole number"), std::string::npos) << e.what();
+  }
+}
+
+// The target's options are its sections' rows: the reference's aliases and the rows' parse checks
+// come with them, a given value is taken and an unset one is the measured run's, and an option of
+// the sections the prediction does not model is refused by name.
+TEST(SweepTarget, PredictsOptionsAreTheSectionsRows) {
+  const auto parse = [](std::vector<std::string> args) {
+    CLI::App app;
+    auto t = std::make_unique<TargetOptions>();
+    add_target_options(app, *t);
+    std::reverse(args.begin(), args.end());
+    app.parse(args);
+    return t;
+  };
+  const auto t = parse({"--nproc_per_node", "4", "--distributed-mode", "fsdp", "--num-threads", "2"});
+  EXPECT_EQ(t->taken(&config::LauncherSection::nproc_per_node), 4);
+  EXPECT_EQ(t->taken(&config::ParallelismSection::distributed_mode), "fsdp");
+  EXPECT_EQ(t->taken(&config::DeviceSection::num_threads), 2);
+  EXPECT_FALSE(t->taken(&config::ParallelismSection::shard_mode).has_value()) << "unset: the measured run's";
+  EXPECT_FALSE(t->taken(&config::LauncherSection::nnodes).has_value());
+  EXPECT_NO_THROW(refuse_unmodelled(*t));
+
+  EXPECT_THROW(parse({"--nproc-per-node", "2x"}), CLI::ValidationError);
+
+  for (const auto& [args, line] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--max_iters", "5"}, "--max-iters is the measured run's: the prediction does not model it; valid: "
+                                  "--nproc-per-node, --nnodes, --distributed-mode"},
+           {{"--no-ddp-overlap"}, "--ddp-overlap is the measured run's"},
+           {{"--device", "cuda"}, "--device is the measured run's"}}) {
+    const auto given = parse(args);
+    try {
+      refuse_unmodelled(*given);
+      FAIL() << args.front() << ": not refused";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(line, 0), 0u) << e.what();
+    }
   }
 }
 

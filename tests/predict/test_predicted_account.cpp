@@ -148,8 +148,8 @@ ClusterInput cpu_cluster() { return {parse_cluster_toml(kCpuCluster, "cpu.toml")
 
 TargetOptions on_ranks(int64_t ranks) {
   TargetOptions t;
-  t.nproc_per_node = ranks;
-  t.distributed_mode = ranks == 1 ? "none" : "ddp";
+  t.set(&config::LauncherSection::nproc_per_node, ranks);
+  t.set(&config::ParallelismSection::distributed_mode, std::string(ranks == 1 ? "none" : "ddp"));
   return t;
 }
 
@@ -231,9 +231,9 @@ TEST(PredictedAccount, TheStepsOwnCopiesAreElementwiseAtTheMeasuredCopyRate) {
               1e-12);
   // ZeRO-3 on Gloo: more than DDP (flat gradients zeroed, gathers staged through full buffers).
   TargetOptions zero3 = on_ranks(2);
-  zero3.distributed_mode = "fsdp";
-  zero3.shard_mode = "zero3";
-  zero3.bucketing_mode = "block";
+  zero3.set(&config::ParallelismSection::distributed_mode, std::string("fsdp"))
+      .set(&config::ParallelismSection::shard_mode, std::string("zero3"))
+      .set(&config::ParallelismSection::bucketing_mode, std::string("block"));
   const json z = json::parse(
       predict(read_measured_run(measured_record({150, 152, 149, 151}), "measured.json"), cpu_cluster(), zero3).dump());
   EXPECT_GT(z["prediction"]["step_copies"]["bytes_per_iteration"].get<int64_t>(), 3 * gradient_bytes);
@@ -283,9 +283,9 @@ TEST(PredictedOptimizer, FollowsTheTensorsAndElementsEachRankUpdates) {
   // ZeRO-3 over two ranks: one flat shard per FSDP unit, half the (padded) elements; the
   // per-tensor part follows the units, not the elements.
   TargetOptions zero3 = on_ranks(2);
-  zero3.distributed_mode = "fsdp";
-  zero3.shard_mode = "zero3";
-  zero3.bucketing_mode = "block";
+  zero3.set(&config::ParallelismSection::distributed_mode, std::string("fsdp"))
+      .set(&config::ParallelismSection::shard_mode, std::string("zero3"))
+      .set(&config::ParallelismSection::bucketing_mode, std::string("block"));
   const json z = json::parse(predict(run, in, zero3).dump());
   const json& o = z["prediction"]["optimizer"];
   std::set<std::string> unit_names;  // the FSDP units, as the plan's collectives name them
