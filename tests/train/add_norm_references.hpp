@@ -8,10 +8,14 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "fixture_model.hpp"
 #include "row_kernel_references.hpp"
+#include "train/add_norm_rows.hpp"
+#include "train/rms_norm_rows.hpp"
 
 namespace tokbench::train::testing {
 
@@ -81,6 +85,24 @@ inline void expect_add_norm_close(const AddNormOutcome& got, const AddNormOutcom
   EXPECT_TRUE(close(got.grad_a, want.grad_a, tolerance)) << "grad a";
   EXPECT_TRUE(close(got.grad_x, want.grad_x, tolerance)) << "grad x";
   EXPECT_TRUE(close(got.grad_weight, want.grad_weight, tolerance)) << "grad weight";
+}
+
+// A fixture model's forward_hidden and gradients (fixture_model.hpp), fp32 on `device`; with
+// add_rms_norm_rows as the add-norm function and rms_norm_rows for the other norms (as the fused
+// executor installs them) when `fused`, counting the add-norm calls.
+inline std::pair<ModelOutcome, int> add_norm_model_outcome(const std::string& family, const torch::Device& device,
+                                                           bool fused) {
+  auto fixture = fixture_model(family, torch::kFloat, device);
+  int calls = 0;
+  if (fused) {
+    fixture.gpt->set_norm_function(&rms_norm_rows);
+    fixture.gpt->set_add_norm_function([&calls](const torch::Tensor& a, const torch::Tensor& x,
+                                                const torch::Tensor& w, bool unit_offset, double eps) {
+      ++calls;
+      return add_rms_norm_rows(a, x, w, unit_offset, eps);
+    });
+  }
+  return {forward_and_backward(fixture), calls};
 }
 
 }  // namespace tokbench::train::testing

@@ -114,30 +114,12 @@ TEST(AddRmsNormCuda, RunsOnTheTensorsDeviceNotTheCurrentOne) {
 
 // ---- installed in fixture models ---------------------------------------------------------
 
-// forward_hidden and gradients (fixture_model.hpp), fp32; with the fused add and the RMSNorm
-// kernel installed (as the fused executor installs them on CUDA) when `fused`, counting the
-// fused adds.
-std::pair<testing::ModelOutcome, int> model_outcome(const std::string& family, const torch::Device& device,
-                                                     bool fused) {
-  auto fixture = testing::fixture_model(family, torch::kFloat, device);
-  int calls = 0;
-  if (fused) {
-    fixture.gpt->set_norm_function(&rms_norm_rows);
-    fixture.gpt->set_add_norm_function([&calls](const torch::Tensor& a, const torch::Tensor& x,
-                                                const torch::Tensor& w, bool unit_offset, double eps) {
-      ++calls;
-      return add_rms_norm_rows(a, x, w, unit_offset, eps);
-    });
-  }
-  return {testing::forward_and_backward(fixture), calls};
-}
-
 class AddNormKernelInModel : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(AddNormKernelInModel, EqualsTheCpuModel) {
   REQUIRE_CUDA();
-  const auto [got, calls] = model_outcome(GetParam(), kCuda, true);
-  const auto want = model_outcome(GetParam(), torch::kCPU, false).first;
+  const auto [got, calls] = testing::add_norm_model_outcome(GetParam(), kCuda, true);
+  const auto want = testing::add_norm_model_outcome(GetParam(), torch::kCPU, false).first;
   EXPECT_GT(calls, 0) << "no add went through the hook";
   // The model's other CUDA operators (GEMMs, attention) sum in their own order: a looser bound.
   constexpr double kModelTolerance = 1e-4;

@@ -93,28 +93,11 @@ TEST(AddRmsNormRows, RefusesMismatchedInputs) {
 
 // ---- installed in fixture models ---------------------------------------------------------
 
-// forward_hidden and gradients (fixture_model.hpp), fp32 on the CPU; with add_rms_norm_rows as
-// the add-norm function when `fused` (and rms_norm_rows for the other norms, as the fused
-// executor installs them), counting the add-norm calls.
-std::pair<testing::ModelOutcome, int> hooked_outcome(const std::string& family, bool fused) {
-  auto fixture = testing::fixture_model(family, torch::kFloat, torch::kCPU);
-  int calls = 0;
-  if (fused) {
-    fixture.gpt->set_norm_function(&rms_norm_rows);
-    fixture.gpt->set_add_norm_function([&calls](const torch::Tensor& a, const torch::Tensor& x,
-                                                const torch::Tensor& w, bool unit_offset, double eps) {
-      ++calls;
-      return add_rms_norm_rows(a, x, w, unit_offset, eps);
-    });
-  }
-  return {testing::forward_and_backward(fixture), calls};
-}
-
 class AddNormInModel : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(AddNormInModel, OnePerBlockOutputAndGradientsUnchanged) {
-  const auto [got, calls] = hooked_outcome(GetParam(), true);
-  const auto want = hooked_outcome(GetParam(), false).first;
+  const auto [got, calls] = testing::add_norm_model_outcome(GetParam(), torch::kCPU, true);
+  const auto want = testing::add_norm_model_outcome(GetParam(), torch::kCPU, false).first;
   const auto fixture = testing::fixture_model(GetParam(), torch::kFloat, torch::kCPU);
   EXPECT_EQ(calls, fixture.gpt->config().n_layer) << "one fused add and norm_2 per sequential block";
   EXPECT_TRUE(close(got.hidden, want.hidden, kFp32Tolerance)) << "hidden";
