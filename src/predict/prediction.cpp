@@ -368,11 +368,14 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
   s.plan = plan;
   // The step's own copies, which the one-rank run never made: bytes from the layout, timed at
   // the rate the node's ranks copy at together (CPU: measured here by the probe).
-  const int64_t copy_bytes = plan.collectives.empty() ? 0 : step_copy_bytes(plan, t.shard_size, cpu);
+  const StepCopyBytes copies = plan.collectives.empty() ? StepCopyBytes{} : step_copy_bytes(plan, t.shard_size, cpu);
+  const int64_t copy_bytes = copies.total();
   json step_copies = nullptr;
   std::optional<MemoryRate> memory_rate;
   if (cpu && !(in.memory_rate && in.memory_rate->ranks == t.nproc_per_node) && !in.measure_memory) {
     step_copies = {{"bytes_per_iteration", copy_bytes},
+                   {"copied_bytes", copies.copied},
+                   {"filled_bytes", copies.filled},
                    {"ms", nullptr},
                    {"why", "no copy rate was given or measured (tokbench predict measures one; a sweep's predictions "
                            "do not): the step's own copies are counted, not timed"}};
@@ -384,19 +387,25 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
     // A rate given for this many ranks per node, else the probe's, here and now.
     memory_rate = in.memory_rate && in.memory_rate->ranks == t.nproc_per_node ? *in.memory_rate
                                                                              : in.measure_memory(t.nproc_per_node);
-    s.step_copy_seconds = static_cast<double>(copy_bytes) / memory_rate->together_bytes_per_s;
+    s.step_copy_seconds = copies.copy_equivalent() / memory_rate->together_bytes_per_s;
     step_copies = {{"bytes_per_iteration", copy_bytes},
+                   {"copied_bytes", copies.copied},
+                   {"filled_bytes", copies.filled},
+                   {"fill_cost_of_copy", kFillCostOfCopy},
                    {"ms", s.step_copy_seconds * 1e3},
                    {"memory_rate", to_json(*memory_rate)},
                    {"measured", "the copy rate with the node's ranks copying at once (memory_rate)"},
-                   {"assumed", "every pass of the step's copies, fills and scales moves its bytes at memcpy's rate; "
-                               "the ranks' copies overlap in time; they run after the last wait, before the optimizer"}};
+                   {"assumed", "every copy and in-place scale of the step moves its bytes at memcpy's rate, every fill "
+                               "(a buffer zeroed) at half of a copy's time (derived: it writes its bytes without "
+                               "reading them); the ranks' copies overlap in time; they run after the last wait, before "
+                               "the optimizer"}};
     if (copy_bytes > 0)
       assumptions.push_back(fmt::format(
-          "the parallel step's own copies (buckets, flat gradients, gather buffers): {:.1f} MB per iteration at {:.2f} "
-          "GB/s ({} ranks copying at once, {}): {:.2f} ms, under elementwise",
-          static_cast<double>(copy_bytes) / 1e6, memory_rate->together_bytes_per_s / 1e9, memory_rate->ranks,
-          memory_rate->source, s.step_copy_seconds * 1e3));
+          "the parallel step's own copies (buckets, flat gradients, gather buffers): {:.1f} MB copied and {:.1f} MB "
+          "zeroed (at {:g} of a copy's time) per iteration at {:.2f} GB/s ({} ranks copying at once, {}): {:.2f} ms, "
+          "under elementwise",
+          static_cast<double>(copies.copied) / 1e6, static_cast<double>(copies.filled) / 1e6, kFillCostOfCopy,
+          memory_rate->together_bytes_per_s / 1e9, memory_rate->ranks, memory_rate->source, s.step_copy_seconds * 1e3));
   } else if (copy_bytes > 0) {
     assumptions.push_back("GPU ranks: the step's own copies on the device are not modelled");
   }

@@ -2,8 +2,8 @@
 // gradient into its bucket, scales the bucket and copies the average back (ddp_step.cpp); FSDP
 // zeroes each unit's flat gradient, keeps its shard of the reduced sum and scales it, and on
 // Gloo stages its all-gathers through a zeroed full buffer (fsdp_step.cpp, flat_collectives.cpp).
-// Counted in bytes written per iteration on one rank, from the plan's layout and collectives,
-// so the prediction times them with the machine's measured copy rate. Torch-free.
+// Counted in bytes written per iteration on one rank, copies apart from fills, from the plan's
+// layout and collectives, so the prediction times them with the machine's measured copy rate.
 #pragma once
 
 #include <cstdint>
@@ -12,9 +12,25 @@
 
 namespace tokbench::predict {
 
+// What a fill costs against a copy of the same bytes, derived, not fitted: a copy reads its
+// bytes and writes them, a fill (zero_) only writes them, so a fill moves half the memory
+// traffic the copy rate was measured with (the probe times memcpy only; docs/predict.md, "The
+// step's own copies", gives the validation set's figures before and after).
+inline constexpr double kFillCostOfCopy = 0.5;
+
+struct StepCopyBytes {
+  int64_t copied = 0;  // passes that read and write: copies, in-place scales, a shard kept or added
+  int64_t filled = 0;  // passes that only write: a buffer zeroed
+  int64_t total() const { return copied + filled; }
+  // The bytes a memcpy would take as long to move: what the copy rate times.
+  double copy_equivalent() const {
+    return static_cast<double>(copied) + kFillCostOfCopy * static_cast<double>(filled);
+  }
+};
+
 // Bytes one rank's step writes per iteration beyond what a one-rank run writes (each pass over
-// a buffer counted once: a copy, a fill or an in-place scale). `gloo`: the all-gathers are
-// staged through all-reduces of zeroed full buffers.
-int64_t step_copy_bytes(const CommPlan& plan, int64_t shard_size, bool gloo);
+// a buffer counted once). `gloo`: the all-gathers are staged through all-reduces of zeroed full
+// buffers.
+StepCopyBytes step_copy_bytes(const CommPlan& plan, int64_t shard_size, bool gloo);
 
 }  // namespace tokbench::predict

@@ -256,6 +256,32 @@ TEST(PredictedAccount, TheStepsOwnCopiesAreElementwiseAtTheMeasuredCopyRate) {
   EXPECT_NEAR(probed["prediction"]["time_ms"]["step_copies"].get<double>() / 1e3, expected_s, 1e-12);
 }
 
+TEST(PredictedAccount, AFillIsTimedAtHalfACopy) {
+  // ZeRO-3 over two ranks on Gloo, GA 1, a unit per block: per unit and micro-batch two gathers
+  // (the full buffer zeroed, the shard copied in) and one reduce-scatter (the flat gradient
+  // zeroed, the shard kept), and the shard scaled once: 3 full buffers zeroed, 4 shards (2 full
+  // buffers) copied. A zero_ writes its bytes without reading them, half a memcpy's traffic.
+  TargetOptions zero3 = on_ranks(2);
+  zero3.set(&config::ParallelismSection::distributed_mode, std::string("fsdp"))
+      .set(&config::ParallelismSection::shard_mode, std::string("zero3"))
+      .set(&config::ParallelismSection::bucketing_mode, std::string("block"));
+  const json z = json::parse(
+      predict(read_measured_run(measured_record({150, 152, 149, 151}), "measured.json"), cpu_cluster(), zero3).dump());
+  const int64_t gradient_bytes = 4 * (6438912 + 6 * 198912 + 6439168);
+  const json& copies = z["prediction"]["step_copies"];
+  EXPECT_EQ(copies["filled_bytes"].get<int64_t>(), 3 * gradient_bytes);
+  EXPECT_EQ(copies["copied_bytes"].get<int64_t>(), 2 * gradient_bytes);
+  EXPECT_EQ(copies["bytes_per_iteration"].get<int64_t>(), 5 * gradient_bytes);
+  EXPECT_EQ(copies["fill_cost_of_copy"].get<double>(), 0.5);
+  // 2 G copied + 3 G zeroed at half: 3.5 G at the copy rate, not 5 G.
+  const double expected_s = 3.5 * static_cast<double>(gradient_bytes) / 8e9;
+  EXPECT_NEAR(z["prediction"]["time_ms"]["step_copies"].get<double>() / 1e3, expected_s, 1e-12);
+  // DDP fills nothing: its three passes are copies and an in-place scale, at the copy rate.
+  const json d = predicted(measured_record({150, 152, 149, 151}), 2);
+  EXPECT_EQ(d["prediction"]["step_copies"]["filled_bytes"].get<int64_t>(), 0);
+  EXPECT_EQ(d["prediction"]["step_copies"]["copied_bytes"].get<int64_t>(), 3 * gradient_bytes);
+}
+
 TEST(PredictedOptimizer, FollowsTheTensorsAndElementsEachRankUpdates) {
   // 50 us per tensor, 1 ns per element (given, not probed); two ranks copying share memory
   // bandwidth 10/8 = 1.25x, which slows the per-element part only.
