@@ -6,18 +6,13 @@
 #include <torch/csrc/distributed/c10d/Types.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <fmt/format.h>
 #include <vector>
 
+#include "train/reference_gemm.hpp"
+
 namespace tokbench::comm {
 namespace {
-
-double gemm_seconds(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
-  const auto start = std::chrono::steady_clock::now();
-  at::mm_out(out, a, b);
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 double median(std::vector<double> v) {
   std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
@@ -33,9 +28,9 @@ void barrier(c10d::Backend& world) {
 }  // namespace
 
 ComputeSharing measure_compute_sharing(c10d::Backend& world, int64_t ranks_per_node) {
-  const at::Tensor a = at::rand({kGemmSize, kGemmSize}), b = at::rand({kGemmSize, kGemmSize});
-  at::Tensor out = at::empty_like(a);
-  at::mm_out(out, a, b);  // warm-up: the kernel's first call pays for its set-up
+  // The reference probe's product (train/reference_gemm.hpp), which a one-rank run times beside
+  // its window too: `alone` is this document's reading of it, for predict's ratio of the two.
+  train::ReferenceGemm gemm(kGemmSize);
   ComputeSharing sharing;
   sharing.ranks_per_node = ranks_per_node;
   sharing.threads_per_rank = at::get_num_threads();
@@ -49,9 +44,9 @@ ComputeSharing measure_compute_sharing(c10d::Backend& world, int64_t ranks_per_n
   for (int i = 0; i < kRepeats; ++i) {
     barrier(world);
     // The other ranks wait in the all-reduce meanwhile (Gloo sleeps on its sockets).
-    std::vector<at::Tensor> first{at::full({1}, world.getRank() == 0 ? gemm_seconds(a, b, out) : 0.0, at::kDouble)};
+    std::vector<at::Tensor> first{at::full({1}, world.getRank() == 0 ? gemm.seconds() : 0.0, at::kDouble)};
     world.allreduce(first, slowest)->wait();
-    std::vector<at::Tensor> both{at::full({1}, gemm_seconds(a, b, out), at::kDouble)};
+    std::vector<at::Tensor> both{at::full({1}, gemm.seconds(), at::kDouble)};
     world.allreduce(both, slowest)->wait();
     alone.push_back(first[0].item<double>());
     together.push_back(both[0].item<double>());
@@ -75,6 +70,7 @@ ComputeSharing measure_compute_sharing(c10d::Backend& world, int64_t ranks_per_n
 nlohmann::ordered_json to_json(const ComputeSharing& s) {
   return {{"gemm", fmt::format("fp32 {0}x{0}x{0}, {1} alternating pairs alone/together, slowdown the median pair's ratio",
                                kGemmSize, kRepeats)},
+          {"gemm_size", kGemmSize},
           {"ranks_per_node", s.ranks_per_node},
           {"threads_per_rank", s.threads_per_rank},
           {"alone_ms", s.alone_seconds * 1e3},

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "train/reference_gemm.hpp"
+
 namespace tokbench::comm {
 
 struct ComputeSharing {
@@ -21,9 +23,10 @@ struct ComputeSharing {
   int threads_per_rank = 1;
 };
 
-// Collective: every rank of `world` calls it. The GEMM (fp32, kGemmSize³, the rank's intra-op
-// threads) runs kRepeats times alone on rank 0 and kRepeats times on every rank, alternating.
-inline constexpr int64_t kGemmSize = 1024;
+// Collective: every rank of `world` calls it. The GEMM (the reference probe's product, fp32,
+// kGemmSize³, the rank's intra-op threads) runs kRepeats times alone on rank 0 and kRepeats times
+// on every rank, alternating.
+inline constexpr int64_t kGemmSize = train::kReferenceGemmSize;
 inline constexpr int kRepeats = 15;
 ComputeSharing measure_compute_sharing(c10d::Backend& world, int64_t ranks_per_node);
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -69,14 +70,29 @@ CommMeasurements parse_comm_document(std::string_view text, const std::string& s
         threads.get<int64_t>() < 1 || !slowdown.is_number() || !std::isfinite(slowdown.get<double>()) ||
         !(slowdown.get<double>() > 0))
       refuse("\"compute_sharing\" needs whole \"ranks_per_node\" and \"threads_per_rank\" >= 1 and a \"slowdown\" > 0");
-    m.compute_sharing = CommMeasurements::ComputeSharing{ranks.get<int64_t>(), threads.get<int64_t>(),
-                                                         slowdown.get<double>(), slowdown.get<double>(),
-                                                         slowdown.get<double>()};
+    m.compute_sharing.emplace();
+    m.compute_sharing->ranks_per_node = ranks.get<int64_t>();
+    m.compute_sharing->threads_per_rank = threads.get<int64_t>();
+    m.compute_sharing->slowdown = m.compute_sharing->slowdown_q1 = m.compute_sharing->slowdown_q3 = slowdown.get<double>();
     // The quartiles, when this document records them (older ones do not: no spread then).
     const json q1 = sharing.value("slowdown_q1", json()), q3 = sharing.value("slowdown_q3", json());
     if (q1.is_number() && q3.is_number() && q1.get<double>() > 0 && q3.get<double>() >= q1.get<double>()) {
       m.compute_sharing->slowdown_q1 = q1.get<double>();
       m.compute_sharing->slowdown_q3 = q3.get<double>();
+    }
+    // The reference GEMM's time alone, and its size: "gemm_size" where recorded, else the n of
+    // the "gemm" text's "fp32 NxNxN" (every tokbench comm wrote that text).
+    if (const json alone = sharing.value("alone_ms", json());
+        alone.is_number() && std::isfinite(alone.get<double>()) && alone.get<double>() > 0)
+      m.compute_sharing->alone_seconds = alone.get<double>() / 1e3;
+    if (const json size = sharing.value("gemm_size", json()); size.is_number_integer() && size.get<int64_t>() > 0) {
+      m.compute_sharing->gemm_size = size.get<int64_t>();
+    } else if (const json words = sharing.value("gemm", json()); words.is_string()) {
+      const std::string text = words.get<std::string>();
+      long long n = 0;
+      if (std::sscanf(text.c_str(), "fp32 %lldx", &n) == 1 && n > 0 &&
+          text.rfind(fmt::format("fp32 {0}x{0}x{0}", n), 0) == 0)
+        m.compute_sharing->gemm_size = static_cast<int64_t>(n);
     }
   }
   if (const json busy = doc.value("gloo_cpu_busy", json()); !busy.is_null()) {

@@ -32,6 +32,11 @@ struct CommMeasurements {
     int64_t ranks_per_node = 0, threads_per_rank = 0;
     double slowdown = 1;
     double slowdown_q1 = 1, slowdown_q3 = 1;  // the pairs' quartiles (the median where not recorded)
+    // The reference GEMM alone on one rank (alone_ms; its n, from gemm_size or the "gemm" text):
+    // the machine's speed at the document's moment, which a one-rank run's own reference probe
+    // is divided by (reference_level.hpp). None where the document does not say.
+    std::optional<double> alone_seconds;
+    std::optional<int64_t> gemm_size;
   };
   std::optional<ComputeSharing> compute_sharing;
   // gloo_cpu_busy.fraction (CPU documents from a tokbench that measures it): the cores one

@@ -73,8 +73,10 @@ std::string interval_rule() {
          "side (interval_ms.parts): the compute (time_ms.compute) as the measured run's iterations moved between their "
          "quartiles relative to their median (compute x (1 - Q1/median) below, compute x (Q3/median - 1) above); the "
          "communication that reaches the iteration (exposed comm and contention) by each collective's fastest call's "
-         "distance below its mean in the comm document, either side; the forward and backward by the quartiles of the "
-         "document's compute-sharing ratios against their median, where that measurement scales them";
+         "distance below its mean in the comm document, either side; the compute by the run's reference probe between "
+         "its quartiles, where that probe sets the compute's level (compute x (1 - median/Q3) below, compute x "
+         "(median/Q1 - 1) above); the forward and backward by the quartiles of the document's compute-sharing ratios "
+         "against their median, where that measurement scales them";
 }
 
 UnitTimingsLevel unit_timings_level(const std::optional<IterationSpread>& spread, double pass_iteration_seconds,

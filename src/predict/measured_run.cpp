@@ -271,6 +271,21 @@ MeasuredRun read_measured_run(results::RunRecord record, const std::string& sour
   return run;
 }
 
+MeasuredRun at_reference_level(const MeasuredRun& measured, const CommMeasurements* comm) {
+  MeasuredRun run = measured;
+  const auto& probe = run.record.reference_probe.value();
+  run.reference_level = reference_level(probe ? *probe : Block(), comm);
+  if (!run.reference_level.applied) return run;
+  const double k = run.reference_level.scale;
+  for (auto& u : run.units) {
+    u.forward_seconds *= k;
+    u.backward_seconds *= k;
+    u.optimizer_seconds *= k;
+  }
+  run.optimizer_seconds *= k;
+  return run;
+}
+
 std::vector<std::pair<nlohmann::json, std::string>> records_of_document(const nlohmann::json& doc,
                                                                   const std::string& source) {
   std::vector<std::pair<nlohmann::json, std::string>> out;

@@ -15,6 +15,7 @@
 #include "parallel/strategy.hpp"
 #include "predict/comm_plan.hpp"
 #include "predict/input_spread.hpp"
+#include "predict/reference_level.hpp"
 #include "results/run_record.hpp"
 
 namespace tokbench::predict {
@@ -61,6 +62,9 @@ struct MeasuredRun {
   // The level the units were read at (input_spread.hpp): `units` and `optimizer_seconds` are
   // already multiplied by its scale; iteration_seconds stays the pass's own.
   UnitTimingsLevel unit_timings_level;
+  // The comm document's moment (reference_level.hpp), set by at_reference_level: `units` and
+  // `optimizer_seconds` multiplied by its scale too, where applied.
+  ReferenceLevel reference_level;
   MeasuredMemory memory;
 
   bool device_is_cpu() const { return device.rfind("cpu", 0) == 0; }
@@ -75,6 +79,11 @@ struct MeasuredRun {
 // another shape, or options a run never records.
 MeasuredRun read_measured_run(const nlohmann::json& record, const std::string& source);
 MeasuredRun read_measured_run(results::RunRecord record, const std::string& source);  // a record already typed
+
+// The run with its compute carried to the comm document's moment (reference_level.hpp): its
+// record's `reference_probe` against `comm`'s compute_sharing.alone_ms (`comm` nullptr: none);
+// `reference_level` says whether it applied and why not.
+MeasuredRun at_reference_level(const MeasuredRun& run, const CommMeasurements* comm);
 
 // The records a document holds: a run record itself, a sweep's JSON ({"runs": [...]}) or a list
 // of records; each with where it came from ("FILE", "FILE runs[2]").

@@ -234,17 +234,23 @@ std::optional<MeasuredBusy> measured_gloo_busy(const ClusterInput& in) {
                                   own_cores ? "" : "; ranks time-sliced there, so the share they got: a lower bound")};
 }
 
-std::string measured_inputs(bool sharing_applied, const std::optional<MeasuredBusy>& busy) {
+std::string measured_inputs(bool sharing_applied, const std::optional<MeasuredBusy>& busy, const ReferenceLevel& level) {
   std::string what = sharing_applied ? "compute_time_factor: tokbench comm's compute_sharing for this placement"
                                      : "compute_time_factor from the core count, nothing measured";
   if (busy) what += "; gloo_busy_fraction: tokbench comm's gloo_cpu_busy (" + busy->from + ")";
+  what += level.applied ? fmt::format("; the compute's level: the run's reference probe against the comm document's "
+                                      "(x {:.3f}, prediction.reference_level)",
+                                      level.scale)
+                        : "; the compute's level: the run's own (prediction.reference_level says why)";
   return what;
 }
 
 }  // namespace
 
-results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in, const TargetOptions& o,
+results::RunRecord predict_record(const MeasuredRun& measured, const ClusterInput& in, const TargetOptions& o,
                                   const CpuContentionFactors& given_factors) {
+  // The run's compute at the comm document's moment, where both timed the reference GEMM.
+  const MeasuredRun run = at_reference_level(measured, in.measured ? &*in.measured : nullptr);
   Cluster cluster = in.cluster;
   // Gloo's busy fraction, measured by tokbench comm where a document records it.
   CpuContentionFactors factors = given_factors;
@@ -324,7 +330,7 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
                    {{"thread_scaling_exponent", factors.thread_scaling_exponent},
                     {"gloo_cores_per_collective", factors.gloo_cores_per_collective},
                     {"gloo_busy_fraction", factors.gloo_busy_fraction}}},
-                  {"measured_inputs", measured_inputs(sharing_applied, busy)},
+                  {"measured_inputs", measured_inputs(sharing_applied, busy, run.reference_level)},
                   {"assumed_inputs", busy ? kContentionAssumedBusyMeasured : kContentionAssumed}};
     if (busy) contention["gloo_busy_measured"] = {{"fraction", busy->fraction}, {"from", busy->from}};
   } else {
@@ -671,6 +677,11 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
       spread_parts.push_back({"the comm document's collective times (the fastest call against the mean)",
                               reaching * below / weight, reaching * above / weight});
   }
+  // The reference level's own noise: the run's probe between its quartiles moves the scale.
+  if (spread && run.reference_level.applied)
+    spread_parts.push_back({"the run's reference probe (quartiles of its products)",
+                            r.compute_seconds * run.reference_level.relative_below(),
+                            r.compute_seconds * run.reference_level.relative_above()});
   if (spread && sharing_quartile_ratios)
     spread_parts.push_back({"the comm document's compute sharing (quartiles of its pairs)",
                             forward_backward_seconds(r) * std::max(0.0, 1.0 - sharing_quartile_ratios->first),
@@ -749,6 +760,7 @@ results::RunRecord predict_record(const MeasuredRun& run, const ClusterInput& in
       {"time_account", predicted_account.description},
       {"input_spread", to_json(spread, no_spread)},
       {"unit_timings_level", to_json(run.unit_timings_level)},
+      {"reference_level", to_json(run.reference_level)},
       {"interval_ms", interval},
   };
   return rec;

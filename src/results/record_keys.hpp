@@ -83,6 +83,7 @@
   X(config, "config", Block) \
   X(environment, "environment", Block) \
   X(unit_timings, "unit_timings", Block) \
+  X(reference_probe, "reference_probe", Block) \
   X(time_account, "time_account", Block) \
   X(prediction, "prediction", Block) \
   X(sweep_config_id, "sweep_config_id", std::string) \

@@ -106,6 +106,10 @@ std::vector<Column> make_columns() {
       // Forward, backward and optimizer seconds per unit (embedding, each block, head), from
       // a pass after the window (train/unit_timings.hpp); null when none was run.
       {key::unit_timings, "Unit timings", "", "", S::context, false},
+      // A fixed GEMM timed before the warm-up and after the window of a one-rank CPU run
+      // (train/reference_gemm.hpp): the machine's speed at the run's moment, which predict
+      // compares with the comm document's; {"ran": false, "why"} elsewhere.
+      {key::reference_probe, "Reference probe", "", "", S::context, false},
       // Where one rank's iteration time goes, by category, from a profiled pass after the window
       // (account/time_account.hpp, docs/time-account.md); null when none was run. The report
       // prints it as a waterfall from the peak down to the MFU.
@@ -132,6 +136,7 @@ std::vector<Column> make_columns() {
       {key::tf32, Kind::flag},               {key::checkpoint_activations, Kind::flag},               {key::zero_grad, Kind::text},        {key::iterations, Kind::structured},
       {key::config, Kind::structured},       {key::environment, Kind::structured}, {key::sweep_config_id, Kind::text},
       {key::sweep_options, Kind::structured}, {key::unit_timings, Kind::structured}, {key::time_account, Kind::structured},
+      {key::reference_probe, Kind::structured},
       {key::prediction, Kind::structured},
   };
   for (const auto& [key, kind] : kinds) {

@@ -13,6 +13,7 @@
 #include "run/iter_stats.hpp"
 #include "train/memory_breakdown.hpp"
 #include "train/profiled_time_account.hpp"
+#include "train/reference_gemm.hpp"
 #include "train/run_status.hpp"
 #include "train/train_options.hpp"
 #include "train/unit_timings.hpp"
@@ -83,6 +84,10 @@ struct MeasuredRun {
   // This process's per-unit timings (rank 0's in a multi-rank record): the pass after the
   // window (train/unit_timings.hpp). None when not run, not ok, or an executor without it.
   std::optional<train::UnitTimings> unit_timings;
+  // The reference probe beside the window (train/reference_gemm.hpp): a one-rank CPU run's;
+  // none elsewhere, `reference_probe_why` saying why.
+  std::optional<train::ReferenceProbeTimes> reference_probe;
+  std::string reference_probe_why;
   // This process's time-account pass; in a multi-rank record, after the ranks are merged, the
   // slowest rank's (docs/time-account.md), which time_account_rank names. None when not run,
   // not ok, or an executor without it.

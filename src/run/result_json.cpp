@@ -1,10 +1,13 @@
 // JSON result construction, and its write through files/atomic_file.hpp.
 #include "run/result_json.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <fmt/format.h>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "run/report.hpp"
 #include "account/time_account_json.hpp"
@@ -36,6 +39,48 @@ nlohmann::ordered_json communication_json(const RunPlan& plan, const train::Unit
   settings.ddp_skip_sync = d.skip_sync_until_last_micro;
   settings.backend = d.backend;
   return results::comm_plan_json(parallel::plan_communication(*t.comm_layout, settings));
+}
+
+// Linear interpolation between order statistics (numpy's default) of sorted, non-empty values.
+double quantile_of_sorted(const std::vector<double>& v, double q) {
+  const double at = q * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(at);
+  const std::size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (at - static_cast<double>(lo)) * (v[hi] - v[lo]);
+}
+
+// The reference probe beside the window (docs/run.md, "The reference probe"): each product's
+// milliseconds on either side, and their median and quartiles together; or why none ran.
+nlohmann::ordered_json reference_probe_json(const MeasuredRun& run) {
+  const auto& p = run.reference_probe;
+  if (!p || p->before_seconds.empty())
+    return {{"ran", false},
+            {"why", !run.reference_probe_why.empty() ? run.reference_probe_why
+                                                     : std::string("this executor's step runs outside tokbench's loop")}};
+  std::vector<double> before, after, all;
+  for (const double s : p->before_seconds) before.push_back(s * 1e3);
+  for (const double s : p->after_seconds) after.push_back(s * 1e3);
+  all = before;
+  all.insert(all.end(), after.begin(), after.end());
+  std::sort(all.begin(), all.end());
+  double total = 0;
+  for (const double ms : all) total += ms / 1e3;
+  const double median = quantile_of_sorted(all, 0.5), q1 = quantile_of_sorted(all, 0.25), q3 = quantile_of_sorted(all, 0.75);
+  return {{"ran", true},
+          {"what", fmt::format("{}, {} intra-op thread(s): the product of tokbench comm's compute_sharing",
+                               train::reference_gemm_words(p->size), p->threads)},
+          {"gemm_size", p->size},
+          {"threads", p->threads},
+          {"when", after.empty() ? "before the warm-up only (the run did not finish its window)"
+                                 : "before the warm-up and after the measured window, outside both"},
+          {"before_ms", before},
+          {"after_ms", after},
+          {"repeats", all.size()},
+          {"median_ms", median},
+          {"q1_ms", q1},
+          {"q3_ms", q3},
+          {"relative_iqr", median > 0 ? (q3 - q1) / median : 0.0},
+          {"seconds", total}};
 }
 
 // The per-unit timings (docs/run.md, "Per-unit timings"); null when the run has none. The
@@ -260,6 +305,7 @@ results::RunRecord build_run_record(const RunPlan& plan, const MeasuredRun& run,
   r.tf32 = plan.tf32;
   r.zero_grad = train::to_string(plan.train.zero_grad);  // none: gradients freed after each step
   r.unit_timings = run.outcome == Outcome::ok ? unit_timings_json(plan, run.unit_timings) : json(nullptr);
+  r.reference_probe = reference_probe_json(run);
   r.time_account = time_account_json(plan, run, m);
   // The options as given, but where resolution decided a value the record says what ran.
   json config = options_json(o);

@@ -338,6 +338,13 @@ int run_benchmark(const RunPlan& plan) {
         agreement.emplace(groups->world, device);
         decide_stop = [&agreement](bool local) { return (*agreement)(local); };
       }
+      // The reference probe (train/reference_gemm.hpp): a host GEMM, so the CPU's moment; on one
+      // rank alone, whose GEMM is the comm document's `alone` (ranks beside it would slow it).
+      const bool probe_beside_window = plan.device_kind != DeviceKind::cuda && !multi_rank;
+      run.reference_probe_why =
+          probe_beside_window ? "" : plan.device_kind == DeviceKind::cuda
+              ? "a CUDA run: the probe times a host GEMM, which says nothing of the device's speed"
+              : "a run of several ranks: the probe times one rank alone, as the one-rank run that feeds a prediction";
       const train::LoopOptions loop{.grad_accum = plan.train.grad_accum,
                                     .max_iters = plan.train.max_iters,
                                     .warmup_iters = plan.train.warmup_iters,
@@ -346,6 +353,7 @@ int run_benchmark(const RunPlan& plan) {
                                     .profile_iters = plan.profile_iters,
                                     .unit_timing_iters = plan.unit_timing_iters,
                                     .time_account_iters = plan.time_account_iters,
+                                    .reference_probe_repeats = probe_beside_window ? train::kReferenceProbeRepeats : 0,
                                     .test_host_delay_seconds = plan.test_host_delay_seconds,
                                     .memory_snapshot_path = plan.memory_snapshot_path};
       const train::TrainResult result = train::run_timed_loop(
@@ -370,6 +378,8 @@ int run_benchmark(const RunPlan& plan) {
       snapshot_message = result.memory_snapshot_message;
       if (result.memory_snapshot_failed) note_snapshot_failure(run, snapshot_message);
       run.unit_timings = result.unit_timings;
+      run.reference_probe = result.reference_probe;
+      if (probe_beside_window && !run.reference_probe) run.reference_probe_why = "the probe's product failed (memory)";
       unit_timing_message = result.unit_timing_message;
       run.time_account = result.time_account;
       run.time_account_message = result.time_account_message;

@@ -171,6 +171,19 @@ TrainResult run_timed_loop(TrainStep& step, TokenBatcher& data, const torch::Dev
   // Reserved up to a bound: max_iters is the caller's, and a vector grows past it anyway.
   result.iterations.reserve(static_cast<std::size_t>(std::clamp<int64_t>(options.max_iters, 0, 1 << 16)));
   result.fused_adamw = step.fused_adamw();
+  // The reference probe's first half: before the tracker counts, the step's set-up synchronised.
+  // A probe that fails (memory) leaves no probe, never a failed run.
+  if (options.reference_probe_repeats > 0) {
+    try {
+      synchronize(device);
+      ReferenceProbeTimes probe;
+      probe.threads = at::get_num_threads();
+      probe.before_seconds = time_reference_gemm(static_cast<int>(options.reference_probe_repeats), probe.size);
+      result.reference_probe = std::move(probe);
+    } catch (const std::exception&) {
+      result.reference_probe.reset();
+    }
+  }
   RunMemoryTracker memory(device, options.cpu_memory_cap_bytes, step.resident_state_bytes());
   // Activations: what each forward left held for its backward (memory_breakdown.hpp).
   int64_t micro_start_bytes = 0;
@@ -303,6 +316,15 @@ TrainResult run_timed_loop(TrainStep& step, TokenBatcher& data, const torch::Dev
   result.memory_breakdown.activations = activation_bytes;
   result.memory_breakdown.allocator_reserve =
       std::max<int64_t>(0, result.memory.reserved_bytes - result.memory.allocated_bytes);
+  // Its second half: after the window and its peaks, before the passes that follow it.
+  if (result.reference_probe && result.status == RunStatus::ok) {
+    try {
+      result.reference_probe->after_seconds =
+          time_reference_gemm(static_cast<int>(options.reference_probe_repeats), result.reference_probe->size);
+    } catch (const std::exception&) {
+      result.reference_probe->after_seconds.clear();
+    }
+  }
   // Every rank of an ok run runs the pass (its collectives keep them in step); a stop request
   // during it is decided as in the loop, at iteration starts. The passes run the step eagerly
   // (TrainStep::eager): a replayed CUDA graph runs neither their hooks nor their ranges.

@@ -19,6 +19,7 @@
 #include "train/dtype_mode.hpp"
 #include "train/memory_tracking.hpp"
 #include "train/optimizer.hpp"
+#include "train/reference_gemm.hpp"
 #include "train/token_data.hpp"
 #include "train/train_options.hpp"
 #include "train/time_account_pass.hpp"
@@ -75,6 +76,9 @@ struct TrainResult {
   // for, when the run was not ok, or when the pass failed or was stopped (the message says why).
   std::optional<ProfiledTimeAccount> time_account;
   std::string time_account_message;
+  // The reference probe (LoopOptions::reference_probe_repeats): none when not asked for; its
+  // after-side empty when the run was not ok.
+  std::optional<ReferenceProbeTimes> reference_probe;
   bool fused_adamw = false;     // which AdamW implementation ran (optimizer.hpp)
   std::string graph_fallback;   // why a CUDA graph capture was abandoned (TrainStep::graph_fallback)
 };
@@ -99,6 +103,10 @@ struct LoopOptions {
   // After the unit-timing pass (of an ok run), this many more iterations under the profiler, whose
   // operators the time account splits into categories (time_account_pass.hpp); 0: none.
   int64_t time_account_iters = 0;
+  // The reference probe (reference_gemm.hpp): this many products before the warm-up starts and
+  // as many after the measured window (of an ok run, before the passes above), outside both, so
+  // neither the window nor its memory peaks see them. 0: none.
+  int64_t reference_probe_repeats = 0;
   // Test hook (docs/time-account.md, "Validation"): the host sleeps this long at the start of
   // every iteration, in the timed loop and the time-account pass, as an input pipeline or a
   // logger between iterations would. 0 in every real run.

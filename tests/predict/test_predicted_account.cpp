@@ -572,3 +572,139 @@ TEST(InputSpread, TheUnitsAreReadAtTheWindowsMedian) {
 
 }  // namespace
 }  // namespace tokbench::predict
+
+namespace tokbench::predict {
+namespace {
+
+// The reference probe a one-rank run records (docs/run.md, "The reference probe"): products of
+// `median_ms`, with quartiles `spread` either side, on `threads` threads.
+json probe_block(double median_ms, double spread = 0, int64_t threads = 2, int64_t size = 1024) {
+  return {{"ran", true},        {"gemm_size", size},
+          {"threads", threads}, {"repeats", 8},
+          {"median_ms", median_ms}, {"q1_ms", median_ms - spread},
+          {"q3_ms", median_ms + spread}};
+}
+
+// The comm document of measured_comm with its reference GEMM alone at `alone_ms`.
+ClusterInput comm_with_alone(double alone_ms, int64_t threads = 2) {
+  ClusterInput in = measured_comm(false);
+  in.measured->compute_sharing->alone_seconds = alone_ms / 1e3;
+  in.measured->compute_sharing->gemm_size = 1024;
+  in.measured->compute_sharing->threads_per_rank = threads;
+  return in;
+}
+
+// `r` as measured at a moment `k` times slower: every iteration, unit and the pass.
+json slower_by(json r, double k) {
+  for (auto& it : r["iterations"]) it["time_ms"] = k * it["time_ms"].get<double>();
+  for (auto& u : r["unit_timings"]["units"])
+    for (const char* key : {"forward_seconds", "backward_seconds", "optimizer_seconds"}) u[key] = k * u[key].get<double>();
+  r["unit_timings"]["optimizer_seconds"] = k * r["unit_timings"]["optimizer_seconds"].get<double>();
+  return r;
+}
+
+json predicted_with(const json& record, const ClusterInput& in) {
+  return json::parse(predict(read_measured_run(record, "measured.json"), in, on_ranks(2)).dump());
+}
+
+// Issue 37, item 2: two one-rank runs at two moments of the machine, the second 10% slower in
+// everything including its reference GEMM, predict the same iteration with one comm document:
+// each run's compute is carried to the document's moment by the ratio of the two GEMMs.
+TEST(ReferenceLevel, TwoRunsAtTwoMomentsPredictTheSameAtTheCommDocumentsMoment) {
+  const std::vector<double> window = {150, 149, 151, 150, 152, 148};
+  json calm = measured_record(window), busy = slower_by(measured_record(window), 1.1);
+  calm["reference_probe"] = probe_block(20.0);
+  busy["reference_probe"] = probe_block(22.0);
+  const ClusterInput in = comm_with_alone(21.0);
+  const json a = predicted_with(calm, in), b = predicted_with(busy, in);
+  const json& level = b["prediction"]["reference_level"];
+  ASSERT_TRUE(level["applied"].get<bool>()) << level.dump();
+  EXPECT_DOUBLE_EQ(level["scale"].get<double>(), 21.0 / 22.0);
+  EXPECT_DOUBLE_EQ(a["prediction"]["reference_level"]["scale"].get<double>(), 21.0 / 20.0);
+  EXPECT_NEAR(a["average_iter_time"].get<double>(), b["average_iter_time"].get<double>(),
+              1e-9 * a["average_iter_time"].get<double>());
+  // Without the probe the two differ by the machine's moment.
+  json calm_bare = calm, busy_bare = busy;
+  calm_bare.erase("reference_probe");
+  busy_bare.erase("reference_probe");
+  const json a0 = predicted_with(calm_bare, in), b0 = predicted_with(busy_bare, in);
+  EXPECT_GT(b0["average_iter_time"].get<double>(), 1.02 * a0["average_iter_time"].get<double>());
+  // The compute is the run's times the scale.
+  EXPECT_NEAR(a["prediction"]["time_ms"]["forward_backward"].get<double>(),
+              21.0 / 20.0 * a0["prediction"]["time_ms"]["forward_backward"].get<double>(),
+              1e-9 * a0["prediction"]["time_ms"]["forward_backward"].get<double>());
+  // The record says what was measured.
+  EXPECT_NE(a["prediction"]["cpu_contention"]["measured_inputs"].get<std::string>().find("reference probe"),
+            std::string::npos);
+  EXPECT_NEAR(level["comm_alone_ms"].get<double>(), 21.0, 1e-9);
+}
+
+// Where either side lacks the probe, or the two timed different products, the run's own level
+// stays and the record says why.
+TEST(ReferenceLevel, FallsBackToTheRunsOwnLevelAndSaysWhy) {
+  const json bare = measured_record({148, 150, 151, 153});
+  const auto why_of = [&](const json& record, const ClusterInput& in) {
+    const json p = predicted_with(record, in);
+    EXPECT_FALSE(p["prediction"]["reference_level"]["applied"].get<bool>());
+    EXPECT_DOUBLE_EQ(p["prediction"]["reference_level"]["scale"].get<double>(), 1.0);
+    EXPECT_EQ(p["average_iter_time"], predicted_with(bare, in)["average_iter_time"]) << "not applied: the run's own level";
+    return p["prediction"]["reference_level"]["why"].get<std::string>();
+  };
+  EXPECT_NE(why_of(bare, comm_with_alone(21.0)).find("no reference probe"), std::string::npos);
+  json cuda = bare;
+  cuda["reference_probe"] = {{"ran", false}, {"why", "a CUDA run"}};
+  EXPECT_NE(why_of(cuda, comm_with_alone(21.0)).find("a CUDA run"), std::string::npos);
+  json probed = bare;
+  probed["reference_probe"] = probe_block(20.0);
+  EXPECT_NE(why_of(probed, measured_comm(false)).find("alone_ms"), std::string::npos) << "an older comm document";
+  EXPECT_NE(why_of(probed, comm_with_alone(21.0, 1)).find("do not compare"), std::string::npos) << "other threads";
+  json other_size = bare;
+  other_size["reference_probe"] = probe_block(20.0, 0, 2, 512);
+  EXPECT_NE(why_of(other_size, comm_with_alone(21.0)).find("do not compare"), std::string::npos);
+  EXPECT_NE(why_of(probed, cpu_cluster()).find("no comm document"), std::string::npos);
+}
+
+// The probe's own spread joins the interval: a noisier probe, a wider interval, around the same
+// prediction.
+TEST(ReferenceLevel, TheProbesSpreadWidensTheInterval) {
+  json steady = measured_record({148, 150, 151, 153}), noisy = steady;
+  steady["reference_probe"] = probe_block(20.0, 0.0);
+  noisy["reference_probe"] = probe_block(20.0, 2.0);
+  const json s = predicted_with(steady, comm_with_alone(20.0)), n = predicted_with(noisy, comm_with_alone(20.0));
+  EXPECT_EQ(s["average_iter_time"], n["average_iter_time"]);
+  const auto width = [](const json& p) {
+    return p["prediction"]["interval_ms"]["high"].get<double>() - p["prediction"]["interval_ms"]["low"].get<double>();
+  };
+  EXPECT_GT(width(n), width(s));
+  bool named = false;
+  for (const auto& part : n["prediction"]["interval_ms"]["parts"])
+    if (part["from"].get<std::string>().find("reference probe") != std::string::npos) {
+      named = true;
+      const double compute = n["prediction"]["time_ms"]["compute"].get<double>();
+      EXPECT_NEAR(part["above_ms"].get<double>(), compute * (20.0 / 18.0 - 1), 1e-9);
+      EXPECT_NEAR(part["below_ms"].get<double>(), compute * (1 - 20.0 / 22.0), 1e-9);
+    }
+  EXPECT_TRUE(named) << n["prediction"]["interval_ms"].dump();
+}
+
+// The comm document's reference GEMM: alone_ms, and its size from gemm_size or, in documents
+// written before gemm_size, from the "gemm" text.
+TEST(ReferenceLevel, TheCommDocumentsGemmIsRead) {
+  const auto sharing = [](const std::string& fields) {
+    const std::string doc = R"({"schema": "tokbench-comm", "schema_version": 1, "backend": "gloo", "device": "cpu",
+        "world_size": 2, "nnodes": 1, "nproc_per_node": 2, "threads_per_rank": 1,
+        "compute_sharing": {"ranks_per_node": 2, "threads_per_rank": 1, "slowdown": 1.1)" + fields + R"(},
+        "results": [{"collective": "all_reduce", "size_bytes": 1000, "time_us": 30}]})";
+    return *parse_comm_document(doc, "comm.json").compute_sharing;
+  };
+  const auto with_size = sharing(R"(, "alone_ms": 21.5, "gemm_size": 1024)");
+  EXPECT_DOUBLE_EQ(*with_size.alone_seconds, 0.0215);
+  EXPECT_EQ(*with_size.gemm_size, 1024);
+  const auto from_text = sharing(R"(, "alone_ms": 21.5, "gemm": "fp32 1024x1024x1024, 15 alternating pairs")");
+  EXPECT_EQ(*from_text.gemm_size, 1024);
+  EXPECT_FALSE(sharing(R"(, "gemm": "fp32 1024x1024x512")").gemm_size) << "not square: no size";
+  EXPECT_FALSE(sharing("").alone_seconds);
+}
+
+}  // namespace
+}  // namespace tokbench::predict

@@ -19,6 +19,7 @@
 #include "run/resolve.hpp"
 #include "run/result_json.hpp"
 #include "parallel/layout.hpp"
+#include "results/run_record.hpp"
 #include "results/run_report.hpp"
 #include "model/gpt.hpp"
 #include "train/train_loop.hpp"
@@ -277,6 +278,49 @@ TEST(ResultJson, UnitTimingsKeepTheirKeysAndAreNullWithoutThem) {
   EXPECT_EQ(report.str().find("Unit timings"), std::string::npos) << report.str();
   run.outcome = Outcome::interrupted;
   EXPECT_TRUE(build_result_json(plan, run, BenchMetrics{}, machine::capture_environment())["unit_timings"].is_null());
+}
+
+// reference_probe: a one-rank CPU run's GEMMs beside its window, each side's milliseconds and
+// the median and quartiles of all of them, kept as written when the record is read back; where
+// none ran, why.
+TEST(ResultJson, TheReferenceProbeIsRecordedAndReadBack) {
+  const RunPlan plan = plan_for_test();
+  MeasuredRun run;
+  run.reference_probe_why = "a CUDA run: the probe times a host GEMM";
+  const auto none = build_result_json(plan, run, BenchMetrics{}, machine::capture_environment())["reference_probe"];
+  EXPECT_EQ(none["ran"], false);
+  EXPECT_EQ(none["why"], run.reference_probe_why);
+  train::ReferenceProbeTimes p;
+  p.threads = 1;
+  p.before_seconds = {0.020, 0.024, 0.021, 0.022};
+  p.after_seconds = {0.030, 0.023, 0.025, 0.026};
+  run.reference_probe = p;
+  const auto j = build_result_json(plan, run, BenchMetrics{}, machine::capture_environment());
+  const auto& b = j["reference_probe"];
+  ASSERT_EQ(b["ran"], true) << b.dump();
+  EXPECT_EQ(b["gemm_size"], train::kReferenceGemmSize);
+  EXPECT_EQ(b["threads"], 1);
+  EXPECT_EQ(b["repeats"], 8);
+  ASSERT_EQ(b["before_ms"].size(), 4u);
+  EXPECT_DOUBLE_EQ(b["before_ms"][1].get<double>(), 24.0);
+  EXPECT_DOUBLE_EQ(b["after_ms"][0].get<double>(), 30.0);
+  // Sorted: 20 21 22 23 24 25 26 30 (ms): median 23.5, quartiles at 21.75 and 25.25.
+  EXPECT_NEAR(b["median_ms"].get<double>(), 23.5, 1e-9);
+  EXPECT_NEAR(b["q1_ms"].get<double>(), 21.75, 1e-9);
+  EXPECT_NEAR(b["q3_ms"].get<double>(), 25.25, 1e-9);
+  EXPECT_NEAR(b["seconds"].get<double>(), 0.191, 1e-12);
+  EXPECT_NE(b["what"].get<std::string>().find("1024x1024x1024"), std::string::npos);
+  // Read back as a record and written again: the same block.
+  EXPECT_EQ(results::to_json(results::record_from_json(j))["reference_probe"], b);
+  const results::Column* column = results::find_column("reference_probe");
+  ASSERT_NE(column, nullptr);
+  EXPECT_EQ(column->kind, results::Kind::structured);
+  EXPECT_FALSE(column->in_report);
+  // A run stopped in its window has only the first half.
+  run.reference_probe->after_seconds.clear();
+  const auto half = build_result_json(plan, run, BenchMetrics{}, machine::capture_environment())["reference_probe"];
+  EXPECT_EQ(half["repeats"], 4);
+  EXPECT_NE(half["when"].get<std::string>().find("before the warm-up only"), std::string::npos);
 }
 
 // unit_timings.communication: what the step sends, unit by unit, over the layout the step built
