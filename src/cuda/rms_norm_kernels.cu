@@ -16,16 +16,6 @@
 namespace tokbench::cuda {
 namespace {
 
-// Column j of the row the forward normalises: x's, or with `branch` (the residual add fused in
-// front) branch + x rounded to T, as ATen's add rounds it. Both passes compute it from the
-// inputs (the second reads them from cache) rather than reading back the sum written by the
-// first, so no load ever sees memory this kernel writes.
-template <typename T>
-__device__ __forceinline__ float norm_input(const T* x_row, const T* branch_row, int64_t j) {
-  if (branch_row == nullptr) return to_float(x_row[j]);
-  return to_float(from_float<T>(to_float(branch_row[j]) + to_float(x_row[j])));
-}
-
 // Without `branch` (null) `sum` is unused; with it, each column's rounded sum is written there.
 template <typename T>
 __global__ void rms_norm_forward_kernel(const T* __restrict__ x, const T* __restrict__ branch,

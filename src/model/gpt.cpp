@@ -112,6 +112,11 @@ class Norm : public torch::nn::Module {
 
   // x: (..., size) -> same shape and dtype
   torch::Tensor forward(const torch::Tensor& x) {
+    if (handed_input_.defined()) {  // handed over by the block before (hand_over): taken once
+      auto input = std::move(handed_input_);
+      auto output = std::move(handed_output_);
+      if (input.is_same(x)) return output;
+    }
     if (kind_ == Kind::identity) return x;
     // Named for the time account: litgpt's RMSNorm is a composition of elementwise operators.
     RECORD_USER_SCOPE(account::ranges::kNorm);
@@ -138,19 +143,44 @@ class Norm : public torch::nn::Module {
     TORCH_INTERNAL_ASSERT(false, "unreachable");
   }
 
-  // x_new = a + x and this norm of it (GPTImpl::AddNormFunction): through the add-norm function
-  // where one is set, this is an RMSNorm and a and x agree in shape, dtype and device; else
-  // litgpt's `a + x` and forward, operator for operator.
+  // Whether forward_after_add(a, x) runs as one fused function: one is set for this kind, and a
+  // and x agree in shape, dtype and device.
+  bool fuses_add(const torch::Tensor& a, const torch::Tensor& x) const {
+    if (a.sizes() != x.sizes() || a.scalar_type() != x.scalar_type() || a.device() != x.device()) return false;
+    switch (kind_) {
+      case Kind::rms_norm:
+      case Kind::rms_norm_unit_offset:
+        return static_cast<bool>(add_norm_function_);
+      case Kind::layer_norm:
+      case Kind::layer_norm_no_affine:
+        return static_cast<bool>(add_layer_norm_function_);
+      case Kind::identity:
+        return false;
+    }
+    return false;
+  }
+
+  // x_new = a + x and this norm of it (GPTImpl::AddNormFunction, AddLayerNormFunction): through
+  // the kind's add-norm function where fuses_add; else litgpt's `a + x` and forward, operator
+  // for operator.
   std::pair<torch::Tensor, torch::Tensor> forward_after_add(const torch::Tensor& a, const torch::Tensor& x) {
-    const bool rms = kind_ == Kind::rms_norm || kind_ == Kind::rms_norm_unit_offset;
-    if (add_norm_function_ && rms && a.sizes() == x.sizes() && a.scalar_type() == x.scalar_type() &&
-        a.device() == x.device()) {
+    if (fuses_add(a, x)) {
       RECORD_USER_SCOPE(account::ranges::kNorm);
+      if (kind_ == Kind::layer_norm || kind_ == Kind::layer_norm_no_affine)
+        return add_layer_norm_function_(a, x, weight_, bias_, eps_);  // undefined without parameters
       return add_norm_function_(a, x, weight_, kind_ == Kind::rms_norm_unit_offset, eps_);
     }
     auto sum = a + x;
     auto normed = forward(sum);
     return {std::move(sum), std::move(normed)};
+  }
+
+  // The block before computed this norm of `input` with the add that made it (forward_after_add):
+  // the next forward returns `output` if it is called on `input` itself, else computes as usual;
+  // either way the pair is dropped then, so it never outlives one forward.
+  void hand_over(torch::Tensor input, torch::Tensor output) {
+    handed_input_ = std::move(input);
+    handed_output_ = std::move(output);
   }
 
   // Used by the RMSNorm kinds only.
@@ -159,6 +189,10 @@ class Norm : public torch::nn::Module {
   void set_add_norm_function(GPTImpl::AddNormFunction function) { add_norm_function_ = std::move(function); }
   // Used by Kind::layer_norm only (weight and bias).
   void set_layer_norm_function(GPTImpl::LayerNormFunction function) { layer_norm_function_ = std::move(function); }
+  // Used by both LayerNorm kinds, in forward_after_add.
+  void set_add_layer_norm_function(GPTImpl::AddLayerNormFunction function) {
+    add_layer_norm_function_ = std::move(function);
+  }
 
  private:
   Kind kind_;
@@ -168,6 +202,8 @@ class Norm : public torch::nn::Module {
   GPTImpl::NormFunction function_;  // empty: litgpt's op composition
   GPTImpl::AddNormFunction add_norm_function_;  // empty: `a + x`, then forward
   GPTImpl::LayerNormFunction layer_norm_function_;  // empty: torch::layer_norm
+  GPTImpl::AddLayerNormFunction add_layer_norm_function_;  // empty: `a + x`, then forward
+  torch::Tensor handed_input_, handed_output_;  // hand_over's pair; undefined when none
 };
 
 // Causal self-attention with fused [Q | K | V] projection (litgpt HEAD layout), GQA/MQA by
@@ -498,12 +534,16 @@ class Block : public torch::nn::Module {
   }
 
   const Attention& attention() const { return *attn_; }
+  Norm& first_norm() const { return *norm_1_; }
 
   // x: (B, T, C) -> (B, T, C). tail_value_needed false (a checkpoint's recomputation): the
   // output's value is not read, so a block ending `mlp.proj(h) + x` builds the projection's
   // graph without its GEMM; a post-MLP norm or an MoE's weighting reads it, so there it runs.
+  // next_norm: the norm that reads the output (the next block's norm_1, or ln_f), or null; where
+  // it fuses the closing add (Norm::fuses_add), it computes the add and itself here and is
+  // handed its output; else the closing add is litgpt's.
   torch::Tensor forward(torch::Tensor x, const torch::Tensor& cos, const torch::Tensor& sin,
-                        bool tail_value_needed = true) {
+                        bool tail_value_needed = true, Norm* next_norm = nullptr) {
     auto x_normed = norm_1_->forward(x);
     auto a = post_attention_norm_->forward(attn_->forward(x_normed, cos, sin));
     if (parallel_) {
@@ -513,7 +553,13 @@ class Block : public torch::nn::Module {
       std::tie(x, x_normed) = norm_2_->forward_after_add(a, x);  // x = a + x; x_normed = norm_2(x)
     }
     auto m = moe_ ? moe_->forward(x_normed) : mlp_->forward(x_normed, tail_value_needed || !skippable_tail_);
-    return post_mlp_norm_->forward(m) + x;
+    auto branch = post_mlp_norm_->forward(m);
+    if (next_norm != nullptr && next_norm->fuses_add(branch, x)) {
+      auto [sum, normed] = next_norm->forward_after_add(branch, x);
+      next_norm->hand_over(sum, std::move(normed));
+      return sum;
+    }
+    return branch + x;
   }
 
  private:
@@ -600,10 +646,16 @@ torch::Tensor GPTImpl::forward_hidden(const torch::Tensor& idx) {
     if (hooks) hooks->before_block(layer);
     // Gemma-3: per-layer global (0) or local (1) rope base.
     const int64_t which = c.rope_indices.empty() ? -1 : c.rope_indices[layer];
+    // The norm that reads this block's output may fuse its closing add (Block::forward); not
+    // under hooks (FSDP gathers the next block's parameters in before_block; unit timings
+    // attribute its norm to it) nor checkpointing (a recomputation would hand over again).
+    Norm* next_norm = hooks != nullptr || s.checkpoint_blocks ? nullptr
+                      : layer + 1 < c.n_layer                  ? &s.blocks[layer + 1]->first_norm()
+                                                               : s.ln_f.get();
     BlockForward run = [block = s.blocks[layer], cos = which < 0 ? cos : cos.index({Ellipsis, which}),
-                        sin = which < 0 ? sin : sin.index({Ellipsis, which})](const torch::Tensor& input,
-                                                                              bool tail_value_needed) {
-      return block->forward(input, cos, sin, tail_value_needed);
+                        sin = which < 0 ? sin : sin.index({Ellipsis, which}),
+                        next_norm](const torch::Tensor& input, bool tail_value_needed) {
+      return block->forward(input, cos, sin, tail_value_needed, next_norm);
     };
     x = s.checkpoint_blocks ? checkpoint_block(x, std::move(run)) : run(x, /*tail_value_needed=*/true);
     if (hooks) x = hooks->after_block(layer, std::move(x));
@@ -691,6 +743,11 @@ void GPTImpl::set_norm_function(NormFunction function) {
 void GPTImpl::set_add_norm_function(AddNormFunction function) {
   for (const auto& module : modules(/*include_self=*/false))
     if (auto* norm = dynamic_cast<Norm*>(module.get())) norm->set_add_norm_function(function);
+}
+
+void GPTImpl::set_add_layer_norm_function(AddLayerNormFunction function) {
+  for (const auto& module : modules(/*include_self=*/false))
+    if (auto* norm = dynamic_cast<Norm*>(module.get())) norm->set_add_layer_norm_function(function);
 }
 
 void GPTImpl::set_layer_norm_function(LayerNormFunction function) {

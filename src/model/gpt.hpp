@@ -67,15 +67,28 @@ class GPTImpl : public torch::nn::Module {
                                                    bool unit_offset, double eps)>;
   void set_norm_function(NormFunction function);
 
-  // How an RMSNorm that reads a residual add computes the add and itself together: norm_2 of a
-  // sequential block (LLaMA, Qwen, Mistral, Gemma: `x = a + x; h = norm_2(x)`), given the
+  // How an RMSNorm that reads a residual add computes the add and itself together, given the
   // branch a and the residual x of one shape and dtype -> (a + x, norm(a + x)), the sum in that
   // dtype rounded as ATen's add rounds it and the norm as NormFunction's, of the rounded sum.
-  // Empty (the default): `a + x`, then the norm (through NormFunction when set), exactly the
-  // eager computation.
+  // Two adds qualify: norm_2 of a sequential block (LLaMA, Qwen, Mistral, Gemma:
+  // `x = a + x; h = norm_2(x)`), and a block's closing add (`mlp + x`; in a parallel-residual
+  // block `mlp + (attn + x)`) with the norm that reads its output, the next block's norm_1 or
+  // ln_f, where the forward runs without hooks and without activation checkpointing (the
+  // block then computes the next norm and hands it over; with hooks, FSDP gathers and the unit
+  // timings need the next block's norm inside that block). Empty (the default): `a + x`, then
+  // the norm (through NormFunction when set), exactly the eager computation.
   using AddNormFunction = std::function<std::pair<torch::Tensor, torch::Tensor>(
       const torch::Tensor& a, const torch::Tensor& x, const torch::Tensor& weight, bool unit_offset, double eps)>;
   void set_add_norm_function(AddNormFunction function);
+
+  // The same for every LayerNorm (with weight and bias, or OLMo's without: then undefined):
+  // OLMo's norm_2, and the closing adds of GPT-NeoX/pythia, phi-2 and falcon blocks with the
+  // next norm_1 or ln_f, as said above. The norm as torch::layer_norm's, of the rounded sum.
+  // Empty (the default): `a + x`, then the norm, exactly the eager computation.
+  using AddLayerNormFunction = std::function<std::pair<torch::Tensor, torch::Tensor>(
+      const torch::Tensor& a, const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
+      double eps)>;
+  void set_add_layer_norm_function(AddLayerNormFunction function);
 
   // How every LayerNorm with a weight and a bias computes (x − mean) · rsqrt(var + eps) · w + b
   // over the last dimension (statistics in fp32, the result in x's dtype, as torch::layer_norm);

@@ -33,6 +33,10 @@ int64_t backward_parts(const at::Tensor& x2) {
   return std::max<int64_t>(1, std::min<int64_t>(2 * sms, x2.size(0)));
 }
 
+// An optional fp32 operand's pointer: null where the tensor is undefined (the kernels read
+// that as "absent").
+float* optional_floats(const at::Tensor& t) { return t.defined() ? t.data_ptr<float>() : nullptr; }
+
 cuda::GateActivation kernel_activation(model::GateActivation activation) {
   switch (activation) {
     case model::GateActivation::silu: return cuda::GateActivation::silu;
@@ -117,6 +121,37 @@ std::pair<at::Tensor, at::Tensor> layer_norm_cuda_backward(const at::Tensor& g, 
                                   grad_x.data_ptr(), want_weight ? weight_partial.data_ptr<float>() : nullptr,
                                   want_bias ? bias_partial.data_ptr<float>() : nullptr, parts, rows, width,
                                   stream.stream()));
+  return {want_weight ? weight_partial.sum(0) : at::Tensor(), want_bias ? bias_partial.sum(0) : at::Tensor()};
+}
+
+void add_layer_norm_cuda_forward(const at::Tensor& a2, const at::Tensor& x2, const at::Tensor& weight,
+                                 const at::Tensor& bias, const at::Tensor& sum, const at::Tensor& y,
+                                 const at::Tensor& mean, const at::Tensor& rstd, double eps) {
+  const c10::cuda::CUDAGuard guard(x2.device());  // the launch goes to x2's device, whatever is current
+  const auto stream = at::cuda::getCurrentCUDAStream(x2.device().index());
+  check(cuda::add_layer_norm_forward(row_type(x2, "add_layer_norm_rows"), a2.data_ptr(), x2.data_ptr(),
+                                     optional_floats(weight), optional_floats(bias), sum.data_ptr(), y.data_ptr(),
+                                     mean.data_ptr<float>(), rstd.data_ptr<float>(), x2.size(0), x2.size(1),
+                                     static_cast<float>(eps), stream.stream()));
+}
+
+std::pair<at::Tensor, at::Tensor> add_layer_norm_cuda_backward(const at::Tensor& g, const at::Tensor& grad_sum,
+                                                               const at::Tensor& sum2, const at::Tensor& weight,
+                                                               const at::Tensor& mean, const at::Tensor& rstd,
+                                                               const at::Tensor& grad_input, bool want_weight,
+                                                               bool want_bias) {
+  const c10::cuda::CUDAGuard guard(sum2.device());
+  const auto stream = at::cuda::getCurrentCUDAStream(sum2.device().index());
+  const int64_t rows = sum2.size(0), width = sum2.size(1);
+  const int64_t parts = backward_parts(sum2);
+  const auto partial = [&](bool wanted) {
+    return wanted ? at::empty({parts, width}, sum2.options().dtype(at::kFloat)) : at::Tensor();
+  };
+  at::Tensor weight_partial = partial(want_weight), bias_partial = partial(want_bias);
+  check(cuda::add_layer_norm_backward(row_type(sum2, "add_layer_norm_rows"), g.data_ptr(), grad_sum.data_ptr(),
+                                      sum2.data_ptr(), optional_floats(weight), mean.data_ptr<float>(),
+                                      rstd.data_ptr<float>(), grad_input.data_ptr(), optional_floats(weight_partial),
+                                      optional_floats(bias_partial), parts, rows, width, stream.stream()));
   return {want_weight ? weight_partial.sum(0) : at::Tensor(), want_bias ? bias_partial.sum(0) : at::Tensor()};
 }
 

@@ -47,6 +47,21 @@ std::pair<at::Tensor, at::Tensor> layer_norm_cuda_backward(const at::Tensor& g, 
                                                            const at::Tensor& rstd, const at::Tensor& grad_x,
                                                            bool want_weight, bool want_bias);
 
+// The residual add fused in front of LayerNorm (add_norm_rows.hpp): a2, x2, sum, y: (R, C)
+// contiguous, one dtype; weight, bias: (C) fp32 or undefined (no weight: 1; no bias: 0); mean,
+// rstd: (R) fp32. Writes sum = a2 + x2 and y = its norm.
+void add_layer_norm_cuda_forward(const at::Tensor& a2, const at::Tensor& x2, const at::Tensor& weight,
+                                 const at::Tensor& bias, const at::Tensor& sum, const at::Tensor& y,
+                                 const at::Tensor& mean, const at::Tensor& rstd, double eps);
+
+// Its backward: layer_norm_cuda_backward over sum2 (weight may be undefined) with grad_sum (R, C)
+// added to grad_input.
+std::pair<at::Tensor, at::Tensor> add_layer_norm_cuda_backward(const at::Tensor& g, const at::Tensor& grad_sum,
+                                                               const at::Tensor& sum2, const at::Tensor& weight,
+                                                               const at::Tensor& mean, const at::Tensor& rstd,
+                                                               const at::Tensor& grad_input, bool want_weight,
+                                                               bool want_bias);
+
 // cross_entropy_rows_in_place (cross_entropy_rows.hpp) on CUDA, with the gradient's scale a
 // one-element fp32 tensor on the logits' device instead of a host number (no read back):
 // logits (R, V) contiguous fp32 or bf16, overwritten with the gradient; targets (R) int64.

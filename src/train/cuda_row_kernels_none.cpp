@@ -36,6 +36,18 @@ std::pair<at::Tensor, at::Tensor> layer_norm_cuda_backward(const at::Tensor&, co
   TORCH_CHECK(false, "layer_norm_rows: this build has no CUDA kernels (built without nvcc)");
 }
 
+void add_layer_norm_cuda_forward(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                 const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&, double) {
+  TORCH_CHECK(false, "add_layer_norm_rows: this build has no CUDA kernels (built without nvcc)");
+}
+
+std::pair<at::Tensor, at::Tensor> add_layer_norm_cuda_backward(const at::Tensor&, const at::Tensor&,
+                                                               const at::Tensor&, const at::Tensor&,
+                                                               const at::Tensor&, const at::Tensor&,
+                                                               const at::Tensor&, bool, bool) {
+  TORCH_CHECK(false, "add_layer_norm_rows: this build has no CUDA kernels (built without nvcc)");
+}
+
 at::Tensor cross_entropy_rows_cuda_in_place(const at::Tensor&, const at::Tensor&, std::optional<double>,
                                             const at::Tensor&) {
   TORCH_CHECK(false, "cross_entropy_rows: this build has no CUDA kernels (built without nvcc)");

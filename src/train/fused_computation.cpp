@@ -95,8 +95,11 @@ class FusedComputation final : public LossComputation {
     // CPU keeps ATen's (its layer_norm is one vectorised pass already; the gate as said above).
     if (device.is_cuda()) {
       model_->set_layer_norm_function(&layer_norm_rows);
-      // A sequential block's residual add and norm_2 in one kernel each way (add_norm_rows.hpp).
+      // A residual add and the norm that reads it in one kernel each way (add_norm_rows.hpp): a
+      // sequential block's norm_2, and a block's closing add with the next norm_1 or ln_f
+      // (pythia's, phi-2's and falcon's parallel-residual blocks included).
       model_->set_add_norm_function(&add_rms_norm_rows);
+      model_->set_add_layer_norm_function(&add_layer_norm_rows);
       model_->set_gate_function(&gated_activation);
       model_->set_rope_function(&rope_rotation);
     }
@@ -110,6 +113,7 @@ class FusedComputation final : public LossComputation {
     model_->set_norm_function({});
     model_->set_layer_norm_function({});
     model_->set_add_norm_function({});
+    model_->set_add_layer_norm_function({});
     model_->set_gate_function({});
     model_->set_rope_function({});
     model_->set_operators(model::GPTImpl::Operators::litgpt);
@@ -143,7 +147,7 @@ class FusedComputation final : public LossComputation {
     const std::string loss = on_cpu_ ? fmt::format("one-pass {} row kernel", cross_entropy_rows_isa())
                                      : std::string("the CUDA row kernel (fp32/bf16; aten ops otherwise)");
     const std::string norms = on_cpu_ ? fmt::format("; RMSNorm by {} row kernel", rms_norm_rows_isa())
-                                      : std::string("; RMSNorm (with a sequential block's residual add), LayerNorm, the MLP's gated activation and rope by CUDA kernels");
+                                      : std::string("; RMSNorm and LayerNorm (with the residual adds they read), the MLP's gated activation and rope by CUDA kernels");
     return fmt::format("GEMMs: {}; lm_head+loss in chunks of {} rows, loss and logit gradient by {}{}",
                        gemms.empty() ? "aten" : gemms, chunk_.chunk_rows, loss, norms);
   }

@@ -1,10 +1,12 @@
-// The CUDA kernels of the residual add fused into RMSNorm (cuda/rms_norm_kernels.cu's
-// add_rms_norm_*, through add_rms_norm_rows on CUDA tensors) against the unfused `a + x` then
-// the eager model's RMSNorm run on the CPU (add_norm_references.hpp): the sum, the norm and the
-// gradients of a, x and the weight, fp32 and bf16, Gemma's unit offset, widths below a warp,
-// odd widths and one wide enough for 512 threads, a non-contiguous input, more rows than
-// backward's parts, and the same bits twice; and the llama and gemma fixture models with the
-// fused add installed on CUDA against the same models on the CPU. ctest label `gpu` (one ctest,
+// The CUDA kernels of the residual add fused into RMSNorm and LayerNorm (cuda/rms_norm_kernels.cu's
+// add_rms_norm_*, cuda/layer_norm_kernels.cu's add_layer_norm_*, through add_rms_norm_rows and
+// add_layer_norm_rows on CUDA tensors) against the unfused `a + x` then the eager model's norm
+// run on the CPU (add_norm_references.hpp): the sum, the norm and the gradients of a, x, weight
+// and bias, fp32 and bf16, Gemma's unit offset, LayerNorm with and without parameters, widths
+// below a warp, odd widths and one wide enough for 512 threads, a non-contiguous input, more
+// rows than backward's parts, and the same bits twice; and the llama, gemma, pythia, phi-2,
+// falcon and olmo fixture models with the fused adds installed on CUDA against the same models
+// on the CPU. ctest label `gpu` (one ctest,
 // cuda_kernels): where no CUDA device is present every case is skipped, saying so.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -34,8 +36,9 @@ bool have_cuda() { return torch::cuda::is_available(); }
 const torch::Device kCuda(torch::kCUDA, 0);
 
 testing::AddNormOutcome fused_outcome(const AddNormCase& c, const torch::Device& device) {
-  return testing::add_norm_outcome(c, device, [&](const auto& a, const auto& x, const auto& w) {
-    return add_rms_norm_rows(a, x, w, c.unit_offset, c.eps);
+  return testing::add_norm_outcome(c, device, [&](const auto& a, const auto& x, const auto& w, const auto& b) {
+    return c.kind == testing::AddNormKind::rms ? add_rms_norm_rows(a, x, w, c.unit_offset, c.eps)
+                                               : add_layer_norm_rows(a, x, w, b, c.eps);
   });
 }
 
@@ -79,6 +82,50 @@ TEST(AddRmsNormCuda, EqualsUnfusedBf16ManyRowsWide) {
   expect_cuda_equals_unfused({torch::kBFloat16, {16, 256, 2048}});  // Llama-3.2-1B's width
 }
 
+// ---- LayerNorm ------------------------------------------------------------------------------
+
+constexpr auto kLayer = testing::AddNormKind::layer;
+constexpr auto kNoAffine = testing::AddNormKind::layer_no_affine;
+
+TEST(AddLayerNormCuda, EqualsUnfusedFp32) {
+  REQUIRE_CUDA();
+  expect_cuda_equals_unfused({torch::kFloat, {5, 7, 67}, false, false, 1e-5, kLayer});
+}
+TEST(AddLayerNormCuda, EqualsUnfusedFp32NoParameters) {
+  REQUIRE_CUDA();
+  expect_cuda_equals_unfused({torch::kFloat, {5, 7, 67}, false, false, 1e-5, kNoAffine});
+}
+TEST(AddLayerNormCuda, EqualsUnfusedFp32NarrowerThanAWarp) {
+  REQUIRE_CUDA();
+  expect_cuda_equals_unfused({torch::kFloat, {3, 4, 5}, false, false, 1e-5, kLayer});
+}
+TEST(AddLayerNormCuda, EqualsUnfusedFp32WideNotContiguous) {  // 512 threads per block
+  REQUIRE_CUDA();
+  expect_cuda_equals_unfused({torch::kFloat, {4, 8, 4100}, false, true, 1e-5, kLayer});
+}
+TEST(AddLayerNormCuda, EqualsUnfusedFp32ManyRows) {  // more rows than backward's parts on any GPU
+  REQUIRE_CUDA();
+  expect_cuda_equals_unfused({torch::kFloat, {64, 300, 96}, false, false, 1e-5, kLayer});
+}
+TEST(AddLayerNormCuda, EqualsUnfusedBf16) {
+  REQUIRE_CUDA();
+  expect_cuda_equals_unfused({torch::kBFloat16, {5, 7, 67}, false, false, 1e-5, kLayer});
+}
+TEST(AddLayerNormCuda, EqualsUnfusedBf16NoParametersManyRowsWide) {
+  REQUIRE_CUDA();
+  expect_cuda_equals_unfused({torch::kBFloat16, {16, 256, 2560}, false, false, 1e-5, kNoAffine});  // phi-2's width
+}
+TEST(AddLayerNormCuda, SameBitsTwice) {
+  REQUIRE_CUDA();
+  const AddNormCase c{torch::kFloat, {64, 300, 96}, false, false, 1e-5, kLayer};
+  const auto first = fused_outcome(c, kCuda);
+  const auto second = fused_outcome(c, kCuda);
+  EXPECT_TRUE(torch::equal(first.y, second.y));
+  EXPECT_TRUE(torch::equal(first.grad_x, second.grad_x));
+  EXPECT_TRUE(torch::equal(first.grad_weight, second.grad_weight));
+  EXPECT_TRUE(torch::equal(first.grad_bias, second.grad_bias));
+}
+
 // The comparison can fail: a wrong eps moves the norm and its gradients beyond the tolerance.
 TEST(AddRmsNormCuda, ComparisonDetectsTheWrongEps) {
   REQUIRE_CUDA();
@@ -120,7 +167,8 @@ TEST_P(AddNormKernelInModel, EqualsTheCpuModel) {
   REQUIRE_CUDA();
   const auto [got, calls] = testing::add_norm_model_outcome(GetParam(), kCuda, true);
   const auto want = testing::add_norm_model_outcome(GetParam(), torch::kCPU, false).first;
-  EXPECT_GT(calls, 0) << "no add went through the hook";
+  const auto fixture = testing::fixture_model(GetParam(), torch::kFloat, torch::kCPU);
+  EXPECT_EQ(calls, testing::expected_fused_adds(fixture.gpt->config())) << "adds that went through the hooks";
   // The model's other CUDA operators (GEMMs, attention) sum in their own order: a looser bound.
   constexpr double kModelTolerance = 1e-4;
   EXPECT_TRUE(close(got.hidden, want.hidden, kModelTolerance)) << "hidden";
@@ -128,8 +176,10 @@ TEST_P(AddNormKernelInModel, EqualsTheCpuModel) {
   for (const auto& [name, grad] : want.grads) EXPECT_TRUE(close(got.grads.at(name), grad, kModelTolerance)) << "grad of " << name;
 }
 
-// llama-3.1: the target's family (Llama-3.2-1B); gemma-3: unit offset, post-attention norm.
-INSTANTIATE_TEST_SUITE_P(Families, AddNormKernelInModel, ::testing::Values("llama-3.1", "gemma-3"),
+// llama-3.1: the target's family (Llama-3.2-1B); gemma-3: unit offset, post-attention norm;
+// pythia, phi-2, falcon: parallel residual, LayerNorm; olmo: LayerNorm without parameters.
+INSTANTIATE_TEST_SUITE_P(Families, AddNormKernelInModel,
+                         ::testing::Values("llama-3.1", "gemma-3", "pythia", "phi-2", "falcon", "olmo"),
                          [](const auto& info) { return model::testing::test_name(info.param); });
 
 }  // namespace
