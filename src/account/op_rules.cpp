@@ -74,11 +74,18 @@ constexpr std::array kElementwise = {
 
 // tokbench's own autograd functions and nodes, and torch.compile's and thunder's, by a part of
 // their node names.
-constexpr std::array<std::pair<std::string_view, Rule>, 8> kCustomNodes = {{
+// A part matches inside a longer name: "RmsNormRowsFunction" is AddRmsNormRowsFunction's too, and
+// "LayerNormRowsFunction" AddLayerNormRowsFunction's.
+constexpr std::array<std::pair<std::string_view, Rule>, 11> kCustomNodes = {{
     {"FusedLinearFunction", {Category::gemm, Reach::context}},
     {"LinearGraphOnly", {Category::gemm, Reach::context}},
     {"ChunkedLinearCrossEntropyFunction", {Category::loss, Reach::context}},
     {"RmsNormRowsFunction", {Category::normalization, Reach::context}},
+    {"LayerNormRowsFunction", {Category::normalization, Reach::context}},
+    // The MLP's activation with its gating, and rotary embeddings: what eager does for them with
+    // ATen's elementwise operators.
+    {"GatedActivationFunction", {Category::elementwise, Reach::context}},
+    {"RopeRotationFunction", {Category::elementwise, Reach::context}},
     // A checkpointed block's node: its own time is glue; the recomputed forward and the inner
     // backward inside it are classified by their own names.
     {"CheckpointedBlockBackward", {Category::other, Reach::self_only}},

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numeric>
 #include <set>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -208,6 +209,17 @@ TEST(Rules, BackwardNodesByTheOperatorTheyNameOrTheirFunction) {
             Category::gemm);
   EXPECT_EQ(category("autograd::engine::evaluate_function: torch::autograd::CppNode<x::ChunkedLinearCrossEntropyFunction>"),
             Category::loss);
+  // tokbench's own functions, each backward node by the function it runs (the fused ones inside
+  // the plain ones' names included).
+  for (const auto& [function, want] : std::vector<std::pair<std::string, Category>>{
+           {"RmsNormRowsFunction", Category::normalization},
+           {"AddRmsNormRowsFunction", Category::normalization},
+           {"LayerNormRowsFunction", Category::normalization},
+           {"AddLayerNormRowsFunction", Category::normalization},
+           {"GatedActivationFunction", Category::elementwise},
+           {"RopeRotationFunction", Category::elementwise}})
+    EXPECT_EQ(category("torch::autograd::CppNode<tokbench::train::(anonymous namespace)::" + function + ">"), want)
+        << function;
   EXPECT_EQ(rule_for_backward_node("CheckpointedBlockBackward")->reach, Reach::self_only);
   // A compiled graph's node (torch.compile's, thunder's) is glue around its own operators.
   for (const char* node : {"CompiledFunctionBackward", "ThunderFunctionBackward", "ThunderOutputFunctionBackward"})
