@@ -15,6 +15,7 @@ const std::vector<Field>& batch_fields() {
        .help = "sequences per micro-batch per device (B)",
        .group = "Batch",
        .valid = "a positive whole number",
+       .predict_help = "only the measured run's (compute per micro-batch is measured, not modelled)",
        .bounds = {.positive = true},
        .shapes = {.label = "B", .record_key = "Micro BS", .place = 3}},
       {.names = "--global-batch-size,--global_batch_size",
@@ -22,6 +23,7 @@ const std::vector<Field>& batch_fields() {
        .help = "sequences per optimizer step over all devices (G = B x GA x W; default B x W)",
        .group = "Batch",
        .valid = "a positive multiple of --micro-batch-size x world size",
+       .predict_help = "sequences per iteration, all ranks (default: the measured GA kept: micro x GA x ranks)",
        .bounds = {.positive = true},  // the multiple: run/resolve.cpp, which knows the world size
        .shapes = {.label = "G", .record_key = "Global BS", .place = 4}},
       {.names = "--max-iters,--max_iters",

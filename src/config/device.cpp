@@ -52,6 +52,7 @@ const std::vector<Field>& device_fields() {
        .help = "CPU threads for LibTorch (0: LibTorch's default)",
        .group = "Device",
        .valid = fmt::format("a whole number 0..{} (0: LibTorch's default)", limits::kMaxThreads),
+       .predict_help = "CPU: intra-op threads per rank (0: every core)",
        .bounds = {.min = 0,
                   .max = limits::kMaxThreads,
                   .refusal = fmt::format("is not valid; valid: 0..{} (0: LibTorch's default)", limits::kMaxThreads)},

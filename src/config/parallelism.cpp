@@ -17,6 +17,7 @@ const std::vector<Field>& parallelism_fields() {
        .choices = [] { return parallel::mode_words(); },
        .record = {"distributed_mode", 13},
        .shapes = {.label = "mode", .record_key = "Distributed Mode", .place = 6}},
+       .predict_help = "none, ddp or fsdp (default: the measured run's)",
       {.names = "--shard-mode,--shard_mode",
        .member = &ParallelismSection::shard_mode,
        .help = "FSDP sharding: zero2 | zero3 | hybrid_zero2 | hybrid_zero3 (hybrid needs --sharding-size)",
@@ -24,6 +25,7 @@ const std::vector<Field>& parallelism_fields() {
        .choices = [] { return parallel::shard_mode_words(); },
        .record = {"shard_mode", 14},
        .shapes = {.label = "shard_mode", .record_key = "sharding_mode", .place = 20}},
+       .predict_help = "fsdp: zero2, zero3, hybrid_zero2, hybrid_zero3",
       {.names = "--sharding-size,--sharding_size",
        .member = &ParallelismSection::sharding_size,
        .help = "FSDP hybrid sharding: shard within groups of this many ranks, replicate across them",
@@ -31,6 +33,7 @@ const std::vector<Field>& parallelism_fields() {
        .valid = "a positive divisor of the world size",
        .bounds = {.positive = true},  // the divisor: run/resolve.cpp, which knows the world size
        .record = {"sharding_size", 18},
+       .predict_help = "fsdp: ranks per shard group (hybrid sharding)",
        .shapes = {.label = "sharding", .record_key = "Sharding Size", .place = 7}},
       {.names = "--bucketing-mode,--bucketing_mode",
        .member = &ParallelismSection::bucketing_mode,
@@ -40,6 +43,7 @@ const std::vector<Field>& parallelism_fields() {
        .choices = [] { return std::vector<std::string>{"none", "block", "layer", "size"}; },
        .record = {"bucketing_mode", 15},
        .shapes = {.label = "bucketing", .record_key = "bucketing", .place = 21}},
+       .predict_help = "fsdp units: none (the whole model), block, or size (modules cut by parameter count, ZeRO-2)",
       {.names = "--fsdp-bucket-params,--fsdp_bucket_params",
        .member = &ParallelismSection::fsdp_bucket_params,
        .help = "--bucketing-mode size: a module becomes an FSDP unit once the parameters of its subtree not yet "
@@ -48,6 +52,8 @@ const std::vector<Field>& parallelism_fields() {
        .valid = "a positive whole number of parameters, e.g. 1e8",
        // 2^53: every whole double below it is exact, and it is far above any model's parameters.
        .bounds = {.min = 1,
+       .predict_help = "--bucketing-mode size: the parameter count that makes a module a unit (default: the measured "
+                       "run's, else 1e8)",
                   .max = 9007199254740992.0,
                   .whole = true,
                   .refusal = "is not valid; valid: a positive whole number of parameters (e.g. 1e8)"},
@@ -59,6 +65,7 @@ const std::vector<Field>& parallelism_fields() {
        .valid = "a size in MB in (0, 1000000]",
        .bounds = {.min = 0, .max = 1e6, .min_open = true, .refusal = "is not valid; valid: a size in MB in (0, 1000000]"},
        .record = {"ddp_bucket_size_mb", 19},
+       .predict_help = "ddp: bucket size in MB (default: the measured run's)",
        .shapes = {.label = "ddp_bucket_mb", .record_key = "ddp_bucket_size_mb", .in_config = true, .place = 22}},
       {.names = "--ddp-overlap,!--no-ddp-overlap",
        .member = &ParallelismSection::ddp_overlap,
