@@ -5,6 +5,7 @@
 
 #include "config/numbers.hpp"
 #include "config/run_options.hpp"
+#include "usage/usage_error.hpp"
 
 namespace tokbench::config {
 
@@ -14,6 +15,7 @@ const std::vector<Field>& batch_fields() {
        .member = &BatchSection::micro_batch_size,
        .help = "sequences per micro-batch per device (B)",
        .group = "Batch",
+       .predict_help = "only the measured run's (compute per micro-batch is measured, not modelled)",
        .valid = "a positive whole number",
        .bounds = {.positive = true},
        .shapes = {.label = "B", .record_key = "Micro BS", .place = 3}},
@@ -21,6 +23,7 @@ const std::vector<Field>& batch_fields() {
        .member = &BatchSection::global_batch_size,
        .help = "sequences per optimizer step over all devices (G = B x GA x W; default B x W)",
        .group = "Batch",
+       .predict_help = "sequences per iteration, all ranks (default: the measured GA kept: micro x GA x ranks)",
        .valid = "a positive multiple of --micro-batch-size x world size",
        .bounds = {.positive = true},  // the multiple: run/resolve.cpp, which knows the world size
        .shapes = {.label = "G", .record_key = "Global BS", .place = 4}},
@@ -41,6 +44,12 @@ const std::vector<Field>& batch_fields() {
        .bounds = {.min = 0, .refusal = "must be >= 0"}},  // below --max-iters: run/resolve.cpp
   };
   return fields;
+}
+
+void check_batch(const BatchSection& o) {
+  if (o.warmup_iters >= o.max_iters)
+    usage::refuse(fmt::format("--warmup-iters {} must be fewer than --max-iters {}; valid: 0..{}", o.warmup_iters,
+                              o.max_iters, o.max_iters - 1));
 }
 
 const std::vector<DerivedValue>& batch_derived_values() {

@@ -19,6 +19,9 @@ struct BatchSection {
 };
 
 const std::vector<Field>& batch_fields();
+// The section's check of two of its options (--warmup-iters below --max-iters): one line, exit 2
+// (usage::refuse). Run after the rows' checks (config::check_fields).
+void check_batch(const BatchSection& batch);
 // Gradient accumulation (G / (B·W)), which the record keeps and compare keys on.
 const std::vector<DerivedValue>& batch_derived_values();
 

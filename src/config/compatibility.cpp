@@ -3,6 +3,7 @@
 
 #include "config/numbers.hpp"
 #include "config/run_options.hpp"
+#include "usage/usage_error.hpp"
 
 namespace tokbench::config {
 
@@ -34,6 +35,14 @@ const std::vector<Field>& compatibility_fields() {
        .group = "Compatibility"},
   };
   return fields;
+}
+
+void check_compatibility(const CompatibilitySection& o) {
+  if (o.use_hf)
+    usage::refuse("--use-hf: tokbench trains litgpt's models (the reference's experimental Hugging Face transformers "
+                  "path is not supported); valid: --use-hf False");
+  if (o.nsys_enabled)
+    usage::refuse("--nsys-enabled True is not supported: run `nsys profile tokbench run ...` instead; valid: False");
 }
 
 }  // namespace tokbench::config

@@ -21,5 +21,8 @@ struct CompatibilitySection {
 };
 
 const std::vector<Field>& compatibility_fields();
+// The reference's switches tokbench refuses (--use-hf True, --nsys-enabled True): one line,
+// exit 2 (usage::refuse). Run after the rows' checks (config::check_fields).
+void check_compatibility(const CompatibilitySection& compatibility);
 
 }  // namespace tokbench::config

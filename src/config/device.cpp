@@ -6,6 +6,7 @@
 #include "config/numbers.hpp"
 #include "config/resolved_keys.hpp"
 #include "config/run_options.hpp"
+#include "usage/usage_error.hpp"
 
 namespace tokbench::config {
 
@@ -51,6 +52,7 @@ const std::vector<Field>& device_fields() {
        .member = &DeviceSection::num_threads,
        .help = "CPU threads for LibTorch (0: LibTorch's default)",
        .group = "Device",
+       .predict_help = "CPU: intra-op threads per rank (0: every core)",
        .valid = fmt::format("a whole number 0..{} (0: LibTorch's default)", limits::kMaxThreads),
        .bounds = {.min = 0,
                   .max = limits::kMaxThreads,
@@ -101,6 +103,17 @@ const std::vector<Field>& device_fields() {
                   .place = 27}},
   };
   return fields;
+}
+
+void check_device(const DeviceSection& o) {
+  const bool te = o.low_precision_mode != "none";
+  const bool torchao = o.use_torchao_fp8_linear;
+  if (!torchao && (o.use_torchao_fp8_allgather || o.use_torchao_fp8_precompute_scale_for_fsdp))
+    usage::refuse("--use-torchao-fp8-allgather and --use-torchao-fp8-precompute-scale-for-fsdp refine torchao's "
+                  "float8 linears; valid: with --use-torchao-fp8-linear");
+  if (te && torchao)
+    usage::refuse(fmt::format("--low-precision-mode {} and --use-torchao-fp8-linear are two fp8 recipes; valid: one "
+                              "of them", o.low_precision_mode));
 }
 
 }  // namespace tokbench::config

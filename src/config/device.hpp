@@ -40,5 +40,9 @@ struct DeviceSection {
 };
 
 const std::vector<Field>& device_fields();
+// The section's checks of its options together (torchao's refinements need its float8 linears;
+// one fp8 recipe at a time): one line, exit 2 (usage::refuse). Run after the rows' checks
+// (config::check_fields); what needs the device or the executor is resolve.cpp's.
+void check_device(const DeviceSection& device);
 
 }  // namespace tokbench::config

@@ -7,6 +7,7 @@
 
 #include "config/numbers.hpp"
 #include "config/run_options.hpp"
+#include "usage/usage_error.hpp"
 
 namespace tokbench::config {
 
@@ -72,6 +73,17 @@ const std::vector<Field>& diagnostics_fields() {
        .shapes = {.label = "cpu_cap_rank", .record_key = "cpu_memory_cap_rank", .in_config = true, .place = 29}},
   };
   return fields;
+}
+
+void check_diagnostics(const DiagnosticsSection& o) {
+  if (o.profile_iters && o.profile_path.empty())
+    usage::refuse(fmt::format("--profile-iters {} needs --profile PATH; valid: --profile PATH --profile-iters 1..{}",
+                              *o.profile_iters, limits::kMaxProfileIters));
+  if (o.profile_iters && (*o.profile_iters < 1 || *o.profile_iters > limits::kMaxProfileIters))
+    usage::refuse(fmt::format("--profile-iters {} is not valid; valid: 1..{}", *o.profile_iters, limits::kMaxProfileIters));
+  if (o.time_account_iters && (*o.time_account_iters < 0 || *o.time_account_iters > limits::kMaxTimeAccountIters))
+    usage::refuse(fmt::format("--time-account-iters {} is not valid; valid: 0..{} (0: no time account)",
+                              *o.time_account_iters, limits::kMaxTimeAccountIters));
 }
 
 }  // namespace tokbench::config

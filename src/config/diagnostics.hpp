@@ -35,5 +35,9 @@ struct DiagnosticsSection {
 };
 
 const std::vector<Field>& diagnostics_fields();
+// The section's checks of its options together (--profile-iters needs --profile, and is
+// bounded, as --time-account-iters is): one line, exit 2 (usage::refuse). Run after the rows' checks (config::check_fields);
+// what needs the world size is resolve.cpp's.
+void check_diagnostics(const DiagnosticsSection& diagnostics);
 
 }  // namespace tokbench::config

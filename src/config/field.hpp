@@ -86,6 +86,11 @@ struct FieldOf {
   const char* help;
   // The --help heading; nullptr keeps CLI11's default heading.
   const char* group;
+  // Non-null: `tokbench predict` models this option (it takes it as the target run's, with this
+  // help, predict/target_options.cpp); nullptr: a prediction refuses it by name. Only the
+  // launcher, parallelism, batch and device sections' rows may set it (the sections a prediction's
+  // target is made of); tests/predict checks that no other row does.
+  const char* predict_help = nullptr;
   // For a number: the "valid:" part of its one-line refusal (config/numbers.hpp). Numbers must
   // have one; text and flags have none (their words are checked by the layer that reads them).
   std::string valid;

@@ -15,6 +15,8 @@ const std::vector<FieldOf<LauncherSection>>& launcher_fields() {
        .member = &LauncherSection::nproc_per_node,
        .help = "start this many ranks on this node (the built-in launcher)",
        .group = "Launcher",
+       .predict_help = "ranks per node (default: the measured run's ranks on one machine, at most the cluster's "
+                       "devices)",
        .valid = fmt::format("a whole number 1..{}", limits::kMaxRanksPerNode),
        .bounds = {.positive = true,
                   .max = limits::kMaxRanksPerNode,
@@ -23,6 +25,7 @@ const std::vector<FieldOf<LauncherSection>>& launcher_fields() {
        .member = &LauncherSection::nnodes,
        .help = "nodes in the job (with --nproc-per-node)",
        .group = "Launcher",
+       .predict_help = "nodes (default 1)",
        .valid = fmt::format("a whole number 1..{}", limits::kMaxNodes),
        .bounds = {.min = 1, .max = limits::kMaxNodes, .refusal = fmt::format("is not valid; valid: 1..{}", limits::kMaxNodes)}},
       {.names = "--node-rank,--node_rank",

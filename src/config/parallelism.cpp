@@ -1,9 +1,12 @@
 // The parallelism section's option table (parallelism.hpp).
 #include "config/parallelism.hpp"
 
+#include <fmt/format.h>
+
 #include "config/numbers.hpp"
 #include "config/resolved_keys.hpp"
 #include "config/run_options.hpp"
+#include "usage/usage_error.hpp"
 
 namespace tokbench::config {
 
@@ -14,6 +17,7 @@ const std::vector<Field>& parallelism_fields() {
        .help = "none | ddp | fsdp | fsdp2 (more than one rank; fsdp2: PyTorch's fully_shard, Python executors "
                "only)",
        .group = "Distributed",
+       .predict_help = "none, ddp or fsdp (default: the measured run's)",
        .choices = [] { return parallel::mode_words(); },
        .record = {"distributed_mode", 13},
        .shapes = {.label = "mode", .record_key = "Distributed Mode", .place = 6}},
@@ -21,6 +25,7 @@ const std::vector<Field>& parallelism_fields() {
        .member = &ParallelismSection::shard_mode,
        .help = "FSDP sharding: zero2 | zero3 | hybrid_zero2 | hybrid_zero3 (hybrid needs --sharding-size)",
        .group = "Distributed",
+       .predict_help = "fsdp: zero2, zero3, hybrid_zero2, hybrid_zero3",
        .choices = [] { return parallel::shard_mode_words(); },
        .record = {"shard_mode", 14},
        .shapes = {.label = "shard_mode", .record_key = "sharding_mode", .place = 20}},
@@ -28,6 +33,7 @@ const std::vector<Field>& parallelism_fields() {
        .member = &ParallelismSection::sharding_size,
        .help = "FSDP hybrid sharding: shard within groups of this many ranks, replicate across them",
        .group = "Distributed",
+       .predict_help = "fsdp: ranks per shard group (hybrid sharding)",
        .valid = "a positive divisor of the world size",
        .bounds = {.positive = true},  // the divisor: run/resolve.cpp, which knows the world size
        .record = {"sharding_size", 18},
@@ -37,6 +43,7 @@ const std::vector<Field>& parallelism_fields() {
        .help = "FSDP units: none (whole model) | block (one per transformer block + root) | layer | size "
                "(modules cut by parameter count, PyTorch's size_based_auto_wrap_policy; --fsdp-bucket-params)",
        .group = "Distributed",
+       .predict_help = "fsdp units: none (the whole model), block, or size (modules cut by parameter count, ZeRO-2)",
        .choices = [] { return std::vector<std::string>{"none", "block", "layer", "size"}; },
        .record = {"bucketing_mode", 15},
        .shapes = {.label = "bucketing", .record_key = "bucketing", .place = 21}},
@@ -45,6 +52,8 @@ const std::vector<Field>& parallelism_fields() {
        .help = "--bucketing-mode size: a module becomes an FSDP unit once the parameters of its subtree not yet "
                "in a unit reach this many (min_num_params; default 1e8, PyTorch's)",
        .group = "Distributed",
+       .predict_help = "--bucketing-mode size: the parameter count that makes a module a unit (default: the measured "
+                       "run's, else 1e8)",
        .valid = "a positive whole number of parameters, e.g. 1e8",
        // 2^53: every whole double below it is exact, and it is far above any model's parameters.
        .bounds = {.min = 1,
@@ -56,6 +65,7 @@ const std::vector<Field>& parallelism_fields() {
        .member = &ParallelismSection::ddp_bucket_size_mb,
        .help = "DDP gradient bucket size in MB (10^6 bytes)",
        .group = "Distributed",
+       .predict_help = "ddp: bucket size in MB (default: the measured run's)",
        .valid = "a size in MB in (0, 1000000]",
        .bounds = {.min = 0, .max = 1e6, .min_open = true, .refusal = "is not valid; valid: a size in MB in (0, 1000000]"},
        .record = {"ddp_bucket_size_mb", 19},
@@ -92,6 +102,15 @@ const std::vector<Field>& parallelism_fields() {
        .record = {"dist_timeout_s", 22}},
   };
   return fields;
+}
+
+void check_parallelism(const ParallelismSection& o) {
+  // The words were checked by their rows first.
+  if (parallel::parse_shard_word(o.shard_mode).hybrid && !o.sharding_size)
+    usage::refuse(fmt::format("--shard-mode '{}' needs --sharding-size (ranks per shard group)", o.shard_mode));
+  if (o.sharding_size && !parallel::is_sharded(parallel::parse_dist_mode(o.distributed_mode)))
+    usage::refuse(fmt::format("--sharding-size {} applies to --distributed-mode fsdp or fsdp2 only (mode is {})",
+                              *o.sharding_size, o.distributed_mode));
 }
 
 const std::vector<DerivedValue>& parallelism_derived_values() {

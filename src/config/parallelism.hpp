@@ -31,6 +31,10 @@ struct ParallelismSection {
 };
 
 const std::vector<Field>& parallelism_fields();
+// The section's checks of its options together (hybrid sharding needs --sharding-size, which
+// applies to the sharded modes only): one line, exit 2 (usage::refuse). Run after the rows'
+// checks (config::check_fields); what needs the world size is resolve.cpp's.
+void check_parallelism(const ParallelismSection& parallelism);
 // The world size (the record's "Num GPUS", compare's first key) and the FSDP unit threshold the
 // run cut its units by (a place in the `config` block the record fills).
 const std::vector<DerivedValue>& parallelism_derived_values();

@@ -47,9 +47,22 @@ struct Pointee<T C::*> {
 template <typename Owner, typename Section>
 FieldOf<Owner> rebind(const FieldOf<Section>& row) {
   static_assert(std::is_base_of_v<Section, Owner>);
-  FieldOf<Owner> out{.names = row.names, .member = {}, .help = row.help, .group = row.group, .valid = row.valid,
-                     .choices = row.choices, .empty_is_default = row.empty_is_default, .bounds = row.bounds,
-                     .record = row.record, .shapes = row.shapes, .given = nullptr};
+  // Every member named, each what it becomes for the owner (the owner-typed ones filled below):
+  // none is left to a default by omission.
+  FieldOf<Owner> out{.names = row.names,
+                     .member = {},
+                     .help = row.help,
+                     .group = row.group,
+                     .predict_help = row.predict_help,
+                     .valid = row.valid,
+                     .choices = row.choices,
+                     .empty_is_default = row.empty_is_default,
+                     .bounds = row.bounds,
+                     .record = row.record,
+                     .shapes = row.shapes,
+                     .given = nullptr,
+                     .defaults_to = std::nullopt,
+                     .refuse_with = nullptr};
   std::visit([&](auto pointer) { out.member = static_cast<typename rows_detail::Pointee<decltype(pointer)>::type Owner::*>(pointer); },
              row.member);
   if (row.given != nullptr) out.given = static_cast<bool Owner::*>(row.given);
@@ -71,10 +84,22 @@ FieldOf<Owner> rebind(const FieldOf<Section>& row, T Owner::*member, const char*
                       const char* group = nullptr) {
   if (!std::holds_alternative<T Section::*>(row.member))
     throw std::logic_error(fmt::format("option {} rebound to a member of another type", row.names));
-  return FieldOf<Owner>{.names = row.names, .member = member, .help = help != nullptr ? help : row.help,
-                        .group = group != nullptr ? group : row.group, .valid = row.valid, .choices = row.choices,
-                        .empty_is_default = row.empty_is_default, .bounds = row.bounds, .record = {}, .shapes = {},
-                        .given = nullptr};
+  // The record, compare's key and the section's own wiring (given, defaults_to, refuse_with,
+  // which read the section's owner) stay with the section's rows.
+  return FieldOf<Owner>{.names = row.names,
+                        .member = member,
+                        .help = help != nullptr ? help : row.help,
+                        .group = group != nullptr ? group : row.group,
+                        .predict_help = row.predict_help,
+                        .valid = row.valid,
+                        .choices = row.choices,
+                        .empty_is_default = row.empty_is_default,
+                        .bounds = row.bounds,
+                        .record = {},
+                        .shapes = {},
+                        .given = nullptr,
+                        .defaults_to = std::nullopt,
+                        .refuse_with = nullptr};
 }
 
 // The row of `table` that fills `member` (a section's table and one of its members), for a

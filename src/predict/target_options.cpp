@@ -1,9 +1,12 @@
-// The target's options (target_options.hpp): which rows of the config sections predict models,
-// with predict's help, and the refusal of the sections' other options.
+// The target's options (target_options.hpp): the rows of the config sections that say predict
+// models them (their predict_help), and the refusal of the sections' other options.
 #include "predict/target_options.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include <algorithm>
+#include <type_traits>
 
 #include "config/rows.hpp"
 #include "config/run_options.hpp"
@@ -14,28 +17,42 @@ namespace {
 
 constexpr char kGroup[] = "Target run (unset: the measured run's)";
 
-// The section's row that fills `member`, bound to TargetOptions with predict's help.
-template <typename Row, typename T, typename Section>
-config::FieldOf<TargetOptions> modelled(const std::vector<Row>& table, T Section::*member, const char* help) {
-  return config::rebind<TargetOptions>(config::row_of(table, member), static_cast<T TargetOptions::*>(member), help,
-                                       kGroup);
+// Calls visit(row, member) for every row of `table`, a table of `Section`, with the row's member
+// as a pointer into TargetOptions. A RunOptions row's member is one of `Section`'s (the table is
+// the section's own), so the cast back to the section is exact.
+template <typename Section, typename Row, typename Visit>
+void each_row_of(const std::vector<Row>& table, Visit& visit) {
+  for (const Row& row : table)
+    std::visit(
+        [&](auto pointer) {
+          using T = typename config::rows_detail::Pointee<decltype(pointer)>::type;
+          visit(row, static_cast<T TargetOptions::*>(static_cast<T Section::*>(pointer)));
+        },
+        row.member);
 }
 
-// Every row of the sections TargetOptions is made of: its names and whether it is a flag.
-std::vector<std::pair<const char*, bool>> section_rows() {
-  std::vector<std::pair<const char*, bool>> rows;
-  for (const auto& row : config::launcher_fields())
-    rows.emplace_back(row.names, std::holds_alternative<bool config::LauncherSection::*>(row.member));
-  for (const auto* table : {&config::parallelism_fields(), &config::batch_fields(), &config::device_fields()})
-    for (const auto& row : *table)
-      rows.emplace_back(row.names, std::holds_alternative<bool config::RunOptions::*>(row.member));
-  return rows;
+// Every row of the sections TargetOptions is made of, in --help's order of `tokbench run`.
+template <typename Visit>
+void each_section_row(Visit visit) {
+  each_row_of<config::LauncherSection>(config::launcher_fields(), visit);
+  each_row_of<config::ParallelismSection>(config::parallelism_fields(), visit);
+  each_row_of<config::BatchSection>(config::batch_fields(), visit);
+  each_row_of<config::DeviceSection>(config::device_fields(), visit);
+}
+
+// The first names of the modelled rows, in their order.
+const std::vector<std::string>& modelled_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto& row : target_rows()) out.push_back(first_name(row.names));
+    return out;
+  }();
+  return names;
 }
 
 bool is_modelled(const std::string& name) {
-  for (const auto& row : target_rows())
-    if (first_name(row.names) == name) return true;
-  return false;
+  const auto& names = modelled_names();
+  return std::find(names.begin(), names.end(), name) != names.end();
 }
 
 }  // namespace
@@ -46,30 +63,13 @@ std::string first_name(const char* names) {
 }
 
 const std::vector<config::FieldOf<TargetOptions>>& target_rows() {
-  using config::BatchSection, config::DeviceSection, config::LauncherSection, config::ParallelismSection;
-  static const std::vector<config::FieldOf<TargetOptions>> rows{
-      modelled(config::launcher_fields(), &LauncherSection::nproc_per_node,
-               "ranks per node (default: the measured run's ranks on one machine, at most the cluster's devices)"),
-      modelled(config::launcher_fields(), &LauncherSection::nnodes, "nodes (default 1)"),
-      modelled(config::parallelism_fields(), &ParallelismSection::distributed_mode,
-               "none, ddp or fsdp (default: the measured run's)"),
-      modelled(config::parallelism_fields(), &ParallelismSection::shard_mode,
-               "fsdp: zero2, zero3, hybrid_zero2, hybrid_zero3"),
-      modelled(config::parallelism_fields(), &ParallelismSection::sharding_size,
-               "fsdp: ranks per shard group (hybrid sharding)"),
-      modelled(config::parallelism_fields(), &ParallelismSection::bucketing_mode,
-               "fsdp units: none (the whole model), block, or size (modules cut by parameter count, ZeRO-2)"),
-      modelled(config::parallelism_fields(), &ParallelismSection::fsdp_bucket_params,
-               "--bucketing-mode size: the parameter count that makes a module a unit (default: the measured "
-               "run's, else 1e8)"),
-      modelled(config::batch_fields(), &BatchSection::global_batch_size,
-               "sequences per iteration, all ranks (default: the measured GA kept: micro x GA x ranks)"),
-      modelled(config::batch_fields(), &BatchSection::micro_batch_size,
-               "only the measured run's (compute per micro-batch is measured, not modelled)"),
-      modelled(config::parallelism_fields(), &ParallelismSection::ddp_bucket_size_mb,
-               "ddp: bucket size in MB (default: the measured run's)"),
-      modelled(config::device_fields(), &DeviceSection::num_threads, "CPU: intra-op threads per rank (0: every core)"),
-  };
+  static const std::vector<config::FieldOf<TargetOptions>> rows = [] {
+    std::vector<config::FieldOf<TargetOptions>> out;
+    each_section_row([&](const auto& row, auto member) {
+      if (row.predict_help != nullptr) out.push_back(config::rebind(row, member, row.predict_help, kGroup));
+    });
+    return out;
+  }();
   return rows;
 }
 
@@ -77,29 +77,26 @@ void add_target_options(CLI::App& sub, TargetOptions& t) {
   std::vector<const config::FieldOf<TargetOptions>*> rows;
   for (const auto& row : target_rows()) rows.push_back(&row);
   config::register_rows(sub, t, rows);
-  for (const auto& row : target_rows()) {
-    const std::string name = first_name(row.names);
+  for (const std::string& name : modelled_names())
     sub.get_option(name)->each([&t, name](const std::string&) { t.given.insert(name); });
-  }
   // The sections' other options: taken (hidden from --help) only to be refused by name.
   static std::string ignored_text;
   static bool ignored_flag = false;
-  for (const auto& [names, flag] : section_rows()) {
-    const std::string name = first_name(names);
-    if (is_modelled(name)) continue;
-    CLI::Option* option = flag ? sub.add_flag(names, ignored_flag) : sub.add_option(names, ignored_text);
+  each_section_row([&](const auto& row, auto member) {
+    if (row.predict_help != nullptr) return;
+    const std::string name = first_name(row.names);
+    CLI::Option* option = nullptr;
+    if constexpr (std::is_same_v<decltype(member), bool TargetOptions::*>) option = sub.add_flag(row.names, ignored_flag);
+    else option = sub.add_option(row.names, ignored_text);
     option->group("")->each([&t, name](const std::string&) { t.given.insert(name); });
-  }
+  });
 }
 
 void refuse_unmodelled(const TargetOptions& t) {
-  for (const std::string& name : t.given) {
-    if (is_modelled(name)) continue;
-    std::vector<std::string> takes;
-    for (const auto& row : target_rows()) takes.push_back(first_name(row.names));
-    usage::refuse(fmt::format("{} is the measured run's: the prediction does not model it; valid: {}", name,
-                              fmt::join(takes, ", ")));
-  }
+  for (const std::string& name : t.given)
+    if (!is_modelled(name))
+      usage::refuse(fmt::format("{} is the measured run's: the prediction does not model it; valid: {}", name,
+                                fmt::join(modelled_names(), ", ")));
 }
 
 }  // namespace tokbench::predict

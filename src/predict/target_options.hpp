@@ -39,8 +39,9 @@ struct TargetOptions : config::LauncherSection, config::ParallelismSection, conf
   auto taken(T Section::*member) const;
 };
 
-// The rows predict models: each its section's row (flag, alias, parse-time check) bound to
-// TargetOptions, with predict's help.
+// The rows predict models: the sections' rows that have a predict_help (config/field.hpp), in
+// the sections' order (launcher, parallelism, batch, device), each (flag, alias, parse-time
+// check) bound to TargetOptions with its predict_help as the help.
 const std::vector<config::FieldOf<TargetOptions>>& target_rows();
 // The first name of the modelled row that fills `member` (a pointer into TargetOptions).
 template <typename T>

@@ -1,6 +1,6 @@
-// Turns raw options into a RunPlan or one usage error. Each option alone is checked first, from
-// its row (config::check_fields); then what needs more than one option, the machine or the
-// registries, in the order of the cost of a mistake: the model, sizes, files, last the memory fit.
+// Turns raw options into a RunPlan or one usage error. Each option alone, and each section's
+// options together, are checked first, beside their sections (config::check_fields); then what
+// needs more than one section, the machine or the registries, in the order of the cost of a mistake: the model, sizes, files, last the memory fit.
 // Nothing here creates a file or touches a device.
 #include "run/resolve.hpp"
 
@@ -131,9 +131,7 @@ void resolve_low_precision(const RunOptions& o, const machine::MachineInfo& m, R
   const bool torchao = o.use_torchao_fp8_linear;
   const auto& thunder = plan.compiler.thunder_executors;
   const bool thunder_te = std::find(thunder.begin(), thunder.end(), kThunderTransformerEngine) != thunder.end();
-  if (!torchao && (o.use_torchao_fp8_allgather || o.use_torchao_fp8_precompute_scale_for_fsdp))
-    refuse("--use-torchao-fp8-allgather and --use-torchao-fp8-precompute-scale-for-fsdp refine torchao's float8 "
-           "linears; valid: with --use-torchao-fp8-linear");
+  // The section's own pairs (torchao's refinements, one recipe at a time): config::check_device.
   if (!te && !torchao) {
     if (thunder_te)  // as the reference: transformerengine is its fp8 recipe's executor
       refuse(fmt::format("--compile {}: thunder's transformerengine executor runs the fp8 recipe; valid: add "
@@ -142,8 +140,6 @@ void resolve_low_precision(const RunOptions& o, const machine::MachineInfo& m, R
     return;
   }
   const std::string option = te ? "--low-precision-mode " + o.low_precision_mode : "--use-torchao-fp8-linear";
-  if (te && torchao)
-    refuse(fmt::format("{} and --use-torchao-fp8-linear are two fp8 recipes; valid: one of them", option));
   if (plan.device_kind != DeviceKind::cuda)
     refuse(fmt::format("{}: fp8 training needs an NVIDIA GPU of compute capability 8.9 or newer (Ada, Hopper, "
                        "Blackwell), and this run is on the CPU; valid here: without it", option));
@@ -265,7 +261,6 @@ void resolve_distributed(const RunOptions& o, const machine::MachineInfo& m, Run
   if (mode.own_step_refusal != nullptr && !is_python(compiler.executor))
     refuse(fmt::format(fmt::runtime(mode.own_step_refusal), o.compile));
   const parallel::ShardWord shard = parallel::parse_shard_word(o.shard_mode);  // checked by its row
-  const bool hybrid = shard.hybrid;
   d.shard_mode = shard.mode;
   d.units = parallel::parse_unit_policy(o.bucketing_mode);
   resolve_size_units(o, plan);
@@ -276,11 +271,7 @@ void resolve_distributed(const RunOptions& o, const machine::MachineInfo& m, Run
     if (*o.sharding_size > w && w > 1)
       refuse(fmt::format("--sharding-size {} exceeds the world size {}", *o.sharding_size, w));
   }
-  if (hybrid && !o.sharding_size)
-    refuse(fmt::format("--shard-mode '{}' needs --sharding-size (ranks per shard group)", o.shard_mode));
-  if (o.sharding_size && !distributed::is_sharded(d.mode))
-    refuse(fmt::format("--sharding-size {} applies to --distributed-mode fsdp or fsdp2 only (mode is {})", *o.sharding_size,
-                      o.distributed_mode));
+  // A hybrid mode without --sharding-size, or --sharding-size without a sharded mode: config::check_parallelism.
   d.shard_group_size = o.sharding_size;
   d.ddp_bucket_bytes = static_cast<int64_t>(o.ddp_bucket_size_mb * 1e6);
   d.ddp_overlap = o.ddp_overlap;
@@ -294,8 +285,6 @@ void resolve_distributed(const RunOptions& o, const machine::MachineInfo& m, Run
     d.skip_sync_until_last_micro = o.skip_data_sync;
   }
   d.timeout_seconds = o.dist_timeout_s;
-  if (o.nsys_enabled)
-    refuse("--nsys-enabled True is not supported: run `nsys profile tokbench run ...` instead; valid: False");
 }
 
 void resolve_batches(const RunOptions& o, const machine::MachineInfo& m, RunPlan& plan) {
@@ -321,9 +310,6 @@ void resolve_batches(const RunOptions& o, const machine::MachineInfo& m, RunPlan
                       global_batch, plan.train.grad_accum, plan.train.micro_batch, plan.world_size(), kMaxGradAccum,
                       per_step * kMaxGradAccum));
 
-  if (o.warmup_iters >= o.max_iters)
-    refuse(fmt::format("--warmup-iters {} must be fewer than --max-iters {}; valid: 0..{}", o.warmup_iters,
-                      o.max_iters, o.max_iters - 1));
   plan.train.max_iters = o.max_iters;
   plan.train.warmup_iters = o.warmup_iters;
 }
@@ -436,33 +422,24 @@ void resolve_output(const RunOptions& o, RunPlan& plan) {
 // --profile PATH [--profile-iters N]: one process only (the profiled iterations run after the
 // window, where ranks would have to agree again), the file writable before any work.
 void resolve_profile(const RunOptions& o, RunPlan& plan) {
-  if (o.profile_path.empty()) {
-    if (o.profile_iters)
-      refuse(fmt::format("--profile-iters {} needs --profile PATH; valid: --profile PATH --profile-iters 1..{}",
-                        *o.profile_iters, kMaxProfileIters));
-    return;
-  }
+  if (o.profile_path.empty()) return;  // --profile-iters without it: config::check_diagnostics
   if (plan.world_size() > 1)
     refuse(fmt::format("--profile '{}' records one process; valid: a run of one rank (this one has {})",
                       o.profile_path, plan.world_size()));
-  plan.profile_iters = o.profile_iters.value_or(3);
-  if (plan.profile_iters < 1 || plan.profile_iters > kMaxProfileIters)
-    refuse(fmt::format("--profile-iters {} is not valid; valid: 1..{}", plan.profile_iters, kMaxProfileIters));
+  plan.profile_iters = o.profile_iters.value_or(3);  // a given one is bounded by config::check_diagnostics
   plan.profile_path = writable_file_path("--profile", o.profile_path);
 }
 
 // --dump-memory-snapshot: the reference's file name, in the working directory,
 // MODEL_COMPILE_MODE[_SHARDING[_BUCKETING]][_DDPBUCKETMB].pickle; with several ranks each
 // writes its own (the reference keeps rank 0's only), _rankN added.
-// The reference's remaining switches: thunder's traces need thunder; Hugging Face's models are
-// not litgpt's; fp8_shard_intermediate_activation is read nowhere in the reference's script.
+// The reference's remaining switches: thunder's traces need thunder (--use-hf and --nsys-enabled
+// are refused by config::check_compatibility); fp8_shard_intermediate_activation is read nowhere
+// in the reference's script.
 void resolve_reference_switches(const RunOptions& o, const RunPlan& plan) {
   if (o.dump_thunder_traces && plan.compiler.executor != Executor::python_thunder)
     refuse(fmt::format("--dump-thunder-traces prints thunder's traces, and --compile {} is not thunder; valid: a "
                        "thunder --compile name", printable(o.compile)));
-  if (o.use_hf)
-    refuse("--use-hf: tokbench trains litgpt's models (the reference's experimental Hugging Face transformers "
-           "path is not supported); valid: --use-hf False");
   if (o.fp8_shard_intermediate_activation)
     fmt::print(stderr, "tokbench: --fp8-shard-intermediate-activation has no effect (the reference's script never "
                        "reads it either)\n");

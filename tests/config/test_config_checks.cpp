@@ -1,6 +1,7 @@
 // config::check_fields, from the rows' choices and bounds: the defaults pass, a word outside a
 // row's choices and a number outside its bounds are refused naming the option and the value,
-// the edges of a range are where the row says, and every choice is named in its option's help.
+// the edges of a range are where the row says, every choice is named in its option's help, and
+// each section's check of its options together refuses with its one line.
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -86,6 +87,58 @@ TEST(ConfigChecks, NumbersAreRefusedAtTheirRowsEdges) {
   EXPECT_EQ(refusal(o), "");
   o.master_port = 65536;
   EXPECT_EQ(refusal(o), "--master-port 65536 is not valid; valid: 0 (a free port) or 1..65535");
+}
+
+// The checks of two options of one section sit beside that section and run in check_fields,
+// before anything resolves: each is refused there with its one line, and the other value of the
+// pair lets it through.
+TEST(ConfigChecks, EachSectionChecksItsOptionsTogether) {
+  RunOptions o;
+  o.warmup_iters = o.max_iters;  // batch
+  EXPECT_EQ(refusal(o), "--warmup-iters 45 must be fewer than --max-iters 45; valid: 0..44");
+  o.max_iters = 46;
+  EXPECT_EQ(refusal(o), "");
+
+  o = RunOptions{};
+  o.use_torchao_fp8_allgather = true;  // device
+  EXPECT_EQ(refusal(o), "--use-torchao-fp8-allgather and --use-torchao-fp8-precompute-scale-for-fsdp refine "
+                        "torchao's float8 linears; valid: with --use-torchao-fp8-linear");
+  o.use_torchao_fp8_linear = true;
+  EXPECT_EQ(refusal(o), "");
+  o.low_precision_mode = "fp8-default-te";
+  EXPECT_EQ(refusal(o), "--low-precision-mode fp8-default-te and --use-torchao-fp8-linear are two fp8 recipes; "
+                        "valid: one of them");
+
+  o = RunOptions{};
+  o.shard_mode = "hybrid_zero2";  // parallelism
+  EXPECT_EQ(refusal(o), "--shard-mode 'hybrid_zero2' needs --sharding-size (ranks per shard group)");
+  o.sharding_size = 2;
+  EXPECT_EQ(refusal(o), "--sharding-size 2 applies to --distributed-mode fsdp or fsdp2 only (mode is none)");
+  o.distributed_mode = "fsdp2";
+  EXPECT_EQ(refusal(o), "");
+
+  o = RunOptions{};
+  o.use_hf = true;  // compatibility
+  EXPECT_EQ(refusal(o), "--use-hf: tokbench trains litgpt's models (the reference's experimental Hugging Face "
+                        "transformers path is not supported); valid: --use-hf False");
+  o = RunOptions{};
+  o.nsys_enabled = true;
+  EXPECT_EQ(refusal(o), "--nsys-enabled True is not supported: run `nsys profile tokbench run ...` instead; valid: "
+                        "False");
+
+  o = RunOptions{};
+  o.profile_iters = 0;  // diagnostics
+  EXPECT_EQ(refusal(o), "--profile-iters 0 needs --profile PATH; valid: --profile PATH --profile-iters 1..100");
+  o.profile_path = "trace.json";
+  EXPECT_EQ(refusal(o), "--profile-iters 0 is not valid; valid: 1..100");
+  o.profile_iters = 101;
+  EXPECT_EQ(refusal(o), "--profile-iters 101 is not valid; valid: 1..100");
+  o.profile_iters = 100;
+  EXPECT_EQ(refusal(o), "");
+  o.time_account_iters = 101;
+  EXPECT_EQ(refusal(o), "--time-account-iters 101 is not valid; valid: 0..100 (0: no time account)");
+  o.time_account_iters = 0;
+  EXPECT_EQ(refusal(o), "");
 }
 
 // --help lists the words where they are written in the help text; a word added to a row's

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "config/run_options.hpp"
 #include "predict/cluster.hpp"
 #include "predict/collective_cost.hpp"
 #include "predict/comm_measurements.hpp"
@@ -325,6 +326,27 @@ TEST(SweepTarget, ARowsRunOptionsAreThePredictionsTarget) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("--nproc-per-node '2x' is not a whole number"), std::string::npos) << e.what();
   }
+}
+
+// What predict models is what the rows say: every row of `tokbench run` with a predict_help is a
+// target option, shown with that help, and nothing else is (a predict_help on a row of a section
+// the target is not made of would otherwise be ignored without a word).
+TEST(SweepTarget, TheModelledOptionsAreTheRowsWithAPredictHelp) {
+  std::vector<std::pair<std::string, std::string>> said, modelled;
+  for (const config::Field* row : config::all_fields())
+    if (row->predict_help != nullptr) said.emplace_back(first_name(row->names), row->predict_help);
+  for (const auto& row : target_rows()) {
+    modelled.emplace_back(first_name(row.names), row.help);
+    EXPECT_STREQ(row.group, "Target run (unset: the measured run's)") << row.names;
+  }
+  std::sort(said.begin(), said.end());
+  auto sorted = modelled;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(sorted, said) << "the same rows, with their predict_help";
+  for (const char* name : {"--nproc-per-node", "--distributed-mode", "--global-batch-size", "--num-threads"})
+    EXPECT_NE(std::find_if(modelled.begin(), modelled.end(), [&](const auto& m) { return m.first == name; }),
+              modelled.end())
+        << name;
 }
 
 // The target's options are its sections' rows: the reference's aliases and the rows' parse checks

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Each single-option check of `tokbench run` (config::check_fields: a word option's choices, a
-number's bounds) refuses with exit 2 and exactly the line recorded in single_fault_lines.json.
+number's bounds, a section's check of its options together) refuses with exit 2 and exactly the
+line recorded in single_fault_lines.json.
 The lines were recorded from the binary before these checks moved out of run/resolve.cpp into
 the option tables, so a check that moves or is rewritten keeps its user-facing text byte for byte.
 Usage: cli_single_fault_lines.py /path/to/tokbench            (check)
@@ -54,6 +55,19 @@ CASES = [
     ["--cpu-memory-cap-mb", "0"],
     ["--cpu-memory-cap-mb", "9223372036855"],
     ["--unit-timing-iters", "101"],
+    # Each section's checks of its options together (check_batch, check_device, check_parallelism,
+    # check_compatibility, check_diagnostics), recorded from the binary before they moved out of
+    # run/resolve.cpp.
+    ["--warmup-iters", "4"],
+    ["--use-torchao-fp8-allgather"],
+    ["--low-precision-mode", "fp8-default-te", "--use-torchao-fp8-linear"],
+    ["--shard-mode", "hybrid_zero2"],
+    ["--sharding-size", "2"],
+    ["--use-hf"],
+    ["--nsys-enabled"],
+    ["--profile-iters", "2"],
+    ["--profile", "trace.json", "--profile-iters", "0"],
+    ["--time-account-iters", "101"],
 ]
 
 
