@@ -11,6 +11,7 @@
 
 #include "config/device.hpp"
 #include "config/row_record_keys.hpp"
+#include "machine/environment_keys.hpp"
 #include "parallel/strategy.hpp"
 #include "results/record_blocks.hpp"
 #include "results/record_keys.hpp"
@@ -249,7 +250,7 @@ MeasuredRun read_measured_run(results::RunRecord record, const std::string& sour
   run.skip_data_sync = resolved.skip_data_sync.value_or(true);
   run.num_threads = whole_at(config, config_key::num_threads, source, 0, false);
   const Block environment = record.environment.value_or(Block::object());
-  for (const char* key : {"cpu_cores", "cores"})
+  for (const char* key : {machine::environment_key::cpu_cores, "cores"})
     if (environment.is_object() && environment.contains(key) && environment[key].is_number_integer() &&
         environment[key].get<int64_t>() > 0) {
       run.cpu_cores = environment[key].get<int64_t>();
