@@ -2,10 +2,13 @@
 """How many times each fact is spelled in the C++ sources (src/): a fact declared once is spelled once.
 
 Counts the string literals (comments left out) of:
-  - every record key of src/results/record_keys.hpp ("Seq Len", "status", ...) and every key of the
-    record's nested blocks in src/results/record_blocks.{hpp,cpp} and src/config/resolved_keys.hpp
-    ("time_ms", "host", "dist_backend", ...), their own definitions included: 1 means only the
-    constant spells it;
+  - every record key of src/results/record_keys.hpp ("Seq Len", "status", ...; the keys the option rows
+    name take their text from src/config/row_record_keys.hpp) and every key of the
+    record's nested blocks in src/results/record_blocks.{hpp,cpp}, src/config/resolved_keys.hpp and
+    src/machine/environment_keys.hpp ("time_ms", "host", "dist_backend", "cpu_cores", ...), their own
+    definitions included: 1 means only the constant spells it;
+  - every key of the record's `config` block an option row names (src/config/*.cpp, .record = {"key",
+    place}, and src/config/row_record_keys.hpp's config_key constants) that is not counted above;
   - the distributed-mode and shard-mode words (--distributed-mode, --shard-mode);
   - the executor names (--compile / --executor);
 and the code lines (comments left out) that spell PyTorch DDP's 25 MB bucket default.
@@ -67,22 +70,49 @@ def sources():
 
 
 def record_keys():
-    """The record's keys: record_keys.hpp's list, X(member, "key", type)."""
+    """The record's keys: record_keys.hpp's list, X(member, "key", type), where a key the option
+    rows name is X(member, config::record_key::NAME, type) and its text is config/row_record_keys.hpp's
+    NAME[] = "key"."""
     text = open(os.path.join(SRC, "results", "record_keys.hpp")).read()
-    return sorted(set(re.findall(r'X\(\s*\w+\s*,\s*"([^"]+)"', text)))
+    rows = open(os.path.join(SRC, "config", "row_record_keys.hpp")).read()
+    # Only the record_key namespace (config_key's names may repeat a member's name).
+    section = re.search(r"namespace tokbench::config::record_key \{(.*?)\}", rows, re.S).group(1)
+    row_text = dict(re.findall(r'(\w+)\[\]\s*=\s*"([^"]+)"', section))
+    keys = set(re.findall(r'X\(\s*\w+\s*,\s*"([^"]+)"', text))
+    for name in re.findall(r'X\(\s*\w+\s*,\s*config::record_key::(\w+)', text):
+        keys.add(row_text[name])
+    return sorted(keys)
 
 
 def block_keys():
     """The keys of the record's nested blocks (iterations, iter_time_ms, ranks, unit_timings, the
-    config's resolved values): the constants of results/record_blocks.hpp and .cpp and of
-    config/resolved_keys.hpp (the config block's keys resolution fills), name[] = "key"."""
+    config's resolved values, the environment): the constants of results/record_blocks.hpp and
+    .cpp, of config/resolved_keys.hpp (the config block's keys resolution fills) and of
+    machine/environment_keys.hpp (the environment block's), name[] = "key"."""
     keys = set()
     for folder, name in (("results", "record_blocks.hpp"), ("results", "record_blocks.cpp"),
-                         ("config", "resolved_keys.hpp")):
+                         ("config", "resolved_keys.hpp"), ("machine", "environment_keys.hpp")):
         path = os.path.join(SRC, folder, name)
         if os.path.exists(path):
             keys |= set(re.findall(r'\w+\[\]\s*=\s*"([^"]+)"', open(path).read()))
     return sorted(keys - set(record_keys()))
+
+
+def config_keys():
+    """The keys of the record's `config` block that the option rows name (the options as given):
+    each row's .record = {"key", place} in src/config/*.cpp, and config/row_record_keys.hpp's
+    config_key constants (the keys another layer reads, which the rows name by constant); those
+    that are also a record key or a block key are counted there."""
+    keys = set()
+    folder = os.path.join(SRC, "config")
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".cpp"):
+            keys |= set(re.findall(r'\.record\s*=\s*\{\s*"([^"]+)"', open(os.path.join(folder, name)).read()))
+    rows = open(os.path.join(folder, "row_record_keys.hpp")).read()
+    section = rows.split("namespace tokbench::config::config_key", 1)
+    if len(section) == 2:
+        keys |= set(re.findall(r'\w+\[\]\s*=\s*"([^"]+)"', section[1]))
+    return sorted(keys - set(record_keys()) - set(block_keys()))
 
 
 def main():
@@ -92,6 +122,8 @@ def main():
         facts[f'record key "{key}"'] = re.compile(re.escape(f'"{key}"'))
     for key in block_keys():
         facts[f'block key "{key}"'] = re.compile(re.escape(f'"{key}"'))
+    for key in config_keys():
+        facts[f'config key "{key}"'] = re.compile(re.escape(f'"{key}"'))
     for word in ["ddp", "fsdp", "zero2", "zero3", "hybrid_zero2", "hybrid_zero3"]:
         facts[f'mode word "{word}"'] = re.compile(re.escape(f'"{word}"'))
     for name in ["eager", "fused", "python-eager", "python-inductor", "python-thunder", "inductor", "thunder"]:

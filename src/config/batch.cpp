@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "config/numbers.hpp"
+#include "config/row_record_keys.hpp"
 #include "config/run_options.hpp"
 #include "usage/usage_error.hpp"
 
@@ -18,7 +19,7 @@ const std::vector<Field>& batch_fields() {
        .predict_help = "only the measured run's (compute per micro-batch is measured, not modelled)",
        .valid = "a positive whole number",
        .bounds = {.positive = true},
-       .shapes = {.label = "B", .record_key = "Micro BS", .place = 3}},
+       .shapes = {.label = "B", .record_key = record_key::micro_bs, .place = 3}},
       {.names = "--global-batch-size,--global_batch_size",
        .member = &BatchSection::global_batch_size,
        .help = "sequences per optimizer step over all devices (G = B x GA x W; default B x W)",
@@ -26,7 +27,7 @@ const std::vector<Field>& batch_fields() {
        .predict_help = "sequences per iteration, all ranks (default: the measured GA kept: micro x GA x ranks)",
        .valid = "a positive multiple of --micro-batch-size x world size",
        .bounds = {.positive = true},  // the multiple: run/resolve.cpp, which knows the world size
-       .shapes = {.label = "G", .record_key = "Global BS", .place = 4}},
+       .shapes = {.label = "G", .record_key = record_key::global_bs, .place = 4}},
       {.names = "--max-iters,--max_iters",
        .member = &BatchSection::max_iters,
        .help = "iterations in total, warm-up included",
@@ -54,7 +55,7 @@ void check_batch(const BatchSection& o) {
 
 const std::vector<DerivedValue>& batch_derived_values() {
   static const std::vector<DerivedValue> values{
-      {.shapes = {.label = "GA", .record_key = "GA", .place = 5}},
+      {.shapes = {.label = "GA", .record_key = record_key::ga, .place = 5}},
   };
   return values;
 }

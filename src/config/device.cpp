@@ -5,6 +5,7 @@
 
 #include "config/numbers.hpp"
 #include "config/resolved_keys.hpp"
+#include "config/row_record_keys.hpp"
 #include "config/run_options.hpp"
 #include "usage/usage_error.hpp"
 
@@ -16,8 +17,8 @@ const std::vector<Field>& device_fields() {
        .member = &DeviceSection::device,
        .help = "auto | cpu | cuda | cuda:N (auto: cuda:0 when present)",
        .group = "Device",
-       .record = {"device", 27},
-       .shapes = {.label = "device", .record_key = "device", .place = 14, .reading = Reading::device_kind}},
+       .record = {record_key::device, 27},
+       .shapes = {.label = "device", .record_key = record_key::device, .place = 14, .reading = Reading::device_kind}},
       {.names = "--dtype",
        .member = &DeviceSection::dtype,
        .help = "auto | fp32 | bf16-true | bf16-mixed (auto: bf16-true on CUDA, fp32 on CPU)",
@@ -26,28 +27,28 @@ const std::vector<Field>& device_fields() {
        // words are listed here; tests/run/test_run_options.cpp fails when the two lists differ).
        // Its parser's aliases (bf16, float32, ...) are not part of this command line.
        .choices = [] { return std::vector<std::string>{"auto", "fp32", "bf16-true", "bf16-mixed"}; },
-       .record = {"dtype", 28},
-       .shapes = {.label = "dtype", .record_key = "dtype", .place = 12}},
+       .record = {record_key::dtype, 28},
+       .shapes = {.label = "dtype", .record_key = record_key::dtype, .place = 12}},
       {.names = "--tf32,!--no-tf32",
        .member = &DeviceSection::tf32,
        .help = "allow TF32 matmuls for fp32 on CUDA (=True/False)",
        .group = "Device",
-       .record = {"tf32", 26},
-       .shapes = {.label = "tf32", .record_key = "tf32", .place = 13}},
+       .record = {record_key::tf32, 26},
+       .shapes = {.label = "tf32", .record_key = record_key::tf32, .place = 13}},
       // The executors' names and help lines are the executor table's (run/executor_registry.cpp):
       // the run layer's registration replaces this line with executor_help().
       {.names = "--compile,--executor",
        .member = &DeviceSection::compile,
        .help = "executor: who computes the training step (tokbench run --help lists them)",
        .group = "Device",
-       .shapes = {.label = "executor", .record_key = "compiler", .place = 8}},
+       .shapes = {.label = "executor", .record_key = record_key::compiler, .place = 8}},
       // No heading of its own: --help lists it under CLI11's default one, as it always has.
       {.names = "--checkpoint-activations,--checkpoint_activations",
        .member = &DeviceSection::checkpoint_activations,
        .help = "recompute each block's forward in backward instead of keeping its activations (less memory, "
                "more FLOPs: HFU counts them, MFU does not)",
        .group = nullptr,
-       .shapes = {.label = "checkpoint", .record_key = "checkpoint_activations", .place = 10, .absent = "no"}},
+       .shapes = {.label = "checkpoint", .record_key = record_key::checkpoint_activations, .place = 10, .absent = "no"}},
       {.names = "--num-threads,--num_threads",
        .member = &DeviceSection::num_threads,
        .help = "CPU threads for LibTorch (0: LibTorch's default)",
@@ -57,8 +58,8 @@ const std::vector<Field>& device_fields() {
        .bounds = {.min = 0,
                   .max = limits::kMaxThreads,
                   .refusal = fmt::format("is not valid; valid: 0..{} (0: LibTorch's default)", limits::kMaxThreads)},
-       .record = {"num_threads", 30},
-       .shapes = {.label = "threads", .record_key = "num_threads", .in_config = true, .place = 15}},
+       .record = {config_key::num_threads, 30},
+       .shapes = {.label = "threads", .record_key = config_key::num_threads, .in_config = true, .place = 15}},
       {.names = "--use-sdpa,--use_sdpa",
        .member = &DeviceSection::use_sdpa,
        .help = "attention kernels in the reference's priority: cuDNN, flash, efficient, math, each where the "

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "config/numbers.hpp"
+#include "config/row_record_keys.hpp"
 #include "config/run_options.hpp"
 #include "usage/usage_error.hpp"
 
@@ -62,15 +63,15 @@ const std::vector<Field>& diagnostics_fields() {
                   .max = static_cast<double>(std::numeric_limits<int64_t>::max() / 1000000),
                   .refusal = fmt::format("overflows int64 in bytes; valid: 1..{}",
                                          std::numeric_limits<int64_t>::max() / 1000000)},
-       .record = {"cpu_memory_cap_mb", 32},
-       .shapes = {.label = "cpu_cap_mb", .record_key = "cpu_memory_cap_mb", .in_config = true, .place = 28}},
+       .record = {config_key::cpu_memory_cap_mb, 32},
+       .shapes = {.label = "cpu_cap_mb", .record_key = config_key::cpu_memory_cap_mb, .in_config = true, .place = 28}},
       {.names = "--cpu-memory-cap-rank,--cpu_memory_cap_rank",
        .member = &DiagnosticsSection::cpu_memory_cap_rank,
        .help = "testing aid: apply --cpu-memory-cap-mb on this rank only",
        .group = "Testing",
        .valid = "a rank from 0 to the world size - 1",
-       .record = {"cpu_memory_cap_rank", 29},
-       .shapes = {.label = "cpu_cap_rank", .record_key = "cpu_memory_cap_rank", .in_config = true, .place = 29}},
+       .record = {config_key::cpu_memory_cap_rank, 29},
+       .shapes = {.label = "cpu_cap_rank", .record_key = config_key::cpu_memory_cap_rank, .in_config = true, .place = 29}},
   };
   return fields;
 }

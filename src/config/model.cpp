@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "config/numbers.hpp"
+#include "config/row_record_keys.hpp"
 #include "config/run_options.hpp"
 
 namespace tokbench::config {
@@ -18,8 +19,8 @@ const std::vector<Field>& model_fields() {
        .member = &ModelSection::model_config,
        .help = "TOML/JSON file of litgpt config fields; used instead of --model-name",
        .group = "Model",
-       .record = {"model_config", 1},
-       .shapes = {.label = "model_config", .record_key = "model_config", .in_config = true, .place = 11}},
+       .record = {config_key::model_config, 1},
+       .shapes = {.label = "model_config", .record_key = config_key::model_config, .in_config = true, .place = 11}},
       {.names = "--n-layers,--n_layers",
        .member = &ModelSection::n_layers,
        .help = "override the model's n_layer",
@@ -31,14 +32,14 @@ const std::vector<Field>& model_fields() {
                   .refusal = fmt::format("is not valid; valid: 1..{} (the deepest litgpt model has 126)",
                                          limits::kMaxLayers)},
        .record = {"n_layers", 10},
-       .shapes = {.label = "layers", .record_key = "n_layer", .place = 9}},
+       .shapes = {.label = "layers", .record_key = record_key::n_layer, .place = 9}},
       {.names = "--seq-len,--seq_len,--block-size,--block_size",
        .member = &ModelSection::seq_len,
        .help = "tokens per sequence T (default: the model's block_size)",
        .group = "Model",
        .valid = "a positive whole number",
        .bounds = {.positive = true},
-       .shapes = {.label = "T", .record_key = "Seq Len", .place = 2}},
+       .shapes = {.label = "T", .record_key = record_key::seq_len, .place = 2}},
   };
   return fields;
 }

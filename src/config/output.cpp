@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "config/numbers.hpp"
+#include "config/row_record_keys.hpp"
 #include "config/run_options.hpp"
 
 namespace tokbench::config {
@@ -26,7 +27,7 @@ const std::vector<Field>& output_fields() {
        .help = "model FLOP count: matmul | causal | palm (docs/PERFORMANCE.md)",
        .group = "Output",
        .choices = [] { return std::vector<std::string>{"matmul", "causal", "palm"}; },
-       .record = {"flops_convention", 12}},
+       .record = {record_key::flops_convention, 12}},
       {.names = "--json-path,--json_path",
        .member = &OutputSection::json_path,
        .help = "write the JSON result here (atomically; also on failure)",

@@ -5,6 +5,7 @@
 
 #include "config/numbers.hpp"
 #include "config/resolved_keys.hpp"
+#include "config/row_record_keys.hpp"
 #include "config/run_options.hpp"
 #include "usage/usage_error.hpp"
 
@@ -19,16 +20,16 @@ const std::vector<Field>& parallelism_fields() {
        .group = "Distributed",
        .predict_help = "none, ddp or fsdp (default: the measured run's)",
        .choices = [] { return parallel::mode_words(); },
-       .record = {"distributed_mode", 13},
-       .shapes = {.label = "mode", .record_key = "Distributed Mode", .place = 6}},
+       .record = {config_key::distributed_mode, 13},
+       .shapes = {.label = "mode", .record_key = record_key::distributed_mode, .place = 6}},
       {.names = "--shard-mode,--shard_mode",
        .member = &ParallelismSection::shard_mode,
        .help = "FSDP sharding: zero2 | zero3 | hybrid_zero2 | hybrid_zero3 (hybrid needs --sharding-size)",
        .group = "Distributed",
        .predict_help = "fsdp: zero2, zero3, hybrid_zero2, hybrid_zero3",
        .choices = [] { return parallel::shard_mode_words(); },
-       .record = {"shard_mode", 14},
-       .shapes = {.label = "shard_mode", .record_key = "sharding_mode", .place = 20}},
+       .record = {config_key::shard_mode, 14},
+       .shapes = {.label = "shard_mode", .record_key = record_key::sharding_mode, .place = 20}},
       {.names = "--sharding-size,--sharding_size",
        .member = &ParallelismSection::sharding_size,
        .help = "FSDP hybrid sharding: shard within groups of this many ranks, replicate across them",
@@ -36,8 +37,8 @@ const std::vector<Field>& parallelism_fields() {
        .predict_help = "fsdp: ranks per shard group (hybrid sharding)",
        .valid = "a positive divisor of the world size",
        .bounds = {.positive = true},  // the divisor: run/resolve.cpp, which knows the world size
-       .record = {"sharding_size", 18},
-       .shapes = {.label = "sharding", .record_key = "Sharding Size", .place = 7}},
+       .record = {config_key::sharding_size, 18},
+       .shapes = {.label = "sharding", .record_key = record_key::sharding_size, .place = 7}},
       {.names = "--bucketing-mode,--bucketing_mode",
        .member = &ParallelismSection::bucketing_mode,
        .help = "FSDP units: none (whole model) | block (one per transformer block + root) | layer | size "
@@ -45,8 +46,8 @@ const std::vector<Field>& parallelism_fields() {
        .group = "Distributed",
        .predict_help = "fsdp units: none (the whole model), block, or size (modules cut by parameter count, ZeRO-2)",
        .choices = [] { return std::vector<std::string>{"none", "block", "layer", "size"}; },
-       .record = {"bucketing_mode", 15},
-       .shapes = {.label = "bucketing", .record_key = "bucketing", .place = 21}},
+       .record = {config_key::bucketing_mode, 15},
+       .shapes = {.label = "bucketing", .record_key = record_key::bucketing, .place = 21}},
       {.names = "--fsdp-bucket-params,--fsdp_bucket_params",
        .member = &ParallelismSection::fsdp_bucket_params,
        .help = "--bucketing-mode size: a module becomes an FSDP unit once the parameters of its subtree not yet "
@@ -60,7 +61,7 @@ const std::vector<Field>& parallelism_fields() {
                   .max = 9007199254740992.0,
                   .whole = true,
                   .refusal = "is not valid; valid: a positive whole number of parameters (e.g. 1e8)"},
-       .record = {"fsdp_bucket_params", 16}},
+       .record = {config_key::fsdp_bucket_params, 16}},
       {.names = "--ddp-bucket-size,--ddp_bucket_size",
        .member = &ParallelismSection::ddp_bucket_size_mb,
        .help = "DDP gradient bucket size in MB (10^6 bytes)",
@@ -68,14 +69,14 @@ const std::vector<Field>& parallelism_fields() {
        .predict_help = "ddp: bucket size in MB (default: the measured run's)",
        .valid = "a size in MB in (0, 1000000]",
        .bounds = {.min = 0, .max = 1e6, .min_open = true, .refusal = "is not valid; valid: a size in MB in (0, 1000000]"},
-       .record = {"ddp_bucket_size_mb", 19},
-       .shapes = {.label = "ddp_bucket_mb", .record_key = "ddp_bucket_size_mb", .in_config = true, .place = 22}},
+       .record = {config_key::ddp_bucket_size_mb, 19},
+       .shapes = {.label = "ddp_bucket_mb", .record_key = config_key::ddp_bucket_size_mb, .in_config = true, .place = 22}},
       {.names = "--ddp-overlap,!--no-ddp-overlap",
        .member = &ParallelismSection::ddp_overlap,
        .help = "DDP: all-reduce buckets during backward (=True/False)",
        .group = "Distributed",
-       .record = {"ddp_overlap", 20},
-       .shapes = {.label = "ddp_overlap", .record_key = "ddp_overlap", .in_config = true, .place = 23}},
+       .record = {config_key::ddp_overlap, 20},
+       .shapes = {.label = "ddp_overlap", .record_key = config_key::ddp_overlap, .in_config = true, .place = 23}},
       {.names = "--skip-data-sync,--skip_data_sync,!--no-skip-data-sync",
        .member = &ParallelismSection::skip_data_sync,
        .help = "DDP (and the Python executors' FSDP): no gradient sync on the first GA-1 micro-batches "
@@ -115,7 +116,7 @@ void check_parallelism(const ParallelismSection& o) {
 
 const std::vector<DerivedValue>& parallelism_derived_values() {
   static const std::vector<DerivedValue> values{
-      {.shapes = {.label = "ranks", .record_key = "Num GPUS", .place = 1}},
+      {.shapes = {.label = "ranks", .record_key = record_key::num_gpus, .place = 1}},
       // The record puts the threshold the units were cut by here.
       {.record = {resolved_key::fsdp_min_unit_params, 17}},
   };

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "config/numbers.hpp"
+#include "config/row_record_keys.hpp"
 #include "config/run_options.hpp"
 #include "parallel/strategy.hpp"
 
@@ -19,8 +20,8 @@ const std::vector<Field>& training_fields() {
                "every executor for a seed) and padded to T; tokens/s, the model's FLOPs and MFU count the real "
                "tokens, positions_per_sec the padded positions (=True/False)",
        .group = "Training",
-       .record = {"dynamic", 25},
-       .shapes = {.label = "dynamic", .record_key = "dynamic", .in_config = true, .place = 26}},
+       .record = {config_key::dynamic, 25},
+       .shapes = {.label = "dynamic", .record_key = config_key::dynamic, .in_config = true, .place = 26}},
       {.names = "--seed",
        .member = &TrainingSection::seed,
        .help = "seed of the initial weights and of the data",
@@ -40,16 +41,16 @@ const std::vector<Field>& training_fields() {
                "(zero them, keep their memory)",
        .group = "Training",
        .choices = [] { return std::vector<std::string>{"none", "inplace"}; },
-       .record = {"zero_grad", 9},
-       .shapes = {.label = "zero_grad", .record_key = "zero_grad", .place = 18}},
+       .record = {record_key::zero_grad, 9},
+       .shapes = {.label = "zero_grad", .record_key = record_key::zero_grad, .place = 18}},
       {.names = "--weight-decay,--weight_decay",
        .member = &TrainingSection::weight_decay,
        .help = "AdamW weight decay",
        .group = "Training",
        .valid = "a finite number >= 0",
        .bounds = {.min = 0, .refusal = "must be a finite number >= 0"},
-       .record = {"weight_decay", 6},
-       .shapes = {.label = "decay", .record_key = "weight_decay", .in_config = true, .place = 19,
+       .record = {config_key::weight_decay, 6},
+       .shapes = {.label = "decay", .record_key = config_key::weight_decay, .in_config = true, .place = 19,
                   .reading = Reading::nonzero}},
       {.names = "--beta1",
        .member = &TrainingSection::beta1,
@@ -79,8 +80,8 @@ const std::vector<Field>& training_fields() {
        .group = "Training",
        .valid = "a positive finite number",
        .bounds = {.min = 0, .min_open = true, .refusal = "must be a positive number"},
-       .record = {"grad_clip_norm", 44},
-       .shapes = {.label = "grad_clip_norm", .record_key = "grad_clip_norm", .in_config = true, .place = 31},
+       .record = {config_key::grad_clip_norm, 44},
+       .shapes = {.label = "grad_clip_norm", .record_key = config_key::grad_clip_norm, .in_config = true, .place = 31},
        // A sharded step holds a part of each gradient: its global norm needs an all-reduce no step does.
        .refuse_with = [](const RunOptions& o) -> std::string {
          if (!o.grad_clip_norm || !parallel::is_sharded(parallel::parse_dist_mode(o.distributed_mode))) return "";
@@ -95,8 +96,8 @@ const std::vector<Field>& training_fields() {
                "reason in the record) | on (refused where capture is not possible) | off",
        .group = "Training",
        .choices = [] { return std::vector<std::string>{"auto", "on", "off"}; },
-       .record = {"cuda_graphs", 45},
-       .shapes = {.label = "cuda_graphs", .record_key = "cuda_graphs", .place = 32, .absent = "off"}},
+       .record = {record_key::cuda_graphs, 45},
+       .shapes = {.label = "cuda_graphs", .record_key = record_key::cuda_graphs, .place = 32, .absent = "off"}},
   };
   return fields;
 }

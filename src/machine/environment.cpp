@@ -53,10 +53,11 @@ Environment capture_environment() {
 }
 
 nlohmann::ordered_json environment_record(const Environment& env, const std::vector<std::string>& devices) {
-  return {{"tokbench_version", env.tokbench_version}, {"git_revision", env.git_revision},
-          {"libtorch_version", env.libtorch_version}, {"build_type", env.build_type},
-          {"host", env.host},                         {"time", env.time_rfc3339},
-          {"cpu_cores", env.cpu_cores},               {"devices", devices}};
+  namespace k = environment_key;
+  return {{k::tokbench_version, env.tokbench_version}, {k::git_revision, env.git_revision},
+          {k::libtorch_version, env.libtorch_version}, {k::build_type, env.build_type},
+          {k::host, env.host},                         {k::time, env.time_rfc3339},
+          {k::cpu_cores, env.cpu_cores},               {k::devices, devices}};
 }
 
 }  // namespace tokbench::machine

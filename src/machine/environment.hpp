@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "machine/environment_keys.hpp"
+
 namespace tokbench::machine {
 
 struct Environment {

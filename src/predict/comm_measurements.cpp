@@ -11,6 +11,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "machine/environment_keys.hpp"
+
 namespace tokbench::predict {
 namespace {
 
@@ -57,7 +59,7 @@ CommMeasurements parse_comm_document(std::string_view text, const std::string& s
   if (m.nproc_per_node == 0) m.nproc_per_node = m.world_size / m.nnodes;
   m.threads_per_rank = whole("threads_per_rank", false);
   if (const json env = doc.value("environment", json()); env.is_object())
-    for (const char* key : {"cpu_cores", "cores"})
+    for (const char* key : {machine::environment_key::cpu_cores, "cores"})
       if (env.contains(key) && env[key].is_number_integer() && env[key].get<int64_t>() > 0) {
         m.cpu_cores = env[key].get<int64_t>();
         break;

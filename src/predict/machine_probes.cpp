@@ -7,6 +7,8 @@
 #include <optional>
 #include <stdexcept>
 
+#include "results/record_keys.hpp"
+
 namespace tokbench::predict {
 namespace {
 
@@ -17,11 +19,12 @@ namespace {
 }
 
 const nlohmann::json* first_predicted_record(const nlohmann::json& doc) {
-  if (doc.is_object() && doc.contains("prediction")) return &doc;
+  if (doc.is_object() && doc.contains(results::key::prediction)) return &doc;
   const nlohmann::json* runs = doc.is_object() && doc.contains("runs") ? &doc["runs"] : doc.is_array() ? &doc : nullptr;
   if (!runs || !runs->is_array()) return nullptr;
   for (const auto& run : *runs)
-    if (run.is_object() && run.contains("prediction") && run["prediction"].is_object()) return &run;
+    if (run.is_object() && run.contains(results::key::prediction) && run[results::key::prediction].is_object())
+      return &run;
   return nullptr;
 }
 
@@ -46,7 +49,7 @@ std::optional<double> recorded_cost(const nlohmann::json& object, const char* ke
 MachineProbes machine_probes_from_prediction(const nlohmann::json& doc, const std::string& source) {
   const nlohmann::json* run = first_predicted_record(doc);
   if (!run) refuse_probes(source, "it holds no prediction (a record with a 'prediction' object)");
-  const nlohmann::json& p = (*run)["prediction"];
+  const nlohmann::json& p = (*run)[results::key::prediction];
   const auto copies = p.find("step_copies");
   if (copies == p.end() || !copies->is_object() || !copies->contains("memory_rate") ||
       !(*copies)["memory_rate"].is_object())

@@ -10,6 +10,8 @@
 #include <stdexcept>
 
 #include "config/device.hpp"
+#include "config/row_record_keys.hpp"
+#include "machine/environment_keys.hpp"
 #include "parallel/strategy.hpp"
 #include "results/record_blocks.hpp"
 #include "results/record_keys.hpp"
@@ -17,6 +19,10 @@
 #include "usage/usage_error.hpp"
 
 namespace tokbench::predict {
+
+// The record's config block's keys (the option rows').
+namespace config_key = config::config_key;
+
 namespace {
 
 using results::Block;
@@ -219,30 +225,32 @@ MeasuredRun read_measured_run(results::RunRecord record, const std::string& sour
   const Block config = record.config.value_or(Block::object());
   // A --dynamic run's tokens are fewer than its positions, and how many depends on the lengths
   // drawn; a prediction counts G·T tokens per iteration, so it starts from fixed lengths only.
-  if (config.value("dynamic", Block(false)) == Block(true))
+  if (config.value(config_key::dynamic, Block(false)) == Block(true))
     refuse(source, "it is a --dynamic run (random sequence lengths); predict from a run of fixed lengths");
-  const std::string mode_word = text_at(
-      config, "distributed_mode", parallel::to_string(run.world_size > 1 ? parallel::DistMode::ddp : parallel::DistMode::none));
+  const std::string mode_word =
+      text_at(config, config_key::distributed_mode,
+              parallel::to_string(run.world_size > 1 ? parallel::DistMode::ddp : parallel::DistMode::none));
   const parallel::ModeEntry* mode = parallel::find_mode(mode_word);
   if (mode == nullptr)
     refuse(source, fmt::format("its config.distributed_mode '{}' is not a parallel mode; valid: {}",
                                usage::printable(mode_word), fmt::join(parallel::mode_words(), ", ")));
   run.distributed_mode = mode->mode;
-  run.shard_mode = text_at(config, "shard_mode", parallel::default_shard_word());
-  run.bucketing_mode = text_at(config, "bucketing_mode", "none");
-  if (config.contains("sharding_size") && config["sharding_size"].is_number_integer())
-    run.sharding_size = config["sharding_size"].get<int64_t>();
-  run.ddp_bucket_size_mb = number_at(config, "ddp_bucket_size_mb").value_or(parallel::kDefaultDdpBucketMb);
+  run.shard_mode = text_at(config, config_key::shard_mode, parallel::default_shard_word());
+  run.bucketing_mode = text_at(config, config_key::bucketing_mode, "none");
+  if (config.contains(config_key::sharding_size) && config[config_key::sharding_size].is_number_integer())
+    run.sharding_size = config[config_key::sharding_size].get<int64_t>();
+  run.ddp_bucket_size_mb = number_at(config, config_key::ddp_bucket_size_mb).value_or(parallel::kDefaultDdpBucketMb);
   const results::ResolvedConfig resolved = results::resolved_from_json(config);
   if (resolved.fsdp_min_unit_params.value())
     run.fsdp_min_unit_params = *resolved.fsdp_min_unit_params.value();
-  else if (const auto given = number_at(config, "fsdp_bucket_params"); given && *given >= 1 && std::floor(*given) == *given)
+  else if (const auto given = number_at(config, config_key::fsdp_bucket_params);
+           given && *given >= 1 && std::floor(*given) == *given)
     run.fsdp_min_unit_params = static_cast<int64_t>(*given);
-  run.ddp_overlap = config.value("ddp_overlap", Block(true)) != Block(false);
+  run.ddp_overlap = config.value(config_key::ddp_overlap, Block(true)) != Block(false);
   run.skip_data_sync = resolved.skip_data_sync.value_or(true);
-  run.num_threads = whole_at(config, "num_threads", source, 0, false);
+  run.num_threads = whole_at(config, config_key::num_threads, source, 0, false);
   const Block environment = record.environment.value_or(Block::object());
-  for (const char* key : {"cpu_cores", "cores"})
+  for (const char* key : {machine::environment_key::cpu_cores, "cores"})
     if (environment.is_object() && environment.contains(key) && environment[key].is_number_integer() &&
         environment[key].get<int64_t>() > 0) {
       run.cpu_cores = environment[key].get<int64_t>();

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "account/time_account_json.hpp"
+#include "config/row_record_keys.hpp"
 #include "predict/collective_cost.hpp"
 #include "predict/input_spread.hpp"
 #include "predict/predicted_account.hpp"
@@ -21,12 +22,17 @@
 #include "predict/step_copies.hpp"
 #include "results/comm_plan_json.hpp"
 #include "results/record_blocks.hpp"
+#include "results/record_keys.hpp"
 #include "results/record_status.hpp"
 #include "results/result_columns.hpp"
 #include "results/run_record.hpp"
 #include "usage/usage_error.hpp"
 
 namespace tokbench::predict {
+
+// The record's config block's keys (the option rows').
+namespace config_key = config::config_key;
+
 namespace {
 
 using json = nlohmann::ordered_json;
@@ -548,23 +554,24 @@ results::RunRecord predict_record(const MeasuredRun& measured, const ClusterInpu
   // keys replacing theirs in place.
   json config = m.config.value() ? json(*m.config.value()) : json::object();
   if (!config.is_object()) config = json::object();
-  config["distributed_mode"] = parallel::to_string(t.strategy);
-  config["shard_mode"] = t.shard_mode;
-  config["bucketing_mode"] = t.bucketing_mode;
+  config[config_key::distributed_mode] = parallel::to_string(t.strategy);
+  config[config_key::shard_mode] = t.shard_mode;
+  config[config_key::bucketing_mode] = t.bucketing_mode;
   // What resolution decides, in two parts so that a key the measured config lacks lands where it
   // always did (the writer puts only the members it is given).
   results::ResolvedConfig units, sync;
   units.fsdp_min_unit_params =
       t.strategy == parallel::DistMode::fsdp && t.bucketing_mode == "size" ? Field<int64_t>(t.min_unit_params) : nullptr;
   results::put_resolved(config, units);
-  config["sharding_size"] = t.sharding_size ? json(*t.sharding_size) : json(nullptr);
-  config["ddp_bucket_size_mb"] = t.ddp_bucket_size_mb;
+  config[config_key::sharding_size] = t.sharding_size ? json(*t.sharding_size) : json(nullptr);
+  config[config_key::ddp_bucket_size_mb] = t.ddp_bucket_size_mb;
   sync.skip_data_sync = parallel::mode_entry(t.strategy).layout == parallel::LayoutKind::ddp_buckets ? plan_input.ddp_skip_sync : false;
   sync.dist_backend = w > 1 ? Field<std::string>(cpu ? "gloo" : "nccl") : nullptr;
   sync.dist_launcher = "none";
   results::put_resolved(config, sync);
-  config["num_threads"] = t.num_threads;
-  config["device"] = cluster.device;  // the target's device, as `tokbench run` on the cluster would record it
+  config[config_key::num_threads] = t.num_threads;
+  // The target's device, as `tokbench run` on the cluster would record it.
+  config[config::record_key::device] = cluster.device;
   results::RunRecord rec;
   rec.average_iter_time = iteration * 1e3;
   rec.model_flops = flops ? Field<Number>(*flops) : nullptr;
@@ -721,15 +728,15 @@ results::RunRecord predict_record(const MeasuredRun& measured, const ClusterInpu
   rec.prediction = json{
       {"source",
        {{"record", run.source},
-        {"model_name", run.model_name},
-        {"device", run.device},
-        {"device_name", run.device_name},
-        {"world_size", run.world_size},
-        {"distributed_mode", !m.distributed_mode.present() ? json(parallel::to_string(run.distributed_mode))
-                             : m.distributed_mode.value()    ? json(*m.distributed_mode.value())
-                                                             : json(nullptr)},
-        {"GA", run.grad_accum},
-        {"num_threads", run.num_threads},
+        {results::key::model_name, run.model_name},
+        {results::key::device, run.device},
+        {results::key::device_name, run.device_name},
+        {results::key::world_size, run.world_size},
+        {config_key::distributed_mode, !m.distributed_mode.present() ? json(parallel::to_string(run.distributed_mode))
+                                       : m.distributed_mode.value()    ? json(*m.distributed_mode.value())
+                                                                       : json(nullptr)},
+        {results::key::ga, run.grad_accum},
+        {config_key::num_threads, run.num_threads},
         {"average_iter_time_ms", run.average_iter_time_ms},
         {"unit_timings_clock", run.clock}}},
       {"cluster", cluster_json},

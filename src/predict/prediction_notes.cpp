@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "account/category.hpp"
+#include "results/record_keys.hpp"
 
 namespace tokbench::predict {
 namespace {
@@ -21,10 +22,10 @@ std::string text_in(const record_json& j, const char* key) {
 }
 
 std::string notes_of(const record_json& record) {
-  const record_json prediction = record.value("prediction", record_json::object());
+  const record_json prediction = record.value(results::key::prediction, record_json::object());
   const record_json source = prediction.value("source", record_json::object());
   std::string out = fmt::format("# From {}: {:.2f} ms per iteration", text_in(source, "record"),
-                                number_in(record, "average_iter_time"));
+                                number_in(record, results::key::average_iter_time));
   const record_json interval = prediction.value("interval_ms", record_json());
   const record_json spread = prediction.value("input_spread", record_json::object());
   if (interval.is_object()) {
@@ -40,7 +41,7 @@ std::string notes_of(const record_json& record) {
     out += "\n";
   } else
     out += fmt::format("; no interval: {}\n", text_in(spread, "why"));
-  const record_json predicted_account = record.value("time_account", record_json());
+  const record_json predicted_account = record.value(results::key::time_account, record_json());
   if (!predicted_account.is_object()) {
     out += fmt::format("# No time account: {}\n",
                        text_in(prediction.value("time_account", record_json::object()), "why"));

@@ -258,7 +258,7 @@ std::string scaling_line_chart(const PivotTable& t) {
   const size_t mode_col = column_index(t, key::distributed_mode);
   const size_t shard_col = column_index(t, key::sharding_size);
   const size_t global_col = column_index(t, key::global_bs);
-  if (w_col == std::string::npos) return R"~(<p class="note">No "Num GPUS" in the runs: nothing to scale.</p>)~";
+  if (w_col == std::string::npos) return fmt::format(R"~(<p class="note">No "{}" in the runs: nothing to scale.</p>)~", key::num_gpus);
 
   // A series is one executor on one configuration as the number of ranks grows: the index
   // without Num GPUS, Global BS (it grows with the ranks) and the distributed mode. A

@@ -6,6 +6,8 @@
 // to this list. Torch-free.
 #pragma once
 
+#include "config/row_record_keys.hpp"
+
 // X(member, key text, value type): the type is read only where Number, Given and Block are known
 // (run_record.hpp).
 #define TOKBENCH_RUN_RECORD_FIELDS(X) \
@@ -15,14 +17,14 @@
   X(tokens_per_sec, "tokens_per_sec", double) \
   X(memory_used_gb, "memory_used_GB", double) \
   X(model_name, "model_name", std::string) \
-  X(num_gpus, "Num GPUS", std::int64_t) \
-  X(seq_len, "Seq Len", Given) \
-  X(micro_bs, "Micro BS", Given) \
-  X(global_bs, "Global BS", Given) \
-  X(ga, "GA", std::int64_t) \
-  X(distributed_mode, "Distributed Mode", std::string) \
-  X(sharding_size, "Sharding Size", Given) \
-  X(compiler, "compiler", std::string) \
+  X(num_gpus, config::record_key::num_gpus, std::int64_t) \
+  X(seq_len, config::record_key::seq_len, Given) \
+  X(micro_bs, config::record_key::micro_bs, Given) \
+  X(global_bs, config::record_key::global_bs, Given) \
+  X(ga, config::record_key::ga, std::int64_t) \
+  X(distributed_mode, config::record_key::distributed_mode, std::string) \
+  X(sharding_size, config::record_key::sharding_size, Given) \
+  X(compiler, config::record_key::compiler, std::string) \
   X(schema_version, "schema_version", std::int64_t) \
   X(status, "status", std::string) \
   X(message, "message", std::string) \
@@ -31,7 +33,7 @@
   X(thunder_executors, "thunder_executors", std::string) \
   X(kernels, "kernels", Block) \
   X(attention_kernel, "attention_kernel", std::string) \
-  X(cuda_graphs, "cuda_graphs", std::string) \
+  X(cuda_graphs, config::record_key::cuda_graphs, std::string) \
   X(cuda_graphs_note, "cuda_graphs_note", std::string) \
   X(tokens_per_sec_per_device, "tokens_per_sec_per_device", double) \
   X(positions_per_sec, "positions_per_sec", double) \
@@ -40,7 +42,7 @@
   X(model_tflop_per_s_per_device, "model_TFLOP_per_s_per_device", double) \
   X(model_tflop_per_s_total, "model_TFLOP_per_s_total", double) \
   X(mfu, "mfu", double) \
-  X(checkpoint_activations, "checkpoint_activations", bool) \
+  X(checkpoint_activations, config::record_key::checkpoint_activations, bool) \
   X(hardware_flops, "hardware_flops", Number) \
   X(hardware_tflop_per_s_per_device, "hardware_TFLOP_per_s_per_device", double) \
   X(hfu, "hfu", double) \
@@ -49,7 +51,7 @@
   X(mfu_peak_source, "mfu_peak_source", std::string) \
   X(mfu_peak_is_estimate, "mfu_peak_is_estimate", bool) \
   X(mfu_precision, "mfu_precision", std::string) \
-  X(flops_convention, "flops_convention", std::string) \
+  X(flops_convention, config::record_key::flops_convention, std::string) \
   X(warmup_iters, "warmup_iters", std::int64_t) \
   X(max_iters, "max_iters", std::int64_t) \
   X(measured_iters, "measured_iters", std::int64_t) \
@@ -58,7 +60,7 @@
   X(loss_first, "loss_first", double) \
   X(loss_last, "loss_last", double) \
   X(parameters, "parameters", std::int64_t) \
-  X(n_layer, "n_layer", std::int64_t) \
+  X(n_layer, config::record_key::n_layer, std::int64_t) \
   X(memory_allocated_peak_gb, "memory_allocated_peak_GB", double) \
   X(memory_reserved_peak_gb, "memory_reserved_peak_GB", double) \
   X(peak_rss_gb, "peak_rss_GB", double) \
@@ -71,14 +73,14 @@
   X(memory_estimate_gb, "memory_estimate_GB", double) \
   X(harness_overhead_percent, "harness_overhead_percent", double) \
   X(world_size, "world_size", std::int64_t) \
-  X(sharding_mode, "sharding_mode", std::string) \
-  X(bucketing, "bucketing", std::string) \
+  X(sharding_mode, config::record_key::sharding_mode, std::string) \
+  X(bucketing, config::record_key::bucketing, std::string) \
   X(ranks, "ranks", Block) \
-  X(device, "device", std::string) \
+  X(device, config::record_key::device, std::string) \
   X(device_name, "device_name", std::string) \
-  X(dtype, "dtype", std::string) \
-  X(tf32, "tf32", bool) \
-  X(zero_grad, "zero_grad", std::string) \
+  X(dtype, config::record_key::dtype, std::string) \
+  X(tf32, config::record_key::tf32, bool) \
+  X(zero_grad, config::record_key::zero_grad, std::string) \
   X(iterations, "iterations", Block) \
   X(config, "config", Block) \
   X(environment, "environment", Block) \
@@ -93,7 +95,8 @@
 
 namespace tokbench::results::key {
 
-#define TOKBENCH_RECORD_KEY(member, text, type) inline constexpr char member[] = text;
+// A reference to the text (a literal, or config's constant for the keys the option rows name).
+#define TOKBENCH_RECORD_KEY(member, text, type) inline constexpr const auto& member = text;
 TOKBENCH_RUN_RECORD_FIELDS(TOKBENCH_RECORD_KEY)
 #undef TOKBENCH_RECORD_KEY
 

@@ -10,6 +10,7 @@
 
 #include "results/html_charts.hpp"
 #include "results/html_time_account.hpp"
+#include "results/record_keys.hpp"
 #include "results/record_status.hpp"
 #include "results/reporters.hpp"
 
@@ -100,7 +101,7 @@ std::string header(const json& context, const std::vector<json>& runs, const Piv
   std::map<std::string, int> statuses;
   std::vector<std::string> order;
   for (const auto& run : runs) {
-    const json s = run.is_object() ? run.value("status", json("ok")) : json("ok");
+    const json s = run.is_object() ? run.value(key::status, json("ok")) : json("ok");
     const std::string text = s.is_string() ? s.get<std::string>() : "ok";
     if (!statuses[text]++) order.push_back(text);
   }
@@ -128,14 +129,14 @@ std::string failures(const std::vector<json>& runs, const PivotTable& full) {
       // The message: the first run with this row's index values and executor.
       std::string message;
       for (const auto& run : runs) {
-        if (!run.is_object() || run.value("compiler", json()) != json(full.executors[e])) continue;
+        if (!run.is_object() || run.value(key::compiler, json()) != json(full.executors[e])) continue;
         bool same = true;
         for (size_t c = 0; c < full.index_columns.size() && same; ++c) {
           auto it = run.find(full.index_columns[c]);
           same = (it == run.end() ? json(nullptr) : *it) == full.rows[r].index_values[c];
         }
         if (same) {
-          message = scalar_text(run.value("message", json("")));
+          message = scalar_text(run.value(key::message, json("")));
           break;
         }
       }
@@ -192,9 +193,9 @@ std::string runs_table(const std::vector<json>& runs) {
     for (const auto& c : columns) {
       const auto it = run.is_object() ? run.find(c.key) : run.end();
       const json v = run.is_object() && it != run.end() ? *it : json(nullptr);
-      if (c.key == "status" && v.is_string())
+      if (c.key == key::status && v.is_string())
         h += "<td>" + status_span(v.get<std::string>()) + "</td>";
-      else if (c.key == "message")
+      else if (c.key == key::message)
         h += R"~(<td class="message">)~" + html_escape(scalar_text(v)) + "</td>";
       else if (v.is_number())
         h += R"~(<td class="num">)~" + html_escape(format_number(c.format, v.get<double>())) + "</td>";

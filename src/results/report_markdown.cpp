@@ -1,6 +1,7 @@
 // The `markdown` format: each table as a GitHub pipe table under a "### TITLE" heading;
 // number columns right-aligned, a failed run's status in its cell, no run an empty cell. A flat
 // table is one such table under its title.
+#include "results/record_keys.hpp"
 #include "results/reporters.hpp"
 
 namespace tokbench::results::detail {
@@ -30,7 +31,7 @@ void table(const PivotTable& t, std::ostream& out) {
   for (const auto& e : t.executors) out << ' ' << escape(e) << " |";
   out << "\n|";
   for (const auto& c : t.index_columns) out << (results::is_numeric_column(c) ? " ---: |" : " --- |");
-  for (size_t e = 0; e < t.executors.size(); ++e) out << (t.metric_key == "status" ? " --- |" : " ---: |");
+  for (size_t e = 0; e < t.executors.size(); ++e) out << (t.metric_key == key::status ? " --- |" : " ---: |");
   out << '\n';
   for (const auto& row : t.rows) {
     out << '|';

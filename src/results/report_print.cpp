@@ -21,6 +21,7 @@
 #include <cmath>
 #include <regex>
 
+#include "results/record_keys.hpp"
 #include "results/reporters.hpp"
 
 namespace tokbench::results::detail {
@@ -169,7 +170,8 @@ void print_table(const PivotTable& t, std::ostream& out) {
     return;
   }
   std::vector<TextColumn> columns;
-  TextColumn rownum{"compiler", {}, true};
+  // pandas prints the pivot's column key (the runs' compiler) above the row numbers.
+  TextColumn rownum{key::compiler, {}, true};
   for (size_t r = 0; r < t.rows.size(); ++r) rownum.values.push_back(std::to_string(r));
   columns.push_back(rownum);
   const std::vector<bool> none_missing(t.rows.size(), false);

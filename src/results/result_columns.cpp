@@ -96,7 +96,7 @@ std::vector<Column> make_columns() {
       {key::ranks, "Rank", "", "{:.3f}", S::tokbench},
       {key::device, "Device", "", "", S::tokbench},
       {key::device_name, "Device name", "", "", S::tokbench},
-      {key::dtype, "dtype", "", "", S::tokbench},
+      {key::dtype, key::dtype, "", "", S::tokbench},
       {key::tf32, "TF32 matmuls", "", "", S::tokbench},
       {key::zero_grad, "Zero grad", "", "", S::tokbench},
       // How the run was made.

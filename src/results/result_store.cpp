@@ -19,11 +19,16 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "machine/environment_keys.hpp"
 #include "results/read_result.hpp"
 #include "results/record_blocks.hpp"
 #include "results/record_keys.hpp"
 
 namespace tokbench::results {
+
+// The environment block's keys (machine::environment_record writes it).
+namespace env_key = machine::environment_key;
+
 namespace {
 
 constexpr const char* kSchema = R"sql(
@@ -350,11 +355,11 @@ int64_t ResultStore::save_sweep(const std::filesystem::path& out_dir, const nloh
       insert.bind_json(8, at(run, key::seq_len)).bind_json(9, at(run, key::micro_bs)).bind_json(10, at(run, key::global_bs));
       insert.bind_json(11, at(run, key::average_iter_time)).bind_json(12, at(run, key::tokens_per_sec));
       insert.bind_json(13, at(run, key::memory_used_gb));
-      insert.bind_json(14, environment_field(run, "tokbench_version"));
-      insert.bind_json(15, environment_field(run, "git_revision"));
-      insert.bind_json(16, environment_field(run, "libtorch_version"));
-      insert.bind_json(17, at(run, key::device_name)).bind_json(18, environment_field(run, "host"));
-      insert.bind_json(19, environment_field(run, "time")).bind(20, run.dump(-1, ' ', false, replace));
+      insert.bind_json(14, environment_field(run, env_key::tokbench_version));
+      insert.bind_json(15, environment_field(run, env_key::git_revision));
+      insert.bind_json(16, environment_field(run, env_key::libtorch_version));
+      insert.bind_json(17, at(run, key::device_name)).bind_json(18, environment_field(run, env_key::host));
+      insert.bind_json(19, environment_field(run, env_key::time)).bind(20, run.dump(-1, ' ', false, replace));
       insert.step();
       const int64_t run_id = sqlite3_last_insert_rowid(db_->handle);
       auto or_null = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
@@ -384,10 +389,10 @@ int64_t ResultStore::save_comm_run(const nlohmann::json& document) {
     insert.bind(1, now_rfc3339()).bind_json(2, at(document, "backend")).bind_json(3, at(document, "device"));
     insert.bind_json(4, at(document, "world_size")).bind_json(5, at(document, "nnodes"));
     insert.bind_json(6, at(document, "nproc_per_node")).bind_json(7, at(document, "dtype"));
-    insert.bind_json(8, environment_field(document, "tokbench_version"));
-    insert.bind_json(9, environment_field(document, "git_revision"));
-    insert.bind_json(10, environment_field(document, "libtorch_version"));
-    insert.bind_json(11, environment_field(document, "host")).bind_json(12, environment_field(document, "time"));
+    insert.bind_json(8, environment_field(document, env_key::tokbench_version));
+    insert.bind_json(9, environment_field(document, env_key::git_revision));
+    insert.bind_json(10, environment_field(document, env_key::libtorch_version));
+    insert.bind_json(11, environment_field(document, env_key::host)).bind_json(12, environment_field(document, env_key::time));
     insert.bind(13, document.dump(-1, ' ', false, replace)).step();
     const int64_t id = sqlite3_last_insert_rowid(db_->handle);
     const auto results = at(document, "results");

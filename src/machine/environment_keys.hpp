@@ -1,0 +1,18 @@
+// The keys of the `environment` object machine::environment_record writes (environment.hpp): the
+// run record's environment block and `tokbench comm`'s. Its readers (the result store, predict)
+// name them by these, so each key is spelled once. A header of constants only: a layer that reads
+// the block includes it without linking the machine library.
+#pragma once
+
+namespace tokbench::machine::environment_key {
+
+inline constexpr char tokbench_version[] = "tokbench_version";
+inline constexpr char git_revision[] = "git_revision";
+inline constexpr char libtorch_version[] = "libtorch_version";
+inline constexpr char build_type[] = "build_type";
+inline constexpr char host[] = "host";
+inline constexpr char time[] = "time";
+inline constexpr char cpu_cores[] = "cpu_cores";
+inline constexpr char devices[] = "devices";
+
+}  // namespace tokbench::machine::environment_key
