@@ -7,182 +7,21 @@
 // "flops": {CONVENTION: {"flops_forward", "flops_backward", "flops_total"}},
 // "flops_default_convention": "matmul", "memory_bytes": {PRECISION: {...}}, "config": {...}}.
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <iostream>
-#include <iterator>
 #include <memory>
-#include <optional>
-#include <stdexcept>
-#include <string>
-#include <vector>
 
-#include "run/run_options.hpp"
 #include "cli/command.hpp"
-#include "model/catalog.hpp"
-#include "model/config_json.hpp"
-#include "model/counting.hpp"
-#include "model/memory_estimate.hpp"
+#include "run/info_report.hpp"
+#include "run/run_options.hpp"
 
 namespace tokbench::cli {
 namespace {
 
-struct InfoOptions {
-  std::string model;                    // litgpt name, HF id or bare HF name
-  std::optional<int64_t> seq_len;       // default: the config's block_size
-  int64_t micro_batch_size = 1;
-  std::optional<int64_t> n_layers;      // default: the config's n_layer
-  std::string model_config;             // a TOML/JSON file instead of a catalog name
-  bool checkpoint_activations = false;  // hardware FLOPs and memory with per-block recomputation
-  bool json = false;
-};
-
-constexpr model::FlopConvention kConventions[] = {model::FlopConvention::matmul, model::FlopConvention::causal,
-                                                  model::FlopConvention::palm};
-
-void require_positive(const char* option, const std::optional<int64_t>& value) {
-  if (value && *value <= 0)
-    throw std::invalid_argument(fmt::format("{} {} is not valid; valid: a positive integer", option, *value));
-}
-
-// Every check on the options, before any counting.
-model::Config resolve_model(const InfoOptions& options) {
-  require_positive("--seq-len", options.seq_len);
-  require_positive("--micro-batch-size", options.micro_batch_size);
-  require_positive("--n-layers", options.n_layers);
-  // Before the config is built: its per-layer lists have n_layer entries.
-  if (options.n_layers && *options.n_layers > run::limits::kMaxLayers)
-    throw std::invalid_argument(fmt::format("--n-layers {} is not valid; valid: 1..{}", *options.n_layers,
-                                            run::limits::kMaxLayers));
-  if (options.model.empty() == options.model_config.empty())
-    throw std::invalid_argument(
-        "info needs exactly one of MODEL or --model-config FILE; valid MODEL names: see `tokbench models`");
-  model::Config config = options.model_config.empty() ? model::config_by_name(options.model)
-                                                      : model::load_model_config(options.model_config);
-  return model::with_overrides(std::move(config), {options.n_layers, options.seq_len});
-}
-
-double gb(int64_t bytes) { return static_cast<double>(bytes) / 1e9; }
-
-// Every count `info` prints, computed before anything is printed: a count that overflows
-// int64 is a usage error naming the options (exit 2), never half a table and exit 1.
-struct InfoCounts {
-  model::ParamCounts params;
-  std::vector<model::FlopCounts> flops;          // per kConventions
-  std::vector<int64_t> recompute;                // per kConventions: checkpointing's extra FLOPs (0 without)
-  std::vector<model::MemoryEstimate> memory;     // per model::kTrainPrecisions
-};
-
-InfoCounts count_all(const model::Config& config, int64_t B, int64_t T, bool checkpoint_activations) {
-  InfoCounts out;
-  try {
-    out.params = model::count_params(config);
-    for (auto convention : kConventions) {
-      out.flops.push_back(model::count_flops(config, B, T, convention));
-      const int64_t recompute = checkpoint_activations ? model::count_recompute_flops(config, B, T, convention) : 0;
-      int64_t hardware = 0;
-      if (__builtin_add_overflow(out.flops.back().total(), recompute, &hardware))
-        throw std::overflow_error("hardware FLOPs overflow int64");
-      out.recompute.push_back(recompute);
-    }
-    for (auto precision : model::kTrainPrecisions)
-      out.memory.push_back(model::estimate_training_memory(config, B, T, precision, checkpoint_activations));
-  } catch (const std::overflow_error& e) {
-    throw std::invalid_argument(fmt::format("--micro-batch-size {} x --seq-len {} x --n-layers {}: {}; valid: smaller "
-                                            "values", B, T, config.n_layer, e.what()));
-  }
-  return out;
-}
-
-int run_info(const InfoOptions& options) {
-  const model::Config config = resolve_model(options);
-  const int64_t B = options.micro_batch_size, T = config.block_size;
-  const InfoCounts counts = count_all(config, B, T, options.checkpoint_activations);
-  const model::ParamCounts& params = counts.params;
-
-  if (options.json) {
-    nlohmann::json out = {{"model", config.name},
-                          {"hf", config.hf},
-                          {"seq_len", T},
-                          {"micro_batch_size", B},
-                          {"n_layer", config.n_layer},
-                          {"params", params.total},
-                          {"params_embedding", params.embedding},
-                          {"params_lm_head", params.lm_head},
-                          {"params_final_norm", params.final_norm},
-                          {"params_per_block", params.per_block.front()},
-                          {"checkpoint_activations", options.checkpoint_activations},
-                          {"flops_default_convention", "matmul"}};
-    for (std::size_t i = 0; i < std::size(kConventions); ++i) {
-      const auto convention = kConventions[i];
-      const model::FlopCounts& flops = counts.flops[i];
-      // model_flops: what MFU divides; hardware_flops: what the device executes (with
-      // --checkpoint-activations the recomputed forward too), what HFU divides.
-      out["flops"][std::string(model::to_string(convention))] = {
-          {"flops_forward", flops.forward},  {"flops_backward", flops.backward},
-          {"flops_total", flops.total()},    {"model_flops", flops.total()},
-          {"flops_recompute", counts.recompute[i]}, {"hardware_flops", flops.total() + counts.recompute[i]}};
-    }
-    for (const model::MemoryEstimate& m : counts.memory) {
-      const auto precision = m.precision;
-      out["memory_bytes"][std::string(model::to_string(precision))] = {{"weights", m.weights_bytes},
-                                                                        {"gradients", m.gradients_bytes},
-                                                                        {"optimizer", m.optimizer_bytes},
-                                                                        {"activations", m.activations_bytes},
-                                                                        {"total", m.total_bytes()}};
-    }
-    out["config"] = model::config_to_json(config);
-    std::cout << out.dump(1) << "\n";
-    return kExitOk;
-  }
-
-  std::cout << fmt::format("# tokbench info: {}{}\n", config.name, config.hf.empty() ? "" : " (" + config.hf + ")");
-  std::cout << fmt::format("# one micro-batch: {} sequence(s) × {} tokens, {} layers, one device\n", B, T,
-                           config.n_layer);
-  std::cout << "#\n# parameters (litgpt's count, lm_head untied)\n";
-  const auto param_line = [](const char* what, int64_t count, const std::string& note) {
-    return fmt::format("  {:<12} {:>18}  {:>10.4f} B{}\n", what, count, static_cast<double>(count) / 1e9, note);
-  };
-  std::cout << param_line("total", params.total, "");
-  std::cout << param_line("embedding", params.embedding, "  (wte)");
-  std::cout << param_line("lm_head", params.lm_head, "");
-  std::cout << param_line("final norm", params.final_norm, "");
-  std::cout << param_line("per block", params.per_block.front(), fmt::format("  (x {} layers)", config.n_layer));
-  std::cout << "#\n# FLOPs per micro-batch (matmul: PyTorch FlopCounterMode over litgpt, the default;\n"
-               "# causal: attention halved; palm: 6N + 12·L·H·Q·T per token, N = non-embedding params)\n";
-  const bool ac = options.checkpoint_activations;
-  if (ac)
-    std::cout << "# with --checkpoint-activations: recompute = the blocks' forward run again in backward; hardware =\n"
-                 "# total + recompute (what HFU divides); total stays the model FLOPs (what MFU divides)\n";
-  std::cout << fmt::format("# {:<10} {:>22} {:>22} {:>22}{}\n", "convention", "forward", "backward", "total",
-                           ac ? fmt::format(" {:>22} {:>22}", "recompute", "hardware") : "");
-  for (std::size_t i = 0; i < std::size(kConventions); ++i) {
-    const auto convention = kConventions[i];
-    const model::FlopCounts& flops = counts.flops[i];
-    std::cout << fmt::format("  {:<10} {:>22} {:>22} {:>22}{}\n", model::to_string(convention), flops.forward,
-                             flops.backward, flops.total(),
-                             ac ? fmt::format(" {:>22} {:>22}", counts.recompute[i], flops.total() + counts.recompute[i])
-                                : "");
-  }
-
-  std::cout << fmt::format("#\n# training memory estimate, GB (10^9 bytes); AdamW; activations saved for backward\n"
-               "# with fused attention, {} (see src/model/memory_estimate.cpp for omissions)\n",
-                           ac ? "each block's input kept and one block recomputed at a time" : "no checkpointing");
-  std::cout << fmt::format("# {:<10} {:>10} {:>10} {:>10} {:>12} {:>10}\n", "precision", "weights", "gradients",
-                           "optimizer", "activations", "total");
-  for (const model::MemoryEstimate& m : counts.memory) {
-    const auto precision = m.precision;
-    std::cout << fmt::format("  {:<10} {:>10.3f} {:>10.3f} {:>10.3f} {:>12.3f} {:>10.3f}\n", model::to_string(precision),
-                             gb(m.weights_bytes), gb(m.gradients_bytes), gb(m.optimizer_bytes),
-                             gb(m.activations_bytes), gb(m.total_bytes()));
-  }
-  return kExitOk;
-}
-
 const RegisterCommand kInfo{
     {"info", "Parameters, FLOPs per micro-batch and a training-memory estimate for one model",
      [](CLI::App& sub) -> std::function<int()> {
-       auto options = std::make_shared<InfoOptions>();
+       auto options = std::make_shared<run::InfoOptions>();
        sub.add_option("model", options->model, "litgpt name, Hugging Face id or bare Hugging Face name");
        // Numeric values are checked as `run` checks them (run::whole_number): one line, exit 2.
        sub.add_option("--seq-len", options->seq_len, "Sequence length T (replaces block_size; default: block_size)")
@@ -196,7 +35,10 @@ const RegisterCommand kInfo{
        sub.add_flag("--checkpoint-activations,--checkpoint_activations", options->checkpoint_activations,
                     "Count the recomputed forward of activation checkpointing (hardware FLOPs) and its memory");
        sub.add_flag("--json", options->json, "Print one JSON object instead of tables");
-       return [options] { return run_info(*options); };
+       return [options] {
+         run::write_model_info(*options, std::cout);
+         return kExitOk;
+       };
      }}};
 
 }  // namespace
