@@ -1,19 +1,11 @@
-// `tokbench run`: one training-throughput benchmark (src/bench). Options are registered from
-// RunOptions; validation throws std::invalid_argument (exit 2) before any work starts.
-#include <ATen/Parallel.h>
-
-#include "run/run_options.hpp"
-#include "distributed/node_launch.hpp"
-#include "run/launch_benchmark.hpp"
-#include "machine/machine_info.hpp"
-#include "run/python_executor.hpp"
-#include "run/resolve.hpp"
-#include "run/run_benchmark.hpp"
-#include "cli/command.hpp"
-
-#include <cstdio>
-#include <cstdlib>
+// `tokbench run`: one training-throughput benchmark. Options are registered from RunOptions; the
+// work is run/run_command.hpp's, whose validation throws std::invalid_argument (exit 2) before any
+// work starts.
 #include <memory>
+
+#include "cli/command.hpp"
+#include "run/run_command.hpp"
+#include "run/run_options.hpp"
 
 namespace tokbench::cli {
 namespace {
@@ -28,19 +20,7 @@ const RegisterCommand kRun{
                   "(the JSON, the memory snapshot) not written, 9 the runtime could not start.\n"
                   "Many ranks: --nproc-per-node N (built-in launcher), or torchrun --no-python / srun / mpirun "
                   "around `tokbench run`.");
-       return [options] {
-         // A rank started by the built-in launcher runs; it does not launch again.
-         if (std::getenv(distributed::kLaunchedEnv) != nullptr) options->nproc_per_node.reset();
-         machine::MachineInfo machine = machine::probe_machine();
-         machine.default_threads = at::get_num_threads();  // the calibration key of a run without --num-threads
-         run::RunPlan plan = run::resolve_run(*options, machine);
-         // Once per run: rank 0 (a launcher's ranks resolve again, and its rank 0 prints them).
-         if (!options->nproc_per_node && plan.dist.env.rank == 0)
-           for (const auto& warning : plan.warnings) std::fprintf(stderr, "tokbench: warning: %s\n", warning.c_str());
-         if (options->nproc_per_node) return run::launch_benchmark(plan, distributed::own_command_line());
-         if (run::is_python(plan.compiler.executor)) return run::run_python_benchmark(plan);
-         return run::run_benchmark(plan);
-       };
+       return [options] { return run::run_command(*options); };
      }}};
 
 }  // namespace
