@@ -37,6 +37,15 @@ int64_t backward_parts(const at::Tensor& x2) {
 // that as "absent").
 float* optional_floats(const at::Tensor& t) { return t.defined() ? t.data_ptr<float>() : nullptr; }
 
+// A backward's weight-gradient partials: `parts` rows of fp32 sums the kernel fills, one per
+// block, that sum_parts finishes; undefined where that gradient is not wanted (the kernel reads
+// a null pointer as "skip").
+at::Tensor partial_sums(const at::Tensor& like, int64_t parts, bool wanted) {
+  return wanted ? at::empty({parts, like.size(1)}, like.options().dtype(at::kFloat)) : at::Tensor();
+}
+
+at::Tensor sum_parts(const at::Tensor& partial) { return partial.defined() ? partial.sum(0) : at::Tensor(); }
+
 cuda::GateActivation kernel_activation(model::GateActivation activation) {
   switch (activation) {
     case model::GateActivation::silu: return cuda::GateActivation::silu;
@@ -63,12 +72,11 @@ at::Tensor rms_norm_cuda_backward(const at::Tensor& g, const at::Tensor& x2, con
   const auto stream = at::cuda::getCurrentCUDAStream(x2.device().index());
   const int64_t rows = x2.size(0), width = x2.size(1);
   const int64_t parts = backward_parts(x2);
-  at::Tensor partial = want_weight ? at::empty({parts, width}, x2.options().dtype(at::kFloat)) : at::Tensor();
+  const at::Tensor partial = partial_sums(x2, parts, want_weight);
   check(cuda::rms_norm_backward(row_type(x2, "rms_norm_rows"), g.data_ptr(), x2.data_ptr(), scale.data_ptr<float>(),
-                                rstd.data_ptr<float>(), grad_x.data_ptr(),
-                                want_weight ? partial.data_ptr<float>() : nullptr, parts, rows, width,
+                                rstd.data_ptr<float>(), grad_x.data_ptr(), optional_floats(partial), parts, rows, width,
                                 stream.stream()));
-  return want_weight ? partial.sum(0) : at::Tensor();
+  return sum_parts(partial);
 }
 
 void add_rms_norm_cuda_forward(const at::Tensor& a2, const at::Tensor& x2, const at::Tensor& scale,
@@ -87,12 +95,12 @@ at::Tensor add_rms_norm_cuda_backward(const at::Tensor& g, const at::Tensor& gra
   const auto stream = at::cuda::getCurrentCUDAStream(sum2.device().index());
   const int64_t rows = sum2.size(0), width = sum2.size(1);
   const int64_t parts = backward_parts(sum2);
-  at::Tensor partial = want_weight ? at::empty({parts, width}, sum2.options().dtype(at::kFloat)) : at::Tensor();
+  const at::Tensor partial = partial_sums(sum2, parts, want_weight);
   check(cuda::add_rms_norm_backward(row_type(sum2, "add_rms_norm_rows"), g.data_ptr(), grad_sum.data_ptr(),
                                     sum2.data_ptr(), scale.data_ptr<float>(), rstd.data_ptr<float>(),
-                                    grad_input.data_ptr(), want_weight ? partial.data_ptr<float>() : nullptr, parts,
-                                    rows, width, stream.stream()));
-  return want_weight ? partial.sum(0) : at::Tensor();
+                                    grad_input.data_ptr(), optional_floats(partial), parts, rows, width,
+                                    stream.stream()));
+  return sum_parts(partial);
 }
 
 void layer_norm_cuda_forward(const at::Tensor& x2, const at::Tensor& weight, const at::Tensor& bias,
@@ -112,16 +120,13 @@ std::pair<at::Tensor, at::Tensor> layer_norm_cuda_backward(const at::Tensor& g, 
   const auto stream = at::cuda::getCurrentCUDAStream(x2.device().index());
   const int64_t rows = x2.size(0), width = x2.size(1);
   const int64_t parts = backward_parts(x2);
-  const auto partial = [&](bool wanted) {
-    return wanted ? at::empty({parts, width}, x2.options().dtype(at::kFloat)) : at::Tensor();
-  };
-  at::Tensor weight_partial = partial(want_weight), bias_partial = partial(want_bias);
+  const at::Tensor weight_partial = partial_sums(x2, parts, want_weight);
+  const at::Tensor bias_partial = partial_sums(x2, parts, want_bias);
   check(cuda::layer_norm_backward(row_type(x2, "layer_norm_rows"), g.data_ptr(), x2.data_ptr(),
                                   weight.data_ptr<float>(), mean.data_ptr<float>(), rstd.data_ptr<float>(),
-                                  grad_x.data_ptr(), want_weight ? weight_partial.data_ptr<float>() : nullptr,
-                                  want_bias ? bias_partial.data_ptr<float>() : nullptr, parts, rows, width,
-                                  stream.stream()));
-  return {want_weight ? weight_partial.sum(0) : at::Tensor(), want_bias ? bias_partial.sum(0) : at::Tensor()};
+                                  grad_x.data_ptr(), optional_floats(weight_partial), optional_floats(bias_partial),
+                                  parts, rows, width, stream.stream()));
+  return {sum_parts(weight_partial), sum_parts(bias_partial)};
 }
 
 void add_layer_norm_cuda_forward(const at::Tensor& a2, const at::Tensor& x2, const at::Tensor& weight,
@@ -144,15 +149,13 @@ std::pair<at::Tensor, at::Tensor> add_layer_norm_cuda_backward(const at::Tensor&
   const auto stream = at::cuda::getCurrentCUDAStream(sum2.device().index());
   const int64_t rows = sum2.size(0), width = sum2.size(1);
   const int64_t parts = backward_parts(sum2);
-  const auto partial = [&](bool wanted) {
-    return wanted ? at::empty({parts, width}, sum2.options().dtype(at::kFloat)) : at::Tensor();
-  };
-  at::Tensor weight_partial = partial(want_weight), bias_partial = partial(want_bias);
+  const at::Tensor weight_partial = partial_sums(sum2, parts, want_weight);
+  const at::Tensor bias_partial = partial_sums(sum2, parts, want_bias);
   check(cuda::add_layer_norm_backward(row_type(sum2, "add_layer_norm_rows"), g.data_ptr(), grad_sum.data_ptr(),
                                       sum2.data_ptr(), optional_floats(weight), mean.data_ptr<float>(),
                                       rstd.data_ptr<float>(), grad_input.data_ptr(), optional_floats(weight_partial),
                                       optional_floats(bias_partial), parts, rows, width, stream.stream()));
-  return {want_weight ? weight_partial.sum(0) : at::Tensor(), want_bias ? bias_partial.sum(0) : at::Tensor()};
+  return {sum_parts(weight_partial), sum_parts(bias_partial)};
 }
 
 at::Tensor cross_entropy_rows_cuda_in_place(const at::Tensor& logits, const at::Tensor& targets,
