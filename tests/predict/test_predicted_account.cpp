@@ -153,6 +153,15 @@ TargetOptions on_ranks(int64_t ranks) {
   return t;
 }
 
+// FSDP ZeRO-3 over two ranks, a unit per transformer block.
+TargetOptions zero3_on_two_ranks() {
+  TargetOptions t = on_ranks(2);
+  t.set(&config::ParallelismSection::distributed_mode, std::string("fsdp"))
+      .set(&config::ParallelismSection::shard_mode, std::string("zero3"))
+      .set(&config::ParallelismSection::bucketing_mode, std::string("block"));
+  return t;
+}
+
 json predicted(const json& record, int64_t ranks) {
   return json::parse(predict(read_measured_run(record, "measured.json"), cpu_cluster(), on_ranks(ranks)).dump());
 }
@@ -230,10 +239,7 @@ TEST(PredictedAccount, TheStepsOwnCopiesAreElementwiseAtTheMeasuredCopyRate) {
   EXPECT_NEAR(seconds_of(p["time_account"], Category::elementwise), kMeasured.at("elementwise") * scale + expected_s,
               1e-12);
   // ZeRO-3 on Gloo: more than DDP (flat gradients zeroed, gathers staged through full buffers).
-  TargetOptions zero3 = on_ranks(2);
-  zero3.set(&config::ParallelismSection::distributed_mode, std::string("fsdp"))
-      .set(&config::ParallelismSection::shard_mode, std::string("zero3"))
-      .set(&config::ParallelismSection::bucketing_mode, std::string("block"));
+  const TargetOptions zero3 = zero3_on_two_ranks();
   const json z = json::parse(
       predict(read_measured_run(measured_record({150, 152, 149, 151}), "measured.json"), cpu_cluster(), zero3).dump());
   EXPECT_GT(z["prediction"]["step_copies"]["bytes_per_iteration"].get<int64_t>(), 3 * gradient_bytes);
@@ -261,10 +267,7 @@ TEST(PredictedAccount, AFillIsTimedAtHalfACopy) {
   // (the full buffer zeroed, the shard copied in) and one reduce-scatter (the flat gradient
   // zeroed, the shard kept), and the shard scaled once: 3 full buffers zeroed, 4 shards (2 full
   // buffers) copied. A zero_ writes its bytes without reading them, half a memcpy's traffic.
-  TargetOptions zero3 = on_ranks(2);
-  zero3.set(&config::ParallelismSection::distributed_mode, std::string("fsdp"))
-      .set(&config::ParallelismSection::shard_mode, std::string("zero3"))
-      .set(&config::ParallelismSection::bucketing_mode, std::string("block"));
+  const TargetOptions zero3 = zero3_on_two_ranks();
   const json z = json::parse(
       predict(read_measured_run(measured_record({150, 152, 149, 151}), "measured.json"), cpu_cluster(), zero3).dump());
   const int64_t gradient_bytes = 4 * (6438912 + 6 * 198912 + 6439168);
@@ -308,10 +311,7 @@ TEST(PredictedOptimizer, FollowsTheTensorsAndElementsEachRankUpdates) {
               1e-12);
   // ZeRO-3 over two ranks: one flat shard per FSDP unit, half the (padded) elements; the
   // per-tensor part follows the units, not the elements.
-  TargetOptions zero3 = on_ranks(2);
-  zero3.set(&config::ParallelismSection::distributed_mode, std::string("fsdp"))
-      .set(&config::ParallelismSection::shard_mode, std::string("zero3"))
-      .set(&config::ParallelismSection::bucketing_mode, std::string("block"));
+  const TargetOptions zero3 = zero3_on_two_ranks();
   const json z = json::parse(predict(run, in, zero3).dump());
   const json& o = z["prediction"]["optimizer"];
   std::set<std::string> unit_names;  // the FSDP units, as the plan's collectives name them
