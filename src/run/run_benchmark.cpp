@@ -32,6 +32,7 @@
 #include "distributed/shared_gemm_choice.hpp"
 #include "distributed/stop_agreement.hpp"
 #include "model/gpt.hpp"
+#include "parallel/strategy.hpp"
 #include "train/caching_cpu_allocator.hpp"
 #include "train/cuda_graph_step.hpp"
 #include "train/dtype_mode.hpp"
@@ -173,8 +174,10 @@ std::unique_ptr<train::TrainStep> make_step(const RunPlan& plan, model::GPT mode
                                             const std::optional<distributed::ProcessGroups>& groups) {
   const train::TrainOptions& t = plan.train;
   auto computation = make_computation(plan, model, device, groups);
-  switch (plan.dist.mode) {
-    case distributed::DistMode::none: {
+  // By the mode's layout, not its word: a new mode over DDP's buckets or FSDP's units (its entry
+  // in parallel/strategy.cpp) takes the step of its layout with no case here.
+  switch (parallel::mode_entry(plan.dist.mode).layout) {
+    case parallel::LayoutKind::none: {
       auto step = train::make_eager_step(std::move(model), device,
                                          train::EagerStepOptions{t.dtype, t.adamw, t.zero_grad, std::move(computation)});
       // --cuda-graphs (resolved in cuda_graph_choice.cpp; a build without the CUDA unit falls
@@ -184,7 +187,7 @@ std::unique_ptr<train::TrainStep> make_step(const RunPlan& plan, model::GPT mode
           std::move(step), device,
           train::CudaGraphStepOptions{.eager_warmups = kCudaGraphEagerWarmups, .fall_back = plan.cuda_graphs.mode != "on"});
     }
-    case distributed::DistMode::ddp: {
+    case parallel::LayoutKind::ddp_buckets: {
       distributed::DdpOptions o;
       o.dtype = t.dtype;
       o.adamw = t.adamw;
@@ -195,7 +198,7 @@ std::unique_ptr<train::TrainStep> make_step(const RunPlan& plan, model::GPT mode
       o.skip_sync_until_last_micro = plan.dist.skip_sync_until_last_micro;
       return distributed::make_ddp_step(std::move(model), device, *groups, o);
     }
-    case distributed::DistMode::fsdp: {
+    case parallel::LayoutKind::fsdp_units: {
       distributed::FsdpOptions o;
       o.dtype = t.dtype;
       o.adamw = t.adamw;
@@ -207,10 +210,10 @@ std::unique_ptr<train::TrainStep> make_step(const RunPlan& plan, model::GPT mode
       o.init_seed = plan.train.seed;
       return distributed::make_fsdp_step(std::move(model), device, *groups, o);
     }
-    case distributed::DistMode::fsdp2:  // resolve refuses it for tokbench's executors
+    case parallel::LayoutKind::fully_shard:  // resolve refuses it for tokbench's executors
       break;
   }
-  throw std::logic_error("unknown distributed mode");
+  throw std::logic_error("a distributed mode without a layout tokbench's steps build");
 }
 
 }  // namespace
