@@ -18,7 +18,8 @@ A fact is one key of one document, or one of a few words that have one home:
   - PyTorch DDP's 25 MB bucket default, counted at every code line that spells 25 (25, 25.0, 25e6)
     beside a word about buckets or MB.
 The same text declared in two documents is two facts. A key's count is its declarations within its
-own document plus every stray: a string literal of src/ (raw strings included, comments left out)
+own document plus every stray: a string literal of src/ (raw strings included, adjacent literals
+joined as the compiler joins them, comments left out)
 whose whole text equals a declared key's and that is not at a declaration site. Declaration sites:
 the *_keys.hpp headers, the literals of record_keys.hpp's list, of record_blocks' constants and of
 the rows' `.record`, and the table files of TABLES below (a table that IS the declaration of its
@@ -46,6 +47,10 @@ TABLES = {
     # Parts of PyTorch's operator and CUDA libraries' kernel names ("mean", "index", ...): words of
     # those names, matched in them, not keys of a document.
     "src/account/op_rules.cpp": "the time account's classification tables",
+    # Lightning's precision names and their aliases ("tf32", "bf16-mixed", ...): the words' one home.
+    "src/throughput/precision.cpp": "the precision names' table",
+    # Each record key's label, unit and format (by key:: constant): the words the reports print.
+    "src/results/result_columns.cpp": "the record's column table",
 }
 
 MODE_WORDS = ["ddp", "fsdp", "zero2", "zero3", "hybrid_zero2", "hybrid_zero3"]
@@ -64,6 +69,17 @@ def scan(path):
     text = open(path, encoding="utf-8", errors="replace").read()
     literals, code, line, i, n = [], {}, 1, 0, len(text)
     current = []
+
+    ends = []  # where each literal ends in the text
+
+    def add(number, body, begin, end):
+        # Adjacent literals ("a" "b", across lines too) are one literal, as the compiler joins them.
+        if literals and text[ends[-1]:begin].strip() == "":
+            literals[-1] = (literals[-1][0], literals[-1][1] + body)
+            ends[-1] = end
+        else:
+            literals.append((number, body))
+            ends.append(end)
 
     def emit(ch):
         current.append(ch)
@@ -94,7 +110,7 @@ def scan(path):
             close = text.find(")" + delim + '"', open_paren)
             close = n if close < 0 else close
             body = text[open_paren + 1:close]
-            literals.append((line, body))
+            add(line, body, i, close + len(delim) + 2)
             chunk = text[i:close + len(delim) + 2]
             parts = chunk.split("\n")
             for k, part in enumerate(parts):
@@ -111,7 +127,7 @@ def scan(path):
                 j += 2 if text[j] == "\\" else 1
             body = text[i + 1:j]
             if c == '"':
-                literals.append((start, body))
+                add(start, body, i, j + 1)
             current.append(text[i:j + 1])
             i = j + 1
         else:
