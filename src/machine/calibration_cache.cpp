@@ -10,32 +10,35 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "machine/calibration_keys.hpp"
 #include "tokbench/throughput.hpp"
 
 namespace tokbench::machine {
 namespace {
+
+namespace ck = calibration_key;
 
 constexpr int kSchema = 1;
 
 nlohmann::json to_json(const CpuCalibration& c) {
   nlohmann::json peaks = nlohmann::json::array();
   for (const auto& p : c.peaks)
-    peaks.push_back({{"dtype", p.dtype}, {"flops_per_s", p.flops_per_s}, {"kernel", p.kernel}, {"shape", p.shape}});
-  return {{"cpu_model", c.key.cpu_model},     {"logical_cpus", c.key.logical_cpus},
-          {"threads", c.key.threads},         {"torch_version", c.key.torch_version},
-          {"measured_at", c.measured_at},     {"peaks", peaks}};
+    peaks.push_back({{ck::dtype, p.dtype}, {ck::flops_per_s, p.flops_per_s}, {ck::kernel, p.kernel}, {ck::shape, p.shape}});
+  return {{ck::cpu_model, c.key.cpu_model},     {ck::logical_cpus, c.key.logical_cpus},
+          {ck::threads, c.key.threads},         {ck::torch_version, c.key.torch_version},
+          {ck::measured_at, c.measured_at},     {ck::peaks, peaks}};
 }
 
 CpuCalibration from_json(const nlohmann::json& j) {
   CpuCalibration c;
-  c.key.cpu_model = j.at("cpu_model").get<std::string>();
-  c.key.logical_cpus = j.at("logical_cpus").get<int>();
-  c.key.threads = j.at("threads").get<int>();
-  c.key.torch_version = j.at("torch_version").get<std::string>();
-  c.measured_at = j.at("measured_at").get<std::string>();
-  for (const auto& p : j.at("peaks"))
-    c.peaks.push_back(MeasuredPeak{p.at("dtype").get<std::string>(), p.at("flops_per_s").get<double>(),
-                                   p.at("kernel").get<std::string>(), p.at("shape").get<std::string>()});
+  c.key.cpu_model = j.at(ck::cpu_model).get<std::string>();
+  c.key.logical_cpus = j.at(ck::logical_cpus).get<int>();
+  c.key.threads = j.at(ck::threads).get<int>();
+  c.key.torch_version = j.at(ck::torch_version).get<std::string>();
+  c.measured_at = j.at(ck::measured_at).get<std::string>();
+  for (const auto& p : j.at(ck::peaks))
+    c.peaks.push_back(MeasuredPeak{p.at(ck::dtype).get<std::string>(), p.at(ck::flops_per_s).get<double>(),
+                                   p.at(ck::kernel).get<std::string>(), p.at(ck::shape).get<std::string>()});
   return c;
 }
 
@@ -66,12 +69,12 @@ std::vector<CpuCalibration> read_calibrations(const std::filesystem::path& file,
   }
   try {
     const auto j = nlohmann::json::parse(text.str());
-    if (j.at("schema").get<int>() != kSchema) {
-      if (error) *error = file.string() + ": schema " + j.at("schema").dump() + " is not " + std::to_string(kSchema);
+    if (j.at(ck::schema).get<int>() != kSchema) {
+      if (error) *error = file.string() + ": schema " + j.at(ck::schema).dump() + " is not " + std::to_string(kSchema);
       return {};
     }
     std::vector<CpuCalibration> entries;
-    for (const auto& e : j.at("entries")) entries.push_back(from_json(e));
+    for (const auto& e : j.at(ck::entries)) entries.push_back(from_json(e));
     return entries;
   } catch (const nlohmann::json::exception& e) {
     if (error) *error = file.string() + " is not a calibration cache (" + e.what() + "); rerun `tokbench env --calibrate`";
@@ -83,8 +86,8 @@ void save_calibration(const std::filesystem::path& file, const CpuCalibration& e
   std::vector<CpuCalibration> entries = read_calibrations(file);  // a malformed file is replaced
   std::erase_if(entries, [&](const CpuCalibration& c) { return c.key == entry.key; });
   entries.push_back(entry);
-  nlohmann::json j = {{"schema", kSchema}, {"entries", nlohmann::json::array()}};
-  for (const auto& e : entries) j["entries"].push_back(to_json(e));
+  nlohmann::json j = {{ck::schema, kSchema}, {ck::entries, nlohmann::json::array()}};
+  for (const auto& e : entries) j[ck::entries].push_back(to_json(e));
 
   std::error_code ec;
   if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path(), ec);

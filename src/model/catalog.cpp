@@ -13,7 +13,9 @@
 #include <stdexcept>
 
 #include "model/catalog_data.hpp"
+#include "model/catalog_keys.hpp"
 #include "model/config_json.hpp"
+#include "model/litgpt_keys.hpp"
 
 namespace tokbench::model {
 namespace {
@@ -33,12 +35,12 @@ std::string_view bare_hf_name(std::string_view hf) {
 Catalog load_catalog() {
   const auto document = nlohmann::json::parse(litgpt_catalog_json());
   Catalog catalog;
-  for (const auto& item : document.at("configs")) {
+  for (const auto& item : document.at(catalog_key::configs)) {
     Config config;
     std::vector<std::string> problems;
-    config_from_json(item, config, problems, {"source", "param_count"});
-    if (!problems.empty() || !item.contains("param_count"))
-      throw std::logic_error(fmt::format("compiled-in catalog entry {} is broken: {}", item.value("name", "?"),
+    config_from_json(item, config, problems, {catalog_key::source, catalog_key::param_count});
+    if (!problems.empty() || !item.contains(catalog_key::param_count))
+      throw std::logic_error(fmt::format("compiled-in catalog entry {} is broken: {}", item.value(litgpt_key::name, "?"),
                                          problems.empty() ? "no param_count" : problems.front()));
     config.finalize();
     const std::size_t index = catalog.entries.size();
@@ -49,7 +51,7 @@ Catalog load_catalog() {
       catalog.by_hf_name.emplace(std::string(bare_hf_name(config.hf)), index);
       catalog.by_hf_id.emplace(config.hf, index);
     }
-    catalog.entries.push_back({std::move(config), item.at("param_count").get<int64_t>()});
+    catalog.entries.push_back({std::move(config), item.at(catalog_key::param_count).get<int64_t>()});
   }
   return catalog;
 }
@@ -159,8 +161,8 @@ Config with_overrides(Config config, const ModelOverrides& overrides) {
     if (*overrides.n_layer <= 0)
       throw std::invalid_argument(fmt::format("n_layer {} must be a positive integer", *overrides.n_layer));
     config.n_layer = *overrides.n_layer;
-    resize_layer_list(config.sliding_window_indices, "sliding_window_indices", config.n_layer, config.name);
-    resize_layer_list(config.rope_indices, "rope_indices", config.n_layer, config.name);
+    resize_layer_list(config.sliding_window_indices, litgpt_key::sliding_window_indices, config.n_layer, config.name);
+    resize_layer_list(config.rope_indices, litgpt_key::rope_indices, config.n_layer, config.name);
   }
   if (overrides.seq_len) {
     if (*overrides.seq_len <= 0)

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "model/litgpt_keys.hpp"
+
 namespace tokbench::model {
 namespace {
 
@@ -46,13 +48,13 @@ void Config::finalize() {
     if (value <= 0) problems.push_back(fmt::format("{}={} must be positive", field, value));
     return value > 0;
   };
-  require_positive("block_size", block_size);
-  const bool layers_ok = require_positive("n_layer", n_layer);
-  const bool embd_ok = require_positive("n_embd", n_embd);
-  require_positive("vocab_size", vocab_size);
-  const bool multiple_ok = require_positive("padding_multiple", padding_multiple);
-  const bool head_ok = require_positive("n_head", n_head);
-  require_positive("rope_condense_ratio", rope_condense_ratio);
+  require_positive(litgpt_key::block_size, block_size);
+  const bool layers_ok = require_positive(litgpt_key::n_layer, n_layer);
+  const bool embd_ok = require_positive(litgpt_key::n_embd, n_embd);
+  require_positive(litgpt_key::vocab_size, vocab_size);
+  const bool multiple_ok = require_positive(litgpt_key::padding_multiple, padding_multiple);
+  const bool head_ok = require_positive(litgpt_key::n_head, n_head);
+  require_positive(litgpt_key::rope_condense_ratio, rope_condense_ratio);
   if (norm_eps <= 0) problems.push_back(fmt::format("norm_eps={} must be positive", norm_eps));
   if (!(rotary_percentage >= 0.0 && rotary_percentage <= 1.0))
     problems.push_back(fmt::format("rotary_percentage={} must be in [0, 1]", rotary_percentage));
@@ -110,12 +112,12 @@ void Config::finalize() {
   if (sliding_window_size) {
     if (*sliding_window_size <= 0)
       problems.push_back(fmt::format("sliding_window_size={} must be positive", *sliding_window_size));
-    if (layers_ok) derive_layer_list(sliding_window_indices, "sliding_window_indices", n_layer, problems);
+    if (layers_ok) derive_layer_list(sliding_window_indices, litgpt_key::sliding_window_indices, n_layer, problems);
   }
   if (rope_local_base_freq) {
     if (*rope_local_base_freq <= 0)
       problems.push_back(fmt::format("rope_local_base_freq={} must be positive", *rope_local_base_freq));
-    if (layers_ok) derive_layer_list(rope_indices, "rope_indices", n_layer, problems);
+    if (layers_ok) derive_layer_list(rope_indices, litgpt_key::rope_indices, n_layer, problems);
   }
 
   // Choices and combinations tokbench's model implements.

@@ -8,8 +8,12 @@
 #include <functional>
 #include <set>
 
+#include "model/litgpt_keys.hpp"
+
 namespace tokbench::model {
 namespace {
+
+namespace lk = litgpt_key;
 
 using nlohmann::json;
 using Problems = std::vector<std::string>;
@@ -83,16 +87,16 @@ void read_rope_adjustments(const json& v, std::optional<RopeAdjustments>& out, P
   RopeAdjustments adj;
   bool ok = true;
   for (const auto& [key, value] : v.items()) {
-    if (key == "factor") {
+    if (key == lk::factor) {
       ok &= read_double(value, "rope_adjustments.factor", adj.factor, problems);
-    } else if (key == "low_freq_factor") {
+    } else if (key == lk::low_freq_factor) {
       read_optional<double>(value, "rope_adjustments.low_freq_factor", adj.low_freq_factor, problems, read_double);
-    } else if (key == "high_freq_factor") {
+    } else if (key == lk::high_freq_factor) {
       read_optional<double>(value, "rope_adjustments.high_freq_factor", adj.high_freq_factor, problems, read_double);
-    } else if (key == "original_max_seq_len") {
+    } else if (key == lk::original_max_seq_len) {
       read_optional<int64_t>(value, "rope_adjustments.original_max_seq_len", adj.original_max_seq_len, problems,
                              read_int);
-    } else if (key == "beta_fast" || key == "beta_slow" || key == "mscale" || key == "mscale_all_dim") {
+    } else if (key == lk::beta_fast || key == lk::beta_slow || key == lk::mscale || key == lk::mscale_all_dim) {
       problems.push_back(fmt::format(
           "rope_adjustments.{}: YaRN rope scaling is not supported by tokbench (use factor alone, or "
           "factor, low_freq_factor, high_freq_factor, original_max_seq_len)", key));
@@ -116,7 +120,7 @@ void read_rope_adjustments(const json& v, std::optional<RopeAdjustments>& out, P
 void read_unsupported(const json& v, const char* field, const char* what, Problems& problems) {
   const bool off = v.is_null() || (v.is_boolean() && !v.get<bool>()) ||
                    (v.is_number() && v.get<double>() == 0.0) ||
-                   (std::string_view(field) == "routed_scaling_factor" && v.is_number() && v.get<double>() == 1.0);
+                   (std::string_view(field) == lk::routed_scaling_factor && v.is_number() && v.get<double>() == 1.0);
   if (!off) problems.push_back(fmt::format("{}={}: {} is not supported by tokbench", field, v.dump(), what));
 }
 
@@ -131,27 +135,27 @@ json opt(const std::optional<T>& value) {
   return value ? json(*value) : json(nullptr);
 }
 
-#define TB_INT(f) {#f, [](const json& v, Config& c, Problems& p) { read_int(v, #f, c.f, p); }, [](const Config& c) { return json(c.f); }}
-#define TB_DOUBLE(f) {#f, [](const json& v, Config& c, Problems& p) { read_double(v, #f, c.f, p); }, [](const Config& c) { return json(c.f); }}
-#define TB_BOOL(f) {#f, [](const json& v, Config& c, Problems& p) { read_bool(v, #f, c.f, p); }, [](const Config& c) { return json(c.f); }}
-#define TB_STRING(f) {#f, [](const json& v, Config& c, Problems& p) { read_string(v, #f, c.f, p); }, [](const Config& c) { return json(c.f); }}
-#define TB_OPT_INT(f) {#f, [](const json& v, Config& c, Problems& p) { read_optional<int64_t>(v, #f, c.f, p, read_int); }, [](const Config& c) { return opt(c.f); }}
-#define TB_OPT_DOUBLE(f) {#f, [](const json& v, Config& c, Problems& p) { read_optional<double>(v, #f, c.f, p, read_double); }, [](const Config& c) { return opt(c.f); }}
-#define TB_LIST(f) {#f, [](const json& v, Config& c, Problems& p) { read_int_list(v, #f, c.f, p); }, [](const Config& c) { return c.f.empty() ? json(nullptr) : json(c.f); }}
-#define TB_UNSUPPORTED(f, what) {#f, [](const json& v, Config&, Problems& p) { read_unsupported(v, #f, what, p); }, nullptr}
+#define TB_INT(f) {lk::f, [](const json& v, Config& c, Problems& p) { read_int(v, lk::f, c.f, p); }, [](const Config& c) { return json(c.f); }}
+#define TB_DOUBLE(f) {lk::f, [](const json& v, Config& c, Problems& p) { read_double(v, lk::f, c.f, p); }, [](const Config& c) { return json(c.f); }}
+#define TB_BOOL(f) {lk::f, [](const json& v, Config& c, Problems& p) { read_bool(v, lk::f, c.f, p); }, [](const Config& c) { return json(c.f); }}
+#define TB_STRING(f) {lk::f, [](const json& v, Config& c, Problems& p) { read_string(v, lk::f, c.f, p); }, [](const Config& c) { return json(c.f); }}
+#define TB_OPT_INT(f) {lk::f, [](const json& v, Config& c, Problems& p) { read_optional<int64_t>(v, lk::f, c.f, p, read_int); }, [](const Config& c) { return opt(c.f); }}
+#define TB_OPT_DOUBLE(f) {lk::f, [](const json& v, Config& c, Problems& p) { read_optional<double>(v, lk::f, c.f, p, read_double); }, [](const Config& c) { return opt(c.f); }}
+#define TB_LIST(f) {lk::f, [](const json& v, Config& c, Problems& p) { read_int_list(v, lk::f, c.f, p); }, [](const Config& c) { return c.f.empty() ? json(nullptr) : json(c.f); }}
+#define TB_UNSUPPORTED(f, what) {lk::f, [](const json& v, Config&, Problems& p) { read_unsupported(v, lk::f, what, p); }, nullptr}
 
 const std::vector<Field>& fields() {
   static const std::vector<Field> table = {
       TB_STRING(name),
-      {"hf_config",
+      {lk::hf_config,
        [](const json& v, Config& c, Problems& p) {
-         if (!v.is_object() || !v.contains("org") || !v.contains("name") || !v["org"].is_string() ||
-             !v["name"].is_string()) {
+         if (!v.is_object() || !v.contains(lk::org) || !v.contains(lk::name) || !v[lk::org].is_string() ||
+             !v[lk::name].is_string()) {
            p.push_back("hf_config must be a table/object with string keys org and name");
            return;
          }
-         c.hf = v["org"].get<std::string>() + "/" + v["name"].get<std::string>();
-         if (c.name.empty()) c.name = v["name"].get<std::string>();
+         c.hf = v[lk::org].get<std::string>() + "/" + v[lk::name].get<std::string>();
+         if (c.name.empty()) c.name = v[lk::name].get<std::string>();
        },
        nullptr},
       TB_STRING(hf),
@@ -180,15 +184,15 @@ const std::vector<Field>& fields() {
       TB_DOUBLE(rope_base),
       TB_DOUBLE(rotary_percentage),
       TB_INT(rope_condense_ratio),
-      {"rope_adjustments",
+      {lk::rope_adjustments,
        [](const json& v, Config& c, Problems& p) { read_rope_adjustments(v, c.rope_adjustments, p); },
        [](const Config& c) -> json {
          if (!c.rope_adjustments) return nullptr;
-         json out = {{"factor", c.rope_adjustments->factor}};
-         if (c.rope_adjustments->low_freq_factor) out["low_freq_factor"] = *c.rope_adjustments->low_freq_factor;
-         if (c.rope_adjustments->high_freq_factor) out["high_freq_factor"] = *c.rope_adjustments->high_freq_factor;
+         json out = {{lk::factor, c.rope_adjustments->factor}};
+         if (c.rope_adjustments->low_freq_factor) out[lk::low_freq_factor] = *c.rope_adjustments->low_freq_factor;
+         if (c.rope_adjustments->high_freq_factor) out[lk::high_freq_factor] = *c.rope_adjustments->high_freq_factor;
          if (c.rope_adjustments->original_max_seq_len)
-           out["original_max_seq_len"] = *c.rope_adjustments->original_max_seq_len;
+           out[lk::original_max_seq_len] = *c.rope_adjustments->original_max_seq_len;
          return out;
        }},
       TB_UNSUPPORTED(rope_interleave, "interleaved RoPE (DeepSeek multi-head latent attention)"),
@@ -270,7 +274,7 @@ json config_to_json(const Config& config) {
   for (const auto& field : fields()) {
     if (field.write) out[field.name] = field.write(config);
   }
-  out["rope_n_elem"] = config.rope_n_elem;
+  out[lk::rope_n_elem] = config.rope_n_elem;
   return out;
 }
 

@@ -24,6 +24,7 @@
 #include "model/counting.hpp"
 #include "model/gpt_checkpoint.hpp"
 #include "model/gpt_rope.hpp"
+#include "model/module_keys.hpp"
 #include "model/python_numbers.hpp"
 
 namespace tokbench::model {
@@ -51,8 +52,8 @@ struct DeferStorage {
 class Linear : public torch::nn::Module {
  public:
   Linear(int64_t in, int64_t out, bool with_bias, const torch::TensorOptions& options) {
-    weight_ = register_parameter("weight", new_parameter({out, in}, options));
-    if (with_bias) bias_ = register_parameter("bias", new_parameter({out}, options));
+    weight_ = register_parameter(module_key::weight, new_parameter({out, in}, options));
+    if (with_bias) bias_ = register_parameter(module_key::bias, new_parameter({out}, options));
   }
   // x: (..., in) -> (..., out). value_needed false: only the output's graph is used
   // (gpt_checkpoint.hpp), so the GEMM is skipped where the linear function has a graph-only form.
@@ -78,7 +79,7 @@ class Linear : public torch::nn::Module {
 class Embedding : public torch::nn::Module {
  public:
   Embedding(int64_t vocab, int64_t dim, const torch::TensorOptions& options) {
-    weight_ = register_parameter("weight", new_parameter({vocab, dim}, options));
+    weight_ = register_parameter(module_key::weight, new_parameter({vocab, dim}, options));
   }
   // idx: (B, T) int64 -> (B, T, C)
   torch::Tensor forward(const torch::Tensor& idx) { return torch::embedding(weight_, idx); }
@@ -106,8 +107,8 @@ class Norm : public torch::nn::Module {
   Norm(const Config& c, int64_t size, const torch::TensorOptions& options, bool enabled = true)
       : kind_(kind_for(c, enabled)), size_(size), eps_(c.norm_eps) {
     if (kind_ == Kind::identity || kind_ == Kind::layer_norm_no_affine) return;
-    weight_ = register_parameter("weight", new_parameter({size}, options));
-    if (kind_ == Kind::layer_norm) bias_ = register_parameter("bias", new_parameter({size}, options));
+    weight_ = register_parameter(module_key::weight, new_parameter({size}, options));
+    if (kind_ == Kind::layer_norm) bias_ = register_parameter(module_key::bias, new_parameter({size}, options));
   }
 
   // x: (..., size) -> same shape and dtype
@@ -223,12 +224,12 @@ class Attention : public torch::nn::Module {
         scale_(1.0 / std::sqrt(c.attention_scores_scalar.value_or(static_cast<double>(c.hs())))),
         softcap_(c.attention_logit_softcapping) {
     const int64_t C = c.n_embd;
-    qkv_ = register_module("qkv", std::make_shared<Linear>(
+    qkv_ = register_module(module_key::qkv, std::make_shared<Linear>(
                                       C, (n_head_ + 2 * n_groups_) * head_size_, c.bias || c.attn_bias, options));
-    proj_ = register_module("proj", std::make_shared<Linear>(n_head_ * head_size_, C, c.bias, options));
+    proj_ = register_module(module_key::proj, std::make_shared<Linear>(n_head_ * head_size_, C, c.bias, options));
     if (c.norm_qk) {
-      norm_q_ = register_module("norm_q", std::make_shared<Norm>(c, olmo2_qk_norm_ ? n_head_ * head_size_ : head_size_, options));
-      norm_k_ = register_module("norm_k", std::make_shared<Norm>(c, olmo2_qk_norm_ ? n_groups_ * head_size_ : head_size_, options));
+      norm_q_ = register_module(module_key::norm_q, std::make_shared<Norm>(c, olmo2_qk_norm_ ? n_head_ * head_size_ : head_size_, options));
+      norm_k_ = register_module(module_key::norm_k, std::make_shared<Norm>(c, olmo2_qk_norm_ ? n_groups_ * head_size_ : head_size_, options));
     }
   }
 
@@ -387,12 +388,12 @@ class MLP : public torch::nn::Module {
                             : approximate_ == "tanh" ? GateActivation::gelu_tanh : GateActivation::gelu) {
     const int64_t C = c.n_embd;
     if (neox_) {
-      fc_ = register_module("fc", std::make_shared<Linear>(C, hidden, c.bias, options));
+      fc_ = register_module(module_key::fc, std::make_shared<Linear>(C, hidden, c.bias, options));
     } else {
-      fc_ = register_module("fc_1", std::make_shared<Linear>(C, hidden, c.bias, options));
-      up_ = register_module("fc_2", std::make_shared<Linear>(C, hidden, c.bias, options));
+      fc_ = register_module(module_key::fc_1, std::make_shared<Linear>(C, hidden, c.bias, options));
+      up_ = register_module(module_key::fc_2, std::make_shared<Linear>(C, hidden, c.bias, options));
     }
-    proj_ = register_module("proj", std::make_shared<Linear>(hidden, C, c.bias, options));
+    proj_ = register_module(module_key::proj, std::make_shared<Linear>(hidden, C, c.bias, options));
   }
 
   // x: (..., C) -> (..., C); output_value_needed false: the output projection's graph only.
@@ -428,8 +429,8 @@ class MoE : public torch::nn::Module {
       : n_expert_(c.n_expert), top_k_(c.n_expert_per_token) {
     TORCH_CHECK(n_expert_ > 0 && top_k_ > 0 && top_k_ <= n_expert_, "LLaMAMoE needs 0 < n_expert_per_token (",
                 top_k_, ") <= n_expert (", n_expert_, ")");
-    gate_ = register_module("gate", std::make_shared<Linear>(c.n_embd, n_expert_, false, options));
-    experts_ = register_module("experts", torch::nn::ModuleList());
+    gate_ = register_module(module_key::gate, std::make_shared<Linear>(c.n_embd, n_expert_, false, options));
+    experts_ = register_module(module_key::experts, torch::nn::ModuleList());
     for (int64_t e = 0; e < n_expert_; ++e) {
       auto expert = std::make_shared<MLP>(c, "LLaMAMLP", c.expert_hidden(), options);
       experts_->push_back(expert);
@@ -514,23 +515,23 @@ class Block : public torch::nn::Module {
         skippable_tail_(recompute_skips_mlp_projection(c)) {
     TORCH_CHECK(c.parallel_residual || !c.shared_attention_norm,
                 "shared_attention_norm requires parallel_residual (as in litgpt)");
-    norm_1_ = register_module("norm_1", std::make_shared<Norm>(c, c.n_embd, options, c.norm_1));
-    attn_ = register_module("attn", std::make_shared<Attention>(c, layer, options));
+    norm_1_ = register_module(module_key::norm_1, std::make_shared<Norm>(c, c.n_embd, options, c.norm_1));
+    attn_ = register_module(module_key::attn, std::make_shared<Attention>(c, layer, options));
     post_attention_norm_ = register_module(
-        "post_attention_norm", std::make_shared<Norm>(c, c.n_embd, options, c.post_attention_norm));
+        module_key::post_attention_norm, std::make_shared<Norm>(c, c.n_embd, options, c.post_attention_norm));
     // litgpt: norm_2 is Identity when disabled, absent (None) when the attention norm is shared.
     if (!c.norm_2 || !c.shared_attention_norm)
-      norm_2_ = register_module("norm_2", std::make_shared<Norm>(c, c.n_embd, options, c.norm_2));
+      norm_2_ = register_module(module_key::norm_2, std::make_shared<Norm>(c, c.n_embd, options, c.norm_2));
     if (c.mlp_class_name == "LLaMAMoE") {
-      moe_ = register_module("mlp", std::make_shared<MoE>(c, options));
+      moe_ = register_module(module_key::mlp, std::make_shared<MoE>(c, options));
     } else {
       TORCH_CHECK(c.mlp_class_name == "GptNeoxMLP" || c.mlp_class_name == "LLaMAMLP" ||
                       c.mlp_class_name == "GemmaMLP",
                   "unknown mlp_class_name '", c.mlp_class_name, "'");
-      mlp_ = register_module("mlp", std::make_shared<MLP>(c, c.mlp_class_name, c.mlp_hidden(), options));
+      mlp_ = register_module(module_key::mlp, std::make_shared<MLP>(c, c.mlp_class_name, c.mlp_hidden(), options));
     }
     post_mlp_norm_ =
-        register_module("post_mlp_norm", std::make_shared<Norm>(c, c.n_embd, options, c.post_mlp_norm));
+        register_module(module_key::post_mlp_norm, std::make_shared<Norm>(c, c.n_embd, options, c.post_mlp_norm));
   }
 
   const Attention& attention() const { return *attn_; }
@@ -599,17 +600,17 @@ GPTImpl::GPTImpl(const Config& config, const torch::TensorOptions& options, Para
   TORCH_CHECK(c.padded_vocab_size && c.head_size && c.n_query_groups && c.intermediate_size,
               "GPT needs a finalized Config (call Config::finalize())");
   // Registration order = litgpt's module order, so parameters() iterates like litgpt's.
-  s.lm_head = register_module("lm_head", std::make_shared<Linear>(c.n_embd, c.vocab(), c.lm_head_bias, options));
-  auto transformer = register_module("transformer", std::make_shared<torch::nn::Module>());
-  s.wte = transformer->register_module("wte", std::make_shared<Embedding>(c.vocab(), c.n_embd, options));
-  auto h = transformer->register_module("h", torch::nn::ModuleList());
+  s.lm_head = register_module(module_key::lm_head, std::make_shared<Linear>(c.n_embd, c.vocab(), c.lm_head_bias, options));
+  auto transformer = register_module(module_key::transformer, std::make_shared<torch::nn::Module>());
+  s.wte = transformer->register_module(module_key::wte, std::make_shared<Embedding>(c.vocab(), c.n_embd, options));
+  auto h = transformer->register_module(module_key::h, torch::nn::ModuleList());
   s.blocks.reserve(c.n_layer);
   for (int64_t i = 0; i < c.n_layer; ++i) {
     auto block = std::make_shared<Block>(c, i, options);
     h->push_back(block);
     s.blocks.push_back(block);
   }
-  s.ln_f = transformer->register_module("ln_f", std::make_shared<Norm>(c, c.n_embd, options));
+  s.ln_f = transformer->register_module(module_key::ln_f, std::make_shared<Norm>(c, c.n_embd, options));
   // Non-persistent in litgpt; buffers here so module.to(device/dtype) moves and casts them.
   auto rope = build_rope_cache(c, c.block_size, options.device());
   s.cos = register_buffer("cos", rope.cos.to(options.dtype()));
@@ -676,7 +677,7 @@ void GPTImpl::visit_initial_values(uint64_t seed, const InitVisitor& visit) cons
   std::size_t index = 0;
   for (const auto& item : named_parameters()) {
     const auto& p = item.value();
-    const bool bias = ends_with(item.key(), "bias");
+    const bool bias = ends_with(item.key(), module_key::bias);
     for (int64_t start = 0; start < p.numel(); start += kInitChunk) {
       const int64_t n = std::min(kInitChunk, p.numel() - start);
       torch::Tensor values;

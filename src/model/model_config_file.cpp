@@ -14,6 +14,7 @@
 #endif
 
 #include "model/catalog.hpp"
+#include "model/catalog_keys.hpp"
 #include "model/config_json.hpp"
 #include "model/counting.hpp"
 
@@ -80,7 +81,7 @@ Config load_model_config(const std::filesystem::path& path) {
   Config config;
   std::vector<std::string> problems;
   // param_count, when given, is checked against our count below; source is documentation.
-  config_from_json(fields, config, problems, {"param_count", "source"});
+  config_from_json(fields, config, problems, {catalog_key::param_count, catalog_key::source});
   if (config.name.empty()) config.name = path.stem().string();
   // Derivation runs even after field errors (a bad field keeps its default) so that one run
   // reports everything wrong with the file.
@@ -94,8 +95,8 @@ Config load_model_config(const std::filesystem::path& path) {
       problems.push_back(colon == std::string::npos ? message : message.substr(colon + 3));
     }
   }
-  if (problems.empty() && fields.is_object() && fields.contains("param_count")) {
-    const auto& expected = fields["param_count"];
+  if (problems.empty() && fields.is_object() && fields.contains(catalog_key::param_count)) {
+    const auto& expected = fields[catalog_key::param_count];
     const int64_t counted = count_params(config).total;
     if (!expected.is_number_integer() || expected.get<int64_t>() != counted)
       problems.push_back(fmt::format("param_count={} does not match the {} parameters these fields give",

@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "model/catalog.hpp"
+#include "model/catalog_keys.hpp"
 #include "model/counting.hpp"
+#include "model/litgpt_keys.hpp"
 
 namespace tokbench::model {
 namespace {
@@ -36,15 +38,16 @@ void write_models(const ModelsOptions& options, std::ostream& out) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto* entry : rows) {
       const auto& c = entry->config;
-      list.push_back({{"name", c.name},
-                      {"hf", c.hf},
-                      {"params", count_params(c).total},
-                      {"n_layer", c.n_layer},
-                      {"n_embd", c.n_embd},
-                      {"n_head", c.n_head},
-                      {"n_query_groups", c.groups()},
-                      {"mlp_class_name", c.mlp_class_name},
-                      {"norm_class_name", c.norm_class_name}});
+      namespace lk = litgpt_key;
+      list.push_back({{lk::name, c.name},
+                      {lk::hf, c.hf},
+                      {listing_key::params, count_params(c).total},
+                      {lk::n_layer, c.n_layer},
+                      {lk::n_embd, c.n_embd},
+                      {lk::n_head, c.n_head},
+                      {lk::n_query_groups, c.groups()},
+                      {lk::mlp_class_name, c.mlp_class_name},
+                      {lk::norm_class_name, c.norm_class_name}});
     }
     out << list.dump(1) << "\n";
     return;
@@ -58,7 +61,9 @@ void write_models(const ModelsOptions& options, std::ostream& out) {
   const auto line = [&](auto&&... columns) {
     return fmt::format("{:<{}}  {:>15}  {:>6}  {:>6}  {:>6}  {:>6}  {:<10}  {:<9}  {}\n", columns...);
   };
-  out << "# " << line("name", name_width - 2, "params", "layers", "n_embd", "n_head", "groups", "mlp", "norm", "hf");
+  // The headings name the litgpt field a column shows, where it shows one as it is.
+  out << "# " << line(litgpt_key::name, name_width - 2, listing_key::params, "layers", litgpt_key::n_embd,
+                      litgpt_key::n_head, "groups", "mlp", "norm", litgpt_key::hf);
   for (const auto* entry : rows) {
     const auto& c = entry->config;
     out << line(c.name, name_width, count_params(c).total, c.n_layer, c.n_embd, c.n_head, c.groups(), c.mlp_class_name,

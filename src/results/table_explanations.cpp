@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "results/explanation_keys.hpp"
 #include "results/record_explanation.hpp"
 
 namespace tokbench::results {
@@ -55,11 +56,12 @@ std::vector<RowExplanation> explain_against(const PivotTable& table, const std::
 }
 
 nlohmann::json to_json(const RowExplanation& row) {
-  nlohmann::json j = {{"configuration", row.configuration}, {"executor", row.executor}};
+  namespace rk = explained_row_key;
+  nlohmann::json j = {{rk::configuration, row.configuration}, {rk::executor, row.executor}};
   if (row.explanation)
-    j["explanation"] = nlohmann::json::parse(account::to_json(*row.explanation).dump());
+    j[rk::explanation] = nlohmann::json::parse(account::to_json(*row.explanation).dump());
   else
-    j["unavailable"] = row.unavailable;
+    j[rk::unavailable] = row.unavailable;
   return j;
 }
 

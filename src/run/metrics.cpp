@@ -9,10 +9,13 @@
 #include <string>
 #include <utility>
 
+#include "throughput/metric_keys.hpp"
 #include "tokbench/throughput.hpp"
 
 namespace tokbench::run {
 namespace {
+
+namespace mk = tokbench::throughput::metric_key;
 
 std::optional<double> find_metric(const std::vector<std::pair<std::string, double>>& metrics,
                                   const std::string& key) {
@@ -99,14 +102,15 @@ BenchMetrics compute_metrics(const MetricInputs& in, const MeasuredRun& run) {
     throughput.update(time, done, samples, samples * in.train.seq_len, flops_per_update);
   }
   const auto rates = throughput.compute();
-  const auto device_items = find_metric(rates, "device/items_per_sec");
-  if (auto items = find_metric(rates, "items_per_sec"))
+  const std::string per_device = mk::device + throughput.separator();  // "device/"
+  const auto device_items = find_metric(rates, per_device + mk::items_per_sec);
+  if (auto items = find_metric(rates, mk::items_per_sec))
     m.tokens_per_s = items;
   else if (device_items)
     m.tokens_per_s = *device_items * static_cast<double>(in.world_size);
   if (m.tokens_per_s) m.tokens_per_s_per_device = *m.tokens_per_s / static_cast<double>(in.world_size);
-  m.flops_per_s_per_device = find_metric(rates, "device/flops_per_sec");
-  if (auto total = find_metric(rates, "flops_per_sec"))
+  m.flops_per_s_per_device = find_metric(rates, per_device + mk::flops_per_sec);
+  if (auto total = find_metric(rates, mk::flops_per_sec))
     m.flops_per_s_total = total;
   else if (m.flops_per_s_per_device)
     m.flops_per_s_total = *m.flops_per_s_per_device * static_cast<double>(in.world_size);

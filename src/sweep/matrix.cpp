@@ -73,6 +73,19 @@ std::string Configuration::value_of(const std::string& option, const std::string
   return fallback;
 }
 
+std::string Configuration::value_of_row(const std::string& names, const std::string& fallback) const {
+  std::size_t start = 0;
+  while (start <= names.size()) {
+    const std::size_t comma = std::min(names.find(',', start), names.size());
+    const std::string name = names.substr(start, comma - start);
+    start = comma + 1;
+    if (name.empty() || name.front() == '!') continue;  // a flag's negation ("!--no-tf32") is not a name to read
+    for (const auto& [key, value] : options)
+      if (key == canonical_option(name)) return value;
+  }
+  return fallback;
+}
+
 std::string Configuration::describe() const {
   std::string text;
   for (const auto& [key, value] : options) text += (text.empty() ? "" : " ") + key + "=" + value;

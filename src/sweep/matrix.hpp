@@ -40,6 +40,9 @@ struct Configuration {
   // `--option=True/False`, the form run accepts for every boolean).
   std::vector<std::string> run_arguments() const;
   std::string value_of(const std::string& option, const std::string& fallback = "") const;
+  // The option a row of config's tables registers, by the row's CLI11 names ("--compile,--executor"):
+  // its value under the first of those names this configuration gives, or `fallback`.
+  std::string value_of_row(const std::string& names, const std::string& fallback = "") const;
   std::string describe() const;  // "model-name=pythia-14m seq-len=128 ..." for progress lines
 };
 

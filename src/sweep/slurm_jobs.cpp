@@ -8,6 +8,7 @@
 #include "process/child_process.hpp"
 #include "process/signal_scope.hpp"
 #include "sweep/shell_words.hpp"
+#include "sweep/option_rows.hpp"
 
 #include <fmt/format.h>
 
@@ -196,9 +197,9 @@ std::string slurm_batch_script(const Configuration& c, const std::filesystem::pa
   s += fmt::format("#SBATCH --job-name=tokbench-{}\n", c.id);
   s += fmt::format("#SBATCH --nodes={}\n", slurm_nodes(c));
   s += fmt::format("#SBATCH --ntasks-per-node={}\n", tasks);
-  const std::string threads = c.value_of("num-threads");
+  const std::string threads = num_threads_of(c);
   if (!threads.empty() && threads != "0") s += fmt::format("#SBATCH --cpus-per-task={}\n", positive_or_one(threads));
-  if (c.value_of("device").rfind("cuda", 0) == 0) s += fmt::format("#SBATCH --gpus-per-node={}\n", tasks);
+  if (device_of(c).rfind("cuda", 0) == 0) s += fmt::format("#SBATCH --gpus-per-node={}\n", tasks);
   s += fmt::format("#SBATCH --time={}\n", slurm_time_limit_minutes(timeout_seconds));
   // sbatch reads its directives itself, unquoted: a path it cannot take is refused here.
   if (!one_line_safe(log.string()))

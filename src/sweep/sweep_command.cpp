@@ -28,6 +28,7 @@
 #include "run/precheck.hpp"
 #include "sweep/folder_lock.hpp"
 #include "sweep/matrix.hpp"
+#include "sweep/option_rows.hpp"
 #include "sweep/slurm_jobs.hpp"
 #include "sweep/sweep_runner.hpp"
 #include "train/run_status.hpp"
@@ -92,7 +93,7 @@ int run_sweep_command(const SweepCommandOptions& o, const std::vector<std::strin
   // train on the node's CPU without a word, so the device must be named.
   if (launcher == Launcher::slurm)
     for (const auto& c : configs)
-      if (const std::string device = c.value_of("device", "auto"); device == "auto")
+      if (const std::string device = device_of(c, "auto"); device == "auto")
         throw std::invalid_argument(fmt::format(
             "--launcher slurm needs the device named, and configuration '{}' has --device auto (its job would ask "
             "Slurm for no GPU and could train on a node's CPU); valid: --device cuda | cpu",
@@ -107,7 +108,7 @@ int run_sweep_command(const SweepCommandOptions& o, const std::vector<std::strin
     // compute into another's, so a cluster of another kind than the rows' is refused now.
     if (cluster)
       for (const auto& c : rows) {
-        std::string device = c.value_of("device", "auto");
+        std::string device = device_of(c, "auto");
         if (device == "auto") device = launcher == Launcher::local && here.cuda_devices.empty() ? "cpu" : "cuda";
         const std::string kind = device.rfind("cuda", 0) == 0 ? "cuda" : "cpu";
         if (kind != cluster->device())

@@ -10,6 +10,7 @@
 
 #include "config/device.hpp"
 #include "sweep/matrix.hpp"
+#include "sweep/option_rows.hpp"
 #include "sweep/shell_words.hpp"
 #include "usage/usage_error.hpp"
 
@@ -126,7 +127,7 @@ void check_explain_column(const std::string& column, const std::vector<Configura
   if (column.empty()) return;
   std::vector<std::string> columns;
   for (const auto& c : configurations) {
-    const std::string name = c.value_of("compile", c.value_of("executor", config::kDefaultExecutor));
+    const std::string name = executor_of(c);
     if (std::find(columns.begin(), columns.end(), name) == columns.end()) columns.push_back(name);
   }
   if (std::find(columns.begin(), columns.end(), column) != columns.end()) return;

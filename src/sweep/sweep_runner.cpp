@@ -13,6 +13,7 @@
 #include "results/record_status.hpp"
 #include "results/run_record.hpp"
 #include "sweep/slurm_jobs.hpp"
+#include "sweep/option_rows.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -222,7 +223,7 @@ results::RunRecord synthesized_record(const Configuration& c, const std::string&
   r.ga = nullptr;
   r.distributed_mode = distributed_mode_label_of(c);
   r.sharding_size = given("sharding-size");
-  r.compiler = c.value_of("compile", c.value_of("executor", config::kDefaultExecutor));
+  r.compiler = executor_of(c);
   r.status = status;
   r.message = message;
   return r;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "check.hpp"
+#include "metric_keys.hpp"
 #include "tokbench/throughput.hpp"
 
 namespace tokbench {
@@ -117,10 +118,10 @@ double to_double(const detail::FlopsEntry& entry) {
   return entry.is_integer() ? ExactInt(product(entry)).to_double() : entry.real;
 }
 
-const std::string kTime = "time", kBatches = "batches", kSamples = "samples",
-                  kLengths = "lengths", kBatchesPerSec = "batches_per_sec",
-                  kSamplesPerSec = "samples_per_sec", kItemsPerSec = "items_per_sec",
-                  kFlopsPerSec = "flops_per_sec";
+namespace mk = throughput::metric_key;
+const std::string kTime = mk::time, kBatches = mk::batches, kSamples = mk::samples, kLengths = mk::lengths,
+                  kBatchesPerSec = mk::batches_per_sec, kSamplesPerSec = mk::samples_per_sec,
+                  kItemsPerSec = mk::items_per_sec, kFlopsPerSec = mk::flops_per_sec;
 
 }  // namespace
 
@@ -157,12 +158,12 @@ Throughput::Throughput(Options options, bool emit_warnings)
 }
 
 void Throughput::rebuild_keys() {
-  const std::string device = "device" + separator_;
+  const std::string device = mk::device + separator_;
   key_dev_batches_ = device + kBatchesPerSec;
   key_dev_samples_ = device + kSamplesPerSec;
   key_dev_items_ = device + kItemsPerSec;
   key_dev_flops_ = device + kFlopsPerSec;
-  key_dev_mfu_ = device + "mfu";
+  key_dev_mfu_ = device + mk::mfu;
 }
 
 void Throughput::set_world_size(int64_t world_size) {
