@@ -80,7 +80,7 @@ TEST(Resolve, DataSeedDefaultsToTheRunsSeed) {
 }
 
 // --adam-eps reaches AdamW on both sides: tokbench's optimizer reads the plan's AdamW options,
-// the Python step the run plan's train.adamw.eps; unset, torch.optim.AdamW's default.
+// the Python step the run plan's options.adam_eps; unset, torch.optim.AdamW's default.
 TEST(Resolve, AdamEpsReachesBothOptimizers) {
   RunOptions o = small();
   RunPlan p = resolve_run(o, cpu_machine());
@@ -88,7 +88,7 @@ TEST(Resolve, AdamEpsReachesBothOptimizers) {
   o.eps = 1e-6;
   p = resolve_run(o, cpu_machine());
   EXPECT_EQ(p.train.adamw.eps, 1e-6);
-  EXPECT_EQ(to_json(p)["train"]["adamw"]["eps"].get<double>(), 1e-6);
+  EXPECT_EQ(to_json(p)["options"]["adam_eps"].get<double>(), 1e-6);
   EXPECT_EQ(p.options.eps, 1e-6);
 }
 
