@@ -29,7 +29,8 @@ const std::vector<Field>& parallelism_fields() {
        .predict_help = "fsdp: zero2, zero3, hybrid_zero2, hybrid_zero3",
        .choices = [] { return parallel::shard_mode_words(); },
        .record = {config_key::shard_mode, 14},
-       .shapes = {.label = "shard_mode", .record_key = record_key::sharding_mode, .place = 20}},
+       // Compare heads the resolved sharding mode with the option's own key.
+       .shapes = {.label = config_key::shard_mode, .record_key = record_key::sharding_mode, .place = 20}},
       {.names = "--sharding-size,--sharding_size",
        .member = &ParallelismSection::sharding_size,
        .help = "FSDP hybrid sharding: shard within groups of this many ranks, replicate across them",
