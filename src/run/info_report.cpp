@@ -159,8 +159,9 @@ void write_model_info(const InfoOptions& options, std::ostream& out) {
   out << fmt::format("#\n# training memory estimate, GB (10^9 bytes); AdamW; activations saved for backward\n"
                      "# with fused attention, {} (see src/model/memory_estimate.cpp for omissions)\n",
                      ac ? "each block's input kept and one block recomputed at a time" : "no checkpointing");
-  out << fmt::format("# {:<10} {:>10} {:>10} {:>10} {:>12} {:>10}\n", "precision", "weights", "gradients",
-                     "optimizer", "activations", "total");
+  // Its columns are the JSON's memory_bytes parts, headed by their keys.
+  out << fmt::format("# {:<10} {:>10} {:>10} {:>10} {:>12} {:>10}\n", "precision", info_key::weights,
+                     info_key::gradients, info_key::optimizer, info_key::activations, info_key::total);
   for (const model::MemoryEstimate& m : counts.memory) {
     const auto precision = m.precision;
     out << fmt::format("  {:<10} {:>10.3f} {:>10.3f} {:>10.3f} {:>12.3f} {:>10.3f}\n", model::to_string(precision),
