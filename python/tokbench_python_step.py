@@ -97,38 +97,41 @@ def emit(stream, event, **fields):
 
 
 def read_config():
-    """The run as tokbench resolved and validated it: `--config JSON`, the plan's records
-    (src/run/run_plan_json.cpp: model, train, dist, compiler, device, profile, and every option
-    by its record key, each row's default filled in, for what needs no other resolution) and this step's
-    own inputs (step: the memory probe, the job's store). Nothing is parsed or defaulted again;
-    the names below are the ones the rest of this script reads."""
+    """The run as tokbench resolved and validated it: `--config JSON`, the run plan
+    (src/run/run_plan_json.cpp; its keys are src/train/run_plan_keys.hpp's): `options`, every option as
+    given by its record key (the `config` block's keys, each row's default filled in), read here for
+    every value the user chose (seed, AdamW's, zero_grad, num_threads, dynamic, the mode, the timeout,
+    switches); and only what resolution decided beside it (model, train: batch shape, iterations and
+    the resolved dtype; dist: this rank's place and the layout; compiler: the executor, aliases
+    resolved; device, profile, paths, test hooks), plus this step's own inputs (step: the memory
+    probe, the job's store). Nothing is parsed or defaulted again; the names below are the ones the
+    rest of this script reads."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--config", required=True, help="the resolved run, as tokbench writes it")
     c = json.loads(p.parse_args().config)
-    train, dist, compiler, step = c["train"], c["dist"], c["compiler"], c["step"]
+    train, dist, compiler, step, o = c["train"], c["dist"], c["compiler"], c["step"], c["options"]
     executor = compiler["executor"]
     store = step["store"] or {}
     return argparse.Namespace(
         model_name=c["model"]["name"], n_layers=c["model"]["n_layer"], model_fields=c["model"]["config"],
         seq_len=train["seq_len"], micro_batch_size=train["micro_batch"], grad_accum=train["grad_accum"],
-        max_iters=train["max_iters"], warmup_iters=train["warmup_iters"], num_threads=train["num_threads"],
-        seed=train["seed"], data_seed=c["options"]["data_seed"], dtype=train["dtype"], zero_grad=train["zero_grad"],
-        lr=train["adamw"]["lr"], weight_decay=train["adamw"]["weight_decay"],
-        beta1=train["adamw"]["beta1"], beta2=train["adamw"]["beta2"], eps=train["adamw"]["eps"],
+        max_iters=train["max_iters"], warmup_iters=train["warmup_iters"], num_threads=o["num_threads"],
+        seed=o["seed"], data_seed=o["data_seed"], dtype=train["dtype"], zero_grad=o["zero_grad"],
+        lr=o["lr"], weight_decay=o["weight_decay"], beta1=o["beta1"], beta2=o["beta2"], eps=o["adam_eps"],
         device=c["device"]["string"], tf32=c["device"]["tf32"],
         compile={"python-inductor": "inductor", "python-thunder": "thunder"}.get(executor, "eager"),
         thunder_front_end=compiler["thunder_front_end"], thunder_executor=compiler["thunder_executors"],
-        dynamic=train["data"]["dynamic_lengths"], use_sdpa=c["options"]["use_sdpa"], options=c["options"], checkpoint_activations=c["checkpoint_activations"],
+        dynamic=o["dynamic"], use_sdpa=o["use_sdpa"], options=o, checkpoint_activations=c["checkpoint_activations"],
         memory_probe=step["memory_probe"] or None,
         profile=c["profile"]["path"] or None, memory_snapshot=c["memory_snapshot"] or None, profile_iters=c["profile"]["iters"],
         time_account_iters=c["time_account_iters"], test_host_delay_seconds=c["test_host_delay_seconds"],
         test_same_start=c["test_same_start"],
         rank=dist["rank"], world_size=dist["world_size"], local_rank=dist["local_rank"],
         store_host=store.get("host"), store_port=store.get("port"), store_prefix=store.get("prefixes", []),
-        distributed_mode=dist["mode"], shard_mode=dist["shard_mode"], sharding_size=dist["shard_group_size"],
+        distributed_mode=o["distributed_mode"], shard_mode=dist["shard_mode"], sharding_size=dist["shard_group_size"],
         bucketing_mode=dist["units"], min_unit_params=dist["min_unit_params"],
         ddp_bucket_mb=dist["ddp_bucket_bytes"] / 1e6,
-        skip_data_sync=dist["skip_sync_until_last_micro"], dist_timeout=dist["timeout_seconds"],
+        skip_data_sync=dist["skip_sync_until_last_micro"], dist_timeout=o["dist_timeout_s"],
         backend=dist["backend"])
 
 

@@ -55,7 +55,7 @@ void check_batch(const BatchSection& o) {
 
 const std::vector<DerivedValue>& batch_derived_values() {
   static const std::vector<DerivedValue> values{
-      {.shapes = {.label = "GA", .record_key = record_key::ga, .place = 5}},
+      {.shapes = {.record_key = record_key::ga, .place = 5}},
   };
   return values;
 }

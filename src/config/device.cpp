@@ -18,7 +18,7 @@ const std::vector<Field>& device_fields() {
        .help = "auto | cpu | cuda | cuda:N (auto: cuda:0 when present)",
        .group = "Device",
        .record = {record_key::device, 27},
-       .shapes = {.label = "device", .record_key = record_key::device, .place = 14, .reading = Reading::device_kind}},
+       .shapes = {.record_key = record_key::device, .place = 14, .reading = Reading::device_kind}},
       {.names = "--dtype",
        .member = &DeviceSection::dtype,
        .help = "auto | fp32 | bf16-true | bf16-mixed (auto: bf16-true on CUDA, fp32 on CPU)",
@@ -28,13 +28,13 @@ const std::vector<Field>& device_fields() {
        // Its parser's aliases (bf16, float32, ...) are not part of this command line.
        .choices = [] { return std::vector<std::string>{"auto", "fp32", "bf16-true", "bf16-mixed"}; },
        .record = {record_key::dtype, 28},
-       .shapes = {.label = "dtype", .record_key = record_key::dtype, .place = 12}},
+       .shapes = {.record_key = record_key::dtype, .place = 12}},
       {.names = "--tf32,!--no-tf32",
        .member = &DeviceSection::tf32,
        .help = "allow TF32 matmuls for fp32 on CUDA (=True/False)",
        .group = "Device",
        .record = {record_key::tf32, 26},
-       .shapes = {.label = "tf32", .record_key = record_key::tf32, .place = 13}},
+       .shapes = {.record_key = record_key::tf32, .place = 13}},
       // The executors' names and help lines are the executor table's (run/executor_registry.cpp):
       // the run layer's registration replaces this line with executor_help().
       {.names = "--compile,--executor",
@@ -100,7 +100,7 @@ const std::vector<Field>& device_fields() {
        .choices = [] { return std::vector<std::string>{"caching", "system"}; },
        .empty_is_default = true,
        .record = {resolved_key::cpu_allocator, 31},
-       .shapes = {.label = resolved_key::cpu_allocator, .record_key = resolved_key::cpu_allocator, .in_config = true,
+       .shapes = {.record_key = resolved_key::cpu_allocator, .in_config = true,
                   .place = 27}},
   };
   return fields;

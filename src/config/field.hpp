@@ -49,7 +49,7 @@ enum class Reading {
 // (the reference's columns first), and what a record without the key ran with. Place 0: it
 // shapes nothing (seed, learning rate, iteration counts, output switches...).
 struct IterationKey {
-  const char* label = nullptr;
+  const char* label = nullptr;  // nullptr: the record key is the label (compare prints `dtype=...`)
   const char* record_key = nullptr;
   bool in_config = false;  // false: the record's top level
   int place = 0;
@@ -57,6 +57,8 @@ struct IterationKey {
   // those ran with it off, and pair with records that say off ("no").
   const char* absent = "none";
   Reading reading = Reading::as_is;
+  // The heading compare prints: the label where a row gives one, else the record key.
+  const char* heading() const { return label != nullptr ? label : record_key; }
 };
 
 // The words a text option takes, from the layer that owns them (parallel::mode_words()) or

@@ -20,7 +20,7 @@ const std::vector<Field>& model_fields() {
        .help = "TOML/JSON file of litgpt config fields; used instead of --model-name",
        .group = "Model",
        .record = {config_key::model_config, 1},
-       .shapes = {.label = "model_config", .record_key = config_key::model_config, .in_config = true, .place = 11}},
+       .shapes = {.record_key = config_key::model_config, .in_config = true, .place = 11}},
       {.names = "--n-layers,--n_layers",
        .member = &ModelSection::n_layers,
        .help = "override the model's n_layer",

@@ -21,7 +21,7 @@ const std::vector<Field>& training_fields() {
                "tokens, positions_per_sec the padded positions (=True/False)",
        .group = "Training",
        .record = {config_key::dynamic, 25},
-       .shapes = {.label = "dynamic", .record_key = config_key::dynamic, .in_config = true, .place = 26}},
+       .shapes = {.record_key = config_key::dynamic, .in_config = true, .place = 26}},
       {.names = "--seed",
        .member = &TrainingSection::seed,
        .help = "seed of the initial weights and of the data",
@@ -42,7 +42,7 @@ const std::vector<Field>& training_fields() {
        .group = "Training",
        .choices = [] { return std::vector<std::string>{"none", "inplace"}; },
        .record = {record_key::zero_grad, 9},
-       .shapes = {.label = "zero_grad", .record_key = record_key::zero_grad, .place = 18}},
+       .shapes = {.record_key = record_key::zero_grad, .place = 18}},
       {.names = "--weight-decay,--weight_decay",
        .member = &TrainingSection::weight_decay,
        .help = "AdamW weight decay",
@@ -81,7 +81,7 @@ const std::vector<Field>& training_fields() {
        .valid = "a positive finite number",
        .bounds = {.min = 0, .min_open = true, .refusal = "must be a positive number"},
        .record = {config_key::grad_clip_norm, 44},
-       .shapes = {.label = "grad_clip_norm", .record_key = config_key::grad_clip_norm, .in_config = true, .place = 31},
+       .shapes = {.record_key = config_key::grad_clip_norm, .in_config = true, .place = 31},
        // A sharded step holds a part of each gradient: its global norm needs an all-reduce no step does.
        .refuse_with = [](const RunOptions& o) -> std::string {
          if (!o.grad_clip_norm || !parallel::is_sharded(parallel::parse_dist_mode(o.distributed_mode))) return "";
@@ -97,7 +97,7 @@ const std::vector<Field>& training_fields() {
        .group = "Training",
        .choices = [] { return std::vector<std::string>{"auto", "on", "off"}; },
        .record = {record_key::cuda_graphs, 45},
-       .shapes = {.label = "cuda_graphs", .record_key = record_key::cuda_graphs, .place = 32, .absent = "off"}},
+       .shapes = {.record_key = record_key::cuda_graphs, .place = 32, .absent = "off"}},
   };
   return fields;
 }

@@ -19,8 +19,9 @@ using nlohmann::ordered_json;
 
 // One line of the reference's report: its label, the record key, and how it printed the value.
 struct ReferenceLine {
-  const char* label;
+  const char* label;  // nullptr: the key itself (the reference printed Micro BS, Global BS, ... under their keys)
   const char* key;
+  const char* heading() const { return label != nullptr ? label : key; }
   double scale;        // applied to numbers
   const char* format;  // fmt spec for numbers; "" prints the value as it is
   const char* suffix;  // after the number
@@ -32,13 +33,13 @@ struct ReferenceLine {
 const ReferenceLine kReferenceLines[] = {
     {"Model name", key::model_name, 1, "", ""},
     {"Seq Length", key::seq_len, 1, "", ""},
-    {"Micro BS", key::micro_bs, 1, "", ""},
-    {"Global BS", key::global_bs, 1, "", ""},
+    {nullptr, key::micro_bs, 1, "", ""},
+    {nullptr, key::global_bs, 1, "", ""},
     {"Number of Layers", key::n_layer, 1, "", ""},
     {"Number of parameters", key::parameters, 1e-9, "{:.2f}", "B"},
-    {"Distributed Mode", key::distributed_mode, 1, "", ""},
+    {nullptr, key::distributed_mode, 1, "", ""},
     {"Sharding Mode", key::sharding_mode, 1, "", "", true},
-    {"Sharding Size", key::sharding_size, 1, "", "", true},
+    {nullptr, key::sharding_size, 1, "", "", true},
     {"Bucketing", key::bucketing, 1, "", "", true},
     {"Compiler", key::compiler, 1, "", ""},
     {"Average iter time", key::average_iter_time, 1, "{:.2f}", " ms"},
@@ -79,7 +80,7 @@ void write_run_report(const ordered_json& record, std::ostream& out) {
   const bool fsdp = !lookup(record, key::sharding_mode).is_null();
   for (const auto& line : kReferenceLines) {
     if (line.fsdp_only && !fsdp) continue;
-    fmt::print(out, "{}: {}\n", line.label, reference_text(line, lookup(record, line.key)));
+    fmt::print(out, "{}: {}\n", line.heading(), reference_text(line, lookup(record, line.key)));
   }
   fmt::print(out, "# --- tokbench ---\n");
   for (const auto& column : result_columns()) {

@@ -13,6 +13,8 @@
 #include "model/config_json.hpp"
 #include "model/counting.hpp"
 #include "model/memory_estimate.hpp"
+#include "results/record_keys.hpp"
+#include "run/info_keys.hpp"
 
 namespace tokbench::run {
 namespace {
@@ -85,37 +87,42 @@ void write_model_info(const InfoOptions& options, std::ostream& out) {
   const model::ParamCounts& params = counts.params;
 
   if (options.json) {
-    nlohmann::json doc = {{"model", config.name},
-                          {"hf", config.hf},
-                          {"seq_len", T},
-                          {"micro_batch_size", B},
-                          {"n_layer", config.n_layer},
-                          {"params", params.total},
-                          {"params_embedding", params.embedding},
-                          {"params_lm_head", params.lm_head},
-                          {"params_final_norm", params.final_norm},
-                          {"params_per_block", params.per_block.front()},
-                          {"checkpoint_activations", options.checkpoint_activations},
-                          {"flops_default_convention", "matmul"}};
+    namespace key = info_key;
+    namespace record_key = results::key;  // the run record's keys that mean the same
+    nlohmann::json doc = {{key::model, config.name},
+                          {key::hf, config.hf},
+                          {key::seq_len, T},
+                          {key::micro_batch_size, B},
+                          {record_key::n_layer, config.n_layer},
+                          {key::params, params.total},
+                          {key::params_embedding, params.embedding},
+                          {key::params_lm_head, params.lm_head},
+                          {key::params_final_norm, params.final_norm},
+                          {key::params_per_block, params.per_block.front()},
+                          {record_key::checkpoint_activations, options.checkpoint_activations},
+                          {key::flops_default_convention, "matmul"}};
     for (std::size_t i = 0; i < std::size(kConventions); ++i) {
       const auto convention = kConventions[i];
       const model::FlopCounts& flops = counts.flops[i];
       // model_flops: what MFU divides; hardware_flops: what the device executes (with
       // --checkpoint-activations the recomputed forward too), what HFU divides.
-      doc["flops"][std::string(model::to_string(convention))] = {
-          {"flops_forward", flops.forward},  {"flops_backward", flops.backward},
-          {"flops_total", flops.total()},    {"model_flops", flops.total()},
-          {"flops_recompute", counts.recompute[i]}, {"hardware_flops", flops.total() + counts.recompute[i]}};
+      doc[key::flops][std::string(model::to_string(convention))] = {
+          {key::flops_forward, flops.forward},
+          {key::flops_backward, flops.backward},
+          {key::flops_total, flops.total()},
+          {record_key::model_flops, flops.total()},
+          {key::flops_recompute, counts.recompute[i]},
+          {record_key::hardware_flops, flops.total() + counts.recompute[i]}};
     }
     for (const model::MemoryEstimate& m : counts.memory) {
       const auto precision = m.precision;
-      doc["memory_bytes"][std::string(model::to_string(precision))] = {{"weights", m.weights_bytes},
-                                                                        {"gradients", m.gradients_bytes},
-                                                                        {"optimizer", m.optimizer_bytes},
-                                                                        {"activations", m.activations_bytes},
-                                                                        {"total", m.total_bytes()}};
+      doc[key::memory_bytes][std::string(model::to_string(precision))] = {{key::weights, m.weights_bytes},
+                                                                          {key::gradients, m.gradients_bytes},
+                                                                          {key::optimizer, m.optimizer_bytes},
+                                                                          {key::activations, m.activations_bytes},
+                                                                          {key::total, m.total_bytes()}};
     }
-    doc["config"] = model::config_to_json(config);
+    doc[key::config] = model::config_to_json(config);
     out << doc.dump(1) << "\n";
     return;
   }
@@ -152,8 +159,9 @@ void write_model_info(const InfoOptions& options, std::ostream& out) {
   out << fmt::format("#\n# training memory estimate, GB (10^9 bytes); AdamW; activations saved for backward\n"
                      "# with fused attention, {} (see src/model/memory_estimate.cpp for omissions)\n",
                      ac ? "each block's input kept and one block recomputed at a time" : "no checkpointing");
-  out << fmt::format("# {:<10} {:>10} {:>10} {:>10} {:>12} {:>10}\n", "precision", "weights", "gradients",
-                     "optimizer", "activations", "total");
+  // Its columns are the JSON's memory_bytes parts, headed by their keys.
+  out << fmt::format("# {:<10} {:>10} {:>10} {:>10} {:>12} {:>10}\n", "precision", info_key::weights,
+                     info_key::gradients, info_key::optimizer, info_key::activations, info_key::total);
   for (const model::MemoryEstimate& m : counts.memory) {
     const auto precision = m.precision;
     out << fmt::format("  {:<10} {:>10.3f} {:>10.3f} {:>10.3f} {:>12.3f} {:>10.3f}\n", model::to_string(precision),

@@ -29,6 +29,7 @@
 #include "run/resolve.hpp"
 #include "run/result_json.hpp"
 #include "run/run_plan_json.hpp"
+#include "train/run_plan_keys.hpp"
 #include "process/child_process.hpp"
 #include "process/signal_scope.hpp"
 
@@ -144,11 +145,12 @@ std::vector<std::string> python_step_argv(const RunPlan& plan, const PythonStepC
                                           const distributed::StoreAddress* store) {
   nlohmann::ordered_json config = to_json(plan);
   // What only this process knows: where tokbench's counting allocator is, and the job's store.
-  config["step"]["memory_probe"] = command.memory_probe.string();
-  config["step"]["store"] = store == nullptr ? nlohmann::ordered_json(nullptr)
-                                             : nlohmann::ordered_json{{"host", store->host},
-                                                                      {"port", store->port},
-                                                                      {"prefixes", store->prefixes}};
+  namespace key = train::run_plan_key;
+  config[key::step][key::memory_probe] = command.memory_probe.string();
+  config[key::step][key::store] = store == nullptr ? nlohmann::ordered_json(nullptr)
+                                                   : nlohmann::ordered_json{{key::store_host, store->host},
+                                                                            {key::store_port, store->port},
+                                                                            {key::store_prefixes, store->prefixes}};
   return {command.python, "-u", command.script.string(), "--config", config.dump()};
 }
 

@@ -21,12 +21,14 @@
 #include <vector>
 
 #include "config/checks.hpp"
+#include "config/row_record_keys.hpp"
 #include "files/atomic_file.hpp"
 #include "model/catalog.hpp"
 #include "model/checked_int.hpp"
 #include "model/memory_estimate.hpp"
 #include "parallel/layout.hpp"
 #include "run/resolve_time_account.hpp"
+#include "train/run_plan_keys.hpp"
 #include "train/sequence_lengths.hpp"
 #include "usage/usage_error.hpp"
 
@@ -599,11 +601,17 @@ void resolve_memory_fit(const machine::MachineInfo& m, RunPlan& plan) {
 }  // namespace
 
 std::string with_option_names(const std::string& message) {
+  // The names train::validate_options gives (train/train_loop.cpp) and TokenFile's.
+  namespace plan_key = train::run_plan_key;
   static const std::vector<std::pair<std::string, std::string>> kFieldToOption = {
-      {"micro_batch", "--micro-batch-size"}, {"seq_len", "--seq-len"},
-      {"grad_accum", "--global-batch-size (GA)"}, {"max_iters", "--max-iters"},
-      {"warmup_iters", "--warmup-iters"},    {"num_threads", "--num-threads"},
-      {"dtype", "--dtype"},                  {"token_file", "--data"},
+      {plan_key::micro_batch, "--micro-batch-size"},
+      {plan_key::seq_len, "--seq-len"},
+      {plan_key::grad_accum, "--global-batch-size (GA)"},
+      {plan_key::max_iters, "--max-iters"},
+      {plan_key::warmup_iters, "--warmup-iters"},
+      {config::config_key::num_threads, "--num-threads"},
+      {plan_key::dtype, "--dtype"},
+      {"token_file", "--data"},
       {"cpu_memory_cap_bytes", "--cpu-memory-cap-mb"}};
   std::string out = message;
   for (const auto& [field, option] : kFieldToOption) {

@@ -1,7 +1,8 @@
-// A resolved run as one JSON document, made of its records as they are (the loop's options,
-// the distributed settings, the compiler choice, the device): what a child process that trains
-// the same run reads instead of re-parsing options (the Python step, python_executor.hpp).
-// Field names are the records' own (train.seq_len, dist.mode, ...).
+// A resolved run as one JSON document: what a child process that trains the same run reads
+// instead of re-parsing options (the Python step, python_executor.hpp). Its `options` member is
+// every option as given, by its record key (config::options_json, defaults filled); the rest is
+// only what resolution decided (the model, batch shape, this rank's place, the layout, the
+// executor, the device, paths, test hooks), keyed by train/run_plan_keys.hpp.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -198,7 +198,7 @@ std::string configuration_key(const nlohmann::json& run) { return configuration_
 
 std::string configuration_key(const RunRecord& run) {
   std::string key = text_of(run.model_name);
-  for (const auto& field : key_fields()) key += fmt::format(" {}={}", field.label, key_value(run, field));
+  for (const auto& field : key_fields()) key += fmt::format(" {}={}", field.heading(), key_value(run, field));
   return key;
 }
 
@@ -212,7 +212,7 @@ std::string single_runs_label(const RunRecord& base, const RunRecord& next) {
   for (const auto& field : key_fields()) {
     const auto value = key_value(next, field);
     if (value != key_value(base, field))
-      differences += fmt::format("{}{}={}", differences.empty() ? "" : " ", field.label, value);
+      differences += fmt::format("{}{}={}", differences.empty() ? "" : " ", field.heading(), value);
   }
   return configuration_key(base) + "  vs NEW with  " + differences;
 }

@@ -13,8 +13,10 @@
 #include <stdexcept>
 #include <thread>
 
+#include "config/row_record_keys.hpp"
 #include "train/cuda_support.hpp"
 #include "train/profile_trace.hpp"
+#include "train/run_plan_keys.hpp"
 #include "train/token_data.hpp"
 #include "train/unit_timing_pass.hpp"
 
@@ -107,28 +109,30 @@ void record_time_account(TrainStep& step, TokenBatcher& data, const torch::Devic
 // A failed collective surfaces as an exception whose text says what the peer did: stopped
 // answering (Gloo's and NCCL's timeouts) or went away (a closed or reset connection).
 void validate_options(const TrainOptions& o, const model::Config& config, const torch::Device& device) {
+  // Each refusal starts with the field's name: its key in the run plan's train section (these
+  // fields), num_threads by its option's record key; run's with_option_names makes it the option.
   if (o.micro_batch < 1) {
-    throw std::invalid_argument(option_error("micro_batch", std::to_string(o.micro_batch), "must be >= 1"));
+    throw std::invalid_argument(option_error(run_plan_key::micro_batch, std::to_string(o.micro_batch), "must be >= 1"));
   }
   if (o.seq_len < 1 || o.seq_len > config.block_size) {
-    throw std::invalid_argument(option_error("seq_len", std::to_string(o.seq_len),
+    throw std::invalid_argument(option_error(run_plan_key::seq_len, std::to_string(o.seq_len),
                                              "valid: 1.." + std::to_string(config.block_size) +
                                                  " (the model's block_size)"));
   }
   if (o.grad_accum < 1) {
-    throw std::invalid_argument(option_error("grad_accum", std::to_string(o.grad_accum),
+    throw std::invalid_argument(option_error(run_plan_key::grad_accum, std::to_string(o.grad_accum),
                                              "must be >= 1"));
   }
   if (o.max_iters < 1) {
-    throw std::invalid_argument(option_error("max_iters", std::to_string(o.max_iters), "must be >= 1"));
+    throw std::invalid_argument(option_error(run_plan_key::max_iters, std::to_string(o.max_iters), "must be >= 1"));
   }
   if (o.warmup_iters < 0 || o.warmup_iters >= o.max_iters) {
-    throw std::invalid_argument(option_error("warmup_iters", std::to_string(o.warmup_iters),
+    throw std::invalid_argument(option_error(run_plan_key::warmup_iters, std::to_string(o.warmup_iters),
                                              "valid: 0.." + std::to_string(o.max_iters - 1) +
-                                                 " (fewer than max_iters)"));
+                                                 " (fewer than " + std::string(run_plan_key::max_iters) + ")"));
   }
   if (o.num_threads < 0) {
-    throw std::invalid_argument(option_error("num_threads", std::to_string(o.num_threads),
+    throw std::invalid_argument(option_error(config::config_key::num_threads, std::to_string(o.num_threads),
                                              "must be >= 0 (0: LibTorch's default)"));
   }
   if (o.cpu_memory_cap_bytes && *o.cpu_memory_cap_bytes < 0) {
@@ -137,7 +141,7 @@ void validate_options(const TrainOptions& o, const model::Config& config, const 
   }
   std::string why;
   if (!dtype_supported(o.dtype, device, &why)) {
-    throw std::invalid_argument(option_error("dtype", std::string(to_string(o.dtype)), why));
+    throw std::invalid_argument(option_error(run_plan_key::dtype, std::string(to_string(o.dtype)), why));
   }
   if (!o.data.token_file.empty()) {
     TokenFile check(o.data.token_file, o.data.token_bytes, o.seq_len + 1);  // throws naming token_file

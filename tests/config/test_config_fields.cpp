@@ -127,7 +127,7 @@ TEST(ConfigFields, IterationKeysKeepCompareOrder) {
       "bucketing", "ddp_bucket_mb", "ddp_overlap", "skip_data_sync", "backend", "dynamic", "cpu_allocator",
       "cpu_cap_mb", "cpu_cap_rank", "data_seed", "grad_clip_norm"};
   std::vector<std::string> labels;
-  for (const auto& key : iteration_keys()) labels.push_back(key.label);
+  for (const auto& key : iteration_keys()) labels.push_back(key.heading());
   ASSERT_GE(labels.size(), expected.size());
   EXPECT_EQ(std::vector<std::string>(labels.begin(), labels.begin() + static_cast<long>(expected.size())), expected);
 }

@@ -80,7 +80,7 @@ TEST(Resolve, DataSeedDefaultsToTheRunsSeed) {
 }
 
 // --adam-eps reaches AdamW on both sides: tokbench's optimizer reads the plan's AdamW options,
-// the Python step the run plan's train.adamw.eps; unset, torch.optim.AdamW's default.
+// the Python step the run plan's options.adam_eps; unset, torch.optim.AdamW's default.
 TEST(Resolve, AdamEpsReachesBothOptimizers) {
   RunOptions o = small();
   RunPlan p = resolve_run(o, cpu_machine());
@@ -88,8 +88,45 @@ TEST(Resolve, AdamEpsReachesBothOptimizers) {
   o.eps = 1e-6;
   p = resolve_run(o, cpu_machine());
   EXPECT_EQ(p.train.adamw.eps, 1e-6);
-  EXPECT_EQ(to_json(p)["train"]["adamw"]["eps"].get<double>(), 1e-6);
+  EXPECT_EQ(to_json(p)["options"]["adam_eps"].get<double>(), 1e-6);
   EXPECT_EQ(p.options.eps, 1e-6);
+}
+
+// The run plan gives the Python step every option as given once, in `options` (by its record key),
+// holding what tokbench's own step was given; its other sections keep only what resolution decided.
+TEST(Resolve, PlanCarriesTheOptionsOnceAndTheResolvedRest) {
+  RunOptions o = small();
+  o.compile = "python-eager";
+  o.seed = 7;
+  o.lr = 1e-3;
+  o.weight_decay = 0;
+  o.beta1 = 0.8;
+  o.beta2 = 0.9;
+  o.zero_grad = "inplace";
+  o.num_threads = 2;
+  o.dynamic = true;
+  o.dist_timeout_s = 100;
+  const RunPlan p = resolve_run(o, cpu_machine());
+  const auto plan = to_json(p);
+  const auto& given = plan["options"];
+  EXPECT_EQ(given["seed"].get<uint64_t>(), p.train.seed);
+  EXPECT_EQ(given["lr"].get<double>(), p.train.adamw.lr);
+  EXPECT_EQ(given["weight_decay"].get<double>(), p.train.adamw.weight_decay);
+  EXPECT_EQ(given["beta1"].get<double>(), p.train.adamw.beta1);
+  EXPECT_EQ(given["beta2"].get<double>(), p.train.adamw.beta2);
+  EXPECT_EQ(given["adam_eps"].get<double>(), p.train.adamw.eps);
+  EXPECT_EQ(given["zero_grad"].get<std::string>(), train::to_string(p.train.zero_grad));
+  EXPECT_EQ(given["num_threads"].get<int>(), p.train.num_threads);
+  EXPECT_EQ(given["dynamic"].get<bool>(), p.train.data.dynamic_lengths);
+  EXPECT_EQ(given["data_seed"].get<uint64_t>(), *p.train.data.data_seed);
+  EXPECT_EQ(given["distributed_mode"].get<std::string>(), distributed::to_string(p.dist.mode));
+  EXPECT_EQ(given["dist_timeout_s"].get<double>(), p.dist.timeout_seconds);
+  for (const char* gone : {"seed", "adamw", "zero_grad", "num_threads", "data", "cpu_memory_cap_bytes"})
+    EXPECT_FALSE(plan["train"].contains(gone)) << gone;
+  for (const char* gone : {"mode", "timeout_seconds", "ddp_overlap"}) EXPECT_FALSE(plan["dist"].contains(gone)) << gone;
+  EXPECT_FALSE(plan["compiler"].contains("compiler"));
+  EXPECT_EQ(plan["train"]["grad_accum"], p.train.grad_accum);
+  EXPECT_EQ(plan["dist"]["ddp_bucket_bytes"], p.dist.ddp_bucket_bytes);
 }
 
 TEST(Resolve, SeqLenDefaultsToBlockSize) {

@@ -213,7 +213,7 @@ TEST(CompareKey, TopLevelFieldsAreRecordColumns) {
   for (const auto& field : config::iteration_keys()) {
     if (field.in_config) continue;
     ++top_level;
-    EXPECT_NE(results::find_column(field.record_key), nullptr) << field.label << " reads " << field.record_key;
+    EXPECT_NE(results::find_column(field.record_key), nullptr) << field.heading() << " reads " << field.record_key;
   }
   EXPECT_GE(top_level, 10u);
 }
