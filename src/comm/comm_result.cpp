@@ -54,7 +54,7 @@ nlohmann::ordered_json comm_document(const CommPlan& plan, const std::vector<Mea
     gloo_busy = {{ck::fraction, *busy},
                  {ck::ranks_per_node, plan.nproc_per_node},
                  {ck::method, "each rank's process CPU time (every thread) over the wall time of its timed calls, "
-                            "summed over the ranks and every result: the cores one rank's collective keeps busy"}};
+                              "summed over the ranks and every result: the cores one rank's collective keeps busy"}};
   return {{ck::schema, kCommSchema},
           {ck::schema_version, kCommSchemaVersion},
           {ck::backend, distributed::to_string(plan.backend)},
