@@ -74,12 +74,12 @@ nlohmann::ordered_json to_json(const MemoryRate& rate) {
            rate.pair_slowdown > 0 ? nlohmann::ordered_json(rate.pair_slowdown) : nlohmann::ordered_json(nullptr)},
           {pk::sharing_slowdown, rate.sharing_slowdown()},
           {pk::method, rate.source == "probe"
-                         ? fmt::format("memcpy of {} MiB per thread, {} alternating repeats alone (one thread) and "
-                                       "together ({} threads at once, the slowest's time), the medians; the sharing "
-                                       "slowdown the median of the pairs' ratios; measured on the machine that made the "
-                                       "prediction",
-                                       rate.buffer_bytes >> 20, rate.repeats, rate.ranks)
-                         : "given"}};
+                           ? fmt::format("memcpy of {} MiB per thread, {} alternating repeats alone (one thread) and "
+                                         "together ({} threads at once, the slowest's time), the medians; the sharing "
+                                         "slowdown the median of the pairs' ratios; measured on the machine that made "
+                                         "the prediction",
+                                         rate.buffer_bytes >> 20, rate.repeats, rate.ranks)
+                           : "given"}};
 }
 
 }  // namespace tokbench::predict
