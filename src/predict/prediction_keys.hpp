@@ -1,12 +1,13 @@
-// The keys of a prediction (docs/predict.md, "The record"): the `prediction` block of a predicted
-// record, written by prediction.cpp and the parts' own to_json (memory_rate, optimizer_model,
+// The keys of a prediction (docs/predict.md, "Reading the output"): the `prediction` block of a
+// predicted record, written by prediction.cpp and the parts' to_json (memory_rate, optimizer_model,
 // input_spread, reference_level, predicted_account); read back by the print format's notes
-// (prediction_notes.cpp) and by --probes-from (machine_probes.cpp). A header of constants only.
+// (prediction_notes.cpp) and --probes-from (machine_probes.cpp). A header of constants only.
 #pragma once
 
 namespace tokbench::predict::prediction_key {
 
-// The block (a predicted record's `prediction`)
+// The block (a predicted record's `prediction`; cpu_contention, step_copies and optimizer are
+// time_ms's keys too, and from and cluster the report context's that predict_command writes)
 inline constexpr char source[] = "source";
 inline constexpr char cluster[] = "cluster";
 inline constexpr char time_ms[] = "time_ms";
