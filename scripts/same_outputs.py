@@ -40,8 +40,9 @@ SWEEP = ["--model-name", "pythia-14m", "--n-layers", "2", "--seq-len", "64", "--
 FORMATS = ["print", "csv", "markdown", "json", "html"]
 # Also measured on each run: the fused executor's GEMM choice (`kernels`, timed at start-up
 # per side's cache) and the caching allocator's reserve (memory_allocator_reserve_GB, reserved_*:
-# what jemalloc keeps is timing-dependent).
-VOLATILE = re.compile(r"kernels|reserve|time|per_sec|per_s\b|_per_s_|TFLOP|flop_per_sec|mfu|hfu|window|overhead|rss|seconds|_ms\b|_ms_|"
+# what jemalloc keeps is timing-dependent), and the reference probe's relative_iqr (its products'
+# spread).
+VOLATILE = re.compile(r"kernels|reserve|time|per_sec|per_s\b|_per_s_|TFLOP|flop_per_sec|mfu|hfu|window|overhead|rss|seconds|_ms\b|_ms_|iqr|"
                       r"environment|date|revision|host|measured_at|elapsed|duration|started|finished|sweep_id|path|dir",
                       re.IGNORECASE)
 

@@ -10,12 +10,13 @@
 
 #include "comm/comm_figures.hpp"
 #include "comm/comm_plan.hpp"
+#include "results/comm_document_keys.hpp"
 #include "results/tables.hpp"
 
 namespace tokbench::comm {
 
-inline constexpr const char* kCommSchema = "tokbench-comm";
-inline constexpr int kCommSchemaVersion = 1;
+inline constexpr const char* kCommSchema = results::comm_document_key::schema_name;
+inline constexpr int kCommSchemaVersion = results::comm_document_key::schema_version_now;
 
 // One collective at one size, as measured on one rank; after the ranks have compared notes
 // (keep_slowest_rank), every iteration's time is the slowest rank's and `correct` holds on

@@ -9,9 +9,13 @@
 #include <fmt/format.h>
 #include <vector>
 
+#include "results/comm_document_keys.hpp"
 #include "train/reference_gemm.hpp"
 
 namespace tokbench::comm {
+
+namespace ck = results::comm_document_key;
+
 namespace {
 
 double median(std::vector<double> v) {
@@ -68,16 +72,17 @@ ComputeSharing measure_compute_sharing(c10d::Backend& world, int64_t ranks_per_n
 }
 
 nlohmann::ordered_json to_json(const ComputeSharing& s) {
-  return {{"gemm", fmt::format("fp32 {0}x{0}x{0}, {1} alternating pairs alone/together, slowdown the median pair's ratio",
-                               kGemmSize, kRepeats)},
-          {"gemm_size", kGemmSize},
-          {"ranks_per_node", s.ranks_per_node},
-          {"threads_per_rank", s.threads_per_rank},
-          {"alone_ms", s.alone_seconds * 1e3},
-          {"together_ms", s.together_seconds * 1e3},
-          {"slowdown", s.slowdown},
-          {"slowdown_q1", s.slowdown_q1},
-          {"slowdown_q3", s.slowdown_q3}};
+  return {{ck::gemm,
+           fmt::format("fp32 {0}x{0}x{0}, {1} alternating pairs alone/together, slowdown the median pair's ratio",
+                       kGemmSize, kRepeats)},
+          {ck::gemm_size, kGemmSize},
+          {ck::ranks_per_node, s.ranks_per_node},
+          {ck::threads_per_rank, s.threads_per_rank},
+          {ck::alone_ms, s.alone_seconds * 1e3},
+          {ck::together_ms, s.together_seconds * 1e3},
+          {ck::slowdown, s.slowdown},
+          {ck::slowdown_q1, s.slowdown_q1},
+          {ck::slowdown_q3, s.slowdown_q3}};
 }
 
 }  // namespace tokbench::comm

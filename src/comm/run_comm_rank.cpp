@@ -16,10 +16,14 @@
 #include "comm/run_comm.hpp"
 #include "distributed/device_binding.hpp"
 #include "distributed/process_groups.hpp"
+#include "results/comm_document_keys.hpp"
 #include "results/result_store.hpp"
 #include "train/run_status.hpp"
 
 namespace tokbench::comm {
+
+namespace ck = results::comm_document_key;
+
 namespace {
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
@@ -69,7 +73,7 @@ int run_comm_rank(const CommPlan& plan) {
 
   nlohmann::ordered_json document = comm_document(
       plan, points, at::get_num_threads(), machine::environment_record(machine::capture_environment(), {plan.device_name}));
-  document["compute_sharing"] = sharing ? to_json(*sharing) : nlohmann::ordered_json(nullptr);
+  document[ck::compute_sharing] = sharing ? to_json(*sharing) : nlohmann::ordered_json(nullptr);
   if (sharing)
     std::cerr << fmt::format("# compute sharing: one {}-thread GEMM {:.2f} ms alone, {:.2f} ms with {} rank(s) per node "
                              "computing at once ({:.2f}x)\n",
@@ -84,11 +88,11 @@ int run_comm_rank(const CommPlan& plan) {
   }
   // A wrong result is an error: its row stays in every output (correct: false) for a look.
   int wrong = 0;
-  for (const auto& row : document.at("results"))
-    if (!row.at("correct").get<bool>()) {
+  for (const auto& row : document.at(ck::results))
+    if (!row.at(ck::correct).get<bool>()) {
       ++wrong;
-      std::cerr << "tokbench comm: error: " << row.at("collective").get<std::string>() << " of "
-                << row.at("size_bytes").get<int64_t>() << " bytes gave a wrong result (on at least one rank)\n";
+      std::cerr << "tokbench comm: error: " << row.at(ck::collective).get<std::string>() << " of "
+                << row.at(ck::size_bytes).get<int64_t>() << " bytes gave a wrong result (on at least one rank)\n";
     }
   return wrong == 0 ? train::kExitOk : train::kExitError;
 }

@@ -15,4 +15,8 @@ inline constexpr char time[] = "time";
 inline constexpr char cpu_cores[] = "cpu_cores";
 inline constexpr char devices[] = "devices";
 
+// The core count's name before cpu_cores (records and comm documents of an older tokbench; read
+// only).
+inline constexpr char old_cores[] = "cores";
+
 }  // namespace tokbench::machine::environment_key

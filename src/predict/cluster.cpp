@@ -12,6 +12,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "predict/cluster_keys.hpp"
 #include "predict/cluster_presets.hpp"
 
 namespace tokbench::predict {
@@ -90,18 +91,20 @@ class TableReader {
 };
 
 Link read_link(const toml::table& table, const std::string& source, const std::string& name) {
-  const TableReader r(table, source, name + ".", {"bandwidth_GBps", "latency_us", "efficiency"});
+  namespace key = cluster_key;
+  const TableReader r(table, source, name + ".", {key::bandwidth_GBps, key::latency_us, key::efficiency});
   Link link;
-  link.bandwidth_GBps = r.required(r.number("bandwidth_GBps"), "bandwidth_GBps",
+  link.bandwidth_GBps = r.required(r.number(key::bandwidth_GBps), key::bandwidth_GBps,
                                    "per device, per direction, in GB/s");
-  link.latency_us = r.number("latency_us", /*allow_zero=*/true).value_or(0.0);
-  link.efficiency = r.number("efficiency", false, 1.0).value_or(kDefaultLinkEfficiency);
+  link.latency_us = r.number(key::latency_us, /*allow_zero=*/true).value_or(0.0);
+  link.efficiency = r.number(key::efficiency, false, 1.0).value_or(kDefaultLinkEfficiency);
   return link;
 }
 
 }  // namespace
 
 Cluster parse_cluster_toml(std::string_view text, const std::string& source) {
+  namespace key = cluster_key;
   toml::table table;
   try {
     table = toml::parse(text, source);
@@ -110,29 +113,33 @@ Cluster parse_cluster_toml(std::string_view text, const std::string& source) {
                                             e.source().begin.line));
   }
   const TableReader r(table, source, "",
-                      {"name", "device", "device_name", "devices_per_node", "memory_per_device_GB", "cores_per_node",
-                       "algorithm", "peak_TFLOP_per_s", "intra_node", "inter_node"});
+                      {key::name, key::device, key::device_name, key::devices_per_node, key::memory_per_device_GB,
+                       key::cores_per_node, key::algorithm, key::peak_TFLOP_per_s, key::intra_node, key::inter_node});
   Cluster c;
   c.source = source;
-  c.name = r.text("name").value_or(std::filesystem::path(source).stem().string());
-  c.device = r.required(r.text("device", {"cuda", "cpu"}), "device", "cuda or cpu");
-  c.device_name = r.text("device_name").value_or("");
-  c.devices_per_node = r.required(r.count("devices_per_node"), "devices_per_node", "ranks a node holds");
-  c.memory_per_device_GB = r.number("memory_per_device_GB");
-  c.cores_per_node = r.count("cores_per_node");
+  c.name = r.text(key::name).value_or(std::filesystem::path(source).stem().string());
+  c.device = r.required(r.text(key::device, {"cuda", "cpu"}), key::device, "cuda or cpu");
+  c.device_name = r.text(key::device_name).value_or("");
+  c.devices_per_node = r.required(r.count(key::devices_per_node), key::devices_per_node, "ranks a node holds");
+  c.memory_per_device_GB = r.number(key::memory_per_device_GB);
+  c.cores_per_node = r.count(key::cores_per_node);
   if (c.device == "cpu" && !c.cores_per_node)
-    r.refuse("'cores_per_node' is missing; a CPU cluster's ranks share a node's cores (a whole number)");
-  c.algorithm = r.text("algorithm", {"ring", "hierarchical"}).value_or("ring") == "ring" ? RingAlgorithm::ring
+    r.refuse(fmt::format("'{}' is missing; a CPU cluster's ranks share a node's cores (a whole number)",
+                         key::cores_per_node));
+  c.algorithm = r.text(key::algorithm, {"ring", "hierarchical"}).value_or("ring") == "ring" ? RingAlgorithm::ring
                                                                                           : RingAlgorithm::hierarchical;
-  if (const toml::table* peaks = r.table("peak_TFLOP_per_s")) {
-    const TableReader p(*peaks, source, "peak_TFLOP_per_s.", {"fp32", "tf32", "bf16", "fp16", "fp8"});
-    for (const char* precision : {"fp32", "tf32", "bf16", "fp16", "fp8"})
+  if (const toml::table* peaks = r.table(key::peak_TFLOP_per_s)) {
+    const std::vector<std::string> precisions{key::fp32, key::tf32, key::bf16, key::fp16, key::fp8};
+    const TableReader p(*peaks, source, std::string(key::peak_TFLOP_per_s) + ".", precisions);
+    for (const std::string& precision : precisions)
       if (auto v = p.number(precision)) c.peak_TFLOP_per_s[precision] = *v;
   }
-  const toml::table* intra = r.table("intra_node");
-  if (!intra) r.refuse("'[intra_node]' is missing (bandwidth_GBps, latency_us, efficiency of the links inside a node)");
-  c.intra_node = read_link(*intra, source, "intra_node");
-  if (const toml::table* inter = r.table("inter_node")) c.inter_node = read_link(*inter, source, "inter_node");
+  const toml::table* intra = r.table(key::intra_node);
+  if (!intra)
+    r.refuse(fmt::format("'[{}]' is missing ({}, {}, {} of the links inside a node)", key::intra_node,
+                         key::bandwidth_GBps, key::latency_us, key::efficiency));
+  c.intra_node = read_link(*intra, source, key::intra_node);
+  if (const toml::table* inter = r.table(key::inter_node)) c.inter_node = read_link(*inter, source, key::inter_node);
   return c;
 }
 

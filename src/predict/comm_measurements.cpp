@@ -12,14 +12,17 @@
 #include <stdexcept>
 
 #include "machine/environment_keys.hpp"
+#include "results/comm_document_keys.hpp"
 
 namespace tokbench::predict {
 namespace {
 
 using nlohmann::json;
 
-constexpr const char* kSchema = "tokbench-comm";
-constexpr int64_t kSchemaVersion = 1;
+namespace doc_key = results::comm_document_key;
+
+constexpr const char* kSchema = doc_key::schema_name;
+constexpr int64_t kSchemaVersion = doc_key::schema_version_now;
 
 }  // namespace
 
@@ -33,11 +36,11 @@ CommMeasurements parse_comm_document(std::string_view text, const std::string& s
   } catch (const json::exception&) {
     refuse("not JSON (written by `tokbench comm --output FILE`?)");
   }
-  if (!doc.is_object() || doc.value("schema", json()) != kSchema)
-    refuse(fmt::format("not a tokbench comm document (its \"schema\" is not \"{}\")", kSchema));
-  const json version = doc.value("schema_version", json());
+  if (!doc.is_object() || doc.value(doc_key::schema, json()) != kSchema)
+    refuse(fmt::format("not a tokbench comm document (its \"{}\" is not \"{}\")", doc_key::schema, kSchema));
+  const json version = doc.value(doc_key::schema_version, json());
   if (!version.is_number_integer() || version.get<int64_t>() < 1)
-    refuse(fmt::format("\"schema_version\" must be 1 to {}", kSchemaVersion));
+    refuse(fmt::format("\"{}\" must be 1 to {}", doc_key::schema_version, kSchemaVersion));
   if (version.get<int64_t>() > kSchemaVersion)
     refuse(fmt::format("written by a newer tokbench (schema version {}); this one reads 1 to {}",
                        version.get<int64_t>(), kSchemaVersion));
@@ -49,47 +52,50 @@ CommMeasurements parse_comm_document(std::string_view text, const std::string& s
   };
   CommMeasurements m;
   m.source = source;
-  m.backend = doc.value("backend", std::string());
-  m.device = doc.value("device", std::string());
-  m.dtype = doc.value("dtype", std::string());
-  if (m.device != "cpu" && m.device != "cuda") refuse("\"device\" must be \"cpu\" or \"cuda\"");
-  m.world_size = whole("world_size", true);
-  m.nnodes = std::max<int64_t>(1, whole("nnodes", false));
-  m.nproc_per_node = whole("nproc_per_node", false);
+  m.backend = doc.value(doc_key::backend, std::string());
+  m.device = doc.value(doc_key::device, std::string());
+  m.dtype = doc.value(doc_key::dtype, std::string());
+  if (m.device != "cpu" && m.device != "cuda")
+    refuse(fmt::format("\"{}\" must be \"cpu\" or \"cuda\"", doc_key::device));
+  m.world_size = whole(doc_key::world_size, true);
+  m.nnodes = std::max<int64_t>(1, whole(doc_key::nnodes, false));
+  m.nproc_per_node = whole(doc_key::nproc_per_node, false);
   if (m.nproc_per_node == 0) m.nproc_per_node = m.world_size / m.nnodes;
-  m.threads_per_rank = whole("threads_per_rank", false);
-  if (const json env = doc.value("environment", json()); env.is_object())
-    for (const char* key : {machine::environment_key::cpu_cores, "cores"})
+  m.threads_per_rank = whole(doc_key::threads_per_rank, false);
+  if (const json env = doc.value(doc_key::environment, json()); env.is_object())
+    for (const char* key : {machine::environment_key::cpu_cores, machine::environment_key::old_cores})
       if (env.contains(key) && env[key].is_number_integer() && env[key].get<int64_t>() > 0) {
         m.cpu_cores = env[key].get<int64_t>();
         break;
       }
-  if (const json sharing = doc.value("compute_sharing", json()); !sharing.is_null()) {
-    const json ranks = sharing.is_object() ? sharing.value("ranks_per_node", json()) : json();
-    const json threads = sharing.is_object() ? sharing.value("threads_per_rank", json()) : json();
-    const json slowdown = sharing.is_object() ? sharing.value("slowdown", json()) : json();
+  if (const json sharing = doc.value(doc_key::compute_sharing, json()); !sharing.is_null()) {
+    const json ranks = sharing.is_object() ? sharing.value(doc_key::ranks_per_node, json()) : json();
+    const json threads = sharing.is_object() ? sharing.value(doc_key::threads_per_rank, json()) : json();
+    const json slowdown = sharing.is_object() ? sharing.value(doc_key::slowdown, json()) : json();
     if (!ranks.is_number_integer() || ranks.get<int64_t>() < 1 || !threads.is_number_integer() ||
         threads.get<int64_t>() < 1 || !slowdown.is_number() || !std::isfinite(slowdown.get<double>()) ||
         !(slowdown.get<double>() > 0))
-      refuse("\"compute_sharing\" needs whole \"ranks_per_node\" and \"threads_per_rank\" >= 1 and a \"slowdown\" > 0");
+      refuse(fmt::format("\"{}\" needs whole \"{}\" and \"{}\" >= 1 and a \"{}\" > 0", doc_key::compute_sharing,
+                         doc_key::ranks_per_node, doc_key::threads_per_rank, doc_key::slowdown));
     m.compute_sharing.emplace();
     m.compute_sharing->ranks_per_node = ranks.get<int64_t>();
     m.compute_sharing->threads_per_rank = threads.get<int64_t>();
     m.compute_sharing->slowdown = m.compute_sharing->slowdown_q1 = m.compute_sharing->slowdown_q3 = slowdown.get<double>();
     // The quartiles, when this document records them (older ones do not: no spread then).
-    const json q1 = sharing.value("slowdown_q1", json()), q3 = sharing.value("slowdown_q3", json());
+    const json q1 = sharing.value(doc_key::slowdown_q1, json()), q3 = sharing.value(doc_key::slowdown_q3, json());
     if (q1.is_number() && q3.is_number() && q1.get<double>() > 0 && q3.get<double>() >= q1.get<double>()) {
       m.compute_sharing->slowdown_q1 = q1.get<double>();
       m.compute_sharing->slowdown_q3 = q3.get<double>();
     }
     // The reference GEMM's time alone, and its size: "gemm_size" where recorded, else the n of
     // the "gemm" text's "fp32 NxNxN" (every tokbench comm wrote that text).
-    if (const json alone = sharing.value("alone_ms", json());
+    if (const json alone = sharing.value(doc_key::alone_ms, json());
         alone.is_number() && std::isfinite(alone.get<double>()) && alone.get<double>() > 0)
       m.compute_sharing->alone_seconds = alone.get<double>() / 1e3;
-    if (const json size = sharing.value("gemm_size", json()); size.is_number_integer() && size.get<int64_t>() > 0) {
+    if (const json size = sharing.value(doc_key::gemm_size, json());
+        size.is_number_integer() && size.get<int64_t>() > 0) {
       m.compute_sharing->gemm_size = size.get<int64_t>();
-    } else if (const json words = sharing.value("gemm", json()); words.is_string()) {
+    } else if (const json words = sharing.value(doc_key::gemm, json()); words.is_string()) {
       const std::string text = words.get<std::string>();
       long long n = 0;
       if (std::sscanf(text.c_str(), "fp32 %lldx", &n) == 1 && n > 0 &&
@@ -97,29 +103,32 @@ CommMeasurements parse_comm_document(std::string_view text, const std::string& s
         m.compute_sharing->gemm_size = static_cast<int64_t>(n);
     }
   }
-  if (const json busy = doc.value("gloo_cpu_busy", json()); !busy.is_null()) {
-    const json fraction = busy.is_object() ? busy.value("fraction", json()) : json();
+  if (const json busy = doc.value(doc_key::gloo_cpu_busy, json()); !busy.is_null()) {
+    const json fraction = busy.is_object() ? busy.value(doc_key::fraction, json()) : json();
     if (!fraction.is_number() || !std::isfinite(fraction.get<double>()) || fraction.get<double>() < 0)
-      refuse("\"gloo_cpu_busy\" needs a \"fraction\" >= 0 (the cores a rank's collective keeps busy)");
+      refuse(fmt::format("\"{}\" needs a \"{}\" >= 0 (the cores a rank's collective keeps busy)", doc_key::gloo_cpu_busy,
+                         doc_key::fraction));
     m.gloo_busy_fraction = fraction.get<double>();
   }
-  const json results = doc.value("results", json());
-  if (!results.is_array() || results.empty()) refuse("\"results\" must be a non-empty list of measurements");
+  const json results = doc.value(doc_key::results, json());
+  if (!results.is_array() || results.empty())
+    refuse(fmt::format("\"{}\" must be a non-empty list of measurements", doc_key::results));
   std::map<std::string, std::map<double, std::vector<double>>> times;
   std::map<std::string, std::map<double, std::pair<double, double>>> extremes;  // the fastest and slowest call
   for (std::size_t i = 0; i < results.size(); ++i) {
     const json& r = results[i];
-    const json name = r.is_object() ? r.value("collective", json()) : json();
-    const json size = r.is_object() ? r.value("size_bytes", json()) : json();
-    const json time = r.is_object() ? r.value("time_us", json()) : json();
+    const json name = r.is_object() ? r.value(doc_key::collective, json()) : json();
+    const json size = r.is_object() ? r.value(doc_key::size_bytes, json()) : json();
+    const json time = r.is_object() ? r.value(doc_key::time_us, json()) : json();
     if (!name.is_string() || !size.is_number() || !time.is_number() || !(size.get<double>() > 0) ||
         !(time.get<double>() > 0) || !std::isfinite(time.get<double>()))
-      refuse(fmt::format("results[{}] needs a \"collective\", a \"size_bytes\" > 0 and a \"time_us\" > 0", i));
-    if (r.value("correct", json(true)) == json(false))
-      refuse(fmt::format("results[{}] ({} of {} bytes) was marked incorrect: its collective returned wrong values; "
-                         "measure again", i, name.get<std::string>(), size.get<double>()));
+      refuse(fmt::format("{}[{}] needs a \"{}\", a \"{}\" > 0 and a \"{}\" > 0", doc_key::results, i, doc_key::collective,
+                         doc_key::size_bytes, doc_key::time_us));
+    if (r.value(doc_key::correct, json(true)) == json(false))
+      refuse(fmt::format("{}[{}] ({} of {} bytes) was marked incorrect: its collective returned wrong values; "
+                         "measure again", doc_key::results, i, name.get<std::string>(), size.get<double>()));
     times[name.get<std::string>()][size.get<double>()].push_back(time.get<double>() * 1e-6);
-    const json lo = r.value("min_time_us", time), hi = r.value("max_time_us", time);
+    const json lo = r.value(doc_key::min_time_us, time), hi = r.value(doc_key::max_time_us, time);
     const double lo_s = (lo.is_number() && lo.get<double>() > 0 ? lo.get<double>() : time.get<double>()) * 1e-6;
     const double hi_s = (hi.is_number() && hi.get<double>() > 0 ? hi.get<double>() : time.get<double>()) * 1e-6;
     auto [it, fresh] = extremes[name.get<std::string>()].try_emplace(size.get<double>(), lo_s, hi_s);

@@ -7,9 +7,13 @@
 #include <cmath>
 #include <vector>
 
+#include "predict/prediction_keys.hpp"
 #include "results/record_blocks.hpp"
 
 namespace tokbench::predict {
+
+namespace pk = prediction_key;
+
 namespace {
 
 // Linear interpolation between order statistics (numpy's default, as the record's own
@@ -104,23 +108,27 @@ UnitTimingsLevel unit_timings_level(const std::optional<IterationSpread>& spread
 }
 
 nlohmann::ordered_json to_json(const UnitTimingsLevel& l) {
-  if (!l.rescaled) return {{"rescaled", false}, {"scale", 1.0}, {"why", l.why}};
-  return {{"rescaled", true},
-          {"scale", l.scale},
-          {"window_median_ms", l.window_median_ms},
-          {"window_iterations", l.window_iterations},
-          {"pass_iteration_ms", l.pass_iteration_ms},
-          {"pass_iterations", l.pass_iterations},
-          {"rule", "each unit's forward, backward and optimizer seconds x (the measured window's median iteration / "
-                   "the unit-timing pass's mean iteration): the units at the window's level, the pass giving their "
-                   "split"}};
+  if (!l.rescaled) return {{pk::rescaled, false}, {pk::scale, 1.0}, {pk::why, l.why}};
+  return {{pk::rescaled, true},
+          {pk::scale, l.scale},
+          {pk::window_median_ms, l.window_median_ms},
+          {pk::window_iterations, l.window_iterations},
+          {pk::pass_iteration_ms, l.pass_iteration_ms},
+          {pk::pass_iterations, l.pass_iterations},
+          {pk::rule, "each unit's forward, backward and optimizer seconds x (the measured window's median iteration / "
+                     "the unit-timing pass's mean iteration): the units at the window's level, the pass giving their "
+                     "split"}};
 }
 
 nlohmann::ordered_json to_json(const std::optional<IterationSpread>& s, const std::string& why) {
-  if (!s) return {{"measured_iterations", nullptr}, {"why", why}};
-  return {{"measured_iterations", s->iterations}, {"median_ms", s->median_ms}, {"q1_ms", s->q1_ms},
-          {"q3_ms", s->q3_ms},                    {"iqr_ms", s->iqr_ms()},     {"relative_iqr", s->relative_iqr()},
-          {"mad_ms", s->mad_ms}};
+  if (!s) return {{pk::measured_iterations, nullptr}, {pk::why, why}};
+  return {{pk::measured_iterations, s->iterations},
+          {pk::median_ms, s->median_ms},
+          {pk::q1_ms, s->q1_ms},
+          {pk::q3_ms, s->q3_ms},
+          {pk::iqr_ms, s->iqr_ms()},
+          {pk::relative_iqr, s->relative_iqr()},
+          {pk::mad_ms, s->mad_ms}};
 }
 
 }  // namespace tokbench::predict

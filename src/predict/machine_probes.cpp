@@ -7,9 +7,13 @@
 #include <optional>
 #include <stdexcept>
 
+#include "predict/prediction_keys.hpp"
 #include "results/record_keys.hpp"
 
 namespace tokbench::predict {
+
+namespace pk = prediction_key;
+
 namespace {
 
 [[noreturn]] void refuse_probes(const std::string& source, const std::string& why) {
@@ -50,27 +54,27 @@ MachineProbes machine_probes_from_prediction(const nlohmann::json& doc, const st
   const nlohmann::json* run = first_predicted_record(doc);
   if (!run) refuse_probes(source, "it holds no prediction (a record with a 'prediction' object)");
   const nlohmann::json& p = (*run)[results::key::prediction];
-  const auto copies = p.find("step_copies");
-  if (copies == p.end() || !copies->is_object() || !copies->contains("memory_rate") ||
-      !(*copies)["memory_rate"].is_object())
+  const auto copies = p.find(pk::step_copies);
+  if (copies == p.end() || !copies->is_object() || !copies->contains(pk::memory_rate) ||
+      !(*copies)[pk::memory_rate].is_object())
     refuse_probes(source, "its prediction has no step_copies.memory_rate (a GPU cluster's, or a sweep's, which times no copies)");
-  const nlohmann::json& rate = (*copies)["memory_rate"];
+  const nlohmann::json& rate = (*copies)[pk::memory_rate];
   MachineProbes probes;
   MemoryRate& m = probes.memory_rate;
-  m.alone_bytes_per_s = positive_number(rate, "alone_GBps") * 1e9;
-  m.together_bytes_per_s = positive_number(rate, "together_GBps") * 1e9;
-  m.pair_slowdown = positive_number(rate, "pair_slowdown");
-  const auto ranks = rate.find("ranks");
+  m.alone_bytes_per_s = positive_number(rate, pk::alone_GBps) * 1e9;
+  m.together_bytes_per_s = positive_number(rate, pk::together_GBps) * 1e9;
+  m.pair_slowdown = positive_number(rate, pk::pair_slowdown);
+  const auto ranks = rate.find(pk::ranks);
   m.ranks = ranks != rate.end() && ranks->is_number_integer() ? ranks->get<int64_t>() : 0;
   if (!(m.alone_bytes_per_s > 0) || !(m.together_bytes_per_s > 0) || m.ranks < 1)
     refuse_probes(source, "its step_copies.memory_rate needs alone_GBps and together_GBps (> 0) and ranks (>= 1)");
   m.source = fmt::format("reused from {}", source);
-  const auto optimizer = p.find("optimizer");
+  const auto optimizer = p.find(pk::optimizer);
   if (optimizer != p.end() && optimizer->is_object()) {
-    const std::optional<double> per_tensor_us = recorded_cost(*optimizer, "per_tensor_us"),
-                                per_element_ns = recorded_cost(*optimizer, "per_element_ns");
+    const std::optional<double> per_tensor_us = recorded_cost(*optimizer, pk::per_tensor_us),
+                                per_element_ns = recorded_cost(*optimizer, pk::per_element_ns);
     if (per_tensor_us && per_element_ns) {
-      const auto from = optimizer->find("costs_from");
+      const auto from = optimizer->find(pk::costs_from);
       probes.optimizer_cost = OptimizerCostRates{
           *per_tensor_us * 1e-6, *per_element_ns * 1e-9,
           fmt::format("reused from {} ({})", source, from != optimizer->end() && from->is_string() ? from->get<std::string>() : "its probe")};

@@ -250,7 +250,7 @@ MeasuredRun read_measured_run(results::RunRecord record, const std::string& sour
   run.skip_data_sync = resolved.skip_data_sync.value_or(true);
   run.num_threads = whole_at(config, config_key::num_threads, source, 0, false);
   const Block environment = record.environment.value_or(Block::object());
-  for (const char* key : {machine::environment_key::cpu_cores, "cores"})
+  for (const char* key : {machine::environment_key::cpu_cores, machine::environment_key::old_cores})
     if (environment.is_object() && environment.contains(key) && environment[key].is_number_integer() &&
         environment[key].get<int64_t>() > 0) {
       run.cpu_cores = environment[key].get<int64_t>();
@@ -282,7 +282,7 @@ MeasuredRun read_measured_run(results::RunRecord record, const std::string& sour
 MeasuredRun at_reference_level(const MeasuredRun& measured, const CommMeasurements* comm) {
   MeasuredRun run = measured;
   const auto& probe = run.record.reference_probe.value();
-  run.reference_level = reference_level(probe ? *probe : Block(), comm);
+  run.reference_level = reference_level(results::reference_probe_from_json(probe ? *probe : Block()), comm);
   if (!run.reference_level.applied) return run;
   const double k = run.reference_level.scale;
   for (auto& u : run.units) {

@@ -9,7 +9,12 @@
 #include <thread>
 #include <vector>
 
+#include "predict/prediction_keys.hpp"
+
 namespace tokbench::predict {
+
+namespace pk = prediction_key;
+
 namespace {
 
 double median(std::vector<double> v) {
@@ -61,19 +66,20 @@ MemoryRate measure_memory_rate(int64_t ranks, int64_t buffer_bytes, int64_t repe
 }
 
 nlohmann::ordered_json to_json(const MemoryRate& rate) {
-  return {{"source", rate.source},
-          {"alone_GBps", rate.alone_bytes_per_s / 1e9},
-          {"together_GBps", rate.together_bytes_per_s / 1e9},
-          {"ranks", rate.ranks},
-          {"pair_slowdown", rate.pair_slowdown > 0 ? nlohmann::ordered_json(rate.pair_slowdown) : nlohmann::ordered_json(nullptr)},
-          {"sharing_slowdown", rate.sharing_slowdown()},
-          {"method", rate.source == "probe"
-                         ? fmt::format("memcpy of {} MiB per thread, {} alternating repeats alone (one thread) and "
-                                       "together ({} threads at once, the slowest's time), the medians; the sharing "
-                                       "slowdown the median of the pairs' ratios; measured on the machine that made the "
-                                       "prediction",
-                                       rate.buffer_bytes >> 20, rate.repeats, rate.ranks)
-                         : "given"}};
+  return {{pk::source, rate.source},
+          {pk::alone_GBps, rate.alone_bytes_per_s / 1e9},
+          {pk::together_GBps, rate.together_bytes_per_s / 1e9},
+          {pk::ranks, rate.ranks},
+          {pk::pair_slowdown,
+           rate.pair_slowdown > 0 ? nlohmann::ordered_json(rate.pair_slowdown) : nlohmann::ordered_json(nullptr)},
+          {pk::sharing_slowdown, rate.sharing_slowdown()},
+          {pk::method, rate.source == "probe"
+                           ? fmt::format("memcpy of {} MiB per thread, {} alternating repeats alone (one thread) and "
+                                         "together ({} threads at once, the slowest's time), the medians; the sharing "
+                                         "slowdown the median of the pairs' ratios; measured on the machine that made "
+                                         "the prediction",
+                                         rate.buffer_bytes >> 20, rate.repeats, rate.ranks)
+                           : "given"}};
 }
 
 }  // namespace tokbench::predict

@@ -3,7 +3,11 @@
 
 #include <algorithm>
 
+#include "predict/prediction_keys.hpp"
+
 namespace tokbench::predict {
+
+namespace pk = prediction_key;
 
 OptimizerWork unsharded_work(const std::vector<parallel::ParameterShape>& parameters) {
   OptimizerWork w;
@@ -36,7 +40,7 @@ double optimizer_time_ratio(const OptimizerCostRates* rates, const OptimizerWork
 }
 
 nlohmann::ordered_json to_json(const OptimizerWork& work) {
-  return {{"tensors", work.tensors}, {"elements", work.elements}};
+  return {{pk::tensors, work.tensors}, {pk::elements, work.elements}};
 }
 
 }  // namespace tokbench::predict

@@ -19,6 +19,7 @@
 #include "predict/comm_measurements.hpp"
 #include "predict/machine_probes.hpp"
 #include "predict/measured_run.hpp"
+#include "predict/prediction_keys.hpp"
 #include "predict/prediction_notes.hpp"
 #include "results/read_result.hpp"
 #include "results/record_keys.hpp"
@@ -186,9 +187,10 @@ void run_predict_command(const PredictCommandOptions& o, const MeasureOptimizerC
     }
     predictions.push_back(nlohmann::json::parse(predict(run, input, o.target).dump()));
   }
+  // The report's context: the records it is from and the cluster's name, in the prediction's words.
   const nlohmann::json context{{"command", "tokbench predict"},
-                               {"from", o.from},
-                               {"cluster", cluster.cluster.name},
+                               {prediction_key::from, o.from},
+                               {prediction_key::cluster, cluster.cluster.name},
                                {"runs", predictions.size()}};
   // Under the print format's tables: each prediction's interval and time account, in words.
   const std::string notes = format.name == "print" ? prediction_notes(predictions) : std::string();

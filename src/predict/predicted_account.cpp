@@ -12,15 +12,21 @@
 #include "account/category.hpp"
 #include "account/profiled_pass.hpp"
 #include "account/time_account_json.hpp"
+#include "predict/prediction_keys.hpp"
 
 namespace tokbench::predict {
+
+namespace pk = prediction_key;
+
 namespace {
 
 using account::Category;
 using account::index_of;
 using json = nlohmann::ordered_json;
 
-PredictedAccount no_account(std::string why) { return {std::nullopt, json{{"made", false}, {"why", std::move(why)}}}; }
+PredictedAccount no_account(std::string why) {
+  return {std::nullopt, json{{pk::made, false}, {pk::why, std::move(why)}}};
+}
 
 // The categories that share the predicted forward and backward: all but the optimizer (its own
 // prediction) and exposed communication (the schedule's).
@@ -97,22 +103,22 @@ PredictedAccount predict_time_account(const MeasuredRun& run, const PredictedIte
   unit_forward_backward *= static_cast<double>(run.grad_accum);
   const auto ms = [](double s) { return s * 1e3; };
   json description = {
-      {"made", true},
-      {"from", fmt::format("the measured run's time_account (source {}, {} profiled iteration(s), its iteration {:.3f} "
-                           "ms)",
-                           measured.source, measured.profiled_iterations, ms(measured.iteration_seconds))},
-      {"rule", "the measured categories but optimizer and exposed_comm share the predicted forward and backward in "
-               "their measured proportions; elementwise also holds the parallel step's own copies; optimizer is the "
-               "predicted optimizer; exposed_comm the schedule's waits; other also holds the contention model's cost"},
-      {"forward_backward_scale", fb_scale},
-      {"optimizer_scale", measured_optimizer > 0 ? json(it.optimizer / measured_optimizer) : json(nullptr)},
-      {"unit_timings_coverage",
+      {pk::made, true},
+      {pk::from, fmt::format("the measured run's time_account (source {}, {} profiled iteration(s), its iteration "
+                             "{:.3f} ms)",
+                             measured.source, measured.profiled_iterations, ms(measured.iteration_seconds))},
+      {pk::rule, "the measured categories but optimizer and exposed_comm share the predicted forward and backward in "
+                 "their measured proportions; elementwise also holds the parallel step's own copies; optimizer is the "
+                 "predicted optimizer; exposed_comm the schedule's waits; other also holds the contention model's cost"},
+      {pk::forward_backward_scale, fb_scale},
+      {pk::optimizer_scale, measured_optimizer > 0 ? json(it.optimizer / measured_optimizer) : json(nullptr)},
+      {pk::unit_timings_coverage,
        measured_forward_backward > 0 ? json(unit_forward_backward / measured_forward_backward) : json(nullptr)},
-      {"measured_exposed_comm_ms", ms(measured[Category::exposed_comm].seconds)},
-      {"step_copies_ms", ms(it.step_copies)},
-      {"step_copies_in", "elementwise"},
-      {"contention_ms", ms(it.contention)},
-      {"contention_in", fmt::format("other (other_top: '{}')", kContentionName)},
+      {pk::measured_exposed_comm_ms, ms(measured[Category::exposed_comm].seconds)},
+      {pk::step_copies_ms, ms(it.step_copies)},
+      {pk::step_copies_in, "elementwise"},
+      {pk::contention_ms, ms(it.contention)},
+      {pk::contention_in, fmt::format("other (other_top: '{}')", kContentionName)},
   };
   return {std::move(predicted), std::move(description)};
 }

@@ -15,12 +15,15 @@
 #include "predict/input_spread.hpp"
 #include "predict/predicted_account.hpp"
 #include "parallel/strategy.hpp"
+#include "predict/cluster_keys.hpp"
 #include "predict/comm_plan.hpp"
 #include "predict/memory_model.hpp"
 #include "predict/optimizer_model.hpp"
+#include "predict/prediction_keys.hpp"
 #include "predict/schedule.hpp"
 #include "predict/step_copies.hpp"
 #include "results/comm_plan_json.hpp"
+#include "results/comm_plan_keys.hpp"
 #include "results/record_blocks.hpp"
 #include "results/record_keys.hpp"
 #include "results/record_status.hpp"
@@ -32,6 +35,9 @@ namespace tokbench::predict {
 
 // The record's config block's keys (the option rows').
 namespace config_key = config::config_key;
+// The prediction block's, the cluster file's (its echo in the block) and the comm plan's keys.
+namespace pk = prediction_key;
+namespace plan_key = results::comm_plan_key;
 
 namespace {
 
@@ -187,7 +193,8 @@ double forward_backward_seconds(const ScheduleResult& r) {
 }
 
 json link_json(const Link& l) {
-  return {{"bandwidth_GBps", l.bandwidth_GBps}, {"latency_us", l.latency_us}, {"efficiency", l.efficiency}};
+  namespace key = cluster_key;
+  return {{key::bandwidth_GBps, l.bandwidth_GBps}, {key::latency_us, l.latency_us}, {key::efficiency, l.efficiency}};
 }
 
 }  // namespace
@@ -325,20 +332,22 @@ results::RunRecord predict_record(const MeasuredRun& measured, const ClusterInpu
             s.ranks_per_node, s.threads_per_rank, measured.ranks, measured.threads, predicted.ranks, predicted.threads));
       }
     }
-    contention = {{"measured", {{"cores", measured.cores}, {"ranks", measured.ranks}, {"threads", measured.threads}}},
-                  {"predicted", {{"cores", predicted.cores}, {"ranks", predicted.ranks}, {"threads", predicted.threads}}},
-                  {"effective_cores_measured", effective_cores(measured)},
-                  {"effective_cores_predicted", effective_cores(predicted)},
-                  {"compute_time_factor", compute_factor},
-                  {"measured_sharing_factor", sharing_slowdown},
-                  {"comm_compute_steal", steal},
-                  {"factors",
-                   {{"thread_scaling_exponent", factors.thread_scaling_exponent},
-                    {"gloo_cores_per_collective", factors.gloo_cores_per_collective},
-                    {"gloo_busy_fraction", factors.gloo_busy_fraction}}},
-                  {"measured_inputs", measured_inputs(sharing_applied, busy, run.reference_level)},
-                  {"assumed_inputs", busy ? kContentionAssumedBusyMeasured : kContentionAssumed}};
-    if (busy) contention["gloo_busy_measured"] = {{"fraction", busy->fraction}, {"from", busy->from}};
+    contention = {{pk::measured,
+                   {{pk::cores, measured.cores}, {pk::ranks, measured.ranks}, {pk::threads, measured.threads}}},
+                  {pk::predicted,
+                   {{pk::cores, predicted.cores}, {pk::ranks, predicted.ranks}, {pk::threads, predicted.threads}}},
+                  {pk::effective_cores_measured, effective_cores(measured)},
+                  {pk::effective_cores_predicted, effective_cores(predicted)},
+                  {pk::compute_time_factor, compute_factor},
+                  {pk::measured_sharing_factor, sharing_slowdown},
+                  {pk::comm_compute_steal, steal},
+                  {pk::factors,
+                   {{pk::thread_scaling_exponent, factors.thread_scaling_exponent},
+                    {pk::gloo_cores_per_collective, factors.gloo_cores_per_collective},
+                    {pk::gloo_busy_fraction, factors.gloo_busy_fraction}}},
+                  {pk::measured_inputs, measured_inputs(sharing_applied, busy, run.reference_level)},
+                  {pk::assumed_inputs, busy ? kContentionAssumedBusyMeasured : kContentionAssumed}};
+    if (busy) contention[pk::gloo_busy_measured] = {{pk::fraction, busy->fraction}, {pk::from, busy->from}};
   } else {
     assumptions.push_back("GPU ranks: each unit's compute time is the measured one (same device kind; "
                           "one rank per device, no contention between ranks)");
@@ -385,12 +394,12 @@ results::RunRecord predict_record(const MeasuredRun& measured, const ClusterInpu
   json step_copies = nullptr;
   std::optional<MemoryRate> memory_rate;
   if (cpu && !(in.memory_rate && in.memory_rate->ranks == t.nproc_per_node) && !in.measure_memory) {
-    step_copies = {{"bytes_per_iteration", copy_bytes},
-                   {"copied_bytes", copies.copied},
-                   {"filled_bytes", copies.filled},
-                   {"ms", nullptr},
-                   {"why", "no copy rate was given or measured (tokbench predict measures one; a sweep's predictions "
-                           "do not): the step's own copies are counted, not timed"}};
+    step_copies = {{pk::bytes_per_iteration, copy_bytes},
+                   {pk::copied_bytes, copies.copied},
+                   {pk::filled_bytes, copies.filled},
+                   {pk::ms, nullptr},
+                   {pk::why, "no copy rate was given or measured (tokbench predict measures one; a sweep's predictions "
+                             "do not): the step's own copies are counted, not timed"}};
     if (copy_bytes > 0)
       assumptions.push_back(fmt::format("the parallel step's own copies ({:.1f} MB per iteration) are not timed: no copy "
                                         "rate was measured",
@@ -400,17 +409,17 @@ results::RunRecord predict_record(const MeasuredRun& measured, const ClusterInpu
     memory_rate = in.memory_rate && in.memory_rate->ranks == t.nproc_per_node ? *in.memory_rate
                                                                              : in.measure_memory(t.nproc_per_node);
     s.step_copy_seconds = copies.copy_equivalent() / memory_rate->together_bytes_per_s;
-    step_copies = {{"bytes_per_iteration", copy_bytes},
-                   {"copied_bytes", copies.copied},
-                   {"filled_bytes", copies.filled},
-                   {"fill_cost_of_copy", kFillCostOfCopy},
-                   {"ms", s.step_copy_seconds * 1e3},
-                   {"memory_rate", to_json(*memory_rate)},
-                   {"measured", "the copy rate with the node's ranks copying at once (memory_rate)"},
-                   {"assumed", "every copy and in-place scale of the step moves its bytes at memcpy's rate, every fill "
-                               "(a buffer zeroed) at half of a copy's time (derived: it writes its bytes without "
-                               "reading them); the ranks' copies overlap in time; they run after the last wait, before "
-                               "the optimizer"}};
+    step_copies = {{pk::bytes_per_iteration, copy_bytes},
+                   {pk::copied_bytes, copies.copied},
+                   {pk::filled_bytes, copies.filled},
+                   {pk::fill_cost_of_copy, kFillCostOfCopy},
+                   {pk::ms, s.step_copy_seconds * 1e3},
+                   {pk::memory_rate, to_json(*memory_rate)},
+                   {pk::measured, "the copy rate with the node's ranks copying at once (memory_rate)"},
+                   {pk::assumed, "every copy and in-place scale of the step moves its bytes at memcpy's rate, every fill "
+                                 "(a buffer zeroed) at half of a copy's time (derived: it writes its bytes without "
+                                 "reading them); the ranks' copies overlap in time; they run after the last wait, before "
+                                 "the optimizer"}};
     if (copy_bytes > 0)
       assumptions.push_back(fmt::format(
           "the parallel step's own copies (buckets, flat gradients, gather buffers): {:.1f} MB copied and {:.1f} MB "
@@ -429,8 +438,8 @@ results::RunRecord predict_record(const MeasuredRun& measured, const ClusterInpu
     // A sharded measured run: its own shards are not laid out here; elements alone.
     const double updated_ratio = static_cast<double>(run.shard_size()) / static_cast<double>(t.shard_size);
     s.optimizer_seconds = run.optimizer_seconds * compute_factor * updated_ratio;
-    optimizer = {{"rule", "the measured run was sharded: its optimizer time times the measured over the predicted "
-                          "shard size, and the compute factor"}};
+    optimizer = {{pk::rule, "the measured run was sharded: its optimizer time times the measured over the predicted "
+                            "shard size, and the compute factor"}};
   } else {
     const OptimizerWork measured_work = unsharded_work(run.parameter_shapes);
     const OptimizerWork predicted_work = sharded ? sharded_work(plan.layout) : measured_work;
@@ -438,20 +447,20 @@ results::RunRecord predict_record(const MeasuredRun& measured, const ClusterInpu
     const OptimizerCostRates* rates = in.optimizer_cost ? &*in.optimizer_cost : nullptr;
     const double ratio = optimizer_time_ratio(rates, measured_work, predicted_work, compute_factor, element_factor);
     s.optimizer_seconds = run.optimizer_seconds * ratio;
-    optimizer = {{"measured_work", to_json(measured_work)},
-                 {"predicted_work", to_json(predicted_work)},
-                 {"per_tensor_us", rates ? json(rates->per_tensor_seconds * 1e6) : json(nullptr)},
-                 {"per_element_ns", rates ? json(rates->per_element_seconds * 1e9) : json(nullptr)},
-                 {"costs_from", rates ? json(rates->source) : json("not measured: elements alone (assumed)")},
-                 {"per_tensor_factor", compute_factor},
-                 {"per_element_factor", element_factor},
-                 {"per_element_factor_from", alone_to_shared && memory_rate
-                                                 ? "memory_rate.sharing_slowdown (measured)"
-                                                 : "the compute factor (assumed: as compute)"},
-                 {"ratio", ratio},
-                 {"rule", "predicted = measured optimizer x (a.tensors_p.per_tensor_factor + b.elements_p."
-                          "per_element_factor) / (a.tensors_m + b.elements_m), a and b the per-tensor and per-element "
-                          "costs"}};
+    optimizer = {{pk::measured_work, to_json(measured_work)},
+                 {pk::predicted_work, to_json(predicted_work)},
+                 {pk::per_tensor_us, rates ? json(rates->per_tensor_seconds * 1e6) : json(nullptr)},
+                 {pk::per_element_ns, rates ? json(rates->per_element_seconds * 1e9) : json(nullptr)},
+                 {pk::costs_from, rates ? json(rates->source) : json("not measured: elements alone (assumed)")},
+                 {pk::per_tensor_factor, compute_factor},
+                 {pk::per_element_factor, element_factor},
+                 {pk::per_element_factor_from, alone_to_shared && memory_rate
+                                                   ? "memory_rate.sharing_slowdown (measured)"
+                                                   : "the compute factor (assumed: as compute)"},
+                 {pk::ratio, ratio},
+                 {pk::rule, "predicted = measured optimizer x (a.tensors_p.per_tensor_factor + b.elements_p."
+                            "per_element_factor) / (a.tensors_m + b.elements_m), a and b the per-tensor and per-element "
+                            "costs"}};
     assumptions.push_back(fmt::format(
         "optimizer: {} tensor(s) of {} elements updated on the predicted rank (measured: {} of {}); {}; the per-element "
         "part x {:.3g} ({}): x {:.3g} of the measured optimizer",
@@ -465,7 +474,7 @@ results::RunRecord predict_record(const MeasuredRun& measured, const ClusterInpu
   json communication = results::comm_plan_json(plan);
   for (std::size_t i = 0; i < plan.collectives.size(); ++i) {
     s.collective_seconds.push_back(timer.seconds(plan.collectives[i]));
-    communication["collectives"][i]["ms_each"] = s.collective_seconds.back() * 1e3;
+    communication[plan_key::collectives][i][pk::ms_each] = s.collective_seconds.back() * 1e3;
   }
   s.comm_compute_steal = steal;
   const ScheduleResult r = simulate_iteration(s);
@@ -523,7 +532,7 @@ results::RunRecord predict_record(const MeasuredRun& measured, const ClusterInpu
   Field<std::string> peak_chip = carried(m.mfu_peak_chip, Field<std::string>(nullptr));
   Field<std::string> peak_source = carried(m.mfu_peak_source, Field<std::string>(nullptr));
   Field<bool> peak_estimate = carried(m.mfu_peak_is_estimate, Field<bool>(nullptr));
-  const std::string precision = m.mfu_precision.value_or("fp32");
+  const std::string precision = m.mfu_precision.value_or(cluster_key::fp32);
   if (auto it = cluster.peak_TFLOP_per_s.find(precision); it != cluster.peak_TFLOP_per_s.end()) {
     peak_tflops = it->second;
     peak_chip = cluster.device_name.empty() ? cluster.name : cluster.device_name;
@@ -698,36 +707,39 @@ results::RunRecord predict_record(const MeasuredRun& measured, const ClusterInpu
     const PredictionInterval p = combined_interval(iteration, spread_parts);
     json parts = json::array();
     for (const auto& part : spread_parts)
-      parts.push_back({{"from", part.name}, {"below_ms", part.below_s * 1e3}, {"above_ms", part.above_s * 1e3}});
-    interval = {{"low", p.low_ms}, {"high", p.high_ms}, {"rule", interval_rule()}, {"parts", parts}};
+      parts.push_back({{pk::from, part.name}, {pk::below_ms, part.below_s * 1e3}, {pk::above_ms, part.above_s * 1e3}});
+    interval = {{pk::low, p.low_ms}, {pk::high, p.high_ms}, {pk::rule, interval_rule()}, {pk::parts, parts}};
   }
-  json cluster_json = {{"name", cluster.name},
-                       {"source", cluster.source},
-                       {"device", cluster.device},
-                       {"device_name", cluster.device_name},
-                       {"devices_per_node", cluster.devices_per_node},
-                       {"nnodes", t.nnodes},
-                       {"nproc_per_node", t.nproc_per_node},
-                       {"memory_per_device_GB", opt(cluster.memory_per_device_GB)},
-                       {"cores_per_node", cluster.cores_per_node ? json(*cluster.cores_per_node) : json(nullptr)},
-                       {"algorithm", to_string(cluster.algorithm)},
-                       {"collective_times", timer.method()}};
+  json cluster_json = {{cluster_key::name, cluster.name},
+                       {pk::source, cluster.source},
+                       {cluster_key::device, cluster.device},
+                       {cluster_key::device_name, cluster.device_name},
+                       {cluster_key::devices_per_node, cluster.devices_per_node},
+                       {pk::nnodes, t.nnodes},
+                       {pk::nproc_per_node, t.nproc_per_node},
+                       {cluster_key::memory_per_device_GB, opt(cluster.memory_per_device_GB)},
+                       {cluster_key::cores_per_node,
+                        cluster.cores_per_node ? json(*cluster.cores_per_node) : json(nullptr)},
+                       {cluster_key::algorithm, to_string(cluster.algorithm)},
+                       {pk::collective_times, timer.method()}};
   if (!in.measured) {
-    cluster_json["intra_node"] = link_json(cluster.intra_node);
-    cluster_json["inter_node"] = cluster.inter_node ? link_json(*cluster.inter_node) : json(nullptr);
+    cluster_json[cluster_key::intra_node] = link_json(cluster.intra_node);
+    cluster_json[cluster_key::inter_node] = cluster.inter_node ? link_json(*cluster.inter_node) : json(nullptr);
   }
   const double forward_backward = forward_backward_seconds(r);
-  json parts = {{"parameters", memory.predicted.parameters / 1e9},   {"gradients", memory.predicted.gradients / 1e9},
-                {"optimizer_state", memory.predicted.optimizer_state / 1e9},
-                {"activations", memory.predicted.activations / 1e9}, {"comm_buffers", memory.predicted.comm_buffers / 1e9}};
-  json measured_parts = {{"parameters", memory.measured.parameters / 1e9},
-                         {"gradients", memory.measured.gradients / 1e9},
-                         {"optimizer_state", memory.measured.optimizer_state / 1e9},
-                         {"activations", memory.measured.activations / 1e9},
-                         {"comm_buffers", memory.measured.comm_buffers / 1e9}};
+  json parts = {{pk::parameters, memory.predicted.parameters / 1e9},
+                {pk::gradients, memory.predicted.gradients / 1e9},
+                {pk::optimizer_state, memory.predicted.optimizer_state / 1e9},
+                {pk::activations, memory.predicted.activations / 1e9},
+                {pk::comm_buffers, memory.predicted.comm_buffers / 1e9}};
+  json measured_parts = {{pk::parameters, memory.measured.parameters / 1e9},
+                         {pk::gradients, memory.measured.gradients / 1e9},
+                         {pk::optimizer_state, memory.measured.optimizer_state / 1e9},
+                         {pk::activations, memory.measured.activations / 1e9},
+                         {pk::comm_buffers, memory.measured.comm_buffers / 1e9}};
   rec.prediction = json{
-      {"source",
-       {{"record", run.source},
+      {pk::source,
+       {{pk::record, run.source},
         {results::key::model_name, run.model_name},
         {results::key::device, run.device},
         {results::key::device_name, run.device_name},
@@ -737,38 +749,38 @@ results::RunRecord predict_record(const MeasuredRun& measured, const ClusterInpu
                                                                        : json(nullptr)},
         {results::key::ga, run.grad_accum},
         {config_key::num_threads, run.num_threads},
-        {"average_iter_time_ms", run.average_iter_time_ms},
-        {"unit_timings_clock", run.clock}}},
-      {"cluster", cluster_json},
-      {"time_ms",
-       {{"iteration", iteration * 1e3},
-        {"compute", r.compute_seconds * 1e3},
-        {"forward_backward", forward_backward * 1e3},
-        {"optimizer", r.optimizer_seconds * 1e3},
-        {"step_copies", r.step_copy_seconds * 1e3},
-        {"comm_total", r.comm_seconds * 1e3},
-        {"exposed_comm", r.exposed_comm_seconds * 1e3},
-        {"hidden_comm", std::max(0.0, r.comm_seconds - r.exposed_comm_seconds) * 1e3},
-        {"cpu_contention", r.contention_seconds * 1e3}}},
-      {"exposed_comm_ms_per_iter", r.exposed_comm_seconds * 1e3},
-      {"communication", communication},
-      {"cpu_contention", contention},
-      {"step_copies", step_copies},
-      {"optimizer", optimizer},
-      {"memory",
-       {{"measured_peak_GB", opt(gb(memory.measured_peak))},
-        {"predicted_peak_GB", opt(gb(memory.predicted_peak))},
-        {"measured_breakdown", memory.measured_breakdown},
-        {"measured_parts_GB", measured_parts},
-        {"predicted_parts_GB", parts},
-        {"device_memory_GB", opt(cluster.memory_per_device_GB)},
-        {"fits", fits}}},
-      {"assumptions", assumptions},
-      {"time_account", predicted_account.description},
-      {"input_spread", to_json(spread, no_spread)},
-      {"unit_timings_level", to_json(run.unit_timings_level)},
-      {"reference_level", to_json(run.reference_level)},
-      {"interval_ms", interval},
+        {pk::average_iter_time_ms, run.average_iter_time_ms},
+        {pk::unit_timings_clock, run.clock}}},
+      {pk::cluster, cluster_json},
+      {pk::time_ms,
+       {{pk::iteration, iteration * 1e3},
+        {pk::compute, r.compute_seconds * 1e3},
+        {pk::forward_backward, forward_backward * 1e3},
+        {pk::optimizer, r.optimizer_seconds * 1e3},
+        {pk::step_copies, r.step_copy_seconds * 1e3},
+        {pk::comm_total, r.comm_seconds * 1e3},
+        {pk::exposed_comm, r.exposed_comm_seconds * 1e3},
+        {pk::hidden_comm, std::max(0.0, r.comm_seconds - r.exposed_comm_seconds) * 1e3},
+        {pk::cpu_contention, r.contention_seconds * 1e3}}},
+      {pk::exposed_comm_ms_per_iter, r.exposed_comm_seconds * 1e3},
+      {pk::communication, communication},
+      {pk::cpu_contention, contention},
+      {pk::step_copies, step_copies},
+      {pk::optimizer, optimizer},
+      {pk::memory,
+       {{pk::measured_peak_GB, opt(gb(memory.measured_peak))},
+        {pk::predicted_peak_GB, opt(gb(memory.predicted_peak))},
+        {pk::measured_breakdown, memory.measured_breakdown},
+        {pk::measured_parts_GB, measured_parts},
+        {pk::predicted_parts_GB, parts},
+        {pk::device_memory_GB, opt(cluster.memory_per_device_GB)},
+        {pk::fits, fits}}},
+      {pk::assumptions, assumptions},
+      {pk::time_account, predicted_account.description},
+      {pk::input_spread, to_json(spread, no_spread)},
+      {pk::unit_timings_level, to_json(run.unit_timings_level)},
+      {pk::reference_level, to_json(run.reference_level)},
+      {pk::interval_ms, interval},
   };
   return rec;
 }

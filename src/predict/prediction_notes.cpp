@@ -4,9 +4,13 @@
 #include <fmt/format.h>
 
 #include "account/category.hpp"
+#include "predict/prediction_keys.hpp"
 #include "results/record_keys.hpp"
 
 namespace tokbench::predict {
+
+namespace pk = prediction_key;
+
 namespace {
 
 using record_json = nlohmann::json;
@@ -23,28 +27,28 @@ std::string text_in(const record_json& j, const char* key) {
 
 std::string notes_of(const record_json& record) {
   const record_json prediction = record.value(results::key::prediction, record_json::object());
-  const record_json source = prediction.value("source", record_json::object());
-  std::string out = fmt::format("# From {}: {:.2f} ms per iteration", text_in(source, "record"),
+  const record_json source = prediction.value(pk::source, record_json::object());
+  std::string out = fmt::format("# From {}: {:.2f} ms per iteration", text_in(source, pk::record),
                                 number_in(record, results::key::average_iter_time));
-  const record_json interval = prediction.value("interval_ms", record_json());
-  const record_json spread = prediction.value("input_spread", record_json::object());
+  const record_json interval = prediction.value(pk::interval_ms, record_json());
+  const record_json spread = prediction.value(pk::input_spread, record_json::object());
   if (interval.is_object()) {
     out += fmt::format(", {:.2f} to {:.2f} ms by the measured run's spread ({} iterations: median {:.2f} ms, "
                        "quartiles {:.2f} to {:.2f} ms)",
-                       number_in(interval, "low"), number_in(interval, "high"), spread.value("measured_iterations", 0),
-                       number_in(spread, "median_ms"), number_in(spread, "q1_ms"), number_in(spread, "q3_ms"));
+                       number_in(interval, pk::low), number_in(interval, pk::high), spread.value(pk::measured_iterations, 0),
+                       number_in(spread, pk::median_ms), number_in(spread, pk::q1_ms), number_in(spread, pk::q3_ms));
     // The other sources the interval adds in quadrature (a comm document's), each side's width.
-    const record_json parts = interval.value("parts", record_json::array());
+    const record_json parts = interval.value(pk::parts, record_json::array());
     for (std::size_t i = 1; parts.is_array() && i < parts.size(); ++i)
-      out += fmt::format("{} {} -{:.2f}/+{:.2f} ms", i == 1 ? " and" : ",", text_in(parts[i], "from"),
-                         number_in(parts[i], "below_ms"), number_in(parts[i], "above_ms"));
+      out += fmt::format("{} {} -{:.2f}/+{:.2f} ms", i == 1 ? " and" : ",", text_in(parts[i], pk::from),
+                         number_in(parts[i], pk::below_ms), number_in(parts[i], pk::above_ms));
     out += "\n";
   } else
-    out += fmt::format("; no interval: {}\n", text_in(spread, "why"));
+    out += fmt::format("; no interval: {}\n", text_in(spread, pk::why));
   const record_json predicted_account = record.value(results::key::time_account, record_json());
   if (!predicted_account.is_object()) {
     out += fmt::format("# No time account: {}\n",
-                       text_in(prediction.value("time_account", record_json::object()), "why"));
+                       text_in(prediction.value(pk::time_account, record_json::object()), pk::why));
     return out;
   }
   std::string parts;
@@ -53,7 +57,7 @@ std::string notes_of(const record_json& record) {
     const record_json entry = categories.value(std::string(account::json_name(c)), record_json::object());
     parts += fmt::format("{}{} {:.2f}", parts.empty() ? "" : ", ", account::label(c), number_in(entry, "s") * 1e3);
   }
-  const double contention = number_in(prediction.value("time_account", record_json::object()), "contention_ms");
+  const double contention = number_in(prediction.value(pk::time_account, record_json::object()), pk::contention_ms);
   if (contention > 0) parts += fmt::format(" (of other, CPU contention {:.2f})", contention);
   out += fmt::format("# Its time account (ms per iteration): {}; tokbench explain PREDICTION.json MEASURED.json "
                      "compares it with a measured run\n",

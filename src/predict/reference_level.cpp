@@ -4,21 +4,18 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <optional>
+
+#include "predict/prediction_keys.hpp"
 
 namespace tokbench::predict {
+
+namespace pk = prediction_key;
+
 namespace {
 
-double positive(const nlohmann::ordered_json& block, const char* key) {
-  const auto it = block.find(key);
-  if (it == block.end() || !it->is_number()) return 0;
-  const double v = it->get<double>();
-  return std::isfinite(v) && v > 0 ? v : 0;
-}
-
-int64_t whole(const nlohmann::ordered_json& block, const char* key) {
-  const auto it = block.find(key);
-  return it != block.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
-}
+// A recorded figure > 0 and finite, else 0.
+double positive(const std::optional<double>& v) { return v && std::isfinite(*v) && *v > 0 ? *v : 0; }
 
 }  // namespace
 
@@ -30,20 +27,19 @@ double ReferenceLevel::relative_above() const {
   return applied && run_q1_ms > 0 ? std::max(0.0, run_median_ms / run_q1_ms - 1.0) : 0.0;
 }
 
-ReferenceLevel reference_level(const nlohmann::ordered_json& probe, const CommMeasurements* comm) {
+ReferenceLevel reference_level(const results::ReferenceProbeBlock& probe, const CommMeasurements* comm) {
   ReferenceLevel level;
-  if (!probe.is_object() || probe.value("ran", false) != true) {
-    level.why = probe.is_object() && probe.contains("why") && probe["why"].is_string()
-                    ? fmt::format("the run recorded no reference probe ({})", probe["why"].get<std::string>())
-                    : "the run's record has no reference probe (a tokbench before it recorded one)";
+  if (!probe.ran) {
+    level.why = probe.why ? fmt::format("the run recorded no reference probe ({})", *probe.why)
+                          : "the run's record has no reference probe (a tokbench before it recorded one)";
     return level;
   }
-  level.run_median_ms = positive(probe, "median_ms");
-  level.run_q1_ms = positive(probe, "q1_ms");
-  level.run_q3_ms = positive(probe, "q3_ms");
-  level.run_repeats = whole(probe, "repeats");
-  level.gemm_size = whole(probe, "gemm_size");
-  level.threads = whole(probe, "threads");
+  level.run_median_ms = positive(probe.median_ms);
+  level.run_q1_ms = positive(probe.q1_ms);
+  level.run_q3_ms = positive(probe.q3_ms);
+  level.run_repeats = probe.repeats.value_or(0);
+  level.gemm_size = probe.gemm_size.value_or(0);
+  level.threads = probe.threads.value_or(0);
   if (!(level.run_median_ms > 0) || level.gemm_size < 1 || level.threads < 1) {
     level.why = "the run's reference_probe lacks a median_ms (> 0), gemm_size or threads";
     return level;
@@ -76,23 +72,23 @@ ReferenceLevel reference_level(const nlohmann::ordered_json& probe, const CommMe
 }
 
 nlohmann::ordered_json to_json(const ReferenceLevel& l) {
-  if (!l.applied) return {{"applied", false}, {"scale", 1.0}, {"why", l.why}};
-  return {{"applied", true},
-          {"scale", l.scale},
-          {"run_probe_median_ms", l.run_median_ms},
-          {"run_probe_q1_ms", l.run_q1_ms},
-          {"run_probe_q3_ms", l.run_q3_ms},
-          {"run_probe_repeats", l.run_repeats},
-          {"comm_alone_ms", l.comm_ms},
-          {"comm_document", l.comm_source},
-          {"gemm_size", l.gemm_size},
-          {"threads", l.threads},
-          {"measured", "the run's reference probe (a fixed GEMM before its warm-up and after its window) and the comm "
-                       "document's compute_sharing.alone_ms (the same GEMM alone on one rank)"},
-          {"assumed", "the run's compute moves with the machine's moment as the GEMM does, so scaling it by the "
-                      "GEMM's ratio gives the compute at the comm document's moment"},
-          {"rule", "each unit's forward, backward and optimizer seconds x (comm_alone_ms / run_probe_median_ms), "
-                   "after the window-median level (unit_timings_level)"}};
+  if (!l.applied) return {{pk::applied, false}, {pk::scale, 1.0}, {pk::why, l.why}};
+  return {{pk::applied, true},
+          {pk::scale, l.scale},
+          {pk::run_probe_median_ms, l.run_median_ms},
+          {pk::run_probe_q1_ms, l.run_q1_ms},
+          {pk::run_probe_q3_ms, l.run_q3_ms},
+          {pk::run_probe_repeats, l.run_repeats},
+          {pk::comm_alone_ms, l.comm_ms},
+          {pk::comm_document, l.comm_source},
+          {pk::gemm_size, l.gemm_size},
+          {pk::threads, l.threads},
+          {pk::measured, "the run's reference probe (a fixed GEMM before its warm-up and after its window) and the comm "
+                         "document's compute_sharing.alone_ms (the same GEMM alone on one rank)"},
+          {pk::assumed, "the run's compute moves with the machine's moment as the GEMM does, so scaling it by the "
+                        "GEMM's ratio gives the compute at the comm document's moment"},
+          {pk::rule, "each unit's forward, backward and optimizer seconds x (comm_alone_ms / run_probe_median_ms), "
+                     "after the window-median level (unit_timings_level)"}};
 }
 
 }  // namespace tokbench::predict

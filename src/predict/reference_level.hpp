@@ -11,6 +11,7 @@
 #include <string>
 
 #include "predict/comm_measurements.hpp"
+#include "results/record_blocks.hpp"
 
 namespace tokbench::predict {
 
@@ -30,10 +31,10 @@ struct ReferenceLevel {
   double relative_above() const;
 };
 
-// `probe`: the record's `reference_probe` (null, absent or {"ran": false} in older records and
-// where none ran); `comm`: the leading comm document, or nullptr (no --cluster measured). Applied
-// only where both timed the same GEMM (size) on the same intra-op threads; otherwise `why`.
-ReferenceLevel reference_level(const nlohmann::ordered_json& probe, const CommMeasurements* comm);
+// `probe`: the record's `reference_probe` (not ran: absent in older records, or none ran);
+// `comm`: the leading comm document, or nullptr (no --cluster measured). Applied only where both
+// timed the same GEMM (size) on the same intra-op threads; otherwise `why`.
+ReferenceLevel reference_level(const results::ReferenceProbeBlock& probe, const CommMeasurements* comm);
 
 // {"applied", "scale", "run_probe_median_ms", "run_probe_q1_ms", "run_probe_q3_ms",
 // "run_probe_repeats", "comm_alone_ms", "comm_document", "gemm_size", "threads", "measured",

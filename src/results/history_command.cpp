@@ -6,10 +6,15 @@
 #include <stdexcept>
 #include <utility>
 
+#include "machine/environment_keys.hpp"
+#include "results/comm_document_keys.hpp"
 #include "results/result_store.hpp"
 #include "results/tables.hpp"
 
 namespace tokbench::results {
+
+// The comm lines' headings are the comm document's keys they show (its world size as "ranks").
+namespace ck = comm_document_key;
 
 void write_history(const HistoryOptions& o, std::ostream& out) {
   if (o.sweep < 0) throw std::invalid_argument(fmt::format("--sweep {} is not valid; valid: a sweep id >= 1", o.sweep));
@@ -28,7 +33,7 @@ void write_history(const HistoryOptions& o, std::ostream& out) {
     store.for_each_comm_run([&first, &out](const StoredCommRun& c) {
       if (std::exchange(first, false))
         out << fmt::format("# comm {:>4}  {:<20}  {:>5}  {:<7} {:<6} {:>5}  {:<8} {}\n", "id", "created", "rows",
-                           "backend", "device", "ranks", "dtype", "host");
+                           ck::backend, ck::device, "ranks", ck::dtype, machine::environment_key::host);
       out << fmt::format("       {:>4}  {:<20}  {:>5}  {:<7} {:<6} {:>5}  {:<8} {}\n", c.id, c.created, c.results,
                          c.backend, c.device, c.world_size, c.dtype, c.host);
     });

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 #include "config/resolved_keys.hpp"
 #include "results/record_keys.hpp"
@@ -27,6 +28,11 @@ constexpr char iterations[] = "iterations", clock[] = "clock", micro_batches_per
 // unit_timings.units[] and .parameter_shapes[]
 constexpr char name[] = "name", kind[] = "kind", parameters[] = "parameters", forward_seconds[] = "forward_seconds",
                backward_seconds[] = "backward_seconds", unit[] = "unit", elements[] = "elements";
+// reference_probe
+constexpr char ran[] = "ran", why[] = "why", what[] = "what", gemm_size[] = "gemm_size", threads[] = "threads",
+               when[] = "when", before_ms[] = "before_ms", after_ms[] = "after_ms", repeats[] = "repeats",
+               median_ms[] = "median_ms", q1_ms[] = "q1_ms", q3_ms[] = "q3_ms", relative_iqr[] = "relative_iqr",
+               seconds[] = "seconds";
 // config's resolved values: config::resolved_key's (the option rows name those places too), and
 constexpr char warnings[] = "warnings";
 }  // namespace k
@@ -252,6 +258,45 @@ UnitTimingsBlock unit_timings_from_json(const Block& t) {
     }
   }
   return out;
+}
+
+Block to_json(const ReferenceProbeBlock& p) {
+  if (!p.ran) return {{k::ran, false}, {k::why, p.why.value_or("")}};
+  return {{k::ran, true},
+          {k::what, or_null(p.what)},
+          {k::gemm_size, or_null(p.gemm_size)},
+          {k::threads, or_null(p.threads)},
+          {k::when, or_null(p.when)},
+          {k::before_ms, p.before_ms},
+          {k::after_ms, p.after_ms},
+          {k::repeats, or_null(p.repeats)},
+          {k::median_ms, or_null(p.median_ms)},
+          {k::q1_ms, or_null(p.q1_ms)},
+          {k::q3_ms, or_null(p.q3_ms)},
+          {k::relative_iqr, or_null(p.relative_iqr)},
+          {k::seconds, or_null(p.seconds)}};
+}
+
+ReferenceProbeBlock reference_probe_from_json(const Block& probe) {
+  ReferenceProbeBlock p;
+  if (!probe.is_object()) return p;
+  p.ran = bool_at(probe, k::ran).value_or(false);
+  p.why = text_at(probe, k::why);
+  p.what = text_at(probe, k::what);
+  p.when = text_at(probe, k::when);
+  p.gemm_size = whole_at(probe, k::gemm_size);
+  p.threads = whole_at(probe, k::threads);
+  p.repeats = whole_at(probe, k::repeats);
+  for (const auto& [list, key] : {std::pair{&p.before_ms, k::before_ms}, std::pair{&p.after_ms, k::after_ms}})
+    if (const auto it = probe.find(key); it != probe.end() && it->is_array())
+      for (const auto& ms : *it)
+        if (ms.is_number()) list->push_back(ms.get<double>());
+  p.median_ms = number_at(probe, k::median_ms);
+  p.q1_ms = number_at(probe, k::q1_ms);
+  p.q3_ms = number_at(probe, k::q3_ms);
+  p.relative_iqr = number_at(probe, k::relative_iqr);
+  p.seconds = number_at(probe, k::seconds);
+  return p;
 }
 
 void put_resolved(Block& config, const ResolvedConfig& r) {

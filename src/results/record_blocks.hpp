@@ -100,6 +100,25 @@ Block to_json(const UnitTimingsBlock& timings);
 // ("its 'micro_batches_per_iteration' is 2.5, not a whole number").
 UnitTimingsBlock unit_timings_from_json(const Block& timings);
 
+// ---- reference_probe: the fixed GEMM a one-rank run times before its warm-up and after its
+// window (docs/run.md, "The reference probe"); or why none ran. `tokbench run` writes it,
+// predict's reference level reads it.
+struct ReferenceProbeBlock {
+  bool ran = false;                // read: true only where the record says true
+  std::optional<std::string> why;  // where none ran
+  // Where it ran: what the product is, its size and threads, when it ran, each product's ms on
+  // either side, and over both together their count, median, quartiles, IQR over the median and
+  // total seconds.
+  std::optional<std::string> what, when;
+  std::optional<std::int64_t> gemm_size, threads, repeats;
+  std::vector<double> before_ms, after_ms;
+  std::optional<double> median_ms, q1_ms, q3_ms, relative_iqr, seconds;
+};
+// {"ran": false, "why"} where it did not run; else every member, in the record's order.
+Block to_json(const ReferenceProbeBlock& probe);
+// `probe` read (null, absent or no object: ran false and no why, a record from before the probe).
+ReferenceProbeBlock reference_probe_from_json(const Block& probe);
+
 // ---- config: what resolution decided, beside the options as given (options_json). Absent
 // members are not written (predict carries the measured run's cpu_allocator and warnings).
 struct ResolvedConfig {

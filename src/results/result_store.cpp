@@ -20,6 +20,7 @@
 #include <stdexcept>
 
 #include "machine/environment_keys.hpp"
+#include "results/comm_document_keys.hpp"
 #include "results/read_result.hpp"
 #include "results/record_blocks.hpp"
 #include "results/record_keys.hpp"
@@ -28,6 +29,8 @@ namespace tokbench::results {
 
 // The environment block's keys (machine::environment_record writes it).
 namespace env_key = machine::environment_key;
+// `tokbench comm`'s document's keys (its comm_runs and comm_results tables).
+namespace ck = comm_document_key;
 
 namespace {
 
@@ -87,8 +90,10 @@ nlohmann::json at(const nlohmann::json& j, const char* key) {
   return j.is_object() && j.contains(key) ? j.at(key) : nlohmann::json(nullptr);
 }
 
-nlohmann::json environment_field(const nlohmann::json& run, const char* key) {
-  const auto environment = at(run, key::environment);
+// `key` of the environment block: the record's (key::environment), or another document's
+// (`block`: the comm document's).
+nlohmann::json environment_field(const nlohmann::json& run, const char* key, const char* block = key::environment) {
+  const auto environment = at(run, block);
   return environment.is_object() ? at(environment, key) : nullptr;
 }
 
@@ -386,25 +391,27 @@ int64_t ResultStore::save_comm_run(const nlohmann::json& document) {
                      "INSERT INTO comm_runs(created, backend, device, world_size, nnodes, nproc_per_node, dtype, "
                      "tokbench_version, git_revision, libtorch_version, host, time, document) VALUES (?1, ?2, ?3, ?4, "
                      "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
-    insert.bind(1, now_rfc3339()).bind_json(2, at(document, "backend")).bind_json(3, at(document, "device"));
-    insert.bind_json(4, at(document, "world_size")).bind_json(5, at(document, "nnodes"));
-    insert.bind_json(6, at(document, "nproc_per_node")).bind_json(7, at(document, "dtype"));
-    insert.bind_json(8, environment_field(document, env_key::tokbench_version));
-    insert.bind_json(9, environment_field(document, env_key::git_revision));
-    insert.bind_json(10, environment_field(document, env_key::libtorch_version));
-    insert.bind_json(11, environment_field(document, env_key::host)).bind_json(12, environment_field(document, env_key::time));
+    insert.bind(1, now_rfc3339()).bind_json(2, at(document, ck::backend)).bind_json(3, at(document, ck::device));
+    insert.bind_json(4, at(document, ck::world_size)).bind_json(5, at(document, ck::nnodes));
+    insert.bind_json(6, at(document, ck::nproc_per_node)).bind_json(7, at(document, ck::dtype));
+    insert.bind_json(8, environment_field(document, env_key::tokbench_version, ck::environment));
+    insert.bind_json(9, environment_field(document, env_key::git_revision, ck::environment));
+    insert.bind_json(10, environment_field(document, env_key::libtorch_version, ck::environment));
+    insert.bind_json(11, environment_field(document, env_key::host, ck::environment));
+    insert.bind_json(12, environment_field(document, env_key::time, ck::environment));
     insert.bind(13, document.dump(-1, ' ', false, replace)).step();
     const int64_t id = sqlite3_last_insert_rowid(db_->handle);
-    const auto results = at(document, "results");
+    const auto results = at(document, ck::results);
     if (results.is_array()) {
       for (const auto& r : results) {
         Statement row(*db_,
                       "INSERT INTO comm_results(comm_run_id, collective, size_bytes, count, time_us, min_time_us, "
                       "max_time_us, algbw_GBps, busbw_GBps, correct) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
-        row.bind(1, id).bind_json(2, at(r, "collective")).bind_json(3, at(r, "size_bytes")).bind_json(4, at(r, "count"));
-        row.bind_json(5, at(r, "time_us")).bind_json(6, at(r, "min_time_us")).bind_json(7, at(r, "max_time_us"));
-        row.bind_json(8, at(r, "algbw_GBps")).bind_json(9, at(r, "busbw_GBps"));
-        row.bind(10, int64_t{at(r, "correct") == true}).step();
+        row.bind(1, id).bind_json(2, at(r, ck::collective)).bind_json(3, at(r, ck::size_bytes));
+        row.bind_json(4, at(r, ck::count));
+        row.bind_json(5, at(r, ck::time_us)).bind_json(6, at(r, ck::min_time_us)).bind_json(7, at(r, ck::max_time_us));
+        row.bind_json(8, at(r, ck::algbw_GBps)).bind_json(9, at(r, ck::busbw_GBps));
+        row.bind(10, int64_t{at(r, ck::correct) == true}).step();
       }
     }
     db_->exec("COMMIT");

@@ -51,36 +51,37 @@ double quantile_of_sorted(const std::vector<double>& v, double q) {
 
 // The reference probe beside the window (docs/run.md, "The reference probe"): each product's
 // milliseconds on either side, and their median and quartiles together; or why none ran.
-nlohmann::ordered_json reference_probe_json(const MeasuredRun& run) {
+results::ReferenceProbeBlock reference_probe_block(const MeasuredRun& run) {
   const auto& p = run.reference_probe;
-  if (!p || p->before_seconds.empty())
-    return {{"ran", false},
-            {"why", !run.reference_probe_why.empty() ? run.reference_probe_why
-                                                     : std::string("this executor's step runs outside tokbench's loop")}};
-  std::vector<double> before, after, all;
-  for (const double s : p->before_seconds) before.push_back(s * 1e3);
-  for (const double s : p->after_seconds) after.push_back(s * 1e3);
-  all = before;
-  all.insert(all.end(), after.begin(), after.end());
+  results::ReferenceProbeBlock block;
+  if (!p || p->before_seconds.empty()) {
+    block.why = !run.reference_probe_why.empty() ? run.reference_probe_why
+                                                 : std::string("this executor's step runs outside tokbench's loop");
+    return block;
+  }
+  std::vector<double> all;
+  for (const double s : p->before_seconds) block.before_ms.push_back(s * 1e3);
+  for (const double s : p->after_seconds) block.after_ms.push_back(s * 1e3);
+  all = block.before_ms;
+  all.insert(all.end(), block.after_ms.begin(), block.after_ms.end());
   std::sort(all.begin(), all.end());
   double total = 0;
   for (const double ms : all) total += ms / 1e3;
   const double median = quantile_of_sorted(all, 0.5), q1 = quantile_of_sorted(all, 0.25), q3 = quantile_of_sorted(all, 0.75);
-  return {{"ran", true},
-          {"what", fmt::format("{}, {} intra-op thread(s): the product of tokbench comm's compute_sharing",
-                               train::reference_gemm_words(p->size), p->threads)},
-          {"gemm_size", p->size},
-          {"threads", p->threads},
-          {"when", after.empty() ? "before the warm-up only (the run did not finish its window)"
-                                 : "before the warm-up and after the measured window, outside both"},
-          {"before_ms", before},
-          {"after_ms", after},
-          {"repeats", all.size()},
-          {"median_ms", median},
-          {"q1_ms", q1},
-          {"q3_ms", q3},
-          {"relative_iqr", median > 0 ? (q3 - q1) / median : 0.0},
-          {"seconds", total}};
+  block.ran = true;
+  block.what = fmt::format("{}, {} intra-op thread(s): the product of tokbench comm's compute_sharing",
+                           train::reference_gemm_words(p->size), p->threads);
+  block.gemm_size = p->size;
+  block.threads = p->threads;
+  block.when = block.after_ms.empty() ? "before the warm-up only (the run did not finish its window)"
+                                      : "before the warm-up and after the measured window, outside both";
+  block.repeats = static_cast<std::int64_t>(all.size());
+  block.median_ms = median;
+  block.q1_ms = q1;
+  block.q3_ms = q3;
+  block.relative_iqr = median > 0 ? (q3 - q1) / median : 0.0;
+  block.seconds = total;
+  return block;
 }
 
 // The per-unit timings (docs/run.md, "Per-unit timings"); null when the run has none. The
@@ -305,7 +306,7 @@ results::RunRecord build_run_record(const RunPlan& plan, const MeasuredRun& run,
   r.tf32 = plan.tf32;
   r.zero_grad = train::to_string(plan.train.zero_grad);  // none: gradients freed after each step
   r.unit_timings = run.outcome == Outcome::ok ? unit_timings_json(plan, run.unit_timings) : json(nullptr);
-  r.reference_probe = reference_probe_json(run);
+  r.reference_probe = results::to_json(reference_probe_block(run));
   r.time_account = time_account_json(plan, run, m);
   // The options as given, but where resolution decided a value the record says what ran.
   json config = options_json(o);

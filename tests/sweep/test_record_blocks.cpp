@@ -1,7 +1,8 @@
 // The record's nested blocks as types (results/record_blocks.hpp): each writer's JSON keeps the
 // keys and order the record has always had, its reader gives back what was written, reads a
 // value of the wrong type as absent (the caller refuses what it needs), and the one count that
-// must not pass for absent (unit_timings.micro_batches_per_iteration) is refused by name.
+// must not pass for absent (unit_timings.micro_batches_per_iteration) is refused by name; the
+// reference probe's block reads back to the same bytes.
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -156,6 +157,53 @@ TEST(RecordBlocks, ResolvedConfigWritesWhatIsPresentInPlace) {
   EXPECT_EQ(read.fsdp_min_unit_params.value(), 7);
   EXPECT_FALSE(read.skip_data_sync.present());
   EXPECT_EQ(read.dist_backend.value(), "gloo");
+}
+
+TEST(RecordBlocks, ReferenceProbeKeepsItsKeysAndReadsBack) {
+  ReferenceProbeBlock ran;
+  ran.ran = true;
+  ran.what = "fp32 1024x1024x1024 matrix product (at::mm_out), 1 intra-op thread(s)";
+  ran.gemm_size = 1024;
+  ran.threads = 1;
+  ran.when = "before the warm-up and after the measured window, outside both";
+  ran.before_ms = {20.0, 22.0};
+  ran.after_ms = {21.0};
+  ran.repeats = 3;
+  ran.median_ms = 21.0;
+  ran.q1_ms = 20.5;
+  ran.q3_ms = 21.5;
+  ran.relative_iqr = 1.0 / 21.0;
+  ran.seconds = 0.063;
+  const Block j = to_json(ran);
+  EXPECT_EQ(keys_of(j), (std::vector<std::string>{"ran", "what", "gemm_size", "threads", "when", "before_ms", "after_ms",
+                                                  "repeats", "median_ms", "q1_ms", "q3_ms", "relative_iqr", "seconds"}));
+  EXPECT_EQ(j["before_ms"], Block({20.0, 22.0}));
+  EXPECT_EQ(to_json(reference_probe_from_json(j)), j);  // read back, written again: the same block
+  const ReferenceProbeBlock read = reference_probe_from_json(j);
+  EXPECT_TRUE(read.ran);
+  EXPECT_EQ(read.gemm_size, 1024);
+  EXPECT_EQ(read.median_ms, 21.0);
+  EXPECT_FALSE(read.why);
+
+  ReferenceProbeBlock none;
+  none.why = "a CUDA run: the probe times a host GEMM";
+  const Block n = to_json(none);
+  EXPECT_EQ(keys_of(n), (std::vector<std::string>{"ran", "why"}));
+  EXPECT_EQ(n["ran"], false);
+  EXPECT_EQ(reference_probe_from_json(n).why, none.why);
+  EXPECT_FALSE(reference_probe_from_json(n).ran);
+
+  // Absent (a record from before the probe), null, or values of the wrong type: not ran, or absent.
+  EXPECT_FALSE(reference_probe_from_json(Block()).ran);
+  EXPECT_FALSE(reference_probe_from_json(Block()).why);
+  Block odd = j;
+  odd["ran"] = "yes";
+  odd["median_ms"] = "21";
+  odd["before_ms"] = {20.0, "x", 22.0};
+  const ReferenceProbeBlock o = reference_probe_from_json(odd);
+  EXPECT_FALSE(o.ran);
+  EXPECT_FALSE(o.median_ms);
+  EXPECT_EQ(o.before_ms, (std::vector<double>{20.0, 22.0}));
 }
 
 }  // namespace
