@@ -8,10 +8,13 @@ so a change to the model can be judged on the same measurements before and after
 same case (`--probes-from`), so the replay measures nothing and does not follow this machine's
 load; `--fresh-probes` runs them here instead.
 
-Usage: predict_replay.py TOKBENCH SAVED_DIR [--round r0] [--comm-dir DIR] [--cases REGEX] [--json OUT.json]
-    [--fresh-probes]
+Usage: predict_replay.py TOKBENCH SAVED_DIR [--round r0|all] [--comm-dir DIR] [--cases REGEX] [--json OUT.json]
+    [--fresh-probes] [--without-reference-probe]
   --comm-dir: read comm-wN-ROUND.json from DIR instead (e.g. the saved documents with a field a
     newer `tokbench comm` records added), the rest from SAVED_DIR
+  --round all: every round the directory holds, each case of each round a row of the summary
+  --without-reference-probe: predict from copies of the one-rank records without their
+    `reference_probe` (the compute at the run's own level, not the comm document's moment)
 """
 import argparse
 import glob
@@ -29,7 +32,19 @@ CASE = re.compile(r"^(?P<model>.+)-w(?P<w>\d+)-(?P<strategy>ddp|zero2|zero3|hybr
                   r"-measured-(?P<round>r\d+)\.json$")
 
 
-def replay(tb, saved, rnd, comm_dir, cases_re, work, fresh_probes):
+def one_rank_input(path, work, without_probe):
+    """The one-rank record to predict from: the saved one, or a copy without its reference probe."""
+    if not without_probe:
+        return path
+    record = json.load(open(path))
+    record.pop("reference_probe", None)
+    copy = os.path.join(work, "noprobe-" + os.path.basename(path))
+    with open(copy, "w") as f:
+        json.dump(record, f)
+    return copy
+
+
+def replay(tb, saved, rnd, comm_dir, cases_re, work, fresh_probes, without_probe=False):
     results = []
     for path in sorted(glob.glob(os.path.join(saved, f"*-measured-{rnd}.json"))):
         m = CASE.match(os.path.basename(path))
@@ -37,7 +52,7 @@ def replay(tb, saved, rnd, comm_dir, cases_re, work, fresh_probes):
             continue
         model, w, strategy, ga = m["model"], int(m["w"]), m["strategy"], int(m["ga"])
         name = f"{model}-w{w}-{strategy}-ga{ga}"
-        base = os.path.join(saved, f"{model}-w1-ga{ga}-{rnd}.json")
+        base = one_rank_input(os.path.join(saved, f"{model}-w1-ga{ga}-{rnd}.json"), work, without_probe)
         docs = [os.path.join(comm_dir or saved, f"comm-w{w}-{rnd}.json")]
         if strategy.startswith("hybrid"):
             docs.append(os.path.join(comm_dir or saved, f"comm-w2-{rnd}.json"))
@@ -55,10 +70,11 @@ def replay(tb, saved, rnd, comm_dir, cases_re, work, fresh_probes):
         measured = json.load(open(path))
         pc, mc = categories_ms(p), categories_ms(measured)
         results.append({
-            "case": name, "W": w, "predicted_ms": p["average_iter_time"], "measured_ms": measured["average_iter_time"],
+            "case": name, "round": rnd, "W": w, "predicted_ms": p["average_iter_time"], "measured_ms": measured["average_iter_time"],
             "error": (p["average_iter_time"] - measured["average_iter_time"]) / measured["average_iter_time"],
             "categories_error_ms": {c: pc[c] - mc[c] for c in CATEGORIES if c in pc and c in mc},
             "cpu_contention": (p.get("prediction") or {}).get("cpu_contention"),
+            "time_ms": (p.get("prediction") or {}).get("time_ms"),
         })
     return results
 
@@ -74,6 +90,12 @@ def summary(results):
     return s
 
 
+def refuse(message):
+    """A bad input: one line naming it and the valid choices, exit 2, before any work."""
+    print(message, file=sys.stderr)
+    sys.exit(2)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("tokbench")
@@ -84,19 +106,30 @@ def main():
     ap.add_argument("--json", default=None)
     ap.add_argument("--fresh-probes", action="store_true",
                     help="probe the copy rate and AdamW here (default: the saved prediction's, via --probes-from)")
+    ap.add_argument("--without-reference-probe", action="store_true",
+                    help="predict from copies of the one-rank records without their reference_probe")
     a = ap.parse_args()
     if not os.path.isdir(a.saved):
-        sys.exit(f"SAVED_DIR '{a.saved}' is not a directory; valid: an OUT_DIR of bench/predict_vs_measured.py")
+        refuse(f"SAVED_DIR '{a.saved}' is not a directory; valid: an OUT_DIR of bench/predict_vs_measured.py")
+    rounds = [a.round]
+    if a.round == "all":
+        rounds = sorted({m["round"] for m in (CASE.match(os.path.basename(p))
+                                              for p in glob.glob(os.path.join(a.saved, "*-measured-r*.json"))) if m},
+                        key=lambda r: int(r[1:]))
+    results = []
     with tempfile.TemporaryDirectory() as work:
-        results = replay(os.path.abspath(a.tokbench), a.saved, a.round, a.comm_dir, a.cases, work, a.fresh_probes)
+        for rnd in rounds:
+            results += replay(os.path.abspath(a.tokbench), a.saved, rnd, a.comm_dir, a.cases, work, a.fresh_probes,
+                              a.without_reference_probe)
     if not results:
-        sys.exit(f"no '*-measured-{a.round}.json' cases in '{a.saved}' (--round: r0, r1, ...)")
+        refuse(f"--round {a.round}: no '*-measured-ROUND.json' cases in '{a.saved}' for it; valid: r0, r1, ... or all")
     print("| case | predicted (ms) | measured (ms) | error | " + " | ".join(CATEGORIES) + " |")
     print("|---" * (4 + len(CATEGORIES)) + "|")
     for r in results:
         cats = " | ".join(f"{r['categories_error_ms'][c]:+.1f}" if c in r["categories_error_ms"] else "n/a"
                           for c in CATEGORIES)
-        print(f"| {r['case']} | {r['predicted_ms']:.1f} | {r['measured_ms']:.1f} | {100 * r['error']:+.1f}% | {cats} |")
+        label = f"{r['case']} ({r['round']})" if len(rounds) > 1 else r["case"]
+        print(f"| {label} | {r['predicted_ms']:.1f} | {r['measured_ms']:.1f} | {100 * r['error']:+.1f}% | {cats} |")
     s = summary(results)
     print(f"\nmean absolute error {100 * s['mean_abs_error']:.1f}%, bias {100 * s['mean_error']:+.1f}%, largest "
           f"{100 * s['max_abs_error']:.1f}% over {s['cases']} cases; " +
@@ -104,7 +137,8 @@ def main():
                     f"largest {100 * v['max_abs_error']:.1f}%" for k, v in s.items() if k.startswith("w")))
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"saved": a.saved, "round": a.round, "comm_dir": a.comm_dir, "results": results, "summary": s}, f,
+            json.dump({"saved": a.saved, "round": a.round, "comm_dir": a.comm_dir,
+                       "without_reference_probe": a.without_reference_probe, "results": results, "summary": s}, f,
                       indent=1)
 
 

@@ -29,13 +29,25 @@ double comm_compute_steal(const CpuPlacement& p, const CpuContentionFactors& f) 
   return std::clamp(1.0 - with_comm / effective_cores(p), 0.0, 1.0);
 }
 
+double comm_rate_beside_compute(const CpuPlacement& p, const CpuContentionFactors& f) {
+  const double cores = static_cast<double>(p.cores), ranks = static_cast<double>(std::max<int64_t>(1, p.ranks));
+  const double threads = static_cast<double>(p.threads);
+  const double gloo = std::max(0.0, f.gloo_cores_per_collective * f.gloo_busy_fraction);
+  if (!(gloo > 0)) return 1.0;  // a collective that keeps no core busy is slowed by nothing
+  const double beside = std::min(1.0, cores / (ranks * (threads + gloo)));
+  const double alone = std::min(1.0, cores / (ranks * gloo));
+  return std::clamp(beside / alone, 0.0, 1.0);
+}
+
 std::string describe(const CpuPlacement& m, const CpuPlacement& p, const CpuContentionFactors& f) {
   return fmt::format(
       "CPU ranks share cores: measured {} rank(s) x {} thread(s) on {} cores ({:.3g} effective cores per rank), "
       "predicted {} x {} on {} ({:.3g}); compute time x {:.4g} (thread_scaling_exponent {}); while a collective runs "
-      "Gloo takes {:.3g} of a rank's compute rate (gloo_cores_per_collective {}, gloo_busy_fraction {})",
+      "Gloo takes {:.3g} of a rank's compute rate and runs at {:.3g} of its own rate beside the compute "
+      "(gloo_cores_per_collective {}, gloo_busy_fraction {})",
       m.ranks, m.threads, m.cores, effective_cores(m), p.ranks, p.threads, p.cores, effective_cores(p),
-      compute_time_factor(m, p, f), f.thread_scaling_exponent, comm_compute_steal(p, f), f.gloo_cores_per_collective,
+      compute_time_factor(m, p, f), f.thread_scaling_exponent, comm_compute_steal(p, f), comm_rate_beside_compute(p, f),
+      f.gloo_cores_per_collective,
       f.gloo_busy_fraction);
 }
 

@@ -55,6 +55,14 @@ double compute_time_factor(const CpuPlacement& measured, const CpuPlacement& pre
 // (ranks·(threads + g) <= cores); with one core per rank and g = 1, one half.
 double comm_compute_steal(const CpuPlacement& p, const CpuContentionFactors& f);
 
+// While the rank computes beside one of its collectives, the fraction of the collective's own rate
+// (its time alone on the node's ranks, as tokbench comm measures it) it runs at: Gloo's work gets
+// its share of the cores the compute threads also ask for, min(1, cores / (ranks·(threads + g))),
+// against its share with nothing computing, min(1, cores / (ranks·g)). The cores are shared both
+// ways: what the steal above takes from the compute, this takes from the collective. One where
+// the node has room for both.
+double comm_rate_beside_compute(const CpuPlacement& p, const CpuContentionFactors& f);
+
 // The factors and the arrangement as one line of text, for the prediction's assumptions.
 std::string describe(const CpuPlacement& measured, const CpuPlacement& predicted, const CpuContentionFactors& f);
 

@@ -280,7 +280,7 @@ results::RunRecord predict_record(const MeasuredRun& measured, const ClusterInpu
   const bool cpu = cluster.device == "cpu";
 
   // Compute per unit, on the predicted rank.
-  double compute_factor = 1.0, steal = 0.0;
+  double compute_factor = 1.0, steal = 0.0, comm_rate = 1.0;
   // Whether the run was one rank alone and the prediction puts several on a node at its threads:
   // then the node's ranks share memory bandwidth, which the memory probe measures.
   bool alone_to_shared = false;
@@ -302,6 +302,7 @@ results::RunRecord predict_record(const MeasuredRun& measured, const ClusterInpu
     compute_factor = compute_time_factor(measured, predicted, factors);
     alone_to_shared = measured.ranks == 1 && predicted.ranks > 1 && measured.threads == predicted.threads;
     steal = comm_compute_steal(predicted, factors);
+    comm_rate = comm_rate_beside_compute(predicted, factors);
     assumptions.push_back(describe(measured, predicted, factors));
     // What the cores cannot say: ranks computing at once on one machine slow each other (shared
     // physical cores, caches, memory bandwidth). `tokbench comm` measured it for its placement;
@@ -341,6 +342,7 @@ results::RunRecord predict_record(const MeasuredRun& measured, const ClusterInpu
                   {pk::compute_time_factor, compute_factor},
                   {pk::measured_sharing_factor, sharing_slowdown},
                   {pk::comm_compute_steal, steal},
+                  {pk::comm_rate_beside_compute, comm_rate},
                   {pk::factors,
                    {{pk::thread_scaling_exponent, factors.thread_scaling_exponent},
                     {pk::gloo_cores_per_collective, factors.gloo_cores_per_collective},
@@ -477,6 +479,7 @@ results::RunRecord predict_record(const MeasuredRun& measured, const ClusterInpu
     communication[plan_key::collectives][i][pk::ms_each] = s.collective_seconds.back() * 1e3;
   }
   s.comm_compute_steal = steal;
+  s.comm_rate_beside_compute = comm_rate;
   const ScheduleResult r = simulate_iteration(s);
 
   // Memory.

@@ -56,6 +56,7 @@ inline constexpr char effective_cores_predicted[] = "effective_cores_predicted";
 inline constexpr char compute_time_factor[] = "compute_time_factor";
 inline constexpr char measured_sharing_factor[] = "measured_sharing_factor";
 inline constexpr char comm_compute_steal[] = "comm_compute_steal";
+inline constexpr char comm_rate_beside_compute[] = "comm_rate_beside_compute";
 inline constexpr char factors[] = "factors";
 inline constexpr char thread_scaling_exponent[] = "thread_scaling_exponent";
 inline constexpr char gloo_cores_per_collective[] = "gloo_cores_per_collective";

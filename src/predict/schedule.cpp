@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <limits>
 #include <map>
 #include <stdexcept>
 
@@ -13,70 +14,92 @@
 namespace tokbench::predict {
 namespace {
 
-// A compute clock and one communication stream.
+// A compute clock and one communication stream, advanced together: while the rank computes beside
+// a running collective, the compute proceeds at (1 - steal) of its rate and the collective at
+// `comm_rate` of its own (CPU ranks share the cores both ways); while the compute waits, the
+// collective runs at its full rate. Collectives run one at a time, in issue order.
 class Timeline {
  public:
-  explicit Timeline(double steal, ScheduleResult& result) : steal_(std::clamp(steal, 0.0, 1.0)), r_(result) {}
+  Timeline(double steal, double comm_rate, ScheduleResult& result)
+      : steal_(std::clamp(steal, 0.0, 1.0)), comm_rate_(std::clamp(comm_rate, kMinCommRate, 1.0)), r_(result) {}
 
   double now() const { return now_; }
 
-  // `work` seconds of compute from now; where a collective runs beside it, compute proceeds at
-  // (1 - steal) of its rate (at 0, it waits for the collective to end).
+  // `work` seconds of compute from now.
   void compute(double work) {
-    double t = now_, remaining = std::max(0.0, work);
-    for (const auto& c : r_.collectives) {
-      if (remaining <= 0) break;
-      if (c.finished <= t) continue;
-      if (c.started > t) {
-        const double free = c.started - t;
-        if (remaining <= free) {
-          t += remaining;
-          remaining = 0;
-          break;
-        }
-        remaining -= free;
-        t = c.started;
-      }
-      const double rate = 1.0 - steal_;
-      if (rate <= 0) {
-        t = c.finished;
-        continue;
-      }
-      const double capacity = (c.finished - t) * rate;
-      if (remaining <= capacity) {
-        t += remaining / rate;
-        remaining = 0;
+    const double start = now_;
+    double remaining = std::max(0.0, work);
+    const double rate = 1.0 - steal_;
+    while (remaining > 0) {
+      if (queue_.empty()) {
+        now_ += remaining;
         break;
       }
-      remaining -= capacity;
-      t = c.finished;
+      Running& head = queue_.front();
+      // Which ends first at the shared rates: the compute or the running collective.
+      const double compute_ends = rate > 0 ? remaining / rate : std::numeric_limits<double>::infinity();
+      const double comm_ends = head.remaining / comm_rate_;
+      if (compute_ends <= comm_ends) {
+        now_ += compute_ends;
+        head.remaining = std::max(0.0, head.remaining - compute_ends * comm_rate_);
+        break;
+      }
+      now_ += comm_ends;
+      remaining -= comm_ends * rate;
+      finish_head();
     }
-    t += remaining;
-    r_.contention_seconds += (t - now_) - std::max(0.0, work);
+    r_.contention_seconds += (now_ - start) - std::max(0.0, work);
     r_.compute_seconds += std::max(0.0, work);
-    now_ = t;
   }
 
   // Issues collective `index` now; returns its place in the stream.
   int64_t issue(int64_t index, double seconds, int64_t micro) {
-    const double start = std::max(now_, stream_free_);
-    stream_free_ = start + seconds;
-    r_.collectives.push_back({index, micro, now_, start, stream_free_});
+    const int64_t id = static_cast<int64_t>(r_.collectives.size());
+    r_.collectives.push_back({index, micro, now_, queue_.empty() ? now_ : -1.0, -1.0});
+    queue_.push_back({id, std::max(0.0, seconds)});
     r_.comm_seconds += seconds;
-    return static_cast<int64_t>(r_.collectives.size()) - 1;
+    return id;
   }
 
+  // The compute waits until collective `issued` has finished; the stream runs at its full rate.
   void wait(int64_t issued) {
-    const double end = r_.collectives.at(issued).finished;
-    if (end > now_) {
-      r_.exposed_comm_seconds += end - now_;
-      now_ = end;
+    const double start = now_;
+    while (r_.collectives.at(issued).finished < 0 && !queue_.empty()) {
+      now_ += queue_.front().remaining;
+      finish_head();
+    }
+    r_.exposed_comm_seconds += now_ - start;
+  }
+
+  // Collectives no one waited for: their times as if nothing ran beside them (the iteration ends
+  // at now()).
+  void drain() {
+    double t = now_;
+    while (!queue_.empty()) {
+      t += queue_.front().remaining;
+      r_.collectives[queue_.front().id].finished = t;
+      queue_.pop_front();
+      if (!queue_.empty()) r_.collectives[queue_.front().id].started = t;
     }
   }
 
  private:
-  double now_ = 0, stream_free_ = 0;
-  double steal_;
+  // A collective's slowest rate beside compute (a guard: a stalled stream would never end).
+  static constexpr double kMinCommRate = 1e-3;
+  struct Running {
+    int64_t id;        // index into r_.collectives
+    double remaining;  // seconds left at its full rate
+  };
+
+  void finish_head() {
+    r_.collectives[queue_.front().id].finished = now_;
+    queue_.pop_front();
+    if (!queue_.empty()) r_.collectives[queue_.front().id].started = now_;
+  }
+
+  double now_ = 0;
+  double steal_, comm_rate_;
+  std::deque<Running> queue_;
   ScheduleResult& r_;
 };
 
@@ -266,7 +289,7 @@ ScheduleResult simulate_iteration(const ScheduleInput& in) {
     throw std::invalid_argument("schedule: one time per planned collective needed");
   if (in.grad_accum < 1) throw std::invalid_argument("schedule: GA must be >= 1");
   ScheduleResult result;
-  Timeline timeline(in.comm_compute_steal, result);
+  Timeline timeline(in.comm_compute_steal, in.comm_rate_beside_compute, result);
   if (in.plan.collectives.empty()) {
     for (int64_t micro = 0; micro < in.grad_accum; ++micro)
       for (std::size_t u = 0; u < n; ++u) timeline.compute(in.forward_seconds[u] + in.backward_seconds[u]);
@@ -279,6 +302,7 @@ ScheduleResult simulate_iteration(const ScheduleInput& in) {
   result.optimizer_seconds = in.optimizer_seconds;
   result.step_copy_seconds = in.plan.collectives.empty() ? 0.0 : in.step_copy_seconds;
   result.iteration_seconds = timeline.now();
+  timeline.drain();
   return result;
 }
 

@@ -33,6 +33,10 @@ struct ScheduleInput {
   // The fraction of the compute rate a running collective takes (CPU ranks: Gloo's core; 0 on
   // GPUs, whose collectives run on the network's engines).
   double comm_compute_steal = 0;
+  // The fraction of its own rate (its time in collective_seconds) a collective runs at while the
+  // rank computes beside it (CPU ranks: Gloo's threads get their share of the cores the compute
+  // also runs on; 1 on GPUs). While the compute waits for it, it runs at its full rate.
+  double comm_rate_beside_compute = 1;
 };
 
 // One collective as it ran in the simulated iteration.

@@ -285,6 +285,18 @@ TEST(PredictContention, SharedCoresSlowComputeAndGlooTakesACore) {
   // rank's Gloo work competes with every rank's compute, not with its own half core alone (the
   // earlier busy / effective cores gave 0.6 here, twice the 2-rank figure).
   EXPECT_DOUBLE_EQ(comm_compute_steal(CpuPlacement{2, 4, 1}, f), comm_compute_steal(two_ranks_one_thread, f));
+  // The cores are shared both ways: beside the compute, a collective gets its share of them.
+  // Two one-thread ranks on 2 cores, Gloo's 0.3: alone the collectives fit (0.6 of 2 cores);
+  // beside the compute each thread gets 2 / 2.6 of what it asks for.
+  EXPECT_DOUBLE_EQ(comm_rate_beside_compute(two_ranks_one_thread, f), 2 / 2.6);
+  // A whole core each: alone 2 of 2 cores, beside the compute 2 of 4: half the rate.
+  EXPECT_DOUBLE_EQ(comm_rate_beside_compute(two_ranks_one_thread, whole_core), 0.5);
+  // Four ranks on 2 cores at a whole core each: alone they already time-slice (2 of 4 cores),
+  // beside the compute 2 of 8: half of the rate the comm document measured.
+  EXPECT_DOUBLE_EQ(comm_rate_beside_compute(CpuPlacement{2, 4, 1}, whole_core), 0.5);
+  // Room for both: the collective runs at its own rate.
+  EXPECT_DOUBLE_EQ(comm_rate_beside_compute(CpuPlacement{3, 2, 1}, f), 1);
+  EXPECT_DOUBLE_EQ(comm_rate_beside_compute(CpuPlacement{16, 2, 4}, f), 1);
   CpuContentionFactors sublinear;
   sublinear.thread_scaling_exponent = 0.5;
   EXPECT_DOUBLE_EQ(compute_time_factor(CpuPlacement{4, 1, 4}, CpuPlacement{4, 1, 1}, sublinear), 2);

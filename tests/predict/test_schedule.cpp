@@ -45,7 +45,7 @@ Cluster links(double intra_GBps, double inter_GBps) {
 
 ScheduleResult simulate(parallel::DistMode strategy, bool zero3, int64_t world, int64_t shard, int64_t nnodes, double optimizer_s,
                         const Cluster& cluster = links(10, 10), double steal = 0,
-                        parallel::UnitPolicy policy = parallel::UnitPolicy::per_block) {
+                        parallel::UnitPolicy policy = parallel::UnitPolicy::per_block, double comm_rate = 1) {
   CommPlanInput plan_input;
   plan_input.units = units();
   plan_input.parameters = parameters();
@@ -68,6 +68,7 @@ ScheduleResult simulate(parallel::DistMode strategy, bool zero3, int64_t world, 
   const CollectiveTimer timer(cluster, std::nullopt, Placement{world, nnodes, world / nnodes, shard});
   for (const auto& c : in.plan.collectives) in.collective_seconds.push_back(timer.seconds(c));
   in.comm_compute_steal = steal;
+  in.comm_rate_beside_compute = comm_rate;
   return simulate_iteration(in);
 }
 
@@ -157,6 +158,31 @@ TEST(PredictSchedule, CpuCollectivesTakeTheComputesCore) {
   EXPECT_NEAR(r.iteration_seconds, 0.105, 1e-9);
   EXPECT_NEAR(r.exposed_comm_seconds, 0.020, 1e-9);
   EXPECT_NEAR(r.contention_seconds, 0.020, 1e-9);
+}
+
+// The same DDP iteration with the cores shared both ways: while a collective runs beside the
+// compute, the compute runs at half its rate (steal 0.5) and the collective at half its own.
+// (ms) head's all-reduce issued at 20 beside block.1's backward: both at half rate, the
+// all-reduce's 10 ms end at 40 with 10 of the backward's 20 done, the rest 40 → 50. block.1's
+// all-reduce 50 → 70 beside block.0's backward (10 done), the rest 70 → 80. block.0's and the
+// embedding's all-reduces: nothing computes beside them, 80 → 90 → 100, waited (exposed 20);
+// optimizer 100 → 105. Contention 10 + 10 = 20. With the collectives at their own rate (the
+// earlier rule) the same steal gives 95: compute and collectives together asked for more cores
+// than the node has.
+TEST(PredictSchedule, CpuCollectivesAndComputeShareTheCoresBothWays) {
+  const ScheduleResult earlier = simulate(parallel::DistMode::ddp, false, 2, 1, 1, 0.005, links(10, 10), 0.5);
+  EXPECT_NEAR(earlier.iteration_seconds, 0.095, 1e-9);
+  const ScheduleResult r = simulate(parallel::DistMode::ddp, false, 2, 1, 1, 0.005, links(10, 10), 0.5,
+                                    parallel::UnitPolicy::per_block, 0.5);
+  EXPECT_NEAR(r.iteration_seconds, 0.105, 1e-9);
+  EXPECT_NEAR(r.exposed_comm_seconds, 0.020, 1e-9);
+  EXPECT_NEAR(r.contention_seconds, 0.020, 1e-9);
+  EXPECT_NEAR(r.comm_seconds, 0.040, 1e-9);  // the collectives' own times, as measured
+  ASSERT_EQ(r.collectives.size(), 4u);
+  EXPECT_NEAR(r.collectives[0].started, 0.020, 1e-9);
+  EXPECT_NEAR(r.collectives[0].finished, 0.040, 1e-9);
+  EXPECT_NEAR(r.collectives[3].started, 0.090, 1e-9);
+  EXPECT_NEAR(r.collectives[3].finished, 0.100, 1e-9);
 }
 
 TEST(PredictSchedule, OneRankIsComputeAlone) {
