@@ -41,7 +41,7 @@ const std::vector<Field>& device_fields() {
        .member = &DeviceSection::compile,
        .help = "executor: who computes the training step (tokbench run --help lists them)",
        .group = "Device",
-       .shapes = {.label = "executor", .record_key = record_key::compiler, .place = 8}},
+       .shapes = {.label = record_key::executor, .record_key = record_key::compiler, .place = 8}},
       // No heading of its own: --help lists it under CLI11's default one, as it always has.
       {.names = "--checkpoint-activations,--checkpoint_activations",
        .member = &DeviceSection::checkpoint_activations,

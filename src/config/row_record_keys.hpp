@@ -16,6 +16,8 @@ inline constexpr char ga[] = "GA";
 inline constexpr char distributed_mode[] = "Distributed Mode";
 inline constexpr char sharding_size[] = "Sharding Size";
 inline constexpr char compiler[] = "compiler";
+// The executor that ran (compiler is the reference's column for it): compare's heading for --compile.
+inline constexpr char executor[] = "executor";
 inline constexpr char cuda_graphs[] = "cuda_graphs";
 inline constexpr char checkpoint_activations[] = "checkpoint_activations";
 inline constexpr char flops_convention[] = "flops_convention";

@@ -28,7 +28,7 @@
   X(schema_version, "schema_version", std::int64_t) \
   X(status, "status", std::string) \
   X(message, "message", std::string) \
-  X(executor, "executor", std::string) \
+  X(executor, config::record_key::executor, std::string) \
   X(thunder_front_end, "thunder_front_end", std::string) \
   X(thunder_executors, "thunder_executors", std::string) \
   X(kernels, "kernels", Block) \

@@ -1,6 +1,7 @@
 // Matrix parsing and expansion (matrix.hpp).
 #include "sweep/matrix.hpp"
 
+#include "sweep/option_rows.hpp"
 #include "usage/usage_error.hpp"
 
 #include <fmt/format.h>
@@ -379,13 +380,13 @@ Configuration make_configuration(std::vector<std::pair<std::string, std::string>
 }
 
 std::optional<Configuration> one_rank_source(const Configuration& config) {
-  const auto nproc = whole_number(config.value_of("nproc-per-node", "1"));
-  const auto nnodes = whole_number(config.value_of("nnodes", "1"));
+  const auto nproc = whole_number(nproc_per_node_of(config));
+  const auto nnodes = whole_number(nnodes_of(config));
   if (!nproc || !nnodes || *nproc < 1 || *nnodes < 1 || *nproc * *nnodes == 1) return std::nullopt;
   const int64_t ranks = *nproc * *nnodes;
   auto options = config.options;
   for (auto& [key, value] : options) {
-    if (key == "nproc-per-node" || key == "nnodes") value = "1";
+    if (is_ranks_option(key)) value = "1";
     if (key == "global-batch-size") {
       const auto global = whole_number(value);
       if (!global || *global < 1 || *global % ranks != 0) return std::nullopt;
@@ -415,7 +416,7 @@ std::vector<Configuration> expand_all(const std::vector<Matrix>& matrices, std::
     for (Configuration c : expand(matrix, limit)) {
       int64_t ranks = 1;
       try {
-        ranks = std::stoll(c.value_of("nproc-per-node", "1")) * std::stoll(c.value_of("nnodes", "1"));
+        ranks = std::stoll(nproc_per_node_of(c)) * std::stoll(nnodes_of(c));
       } catch (const std::exception&) {
         ranks = 0;  // not a number: left for `tokbench run` to refuse
       }

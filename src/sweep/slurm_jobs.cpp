@@ -34,9 +34,6 @@ using detail::last_line_of_file;
 using detail::read_text;
 using detail::write_atomically;
 
-// The built-in launcher's options: under Slurm, sbatch sizes the job and srun starts the ranks.
-const std::set<std::string> kLauncherOptions{"nproc-per-node", "nnodes", "node-rank", "master-addr", "master-port"};
-
 int64_t positive_or_one(const std::string& text) {
   try {
     std::size_t used = 0;
@@ -174,14 +171,14 @@ struct InFlight {
 
 std::vector<std::string> slurm_run_arguments(const Configuration& config) {
   Configuration without_launcher = config;
-  std::erase_if(without_launcher.options, [](const auto& option) { return kLauncherOptions.count(option.first) > 0; });
+  std::erase_if(without_launcher.options, [](const auto& option) { return is_launcher_option(option.first); });
   return without_launcher.run_arguments();
 }
 
-int64_t slurm_nodes(const Configuration& config) { return positive_or_one(config.value_of("nnodes", "1")); }
+int64_t slurm_nodes(const Configuration& config) { return positive_or_one(nnodes_of(config)); }
 
 int64_t slurm_tasks_per_node(const Configuration& config) {
-  return positive_or_one(config.value_of("nproc-per-node", "1"));
+  return positive_or_one(nproc_per_node_of(config));
 }
 
 int64_t slurm_time_limit_minutes(double timeout_seconds) {

@@ -11,10 +11,12 @@
 #include "predict/cluster.hpp"
 #include "predict/comm_measurements.hpp"
 #include "predict/measured_run.hpp"
+#include "predict/prediction_keys.hpp"
 #include "predict/target_from_run_options.hpp"
 #include "results/record_keys.hpp"
 #include "results/run_record.hpp"
 #include "results/record_status.hpp"
+#include "sweep/option_rows.hpp"
 #include "sweep/sweep_runner.hpp"
 
 namespace tokbench::sweep {
@@ -25,12 +27,12 @@ using nlohmann::json;
 // Whether a row asks for more than one rank as written (a count that is not a number is
 // `tokbench run`'s to refuse; it is still no one-rank row).
 bool multi_rank(const sweep::Configuration& c) {
-  return c.value_of("nproc-per-node", "1") != "1" || c.value_of("nnodes", "1") != "1";
+  return nproc_per_node_of(c) != "1" || nnodes_of(c) != "1";
 }
 
 int64_t ranks_of(const sweep::Configuration& c) {
   try {
-    return std::stoll(c.value_of("nproc-per-node", "1")) * std::stoll(c.value_of("nnodes", "1"));
+    return std::stoll(nproc_per_node_of(c)) * std::stoll(nnodes_of(c));
   } catch (const std::exception&) {
     return 0;
   }
@@ -208,7 +210,7 @@ std::vector<json> join_predictions(const PredictedSweep& plan, const std::vector
     record.sweep_config_id = predicted_id(c);
     record.sweep_options = results::Block(options_json(c));
     results::Block prediction = record.prediction.value_or(results::Block::object());
-    prediction["source"][results::key::sweep_config_id] = source_id->second;
+    prediction[predict::prediction_key::source][results::key::sweep_config_id] = source_id->second;
     const double predicted_ms = record.average_iter_time.value_or(0.0);
     std::string beside;
     if (measured && measured->status.value_or("") == results::kStatusOk && measured->average_iter_time.value()) {

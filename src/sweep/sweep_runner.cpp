@@ -212,7 +212,7 @@ results::RunRecord synthesized_record(const Configuration& c, const std::string&
   r.model_name = c.value_of("model-name", c.value_of("model-config", "pythia-14m"));
   int64_t ranks = 1;
   try {
-    ranks = std::stoll(c.value_of("nproc-per-node", "1")) * std::stoll(c.value_of("nnodes", "1"));
+    ranks = std::stoll(nproc_per_node_of(c)) * std::stoll(nnodes_of(c));
   } catch (const std::exception&) {
   }
   r.num_gpus = ranks;
