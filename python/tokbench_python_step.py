@@ -91,6 +91,8 @@ def open_result_stream():
     return os.fdopen(result_fd, "w", buffering=1)
 
 
+# The protocol's lines (the module docstring lists them): tokbench's C++ reader names each event and
+# key once, in src/run/python_protocol_keys.hpp; a key added or renamed here is changed there too.
 def emit(stream, event, **fields):
     stream.write(json.dumps({"event": event, **fields}, allow_nan=False) + "\n")
     stream.flush()

@@ -38,6 +38,8 @@ constexpr std::size_t index_of(Category c) { return static_cast<std::size_t>(c);
 std::string_view json_name(Category c);
 // What people read in the report: "GEMMs", "data and host work", ...
 std::string_view label(Category c);
+// How explain's sentence names its time: "12.0 ms of <phrase>" ("GEMM time", "elementwise work", ...).
+std::string_view phrase(Category c);
 // The category of a JSON name; nullopt for a name this build does not know.
 std::optional<Category> category_named(std::string_view name);
 

@@ -8,25 +8,12 @@
 #include <utility>
 #include <vector>
 
+#include "account/explanation_keys.hpp"
+
 namespace tokbench::account {
 namespace {
 
-// How the sentence names each category's time: "12.0 ms of <phrase>".
-std::string_view phrase(Category c) {
-  switch (c) {
-    case Category::gemm: return "GEMM time";
-    case Category::attention: return "attention";
-    case Category::normalization: return "normalization";
-    case Category::elementwise: return "elementwise work";
-    case Category::loss: return "loss";
-    case Category::optimizer: return "optimizer time";
-    case Category::data_host: return "data and host work";
-    case Category::exposed_comm: return "exposed communication";
-    case Category::device_idle: return "device idle time";
-    case Category::other: return "other time";
-  }
-  return "time";
-}
+namespace ek = explanation_key;
 
 std::string ms(double seconds) { return fmt::format("{:.1f} ms", std::abs(seconds) * 1e3); }
 
@@ -94,13 +81,13 @@ void write_explanation(const Explanation& e, std::ostream& out) {
   std::size_t width = std::string_view("category").size();
   for (const Category c : all_categories()) width = std::max(width, label(c).size());
   const std::size_t column = std::max<std::size_t>({12, e.base_name.size() + 2, e.run_name.size() + 2});
-  out << fmt::format("{:<{}}{:>{}}{:>{}}{:>{}}\n", "category (ms per iteration)", width + 2, e.base_name, column,
-                     e.run_name, column, "difference", 12);
+  out << fmt::format("{:<{}}{:>{}}{:>{}}{:>{}}\n", ek::category_heading, width + 2, e.base_name, column,
+                     e.run_name, column, ek::difference, 12);
   for (const Category c : all_categories())
     out << fmt::format("{:<{}}{:>{}.1f}{:>{}.1f}{:>+12.1f}\n", label(c), width + 2,
                        e.base_seconds[index_of(c)] * 1e3, column, e.run_seconds[index_of(c)] * 1e3, column,
                        e.difference(c) * 1e3);
-  out << fmt::format("{:<{}}{:>{}.1f}{:>{}.1f}{:>+12.1f}\n", "iteration", width + 2, e.base_iteration_seconds * 1e3,
+  out << fmt::format("{:<{}}{:>{}.1f}{:>{}.1f}{:>+12.1f}\n", ek::iteration_row, width + 2, e.base_iteration_seconds * 1e3,
                      column, e.run_iteration_seconds * 1e3, column, e.iteration_difference() * 1e3);
   out << explanation_sentence(e) << "\n";
 }
@@ -108,17 +95,17 @@ void write_explanation(const Explanation& e, std::ostream& out) {
 nlohmann::ordered_json to_json(const Explanation& e) {
   nlohmann::ordered_json categories = nlohmann::ordered_json::object();
   for (const Category c : all_categories())
-    categories[std::string(json_name(c))] = {{"base_ms", e.base_seconds[index_of(c)] * 1e3},
-                                             {"run_ms", e.run_seconds[index_of(c)] * 1e3},
-                                             {"difference_ms", e.difference(c) * 1e3}};
-  return {{"base", e.base_name},
-          {"run", e.run_name},
-          {"iteration_ms",
-           {{"base", e.base_iteration_seconds * 1e3},
-            {"run", e.run_iteration_seconds * 1e3},
-            {"difference", e.iteration_difference() * 1e3}}},
-          {"categories", categories},
-          {"sentence", explanation_sentence(e)}};
+    categories[std::string(json_name(c))] = {{ek::base_ms, e.base_seconds[index_of(c)] * 1e3},
+                                             {ek::run_ms, e.run_seconds[index_of(c)] * 1e3},
+                                             {ek::difference_ms, e.difference(c) * 1e3}};
+  return {{ek::base, e.base_name},
+          {ek::run, e.run_name},
+          {ek::iteration_ms,
+           {{ek::base, e.base_iteration_seconds * 1e3},
+            {ek::run, e.run_iteration_seconds * 1e3},
+            {ek::difference, e.iteration_difference() * 1e3}}},
+          {ek::categories, categories},
+          {ek::sentence, explanation_sentence(e)}};
 }
 
 }  // namespace tokbench::account

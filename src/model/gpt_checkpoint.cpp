@@ -10,7 +10,11 @@
 
 #include <utility>
 
+#include "model/saved_data_keys.hpp"
+
 namespace tokbench::model {
+
+namespace sdk = saved_data_key;  // the keys of ctx->saved_data
 namespace {
 
 using torch::autograd::variable_list;
@@ -88,8 +92,8 @@ class LinearGraphOnly : public torch::autograd::Function<LinearGraphOnly> {
                             const std::optional<at::Tensor>& maybe_bias) {
     const auto x2 = x.reshape({-1, x.size(-1)});  // (M, K)
     ctx->save_for_backward({x2, weight});
-    ctx->saved_data["has_bias"] = maybe_bias.has_value();
-    ctx->saved_data["x_sizes"] = x.sizes().vec();
+    ctx->saved_data[sdk::has_bias] = maybe_bias.has_value();
+    ctx->saved_data[sdk::x_sizes] = x.sizes().vec();
     auto sizes = x.sizes().vec();
     sizes.back() = weight.size(0);
     return at::empty(sizes, x.options());
@@ -103,9 +107,9 @@ class LinearGraphOnly : public torch::autograd::Function<LinearGraphOnly> {
     at::Tensor grad_x, grad_w, grad_b;
     // As AddmmBackward / MmBackward compute them for at::linear's mm(x, Wᵀ): Wᵀ is column-major,
     // so its gradient is taken as (dyᵀ·x)ᵀ in that layout, i.e. W's as dyᵀ·x.
-    if (ctx->needs_input_grad(0)) grad_x = dy.mm(weight).view(ctx->saved_data["x_sizes"].toIntVector());
+    if (ctx->needs_input_grad(0)) grad_x = dy.mm(weight).view(ctx->saved_data[sdk::x_sizes].toIntVector());
     if (ctx->needs_input_grad(1)) grad_w = dy.t().mm(x2);
-    if (ctx->saved_data["has_bias"].toBool() && ctx->needs_input_grad(2)) grad_b = dy.sum(0);
+    if (ctx->saved_data[sdk::has_bias].toBool() && ctx->needs_input_grad(2)) grad_b = dy.sum(0);
     return {grad_x, grad_w, grad_b};
   }
 };

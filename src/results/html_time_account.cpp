@@ -10,11 +10,14 @@
 #include <vector>
 
 #include "account/category.hpp"
+#include "account/time_account_keys.hpp"
 #include "results/html_charts.hpp"
 #include "results/record_keys.hpp"
 
 namespace tokbench::results::detail {
 namespace {
+
+namespace tak = account::time_account_key;
 
 constexpr double kWidth = 1100;
 constexpr double kBarHeight = 22, kBarGap = 8;
@@ -67,20 +70,20 @@ std::string time_account_chart(const PivotTable& table) {
       const nlohmann::json* run = table.rows[r].runs[e];
       if (run == nullptr || !run->is_object()) continue;
       const auto account = run->find(key::time_account);
-      if (account == run->end() || !account->is_object() || !account->contains("categories")) continue;
+      if (account == run->end() || !account->is_object() || !account->contains(tak::categories)) continue;
       Bar bar;
       bar.label = configuration + " · " + table.executors[e];
-      bar.iteration_ms = number_at(*account, "iteration_s") * 1e3;
+      bar.iteration_ms = number_at(*account, tak::iteration_s) * 1e3;
       if (!(bar.iteration_ms > 0)) continue;
-      const auto& categories = (*account)["categories"];
+      const auto& categories = (*account)[tak::categories];
       for (const auto c : account::all_categories()) {
         const auto it = categories.find(std::string(account::json_name(c)));
         if (it == categories.end() || !it->is_object()) continue;
-        const double seconds = number_at(*it, "s"), share = number_at(*it, "share");
+        const double seconds = number_at(*it, tak::s), share = number_at(*it, tak::share);
         bar.ms[account::index_of(c)] = std::isfinite(seconds) ? seconds * 1e3 : 0;
         bar.share[account::index_of(c)] = std::isfinite(share) ? share : 0;
       }
-      const double mfu = number_at(*account, "mfu");
+      const double mfu = number_at(*account, tak::mfu);
       if (std::isfinite(mfu) && mfu > 0) bar.ideal_ms = mfu * bar.iteration_ms;
       bars.push_back(std::move(bar));
     }

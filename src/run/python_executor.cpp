@@ -23,6 +23,7 @@
 #include "run/metrics.hpp"
 #include "run/progress.hpp"
 #include "run/publish_result.hpp"
+#include "run/python_protocol_keys.hpp"
 #include "run/python_time_account.hpp"
 #include "run/rank_gathering.hpp"
 #include "run/report.hpp"
@@ -41,6 +42,8 @@ namespace tokbench::run {
 namespace {
 
 namespace fs = std::filesystem;
+namespace pe = python_protocol_event;
+namespace pk = python_protocol_key;
 
 constexpr const char* kScriptName = "tokbench_python_step.py";
 constexpr const char* kMemoryProbeName = "libtokbench_memory_probe.so";
@@ -191,21 +194,21 @@ ChildRun run_child(const RunPlan& plan, const PythonStepCommand& command, const 
   char buffer[65536];
   auto on_line = [&](const std::string& line) {
     const auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("event")) return;  // not the protocol's
-    const std::string event = j.value("event", "");
-    if (event == "unavailable") {
-      c.unavailable_error = j.value("error", "cannot import torch and litgpt");
-      c.missing_executor = j.value("executor", false);
-    } else if (event == "ready") {
+    if (j.is_discarded() || !j.is_object() || !j.contains(pk::event)) return;  // not the protocol's
+    const std::string event = j.value(pk::event, "");
+    if (event == pe::unavailable) {
+      c.unavailable_error = j.value(pk::error, "cannot import torch and litgpt");
+      c.missing_executor = j.value(pk::executor, false);
+    } else if (event == pe::ready) {
       c.ready = true;
-      env.python_version = j.value("python_version", "");
-      env.python_torch_version = j.value("torch_version", "");
-      env.litgpt_version = j.value("litgpt_version", "");
-      env.thunder_version = j.value("thunder_version", "");
-      env.thunder_executors = j.value("thunder_executors", "");
+      env.python_version = j.value(pk::python_version, "");
+      env.python_torch_version = j.value(pk::torch_version, "");
+      env.litgpt_version = j.value(pk::litgpt_version, "");
+      env.thunder_version = j.value(pk::thunder_version, "");
+      env.thunder_executors = j.value(pk::thunder_executors, "");
       if (!quiet) {
         print_config_echo(plan, report_out);
-        report_out << fmt::format("# threads: {}; Python {} ({}), torch {}, litgpt {}{}\n", j.value("num_threads", 0),
+        report_out << fmt::format("# threads: {}; Python {} ({}), torch {}, litgpt {}{}\n", j.value(pk::num_threads, 0),
                                   env.python_version, command.python, env.python_torch_version, env.litgpt_version,
                                   env.thunder_version.empty() ? "" : ", lightning-thunder " + env.thunder_version);
         if (base_version(env.python_torch_version) != base_version(env.libtorch_version))
@@ -213,39 +216,39 @@ ChildRun run_child(const RunPlan& plan, const PythonStepCommand& command, const 
                                     env.python_torch_version, env.libtorch_version);
         report_out << std::flush;
       }
-    } else if (event == "iteration") {
+    } else if (event == pe::iteration) {
       IterationSample s;
-      s.index = j.value("index", int64_t{0});
-      s.warmup = j.value("warmup", false);
-      s.seconds = j.value("seconds", 0.0);
-      s.loss = number_or_null(j, "loss").value_or(std::numeric_limits<double>::quiet_NaN());
-      s.end_time = j.value("end_time", 0.0);
-      s.real_tokens = j.value("real_tokens", int64_t{0});
+      s.index = j.value(pk::index, int64_t{0});
+      s.warmup = j.value(pk::warmup, false);
+      s.seconds = j.value(pk::seconds, 0.0);
+      s.loss = number_or_null(j, pk::loss).value_or(std::numeric_limits<double>::quiet_NaN());
+      s.end_time = j.value(pk::end_time, 0.0);
+      s.real_tokens = j.value(pk::real_tokens, int64_t{0});
       run.iterations.push_back(s);
       progress.on_iteration(s);
-    } else if (event == "time_account") {
+    } else if (event == pe::time_account) {
       auto account = read_python_time_account(j);
       if (auto* pass = std::get_if<train::ProfiledTimeAccount>(&account)) {
         run.time_account = std::move(*pass);
       } else {
         run.time_account_message = "no time account: " + std::get<std::string>(account);
       }
-    } else if (event == "result") {
+    } else if (event == pe::result) {
       c.finished = true;
-      run.outcome = train::run_status_from_string(j.value("status", "error"));
-      run.message = j.value("message", "");
-      run.measured_window_seconds = number_or_null(j, "measured_window_seconds").value_or(0);
-      run.peak_rss_bytes = static_cast<int64_t>(number_or_null(j, "peak_rss_bytes").value_or(0));
-      c.profile_message = j.value("profile_message", "");
-      c.snapshot_message = j.value("memory_snapshot_message", "");
-      if (!c.snapshot_message.empty() && !j.value("memory_snapshot_written", false))
+      run.outcome = train::run_status_from_string(j.value(pk::status, std::string(train::to_string(Outcome::error))));
+      run.message = j.value(pk::message, "");
+      run.measured_window_seconds = number_or_null(j, pk::measured_window_seconds).value_or(0);
+      run.peak_rss_bytes = static_cast<int64_t>(number_or_null(j, pk::peak_rss_bytes).value_or(0));
+      c.profile_message = j.value(pk::profile_message, "");
+      c.snapshot_message = j.value(pk::memory_snapshot_message, "");
+      if (!c.snapshot_message.empty() && !j.value(pk::memory_snapshot_written, false))
         note_snapshot_failure(run, c.snapshot_message);
-      if (j.contains("attention_kernel") && j["attention_kernel"].is_string())
-        run.attention_kernel = j["attention_kernel"].get<std::string>();
-      if (const auto allocated = number_or_null(j, "allocated_peak_bytes")) {
+      if (j.contains(pk::attention_kernel) && j[pk::attention_kernel].is_string())
+        run.attention_kernel = j[pk::attention_kernel].get<std::string>();
+      if (const auto allocated = number_or_null(j, pk::allocated_peak_bytes)) {
         run.allocation_peaks_known = true;
         run.allocated_peak_bytes = static_cast<int64_t>(*allocated);
-        run.reserved_peak_bytes = static_cast<int64_t>(number_or_null(j, "reserved_peak_bytes").value_or(0));
+        run.reserved_peak_bytes = static_cast<int64_t>(number_or_null(j, pk::reserved_peak_bytes).value_or(0));
       }
     }
   };

@@ -9,11 +9,13 @@
 
 #include "account/device_timeline.hpp"
 #include "account/profiled_pass.hpp"
+#include "run/python_protocol_keys.hpp"
 
 namespace tokbench::run {
 namespace {
 
 using json = nlohmann::json;
+namespace pk = python_protocol_key;
 
 // The source the record names: torch.profiler over the Python step, host events only or, on a
 // CUDA device, with the device's timeline.
@@ -68,22 +70,22 @@ account::DeviceActivity read_device_event(const json& row, const std::vector<std
 }  // namespace
 
 std::variant<train::ProfiledTimeAccount, std::string> read_python_time_account(const json& line) {
-  if (line.contains("error")) return "the profiled pass failed: " + line.value("error", std::string("?"));
+  if (line.contains(pk::error)) return "the profiled pass failed: " + line.value(pk::error, std::string("?"));
   try {
-    const auto names = line.at("names").get<std::vector<std::string>>();
-    const auto shapes = line.at("shapes").get<std::vector<account::Shapes>>();
+    const auto names = line.at(pk::names).get<std::vector<std::string>>();
+    const auto shapes = line.at(pk::shapes).get<std::vector<account::Shapes>>();
     std::vector<account::ProfiledEvent> events;
-    events.reserve(line.at("events").size());
-    for (const json& row : line.at("events")) events.push_back(read_event(row, names, shapes));
+    events.reserve(line.at(pk::events).size());
+    for (const json& row : line.at(pk::events)) events.push_back(read_event(row, names, shapes));
     train::ProfiledTimeAccount out;
-    out.clock_seconds = line.at("clock_seconds").get<double>();
-    if (line.contains("device_events")) {
+    out.clock_seconds = line.at(pk::clock_seconds).get<double>();
+    if (line.contains(pk::device_events)) {
       // On a CUDA device: the device's timeline, as tokbench's own pass reads it
       // (src/train/time_account_pass.cpp), and NCCL's exposed time from it.
       std::vector<account::LaunchCall> launches;
-      for (const json& row : line.at("launches")) launches.push_back(read_launch(row));
+      for (const json& row : line.at(pk::launches)) launches.push_back(read_launch(row));
       std::vector<account::DeviceActivity> activities;
-      for (const json& row : line.at("device_events")) activities.push_back(read_device_event(row, names));
+      for (const json& row : line.at(pk::device_events)) activities.push_back(read_device_event(row, names));
       account::DevicePass timeline = account::attribute_device_timeline(events, launches, std::move(activities));
       out.source = kCudaSource;
       out.pass = std::move(timeline.pass);

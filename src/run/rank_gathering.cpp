@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "results/record_status.hpp"
+#include "train/run_status.hpp"
 
 namespace tokbench::run {
 namespace {
@@ -15,9 +16,13 @@ namespace {
 // Which rank's ending explains the run: a rank's own failure (OOM, NaN, error) outranks the
 // broken connections and timeouts it caused on the others.
 int severity(const std::string& status) {
-  for (const auto& [name, rank] : std::vector<std::pair<std::string, int>>{
-           {"oom", 7}, {"nan", 6}, {"error", 5}, {"interrupted", 4}, {"timeout", 3}, {"rank_failed", 2}, {"ok", 0}})
-    if (status == name) return rank;
+  using train::RunStatus;
+  constexpr std::pair<RunStatus, int> kSeverity[] = {{RunStatus::oom, 7},     {RunStatus::nan, 6},
+                                                     {RunStatus::error, 5},   {RunStatus::interrupted, 4},
+                                                     {RunStatus::timeout, 3}, {RunStatus::rank_failed, 2},
+                                                     {RunStatus::ok, 0}};
+  for (const auto& [named, rank] : kSeverity)
+    if (status == train::to_string(named)) return rank;
   return 1;
 }
 

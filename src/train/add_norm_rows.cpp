@@ -10,10 +10,13 @@
 #include <tuple>
 
 #include "account/range_names.hpp"
+#include "model/saved_data_keys.hpp"
 #include "train/cuda_row_kernels.hpp"
 #include "train/profile_trace.hpp"
 
 namespace tokbench::train {
+
+namespace sdk = model::saved_data_key;  // the keys of ctx->saved_data
 namespace {
 
 using torch::autograd::AutogradContext;
@@ -44,8 +47,8 @@ class AddRmsNormRowsFunction : public torch::autograd::Function<AddRmsNormRowsFu
       y = (sf * rstd.unsqueeze(1) * scale).to(x2.scalar_type());
     }
     ctx->save_for_backward({sum, scale, rstd});
-    ctx->saved_data["x_sizes"] = x.sizes().vec();
-    ctx->saved_data["weight_dtype"] = weight.scalar_type();
+    ctx->saved_data[sdk::x_sizes] = x.sizes().vec();
+    ctx->saved_data[sdk::weight_dtype] = weight.scalar_type();
     return {sum.view(x.sizes()), y.view(x.sizes())};
   }
 
@@ -76,8 +79,8 @@ class AddRmsNormRowsFunction : public torch::autograd::Function<AddRmsNormRowsFu
       grad_input = (r * (gw - sf * correction) + grad_sum.to(at::kFloat)).to(sum.scalar_type());
       if (want_weight) grad_weight = (gf * sf * r).sum(0);
     }
-    if (want_weight) grad_weight = grad_weight.to(ctx->saved_data["weight_dtype"].toScalarType());
-    const auto grad = grad_input.view(ctx->saved_data["x_sizes"].toIntVector());
+    if (want_weight) grad_weight = grad_weight.to(ctx->saved_data[sdk::weight_dtype].toScalarType());
+    const auto grad = grad_input.view(ctx->saved_data[sdk::x_sizes].toIntVector());
     return {grad, grad, grad_weight, at::Tensor(), at::Tensor()};
   }
 };
@@ -118,9 +121,9 @@ class AddLayerNormRowsFunction : public torch::autograd::Function<AddLayerNormRo
       y = yf.to(x2.scalar_type());
     }
     ctx->save_for_backward({sum, w, mean, rstd});
-    ctx->saved_data["x_sizes"] = x.sizes().vec();
-    if (weight.defined()) ctx->saved_data["weight_dtype"] = weight.scalar_type();
-    if (bias.defined()) ctx->saved_data["bias_dtype"] = bias.scalar_type();
+    ctx->saved_data[sdk::x_sizes] = x.sizes().vec();
+    if (weight.defined()) ctx->saved_data[sdk::weight_dtype] = weight.scalar_type();
+    if (bias.defined()) ctx->saved_data[sdk::bias_dtype] = bias.scalar_type();
     return {sum.view(x.sizes()), y.view(x.sizes())};
   }
 
@@ -139,8 +142,8 @@ class AddLayerNormRowsFunction : public torch::autograd::Function<AddLayerNormRo
     const auto grad_sum = as_rows(grad_outputs[0]);
     const auto g = as_rows(grad_outputs[1]);
     // needs_input_grad counts the tensor inputs only: weight's is 2, bias's 2 or 3.
-    const bool has_weight = ctx->saved_data.count("weight_dtype") > 0;
-    const bool has_bias = ctx->saved_data.count("bias_dtype") > 0;
+    const bool has_weight = ctx->saved_data.count(sdk::weight_dtype) > 0;
+    const bool has_bias = ctx->saved_data.count(sdk::bias_dtype) > 0;
     const bool want_weight = has_weight && ctx->needs_input_grad(2);
     const bool want_bias = has_bias && ctx->needs_input_grad(has_weight ? 3 : 2);
     at::Tensor grad_input, grad_weight, grad_bias;  // grad_weight, grad_bias: fp32 sums until cast below
@@ -158,9 +161,9 @@ class AddLayerNormRowsFunction : public torch::autograd::Function<AddLayerNormRo
       if (want_weight) grad_weight = (gf * xhat).sum(0);
       if (want_bias) grad_bias = gf.sum(0);
     }
-    if (want_weight) grad_weight = grad_weight.to(ctx->saved_data["weight_dtype"].toScalarType());
-    if (want_bias) grad_bias = grad_bias.to(ctx->saved_data["bias_dtype"].toScalarType());
-    const auto grad = grad_input.view(ctx->saved_data["x_sizes"].toIntVector());
+    if (want_weight) grad_weight = grad_weight.to(ctx->saved_data[sdk::weight_dtype].toScalarType());
+    if (want_bias) grad_bias = grad_bias.to(ctx->saved_data[sdk::bias_dtype].toScalarType());
+    const auto grad = grad_input.view(ctx->saved_data[sdk::x_sizes].toIntVector());
     return {grad, grad, grad_weight, grad_bias, at::Tensor()};
   }
 };

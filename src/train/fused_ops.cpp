@@ -3,6 +3,7 @@
 // inside them records autograd history.
 #include "train/fused_ops.hpp"
 
+#include "model/saved_data_keys.hpp"
 #include "train/cross_entropy_rows.hpp"
 #include "train/cuda_row_kernels.hpp"
 #include "train/profile_trace.hpp"
@@ -13,6 +14,8 @@
 #include <algorithm>
 
 namespace tokbench::train {
+
+namespace sdk = model::saved_data_key;  // the keys of ctx->saved_data
 namespace {
 
 using torch::autograd::AutogradContext;
@@ -41,9 +44,9 @@ class FusedLinearFunction : public torch::autograd::Function<FusedLinearFunction
     const at::Tensor bias = maybe_bias.value_or(at::Tensor());
     const auto x2 = x.reshape({-1, x.size(-1)});  // (M, K)
     ctx->save_for_backward({x2, weight});
-    ctx->saved_data["kernels"] = kernels;
-    ctx->saved_data["has_bias"] = bias.defined();
-    ctx->saved_data["x_sizes"] = x.sizes().vec();
+    ctx->saved_data[sdk::kernels] = kernels;
+    ctx->saved_data[sdk::has_bias] = bias.defined();
+    ctx->saved_data[sdk::x_sizes] = x.sizes().vec();
     auto sizes = x.sizes().vec();
     sizes.back() = weight.size(0);
     if (!compute_output) return at::empty(sizes, x.options());
@@ -56,14 +59,14 @@ class FusedLinearFunction : public torch::autograd::Function<FusedLinearFunction
     const auto saved = ctx->get_saved_variables();
     const auto& x2 = saved[0];
     const auto& weight = saved[1];
-    const int64_t kernels = ctx->saved_data["kernels"].toInt();
+    const int64_t kernels = ctx->saved_data[sdk::kernels].toInt();
     const auto dy = grad_outputs[0].reshape({-1, weight.size(0)});  // (M, N)
     at::Tensor grad_x, grad_w, grad_b;
     if (ctx->needs_input_grad(0))
       grad_x = linear_grad_input(unpack(kernels, GemmRole::grad_input), dy, weight)
-                   .view(ctx->saved_data["x_sizes"].toIntVector());
+                   .view(ctx->saved_data[sdk::x_sizes].toIntVector());
     if (ctx->needs_input_grad(1)) grad_w = linear_grad_weight(unpack(kernels, GemmRole::grad_weight), dy, x2);
-    if (ctx->saved_data["has_bias"].toBool() && ctx->needs_input_grad(2)) grad_b = dy.sum(0);
+    if (ctx->saved_data[sdk::has_bias].toBool() && ctx->needs_input_grad(2)) grad_b = dy.sum(0);
     return {grad_x, grad_w, grad_b, at::Tensor(), at::Tensor()};
   }
 };
@@ -138,9 +141,9 @@ class ChunkedLinearCrossEntropyFunction : public torch::autograd::Function<Chunk
     }
     if (!grad_weight.defined()) grad_weight = at::zeros_like(weight);  // no rows at all
     if (bias.defined() && !grad_bias.defined()) grad_bias = at::zeros_like(bias);
-    ctx->saved_data["grad_hidden"] = grad_hidden;
-    ctx->saved_data["grad_weight"] = grad_weight;
-    if (bias.defined()) ctx->saved_data["grad_bias"] = grad_bias;
+    ctx->saved_data[sdk::grad_hidden] = grad_hidden;
+    ctx->saved_data[sdk::grad_weight] = grad_weight;
+    if (bias.defined()) ctx->saved_data[sdk::grad_bias] = grad_bias;
     return loss_sum * inv_count;
   }
 
@@ -153,7 +156,7 @@ class ChunkedLinearCrossEntropyFunction : public torch::autograd::Function<Chunk
       found->second = at::IValue();  // hand the buffer over; backward runs once
       return grad.mul_(scale.to(grad.scalar_type()));
     };
-    return {take("grad_hidden", 0), take("grad_weight", 1), take("grad_bias", 2), at::Tensor(), at::Tensor(),
+    return {take(sdk::grad_hidden, 0), take(sdk::grad_weight, 1), take(sdk::grad_bias, 2), at::Tensor(), at::Tensor(),
             at::Tensor(), at::Tensor()};
   }
 };

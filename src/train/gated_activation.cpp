@@ -5,9 +5,12 @@
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/custom_function.h>
 
+#include "model/saved_data_keys.hpp"
 #include "train/cuda_row_kernels.hpp"
 
 namespace tokbench::train {
+
+namespace sdk = model::saved_data_key;  // the keys of ctx->saved_data
 namespace {
 
 using torch::autograd::AutogradContext;
@@ -20,7 +23,7 @@ class GatedActivationFunction : public torch::autograd::Function<GatedActivation
     auto h = at::empty_like(g);
     gated_activation_cuda_forward(g, u, h, static_cast<model::GateActivation>(activation));
     ctx->save_for_backward({g, u});  // act(gate) is recomputed in backward, not kept
-    ctx->saved_data["activation"] = activation;
+    ctx->saved_data[sdk::activation] = activation;
     return h;
   }
 
@@ -31,7 +34,7 @@ class GatedActivationFunction : public torch::autograd::Function<GatedActivation
     const auto grad_h = grad_outputs[0].to(g.scalar_type()).contiguous();
     auto grad_gate = at::empty_like(g), grad_up = at::empty_like(u);
     gated_activation_cuda_backward(grad_h, g, u, grad_gate, grad_up,
-                                   static_cast<model::GateActivation>(ctx->saved_data["activation"].toInt()));
+                                   static_cast<model::GateActivation>(ctx->saved_data[sdk::activation].toInt()));
     return {grad_gate, grad_up, at::Tensor()};
   }
 };

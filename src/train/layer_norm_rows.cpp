@@ -8,10 +8,13 @@
 #include <tuple>
 
 #include "account/range_names.hpp"
+#include "model/saved_data_keys.hpp"
 #include "train/cuda_row_kernels.hpp"
 #include "train/profile_trace.hpp"
 
 namespace tokbench::train {
+
+namespace sdk = model::saved_data_key;  // the keys of ctx->saved_data
 namespace {
 
 using torch::autograd::AutogradContext;
@@ -41,9 +44,9 @@ class LayerNormRowsFunction : public torch::autograd::Function<LayerNormRowsFunc
       y = (centered * rstd.unsqueeze(1) * w + b).to(x2.scalar_type());
     }
     ctx->save_for_backward({x2, w, mean, rstd});
-    ctx->saved_data["x_sizes"] = x.sizes().vec();
-    ctx->saved_data["weight_dtype"] = weight.scalar_type();
-    ctx->saved_data["bias_dtype"] = bias.scalar_type();
+    ctx->saved_data[sdk::x_sizes] = x.sizes().vec();
+    ctx->saved_data[sdk::weight_dtype] = weight.scalar_type();
+    ctx->saved_data[sdk::bias_dtype] = bias.scalar_type();
     return y.view(x.sizes());
   }
 
@@ -71,9 +74,9 @@ class LayerNormRowsFunction : public torch::autograd::Function<LayerNormRowsFunc
       if (want_weight) grad_weight = (gf * xhat).sum(0);
       if (want_bias) grad_bias = gf.sum(0);
     }
-    if (want_weight) grad_weight = grad_weight.to(ctx->saved_data["weight_dtype"].toScalarType());
-    if (want_bias) grad_bias = grad_bias.to(ctx->saved_data["bias_dtype"].toScalarType());
-    return {grad_x.view(ctx->saved_data["x_sizes"].toIntVector()), grad_weight, grad_bias, at::Tensor()};
+    if (want_weight) grad_weight = grad_weight.to(ctx->saved_data[sdk::weight_dtype].toScalarType());
+    if (want_bias) grad_bias = grad_bias.to(ctx->saved_data[sdk::bias_dtype].toScalarType());
+    return {grad_x.view(ctx->saved_data[sdk::x_sizes].toIntVector()), grad_weight, grad_bias, at::Tensor()};
   }
 };
 

@@ -6,8 +6,12 @@
 
 #include <string>
 
+#include "train/memory_snapshot_keys.hpp"
+
 namespace tokbench::train {
 namespace {
+
+namespace msk = memory_snapshot_key;
 
 using Dict = c10::Dict<c10::IValue, c10::IValue>;
 using List = c10::impl::GenericList;
@@ -19,37 +23,37 @@ List no_frames() { return List(c10::AnyType::get()); }
 
 Dict segment_of(const CounterBlock& block) {
   Dict b(c10::StringType::get(), c10::AnyType::get());
-  b.insert("address", static_cast<int64_t>(block.address));
-  b.insert("size", block.bytes);
-  b.insert("requested_size", block.bytes);
-  b.insert("state", "active_allocated");
-  b.insert("frames", no_frames());
+  b.insert(msk::address, static_cast<int64_t>(block.address));
+  b.insert(msk::size, block.bytes);
+  b.insert(msk::requested_size, block.bytes);
+  b.insert(msk::state, "active_allocated");
+  b.insert(msk::frames, no_frames());
   List blocks(c10::AnyType::get());
   blocks.push_back(b);
   Dict s(c10::StringType::get(), c10::AnyType::get());
-  s.insert("device", int64_t{0});
-  s.insert("address", static_cast<int64_t>(block.address));
-  s.insert("total_size", block.bytes);
-  s.insert("allocated_size", block.bytes);
-  s.insert("active_size", block.bytes);
-  s.insert("requested_size", block.bytes);
-  s.insert("stream", int64_t{0});
-  s.insert("segment_type", block.bytes >= kLargeBlock ? "large" : "small");
-  s.insert("segment_pool_id", c10::ivalue::Tuple::create({int64_t{0}, int64_t{0}}));
-  s.insert("is_expandable", false);
-  s.insert("frames", no_frames());
-  s.insert("blocks", blocks);
+  s.insert(msk::device, int64_t{0});
+  s.insert(msk::address, static_cast<int64_t>(block.address));
+  s.insert(msk::total_size, block.bytes);
+  s.insert(msk::allocated_size, block.bytes);
+  s.insert(msk::active_size, block.bytes);
+  s.insert(msk::requested_size, block.bytes);
+  s.insert(msk::stream, int64_t{0});
+  s.insert(msk::segment_type, block.bytes >= kLargeBlock ? "large" : "small");
+  s.insert(msk::segment_pool_id, c10::ivalue::Tuple::create({int64_t{0}, int64_t{0}}));
+  s.insert(msk::is_expandable, false);
+  s.insert(msk::frames, no_frames());
+  s.insert(msk::blocks, blocks);
   return s;
 }
 
 Dict trace_entry(const char* action, const CounterEvent& e) {
   Dict d(c10::StringType::get(), c10::AnyType::get());
-  d.insert("action", action);
-  d.insert("addr", static_cast<int64_t>(e.address));
-  d.insert("size", e.bytes);
-  d.insert("stream", int64_t{0});
-  d.insert("time_us", e.time_us);
-  d.insert("frames", no_frames());
+  d.insert(msk::action, action);
+  d.insert(msk::addr, static_cast<int64_t>(e.address));
+  d.insert(msk::size, e.bytes);
+  d.insert(msk::stream, int64_t{0});
+  d.insert(msk::time_us, e.time_us);
+  d.insert(msk::frames, no_frames());
   return d;
 }
 
@@ -71,8 +75,8 @@ std::string cpu_memory_snapshot_pickled(const std::vector<CounterEvent>& events,
   List device_traces(c10::AnyType::get());
   device_traces.push_back(trace);
   Dict snapshot(c10::StringType::get(), c10::AnyType::get());
-  snapshot.insert("segments", segments);
-  snapshot.insert("device_traces", device_traces);
+  snapshot.insert(msk::segments, segments);
+  snapshot.insert(msk::device_traces, device_traces);
   // A plain pickle, as PyTorch writes its CUDA snapshot (torch::pickle_save would add the
   // persistent ids of torch.load's format, which pickle.load cannot read).
   std::string bytes;

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <vector>
 
+#include "train/adamw_keys.hpp"
 #include "train/optimizer.hpp"
 
 namespace tokbench::train {
@@ -59,8 +60,9 @@ OptimizerCost measure_optimizer_cost(int64_t threads) {
   cost.method = fmt::format(
       "tokbench's AdamW ({}), median of {} steps on {} tensors of {} elements and on one of {} elements, {} "
       "thread(s): per tensor and per element solved from the pair",
-      AdamW({at::zeros({1}).set_requires_grad(true)}, AdamWOptions{}, c10::Device(c10::kCPU)).fused() ? "fused"
-                                                                                                      : "per-parameter",
+      AdamW({at::zeros({1}).set_requires_grad(true)}, AdamWOptions{}, c10::Device(c10::kCPU)).fused()
+          ? adamw_key::fused
+          : adamw_key::per_parameter,
       kRepeats, kSmallTensors, kSmallElements, kLargeElements, cost.threads);
   return cost;
 }

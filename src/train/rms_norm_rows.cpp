@@ -11,11 +11,14 @@
 #include <string>
 #include <vector>
 
+#include "model/saved_data_keys.hpp"
 #include "train/profile_trace.hpp"
 #include "train/cuda_row_kernels.hpp"
 #include "train/rms_norm_rows_kernel.hpp"
 
 namespace tokbench::train {
+
+namespace sdk = model::saved_data_key;  // the keys of ctx->saved_data
 namespace {
 
 using torch::autograd::AutogradContext;
@@ -63,8 +66,8 @@ class RmsNormRowsFunction : public torch::autograd::Function<RmsNormRowsFunction
     auto y = at::empty_like(x2);                                                          // (R, C)
     auto rstd = at::empty({rows}, x2.options().dtype(at::kFloat));                        // (R)
     ctx->save_for_backward({x2, scale, rstd});
-    ctx->saved_data["x_sizes"] = x.sizes().vec();
-    ctx->saved_data["weight_dtype"] = weight.scalar_type();
+    ctx->saved_data[sdk::x_sizes] = x.sizes().vec();
+    ctx->saved_data[sdk::weight_dtype] = weight.scalar_type();
     if (x2.is_cuda()) {
       rms_norm_cuda_forward(x2, scale, y, rstd, eps);
       return y.view(x.sizes());
@@ -102,8 +105,9 @@ class RmsNormRowsFunction : public torch::autograd::Function<RmsNormRowsFunction
     auto grad_x = at::empty_like(x2);
     if (x2.is_cuda()) {
       const at::Tensor grad_weight = rms_norm_cuda_backward(g, x2, scale, rstd, grad_x, want_weight);
-      return {grad_x.view(ctx->saved_data["x_sizes"].toIntVector()),
-              want_weight ? grad_weight.to(ctx->saved_data["weight_dtype"].toScalarType()) : at::Tensor(), at::Tensor(),
+      return {grad_x.view(ctx->saved_data[sdk::x_sizes].toIntVector()),
+              want_weight ? grad_weight.to(ctx->saved_data[sdk::weight_dtype].toScalarType()) : at::Tensor(),
+              at::Tensor(),
               at::Tensor()};
     }
     // Parts split the rows by count alone (not by which thread runs them), so the sums
@@ -137,8 +141,8 @@ class RmsNormRowsFunction : public torch::autograd::Function<RmsNormRowsFunction
       }
     });
     at::Tensor grad_weight;
-    if (want_weight) grad_weight = partial.sum(0).to(ctx->saved_data["weight_dtype"].toScalarType());
-    return {grad_x.view(ctx->saved_data["x_sizes"].toIntVector()), grad_weight, at::Tensor(), at::Tensor()};
+    if (want_weight) grad_weight = partial.sum(0).to(ctx->saved_data[sdk::weight_dtype].toScalarType());
+    return {grad_x.view(ctx->saved_data[sdk::x_sizes].toIntVector()), grad_weight, at::Tensor(), at::Tensor()};
   }
 };
 

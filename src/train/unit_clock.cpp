@@ -1,6 +1,7 @@
 // The per-unit timing pass's clock (unit_clock.hpp).
 #include "train/unit_clock.hpp"
 
+#include "parallel/unit_clock_keys.hpp"
 #include "train/cuda_support.hpp"
 
 namespace tokbench::train {
@@ -12,7 +13,9 @@ UnitClock::UnitClock(const c10::Device& device) {
 
 UnitClock::~UnitClock() = default;
 
-const char* UnitClock::name() const { return device_ ? "cuda_events" : "host"; }
+const char* UnitClock::name() const {
+  return device_ ? parallel::unit_clock_key::cuda_events : parallel::unit_clock_key::host;
+}
 
 bool UnitClock::readable_at_once() const { return !device_; }
 
