@@ -14,6 +14,12 @@ inline constexpr char host[] = "host";
 inline constexpr char time[] = "time";
 inline constexpr char cpu_cores[] = "cpu_cores";
 inline constexpr char devices[] = "devices";
+// The Python executors' interpreter and packages (run/result_json.cpp adds them to a run's block).
+inline constexpr char python_version[] = "python_version";
+inline constexpr char python_torch_version[] = "python_torch_version";
+inline constexpr char litgpt_version[] = "litgpt_version";
+inline constexpr char thunder_version[] = "thunder_version";
+inline constexpr char python_executable[] = "python_executable";
 
 // The core count's name before cpu_cores (records and comm documents of an older tokbench; read
 // only).

@@ -5,6 +5,10 @@
 
 namespace tokbench::predict::cluster_key {
 
+// Not a key: the name --cluster (and sweep's --predict) give the cluster made of tokbench comm's
+// measured times, which the prediction's cluster block then names.
+inline constexpr char measured_cluster[] = "measured";
+
 inline constexpr char name[] = "name";
 inline constexpr char device[] = "device";
 inline constexpr char device_name[] = "device_name";

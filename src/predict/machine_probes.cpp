@@ -9,6 +9,7 @@
 
 #include "predict/prediction_keys.hpp"
 #include "results/record_keys.hpp"
+#include "results/report_keys.hpp"
 
 namespace tokbench::predict {
 
@@ -24,7 +25,7 @@ namespace {
 
 const nlohmann::json* first_predicted_record(const nlohmann::json& doc) {
   if (doc.is_object() && doc.contains(results::key::prediction)) return &doc;
-  const nlohmann::json* runs = doc.is_object() && doc.contains("runs") ? &doc["runs"] : doc.is_array() ? &doc : nullptr;
+  const nlohmann::json* runs = doc.is_object() && doc.contains(results::report_key::runs) ? &doc[results::report_key::runs] : doc.is_array() ? &doc : nullptr;
   if (!runs || !runs->is_array()) return nullptr;
   for (const auto& run : *runs)
     if (run.is_object() && run.contains(results::key::prediction) && run[results::key::prediction].is_object())

@@ -12,11 +12,13 @@
 #include "config/device.hpp"
 #include "config/row_record_keys.hpp"
 #include "machine/environment_keys.hpp"
+#include "parallel/unit_clock_keys.hpp"
 #include "parallel/strategy.hpp"
 #include "results/record_blocks.hpp"
 #include "results/record_keys.hpp"
 #include "results/record_status.hpp"
 #include "usage/usage_error.hpp"
+#include "results/report_keys.hpp"
 
 namespace tokbench::predict {
 
@@ -140,7 +142,7 @@ void read_unit_timings(const Block& timings, const Block& iterations, const std:
   } catch (const std::invalid_argument& e) {
     refuse(source, e.what());
   }
-  run.clock = t.clock.value_or("host");
+  run.clock = t.clock.value_or(parallel::unit_clock_key::host);
   const int64_t micro = t.micro_batches_per_iteration.value_or(run.grad_accum);
   if (micro != run.grad_accum)
     refuse(source, fmt::format("unit_timings.micro_batches_per_iteration {} disagrees with its GA {}", micro, run.grad_accum));
@@ -299,13 +301,13 @@ std::vector<std::pair<nlohmann::json, std::string>> records_of_document(const nl
   std::vector<std::pair<nlohmann::json, std::string>> out;
   const nlohmann::json* list = nullptr;
   if (doc.is_array()) list = &doc;
-  else if (doc.is_object() && doc.contains("runs") && doc["runs"].is_array() && !doc.contains(results::key::schema_version))
-    list = &doc["runs"];
+  else if (doc.is_object() && doc.contains(results::report_key::runs) && doc[results::report_key::runs].is_array() && !doc.contains(results::key::schema_version))
+    list = &doc[results::report_key::runs];
   if (!list) {
     out.emplace_back(doc, source);
     return out;
   }
-  const std::string prefix = doc.is_array() ? "" : "runs";
+  const std::string prefix = doc.is_array() ? "" : results::report_key::runs;
   for (std::size_t i = 0; i < list->size(); ++i) out.emplace_back((*list)[i], fmt::format("{} {}[{}]", source, prefix, i));
   return out;
 }

@@ -16,6 +16,7 @@
 
 #include "files/atomic_file.hpp"
 #include "predict/cluster.hpp"
+#include "predict/cluster_keys.hpp"
 #include "predict/comm_measurements.hpp"
 #include "predict/machine_probes.hpp"
 #include "predict/measured_run.hpp"
@@ -27,6 +28,7 @@
 #include "results/result_store.hpp"
 #include "results/tables.hpp"
 #include "usage/usage_error.hpp"
+#include "results/report_keys.hpp"
 
 namespace tokbench::predict {
 namespace {
@@ -73,7 +75,7 @@ std::vector<MeasuredRun> measured_runs(const std::string& from) {
                                               usage::printable(from), e.what()));
     }
     if (doc.is_object() && doc.contains(results::key::schema_version)) doc = results::read_run_result(from);  // a record's checks
-    from_list = doc.is_array() || (doc.is_object() && doc.contains("runs") && !doc.contains(results::key::schema_version));
+    from_list = doc.is_array() || (doc.is_object() && doc.contains(results::report_key::runs) && !doc.contains(results::key::schema_version));
     records = records_of_document(doc, from);
     // A list holds records: anything else (a number, a string) is no sweep's JSON, refused in one
     // line rather than skipped once per element.
@@ -103,7 +105,7 @@ std::vector<MeasuredRun> measured_runs(const std::string& from) {
 }
 
 ClusterInput cluster_input(const PredictCommandOptions& o) {
-  if (o.cluster == "measured") {
+  if (o.cluster == cluster_key::measured_cluster) {
     if (o.comm.empty())
       throw std::invalid_argument("--cluster measured reads collective times from --comm COMM.json (written by tokbench comm)");
     // One document: the target's world. Several (hybrid sharding's group sizes beside it): the
@@ -191,7 +193,7 @@ void run_predict_command(const PredictCommandOptions& o, const MeasureOptimizerC
   const nlohmann::json context{{"command", "tokbench predict"},
                                {prediction_key::from, o.from},
                                {prediction_key::cluster, cluster.cluster.name},
-                               {"runs", predictions.size()}};
+                               {results::report_key::runs, predictions.size()}};
   // Under the print format's tables: each prediction's interval and time account, in words.
   const std::string notes = format.name == "print" ? prediction_notes(predictions) : std::string();
   if (o.output.empty() || format.file != results::FileUse::never) {

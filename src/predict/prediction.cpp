@@ -202,7 +202,7 @@ json link_json(const Link& l) {
 ClusterInput measured_cluster(CommMeasurements m, std::vector<CommMeasurements> groups) {
   ClusterInput in;
   Cluster& c = in.cluster;
-  c.name = "measured";
+  c.name = cluster_key::measured_cluster;
   c.source = "measured " + m.source;
   c.device = m.device;
   c.devices_per_node = std::max<int64_t>(1, m.nproc_per_node);

@@ -57,6 +57,10 @@ inline constexpr char compute_time_factor[] = "compute_time_factor";
 inline constexpr char measured_sharing_factor[] = "measured_sharing_factor";
 inline constexpr char comm_compute_steal[] = "comm_compute_steal";
 inline constexpr char comm_rate_beside_compute[] = "comm_rate_beside_compute";
+// A sweep's predicted row beside its measured run (sweep/sweep_predictions.cpp): the measured
+// iteration time and the prediction's relative error against it.
+inline constexpr char measured_average_iter_time[] = "measured_average_iter_time";
+inline constexpr char error[] = "error";
 inline constexpr char factors[] = "factors";
 inline constexpr char thread_scaling_exponent[] = "thread_scaling_exponent";
 inline constexpr char gloo_cores_per_collective[] = "gloo_cores_per_collective";

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "account/time_account_keys.hpp"
 #include "account/category.hpp"
 #include "predict/prediction_keys.hpp"
 #include "results/record_keys.hpp"
@@ -52,10 +53,10 @@ std::string notes_of(const record_json& record) {
     return out;
   }
   std::string parts;
-  const record_json categories = predicted_account.value("categories", record_json::object());
+  const record_json categories = predicted_account.value(account::time_account_key::categories, record_json::object());
   for (const account::Category c : account::all_categories()) {
     const record_json entry = categories.value(std::string(account::json_name(c)), record_json::object());
-    parts += fmt::format("{}{} {:.2f}", parts.empty() ? "" : ", ", account::label(c), number_in(entry, "s") * 1e3);
+    parts += fmt::format("{}{} {:.2f}", parts.empty() ? "" : ", ", account::label(c), number_in(entry, account::time_account_key::s) * 1e3);
   }
   const double contention = number_in(prediction.value(pk::time_account, record_json::object()), pk::contention_ms);
   if (contention > 0) parts += fmt::format(" (of other, CPU contention {:.2f})", contention);

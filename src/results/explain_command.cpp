@@ -11,6 +11,7 @@
 #include "results/record_explanation.hpp"
 #include "results/record_keys.hpp"
 #include "usage/usage_error.hpp"
+#include "results/report_keys.hpp"
 
 namespace tokbench::results {
 namespace {
@@ -32,7 +33,7 @@ RunRecord record_at(const std::string& path) {
   } catch (const std::invalid_argument&) {
     return read_result(path).record;  // its own refusal, naming the file
   }
-  const auto runs = doc.is_object() && !doc.contains(key::schema_version) ? doc.find("runs") : doc.end();
+  const auto runs = doc.is_object() && !doc.contains(key::schema_version) ? doc.find(report_key::runs) : doc.end();
   if (runs == doc.end() || !runs->is_array() || runs->size() != 1) return read_result(path).record;
   try {
     return check_run_record(runs->front());

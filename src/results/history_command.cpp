@@ -10,6 +10,7 @@
 #include "results/comm_document_keys.hpp"
 #include "results/result_store.hpp"
 #include "results/tables.hpp"
+#include "results/report_keys.hpp"
 
 namespace tokbench::results {
 
@@ -23,7 +24,7 @@ void write_history(const HistoryOptions& o, std::ostream& out) {
   if (o.sweep == 0 && o.filter.empty() && o.format.empty()) {
     // Row by row as SQLite steps: a store of many sweeps is listed without holding them, and no
     // run's result document is read (the counts come from the index).
-    out << fmt::format("# {:>4}  {:<20}  {:>5}  {}\n", "id", "created", "runs", "out_dir");
+    out << fmt::format("# {:>4}  {:<20}  {:>5}  {}\n", "id", "created", report_key::runs, "out_dir");
     store.for_each_sweep([&out](const StoredSweep& s) {
       out << fmt::format("  {:>4}  {:<20}  {:>5}  {}\n", s.id, s.created, s.runs, s.out_dir);
     });
@@ -43,7 +44,7 @@ void write_history(const HistoryOptions& o, std::ostream& out) {
   const ReporterPlugin& format = format_from_string(o.format.empty() ? "print" : o.format);
   if (format.file != FileUse::never && o.output.empty())
     throw std::invalid_argument("--format xlsx and html write a file: name it with --output FILE");
-  nlohmann::json context{{"store", o.store}, {"sweep", o.sweep}, {"filter", o.filter}, {"runs", runs.size()}};
+  nlohmann::json context{{"store", o.store}, {"sweep", o.sweep}, {"filter", o.filter}, {report_key::runs, runs.size()}};
   write_report(format, context, runs, {}, out, o.output);
 }
 

@@ -10,6 +10,14 @@ namespace tokbench::results {
 
 inline constexpr std::string_view kStatusOk = "ok";
 inline constexpr std::string_view kStatusPredicted = "predicted";
+// The statuses the sweep writes itself, in the rows of configurations that could not give a
+// record: refused before they ran (invalid), or ended without one (error; under Slurm also the
+// job's time limit or memory). tokbench run's own words are train::RunStatus's
+// (train/run_status.cpp), the same words.
+inline constexpr std::string_view kStatusInvalid = "invalid";
+inline constexpr std::string_view kStatusError = "error";
+inline constexpr std::string_view kStatusTimeout = "timeout";
+inline constexpr std::string_view kStatusOom = "oom";
 
 // Whether a record of `status` holds figures tables show as numbers.
 inline bool holds_figures(std::string_view status) { return status == kStatusOk || status == kStatusPredicted; }

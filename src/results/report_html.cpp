@@ -171,7 +171,7 @@ std::string pivot_table(const PivotTable& t) {
       else if (cell->is_null())
         h += R"~(<td class="na" title="the run did not give this value">N/A</td>)~";
       else
-        h += fmt::format(R"~(<td class="{}">{}</td>)~", is_failure(cell) ? "fail" : "status",
+        h += fmt::format(R"~(<td class="{}">{}</td>)~", is_failure(cell) ? "fail" : key::status,
                          status_span(cell->get<std::string>()));
     }
     h += "</tr>";

@@ -1,6 +1,7 @@
 // The `json` format: one document, {"context": ..., "runs": [...]}, every run as it came (and,
 // with --explain-against, "explanations"); for a flat table, its document.
 #include "results/reporters.hpp"
+#include "results/report_keys.hpp"
 
 namespace tokbench::results::detail {
 namespace {
@@ -10,8 +11,8 @@ class JsonReporter final : public Reporter {
   explicit JsonReporter(const ReportTarget& target) : out_(target.out) {}
   void report_runs(const std::vector<nlohmann::json>& runs) override {
     nlohmann::json doc = nlohmann::json::object();
-    doc["context"] = context_;
-    doc["runs"] = runs;
+    doc[report_key::context] = context_;
+    doc[report_key::runs] = runs;
     // --explain-against: each row's runs explained against that column (table_explanations.hpp).
     if (!explained_column(context_).empty()) {
       nlohmann::json explanations = nlohmann::json::array();

@@ -14,6 +14,7 @@
 #include "results/reporters.hpp"
 #include "results/record_status.hpp"
 #include "results/record_keys.hpp"
+#include "results/report_keys.hpp"
 
 namespace tokbench::results::detail {
 namespace {
@@ -187,7 +188,7 @@ void write_table(Workbook& book, const PivotTable& t, const std::string& name) {
 }
 
 void write_runs(Workbook& book, const std::vector<json>& runs) {
-  lxw_worksheet* s = book.sheet("runs");
+  lxw_worksheet* s = book.sheet(report_key::runs);
   const std::vector<Column> columns = scalar_columns(runs);
   Widths widths;
   for (size_t c = 0; c < columns.size(); ++c) {
@@ -225,7 +226,7 @@ void write_runs(Workbook& book, const std::vector<json>& runs) {
 void write_flat_table(Workbook& book, const FlatTable& t) {
   std::string name;
   for (char c : t.rows_key) name += std::string_view("[]:*?/\\").find(c) == std::string_view::npos ? c : '_';
-  if (name.empty() || name == "context") name = "rows";
+  if (name.empty() || name == report_key::context) name = "rows";
   name.resize(std::min<size_t>(name.size(), 31));
   lxw_worksheet* s = book.sheet(name);
   Widths widths;
@@ -253,7 +254,7 @@ void write_flat_table(Workbook& book, const FlatTable& t) {
   worksheet_freeze_panes(s, 1, 0);
   if (!t.columns.empty()) worksheet_autofilter(s, 0, 0, t.rows().size(), t.columns.size() - 1);
 
-  lxw_worksheet* context = book.sheet("context");
+  lxw_worksheet* context = book.sheet(report_key::context);
   Widths context_widths;
   r = 0;
   const nlohmann::ordered_json described = t.context();  // iterated below: a named object, not a temporary
@@ -277,7 +278,7 @@ class XlsxReporter final : public Reporter {
   explicit XlsxReporter(const ReportTarget& target) : path_(target.path), options_(target.tables) {}
   void report_runs(const std::vector<json>& runs) override {
     Workbook book(path_);
-    std::set<std::string> used = {"runs"};
+    std::set<std::string> used = {report_key::runs};
     for (const auto& t : build_tables(runs, options_)) write_table(book, t, sheet_name(t, used));
     write_runs(book, runs);
     book.close();

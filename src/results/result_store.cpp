@@ -24,6 +24,7 @@
 #include "results/read_result.hpp"
 #include "results/record_blocks.hpp"
 #include "results/record_keys.hpp"
+#include "results/store_keys.hpp"
 
 namespace tokbench::results {
 
@@ -318,9 +319,10 @@ void ResultStore::check_is_ours() const {
   if (version > kStoreVersion)
     refuse("it was written by a newer tokbench (store version " + std::to_string(version) + "; this one reads " +
            std::to_string(kStoreVersion) + ")");
-  const std::vector<std::string> ours{"iterations", "runs", "sweeps"};
+  const std::vector<std::string> ours{store_table::iterations, store_table::runs, store_table::sweeps};
   // The same with the comm benchmarks' tables (sorted by name), which every writer now creates.
-  const std::vector<std::string> ours_with_comm{"comm_results", "comm_runs", "iterations", "runs", "sweeps"};
+  const std::vector<std::string> ours_with_comm{store_table::comm_results, store_table::comm_runs,
+                                                 store_table::iterations, store_table::runs, store_table::sweeps};
   if (application_id == 0 && tables != ours && tables != ours_with_comm)  // from before the mark: the tables say
     refuse(tables.empty() ? "it is an SQLite database without tokbench's tables"
                           : "it is an SQLite database of other tables (" + printable(tables.front()) + ", ...)");

@@ -15,6 +15,7 @@
 #include "model/memory_estimate.hpp"
 #include "results/record_keys.hpp"
 #include "run/info_keys.hpp"
+#include "model/module_keys.hpp"
 
 namespace tokbench::run {
 namespace {
@@ -134,9 +135,9 @@ void write_model_info(const InfoOptions& options, std::ostream& out) {
   const auto param_line = [](const char* what, int64_t count, const std::string& note) {
     return fmt::format("  {:<12} {:>18}  {:>10.4f} B{}\n", what, count, static_cast<double>(count) / 1e9, note);
   };
-  out << param_line("total", params.total, "");
+  out << param_line(info_key::total, params.total, "");
   out << param_line("embedding", params.embedding, "  (wte)");
-  out << param_line("lm_head", params.lm_head, "");
+  out << param_line(model::module_key::lm_head, params.lm_head, "");
   out << param_line("final norm", params.final_norm, "");
   out << param_line("per block", params.per_block.front(), fmt::format("  (x {} layers)", config.n_layer));
   out << "#\n# FLOPs per micro-batch (matmul: PyTorch FlopCounterMode over litgpt, the default;\n"
@@ -145,7 +146,7 @@ void write_model_info(const InfoOptions& options, std::ostream& out) {
   if (ac)
     out << "# with --checkpoint-activations: recompute = the blocks' forward run again in backward; hardware =\n"
            "# total + recompute (what HFU divides); total stays the model FLOPs (what MFU divides)\n";
-  out << fmt::format("# {:<10} {:>22} {:>22} {:>22}{}\n", "convention", "forward", "backward", "total",
+  out << fmt::format("# {:<10} {:>22} {:>22} {:>22}{}\n", "convention", "forward", "backward", info_key::total,
                      ac ? fmt::format(" {:>22} {:>22}", "recompute", "hardware") : "");
   for (std::size_t i = 0; i < std::size(kConventions); ++i) {
     const auto convention = kConventions[i];

@@ -12,6 +12,7 @@
 #include "run/report.hpp"
 #include "account/time_account_json.hpp"
 #include "distributed/dist_settings.hpp"
+#include "machine/environment_keys.hpp"
 #include "parallel/comm_plan.hpp"
 #include "files/atomic_file.hpp"
 #include "results/comm_plan_json.hpp"
@@ -326,11 +327,11 @@ results::RunRecord build_run_record(const RunPlan& plan, const MeasuredRun& run,
   // The Python executors' interpreter and packages: their torch may differ from the LibTorch
   // tokbench is built against, and a table comparing the two should say so.
   if (!env.python_torch_version.empty()) {
-    environment["python_version"] = env.python_version;
-    environment["python_torch_version"] = env.python_torch_version;
-    environment["litgpt_version"] = env.litgpt_version;
-    if (!env.thunder_version.empty()) environment["thunder_version"] = env.thunder_version;
-    environment["python_executable"] = env.python_executable;
+    environment[machine::environment_key::python_version] = env.python_version;
+    environment[machine::environment_key::python_torch_version] = env.python_torch_version;
+    environment[machine::environment_key::litgpt_version] = env.litgpt_version;
+    if (!env.thunder_version.empty()) environment[machine::environment_key::thunder_version] = env.thunder_version;
+    environment[machine::environment_key::python_executable] = env.python_executable;
   }
   r.environment = environment;
   return r;

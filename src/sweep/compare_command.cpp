@@ -13,6 +13,7 @@
 #include "results/read_result.hpp"
 #include "results/result_store.hpp"
 #include "sweep/compare.hpp"
+#include "sweep/sweep_runner.hpp"
 
 namespace tokbench::sweep {
 namespace {
@@ -41,7 +42,7 @@ Side load_side(const std::string& side, const std::string& store_path, const cha
     return out;
   }
   if (fs::is_directory(side, ec)) {
-    const fs::path runs = fs::is_directory(fs::path(side) / "runs", ec) ? fs::path(side) / "runs" : fs::path(side);
+    const fs::path runs = fs::is_directory(fs::path(side) / kRunsFolder, ec) ? fs::path(side) / kRunsFolder : fs::path(side);
     std::vector<fs::path> files;
     for (const auto& entry : fs::directory_iterator(runs))
       if (entry.path().extension() == ".json") files.push_back(entry.path());

@@ -259,21 +259,25 @@ JobEnding slurm_job_ending(const SlurmJobState& job, int64_t job_id, const std::
                            double timeout_seconds) {
   const std::string why = last_log_line.empty() ? "" : ": " + last_log_line;
   if (job.state == "TIMEOUT")
-    return {"timeout", fmt::format("Slurm job {} exceeded its time limit of {} min (the per-run timeout of {} s)",
-                                   job_id, slurm_time_limit_minutes(timeout_seconds), timeout_seconds)};
-  if (job.state == "OUT_OF_MEMORY") return {"oom", fmt::format("Slurm job {} ran out of memory{}", job_id, why)};
+    return {std::string(results::kStatusTimeout),
+            fmt::format("Slurm job {} exceeded its time limit of {} min (the per-run timeout of {} s)", job_id,
+                        slurm_time_limit_minutes(timeout_seconds), timeout_seconds)};
+  if (job.state == "OUT_OF_MEMORY")
+    return {std::string(results::kStatusOom), fmt::format("Slurm job {} ran out of memory{}", job_id, why)};
   // Exit 2 is the run refusing its options on the node (no GPU there, the model does not fit).
   if ((job.state == "FAILED" || job.state == "COMPLETED") && job.exit_code == 2 && job.signal == 0)
-    return {"invalid", last_log_line};
+    return {std::string(results::kStatusInvalid), last_log_line};
   if (job.state == "UNKNOWN")
-    return {"error", fmt::format("Slurm no longer knows job {} and it left no result{}", job_id, why)};
-  return {"error", fmt::format("Slurm job {} ended {} (exit code {}:{}) without a result{}", job_id, job.state,
-                               job.exit_code, job.signal, why)};
+    return {std::string(results::kStatusError),
+            fmt::format("Slurm no longer knows job {} and it left no result{}", job_id, why)};
+  return {std::string(results::kStatusError),
+          fmt::format("Slurm job {} ended {} (exit code {}:{}) without a result{}", job_id, job.state,
+                      job.exit_code, job.signal, why)};
 }
 
 SweepResult run_slurm_sweep(const std::vector<Configuration>& configs, const SweepOptions& o) {
   const std::filesystem::path out_dir = std::filesystem::absolute(o.out_dir);
-  std::filesystem::create_directories(out_dir / "runs");
+  std::filesystem::create_directories(out_dir / kRunsFolder);
   std::filesystem::create_directories(out_dir / "logs");
   std::filesystem::create_directories(out_dir / "slurm");
   JobRecord record(out_dir / "slurm-jobs.json");
@@ -416,7 +420,7 @@ SweepResult run_slurm_sweep(const std::vector<Configuration>& configs, const Swe
         // Refused on the node too, so refused here without a job.
         const std::string refusal = o.precheck ? o.precheck(c) : "";
         if (!refusal.empty()) {
-          detail::write_row(result_path(out_dir, c), synthesized_row(c, "invalid", refusal));
+          detail::write_row(result_path(out_dir, c), synthesized_row(c, std::string(results::kStatusInvalid), refusal));
           ++result.executed;
           progress(c, "invalid (not submitted)");
           continue;

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "config/device.hpp"
+#include "predict/cluster_keys.hpp"
 #include "predict/cluster.hpp"
 #include "predict/comm_measurements.hpp"
 #include "predict/measured_run.hpp"
@@ -98,7 +99,7 @@ std::string SweepCluster::device() const {
 SweepCluster load_sweep_cluster(const std::string& spec, const std::vector<std::string>& comm_documents) {
   SweepCluster cluster;
   cluster.spec = spec;
-  if (spec != "measured") {
+  if (spec != predict::cluster_key::measured_cluster) {
     if (!comm_documents.empty())
       throw std::invalid_argument(fmt::format("--comm applies to --predict measured only (cluster is '{}')", spec));
     try {
@@ -169,7 +170,7 @@ std::vector<json> join_predictions(const PredictedSweep& plan, const std::vector
                : sweep::synthesized_record(c, "", "").compiler.value_or(config::kDefaultExecutor);
     const std::string source_status = source ? source->status.value_or("") : std::string();
     if (source_id == plan.source_of.end()) {
-      out.push_back(unpredicted_row(c, "invalid",
+      out.push_back(unpredicted_row(c, std::string(results::kStatusInvalid),
                                     "no one-rank run to predict from: its ranks or global batch are not whole numbers "
                                     "the ranks divide",
                                     compiler));
@@ -188,7 +189,7 @@ std::vector<json> join_predictions(const PredictedSweep& plan, const std::vector
     }
     const predict::ClusterInput* input = cluster.for_world_size(ranks_of(c));
     if (!input) {
-      out.push_back(unpredicted_row(c, "invalid",
+      out.push_back(unpredicted_row(c, std::string(results::kStatusInvalid),
                                     fmt::format("--predict measured has no --comm document of {} ranks (tokbench comm "
                                                 "--nproc-per-node {} measures one)",
                                                 ranks_of(c), ranks_of(c)),
@@ -202,7 +203,7 @@ std::vector<json> join_predictions(const PredictedSweep& plan, const std::vector
           predict::read_measured_run(*source, fmt::format("sweep config {}", source_id->second));
       record = predict::predict_record(run, *input, predict::target_from_run_options(c.options));
     } catch (const std::invalid_argument& e) {
-      out.push_back(unpredicted_row(c, "invalid", e.what(), compiler));
+      out.push_back(unpredicted_row(c, std::string(results::kStatusInvalid), e.what(), compiler));
       ++not_predicted;
       continue;
     }
@@ -216,8 +217,8 @@ std::vector<json> join_predictions(const PredictedSweep& plan, const std::vector
     if (measured && measured->status.value_or("") == results::kStatusOk && measured->average_iter_time.value()) {
       const double measured_ms = *measured->average_iter_time.value();
       const double error = (predicted_ms - measured_ms) / measured_ms;
-      prediction["measured_average_iter_time"] = measured_ms;
-      prediction["error"] = error;
+      prediction[predict::prediction_key::measured_average_iter_time] = measured_ms;
+      prediction[predict::prediction_key::error] = error;
       errors.push_back({error, c.describe()});
       beside = fmt::format(" (measured {:.1f} ms, {:+.1f}%)", measured_ms, 100 * error);
     }

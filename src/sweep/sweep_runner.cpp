@@ -161,7 +161,7 @@ std::vector<nlohmann::json> gather_rows(const std::vector<Configuration>& config
 using namespace detail;  // the local loop below uses them unqualified
 
 std::filesystem::path result_path(const std::filesystem::path& out_dir, const Configuration& config) {
-  return out_dir / "runs" / (config.id + ".json");
+  return out_dir / kRunsFolder / (config.id + ".json");
 }
 
 bool has_result(const std::filesystem::path& path) {
@@ -238,7 +238,7 @@ nlohmann::json synthesized_row(const Configuration& c, const std::string& status
   if (o.launcher == Launcher::slurm) return run_slurm_sweep(configs, o);
   SweepResult result;
   try {
-    std::filesystem::create_directories(o.out_dir / "runs");
+    std::filesystem::create_directories(o.out_dir / kRunsFolder);
     std::filesystem::create_directories(o.out_dir / "logs");
   } catch (const std::exception& e) {
     result.harness_failure = e.what();
@@ -266,7 +266,7 @@ nlohmann::json synthesized_row(const Configuration& c, const std::string& status
         break;
       } else if (const std::string refusal = o.precheck ? o.precheck(c) : ""; !refusal.empty()) {
         // `tokbench run` would refuse it before any work: a row now, without starting it.
-        write_atomically(path, synthesized_row(c, "invalid", refusal));
+        write_atomically(path, synthesized_row(c, std::string(results::kStatusInvalid), refusal));
         ++result.executed;
         outcome = "invalid (not run): " + refusal;
       } else {
@@ -301,9 +301,9 @@ nlohmann::json synthesized_row(const Configuration& c, const std::string& status
                                                    : "could not start its runtime",
                                                end.status.exit_code, why.empty() ? "its log is empty" : why));
         } else if (end.status.signal == 0 && end.status.exit_code == 2) {
-          write_atomically(path, synthesized_row(c, "invalid", why));
+          write_atomically(path, synthesized_row(c, std::string(results::kStatusInvalid), why));
         } else if (!has_result(path)) {
-          write_atomically(path, synthesized_row(c, "error",
+          write_atomically(path, synthesized_row(c, std::string(results::kStatusError),
                                                  end.status.signal ? fmt::format("killed by signal {}: {}", end.status.signal, why)
                                                                    : fmt::format("exit {} without a result: {}",
                                                                                  end.status.exit_code, why)));

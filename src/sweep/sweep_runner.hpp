@@ -60,6 +60,9 @@ struct SweepResult {
 SweepResult run_sweep(const std::vector<Configuration>& configs, const SweepOptions& options);
 
 // The result file of a configuration, and whether it holds a finished row (any status).
+// The folder of a sweep's results under its OUT directory (OUT/runs/<config id>.json), which
+// compare also reads a sweep's directory by.
+inline constexpr char kRunsFolder[] = "runs";
 std::filesystem::path result_path(const std::filesystem::path& out_dir, const Configuration& config);
 bool has_result(const std::filesystem::path& path);
 
