@@ -12,7 +12,8 @@ A fact is one key of one document, or one of a few words that have one home:
   - every constant `name[] = "text"` of src/results/record_blocks.{hpp,cpp} (document
     "record_blocks": the keys inside the record's nested blocks);
   - every key an option row names in src/config/*.cpp, `.record = {"text", place}` (document
-    "record.config", with config::config_key's and config::resolved_key's constants);
+    "record.config", with config::config_key's and config::resolved_key's constants), and every
+    compare heading a row gives where it differs from its key, `.label = "text"` ("compare heading");
   - the distributed-mode and shard-mode words (document "mode words") and the executor names
     ("executor names"), each counted at every string literal that spells it;
   - PyTorch DDP's 25 MB bucket default, counted at every code line that spells 25 (25, 25.0, 25e6)
@@ -187,9 +188,25 @@ def declarations(files):
             for number, line in sorted(code.items()):
                 for text in re.findall(r'\.record\s*=\s*\{\s*"([^"]+)"', line):
                     declare("record.config", text, path, number)
+                # A row's compare heading, where it differs from its record key (IterationKey::label):
+                # the row is where that heading is declared.
+                for text in re.findall(r'\.label\s*=\s*"([^"]+)"', line):
+                    declare("compare heading", text, path, number)
     for path in TABLES:
         whole.add(path)
     return facts, sites, whole
+
+
+INCLUDE = re.compile(r'#\s*include\s+"([^"]+)"')
+
+
+def includes(files, path):
+    """The project headers a file includes, and those its own header includes (foo.cpp: foo.hpp's)."""
+    found = set()
+    for own in (path, re.sub(r"\.(cpp|cu)$", ".hpp", path)):
+        if own in files:
+            found.update("src/" + h for h in INCLUDE.findall("\n".join(files[own][1].values())))
+    return found
 
 
 def main():
@@ -198,21 +215,35 @@ def main():
     texts = {}
     for document, text in facts:
         texts.setdefault(text, []).append(document)
-    strays = []  # (file, line, text)
+    # The headers each document's keys are declared in: a file that includes one of them uses the
+    # document, and a literal of one of its keys there is that key spelled again.
+    headers = {}
+    for (document, _), where in facts.items():
+        headers.setdefault(document, set()).update(w.rsplit(":", 1)[0] for w in where if w.split(":")[0].endswith(".hpp"))
+    headers.setdefault("record", set()).update({"src/results/record_keys.hpp", "src/config/row_record_keys.hpp"})
+    strays, elsewhere = [], []  # (file, line, text, documents)
     for path, (literals, _) in files.items():
         if path in whole:
             continue
+        used = includes(files, path) | {path}
         for number, text in literals:
-            if text in texts and (path, number, text) not in sites:
-                strays.append((path, number, text))
+            if text not in texts or (path, number, text) in sites:
+                continue
+            mine = sorted(d for d in texts[text] if headers.get(d, set()) & used)
+            if mine:
+                strays.append((path, number, text, mine))
+            else:
+                elsewhere.append((path, number, text, sorted(texts[text])))
     places = {}
     for (document, text), where in facts.items():
-        places[(document, f'"{text}"')] = list(where) + [f"{p}:{n}" for p, n, t in strays if t == text]
-    # The words of one home: every literal that spells them, wherever it is.
+        places[(document, f'"{text}"')] = list(where) + [f"{p}:{n}" for p, n, t, ds in strays
+                                                         if t == text and document in ds]
+    # The words of one home: every literal that spells them, wherever it is, but another document's
+    # key declared with the same text (AdamW's "fused" implementation in train/adamw_keys.hpp).
     for document, words in (("mode words", MODE_WORDS), ("executor names", EXECUTOR_NAMES)):
         for word in words:
             places[(document, f'"{word}"')] = [f"{p}:{n}" for p, (lits, _) in files.items()
-                                               for n, t in lits if t == word]
+                                               if not p.endswith("_keys.hpp") for n, t in lits if t == word]
     # 25 MB as a number in code: 25, 25.0, 25e6, 25 * 1024 * 1024, 25 << 20 near a bucket.
     bucket = re.compile(r"(?<![\w.])25(\.0*)?(e6)?(?![\w.])")
     number_places = []
@@ -227,10 +258,12 @@ def main():
     more = [f for f in places if len(places[f]) > 1]
     once = [f for f in places if len(places[f]) == 1]
     print(f"# {len(places)} facts, {len(once)} spelled once, {len(more)} more than once "
-          f"({len(places) - len(once) - len(more)} spelled nowhere), {len(strays)} stray literals")
+          f"({len(places) - len(once) - len(more)} spelled nowhere); {len(strays)} stray literals in files "
+          f"that use the key's document, {len(elsewhere)} literals of a key's text in files that do not")
     if SHOW_STRAYS:
-        for path, number, text in sorted(strays):
-            print(f"{path}:{number}  \"{text}\"  {' '.join(sorted(texts[text]))}")
+        for kind, found in (("stray", strays), ("elsewhere", elsewhere)):
+            for path, number, text, documents in sorted(found):
+                print(f"{kind}  {path}:{number}  \"{text}\"  {' '.join(documents)}")
 
 
 if __name__ == "__main__":
