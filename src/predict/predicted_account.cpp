@@ -61,24 +61,32 @@ PredictedAccount predict_time_account(const MeasuredRun& run, const PredictedIte
   pass.iterations = 1;
   for (const Category c : account::all_categories())
     if (scaled_with_forward_backward(c)) pass.seconds[index_of(c)] = measured[c].seconds * fb_scale;
+  // The contention is forward and backward work run slower beside collectives: a measured run
+  // books it in the categories of the work it slowed, so it goes to them, in their proportions.
+  json contention_by_category = json::object();
+  if (it.contention > 0 && it.forward_backward > 0)
+    for (const Category c : account::all_categories())
+      if (scaled_with_forward_backward(c) && pass.seconds[index_of(c)] > 0) {
+        const double share = it.contention * pass.seconds[index_of(c)] / it.forward_backward;
+        pass.seconds[index_of(c)] += share;
+        contention_by_category[std::string(account::json_name(c))] = share * 1e3;
+      }
   pass.seconds[index_of(Category::optimizer)] = it.optimizer;
   pass.seconds[index_of(Category::elementwise)] += it.step_copies;
   pass.seconds[index_of(Category::exposed_comm)] = it.exposed_comm;
-  pass.seconds[index_of(Category::other)] += it.contention;
   for (const double s : pass.seconds) pass.range_seconds += s;
   // FLOPs per iteration follow the micro-batches a rank runs in one.
   const double micro_ratio = static_cast<double>(it.grad_accum) / static_cast<double>(std::max<int64_t>(1, run.grad_accum));
   pass.gemm_flops = std::llround(static_cast<double>(measured.gemm_flops_per_iter) * micro_ratio);
   pass.attention_flops = std::llround(static_cast<double>(measured.attention_flops_per_iter) * micro_ratio);
   pass.uncounted_matmuls = measured.uncounted_matmuls;
-  // What other holds: the contention, then the measured run's largest events of other, scaled
-  // from its profiled seconds to its predicted ones.
+  // What other holds: the measured run's largest events of other, scaled from its profiled seconds
+  // to its predicted ones (its share of the contention with them).
   const auto& other = measured[Category::other];
   const double other_scale = other.profiled_seconds > 0 ? other.seconds / other.profiled_seconds * fb_scale : 0.0;
-  if (it.contention > 0) pass.other_by_name.emplace_back(kContentionName, it.contention);
-  for (const auto& [name, seconds] : measured.other_top) pass.other_by_name.emplace_back(name, seconds * other_scale);
-  std::stable_sort(pass.other_by_name.begin(), pass.other_by_name.end(),
-                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  const double other_contention = it.forward_backward > 0 ? 1.0 + it.contention / it.forward_backward : 1.0;
+  for (const auto& [name, seconds] : measured.other_top)
+    pass.other_by_name.emplace_back(name, seconds * other_scale * other_contention);
 
   account::AccountInputs inputs;
   inputs.source = kPredictedAccountSource;
@@ -107,9 +115,9 @@ PredictedAccount predict_time_account(const MeasuredRun& run, const PredictedIte
       {pk::from, fmt::format("the measured run's time_account (source {}, {} profiled iteration(s), its iteration "
                              "{:.3f} ms)",
                              measured.source, measured.profiled_iterations, ms(measured.iteration_seconds))},
-      {pk::rule, "the measured categories but optimizer and exposed_comm share the predicted forward and backward in "
-                 "their measured proportions; elementwise also holds the parallel step's own copies; optimizer is the "
-                 "predicted optimizer; exposed_comm the schedule's waits; other also holds the contention model's cost"},
+      {pk::rule, "the measured categories but optimizer and exposed_comm share the predicted forward and backward, "
+                 "and the contention model's cost on it, in their measured proportions; elementwise also holds the "
+                 "parallel step's own copies; optimizer is the predicted optimizer; exposed_comm the schedule's waits"},
       {pk::forward_backward_scale, fb_scale},
       {pk::optimizer_scale, measured_optimizer > 0 ? json(it.optimizer / measured_optimizer) : json(nullptr)},
       {pk::unit_timings_coverage,
@@ -118,7 +126,7 @@ PredictedAccount predict_time_account(const MeasuredRun& run, const PredictedIte
       {pk::step_copies_ms, ms(it.step_copies)},
       {pk::step_copies_in, "elementwise"},
       {pk::contention_ms, ms(it.contention)},
-      {pk::contention_in, fmt::format("other (other_top: '{}')", kContentionName)},
+      {pk::contention_in, std::move(contention_by_category)},
   };
   return {std::move(predicted), std::move(description)};
 }

@@ -3,7 +3,8 @@
 // account has, so `tokbench explain PREDICTED.json MEASURED.json` says category by category
 // where a prediction went wrong. The compute categories are the measured ones scaled as the
 // prediction scales compute, exposed communication is the simulated schedule's waits, and the
-// contention model's cost is named in `other`. No account in, no account out. Torch-free.
+// contention model's cost (forward and backward slowed beside collectives) is in the categories
+// it slows, as a measured run books it. No account in, no account out. Torch-free.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -17,9 +18,6 @@
 
 namespace tokbench::predict {
 
-// How the predicted account's `other_top` names the contention model's cost.
-inline constexpr const char* kContentionName =
-    "tokbench predict: CPU contention (compute slowed while collectives share its cores)";
 // The account's `exposed_comm_source` in a prediction: the simulated schedule's waits.
 inline constexpr const char* kExposedCommFromSchedule = "schedule";
 // The account's `source` in a prediction.
@@ -52,10 +50,11 @@ struct PredictedAccount {
 };
 
 // The measured account's categories other than optimizer and exposed_comm share the predicted
-// forward and backward in their measured proportions; optimizer is the predicted optimizer;
-// elementwise also holds the step's own copies, which the measured one-rank run does not run;
-// exposed_comm the schedule's waits; other also holds the contention, first in other_top under
-// kContentionName. A measured run without a readable account gives none, and says why.
+// forward and backward, and the contention on it, in their measured proportions (the contention's
+// part per category is in the description's `contention_in`); optimizer is the predicted
+// optimizer; elementwise also holds the step's own copies, which the measured one-rank run does
+// not run; exposed_comm the schedule's waits. A measured run without a readable account gives
+// none, and says why.
 PredictedAccount predict_time_account(const MeasuredRun& run, const PredictedIteration& iteration,
                                       const PredictedFlops& flops);
 

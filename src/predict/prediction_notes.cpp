@@ -59,7 +59,7 @@ std::string notes_of(const record_json& record) {
     parts += fmt::format("{}{} {:.2f}", parts.empty() ? "" : ", ", account::label(c), number_in(entry, account::time_account_key::s) * 1e3);
   }
   const double contention = number_in(prediction.value(pk::time_account, record_json::object()), pk::contention_ms);
-  if (contention > 0) parts += fmt::format(" (of other, CPU contention {:.2f})", contention);
+  if (contention > 0) parts += fmt::format(" (of these, CPU contention {:.2f}, spread over the forward and backward categories)", contention);
   out += fmt::format("# Its time account (ms per iteration): {}; tokbench explain PREDICTION.json MEASURED.json "
                      "compares it with a measured run\n",
                      parts);
