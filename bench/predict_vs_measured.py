@@ -8,8 +8,10 @@ unit timings and time account are the prediction's input), then per case `tokben
 MEASURED` for the error per time-account category. Writes a Markdown page (machine, CPU model,
 date, git revision, load average, error per case and per category) and a JSON of every number.
 
-Usage: predict_vs_measured.py TOKBENCH OUT_DIR [--quick] [--cases REGEX] [--rounds N] [--docs]
+Usage: predict_vs_measured.py TOKBENCH OUT_DIR [--set validation|holdout] [--quick] [--cases REGEX] [--rounds N] [--docs]
     [--max-mean-error PCT] [--max-bias PCT [--expected-bias PCT]] [--max-error PCT] [--list]
+  --set: the validation set (15 cases, default) or the held-out set (6 cases: models and shapes
+    the validation set does not contain, never fitted to; its page predict-holdout-cpu-DATE.md)
   --quick: the ctest subset (3 cases of pythia-31m on 2 ranks, 3 rounds, about 2 minutes quiet)
   --cases: only the cases whose name matches REGEX (re.search), e.g. 'w2-ddp|zero3'
   --rounds: repeat every measurement N times, interleaved; each case compares the median
@@ -51,13 +53,33 @@ GEMMA3_TINY = {
     "rope_local_base_freq": 10000, "rope_indices": [1, 0, 1, 0],
 }
 
+# The held-out set's two models of its own (below): Qwen2.5's shape (RMSNorm, SwiGLU, two key/value
+# groups, biases on q, k and v only) and phi-2's (LayerNorm shared by the parallel attention and
+# MLP, tanh GELU, 40% rotary, biases everywhere and on the head), narrowed as gemma3-tiny is.
+QWEN_TINY = {
+    "name": "qwen-tiny", "block_size": 512, "n_layer": 4, "n_embd": 512, "vocab_size": 16384,
+    "padded_vocab_size": 16384, "norm_class_name": "RMSNorm", "norm_eps": 1e-06, "parallel_residual": False,
+    "n_head": 8, "head_size": 64, "n_query_groups": 2, "attn_bias": True, "rope_base": 1000000,
+    "rotary_percentage": 1.0, "intermediate_size": 1536, "bias": False, "mlp_class_name": "LLaMAMLP",
+}
+PHI_TINY = {
+    "name": "phi-tiny", "block_size": 512, "n_layer": 3, "n_embd": 640, "vocab_size": 20000,
+    "padded_vocab_size": 20480, "shared_attention_norm": True, "n_head": 8, "head_size": 80,
+    "n_query_groups": 8, "rotary_percentage": 0.4, "intermediate_size": 2560, "gelu_approximate": "tanh",
+    "lm_head_bias": True,
+}
+MODEL_CONFIGS = {"gemma3-tiny": GEMMA3_TINY, "qwen-tiny": QWEN_TINY, "phi-tiny": PHI_TINY}
+
 # Three architectures the tests do not train: GPT-NeoX (LayerNorm, parallel residual, GELU MLP),
 # LLaMA (RMSNorm, SwiGLU, grouped queries: SmolLM2's first two blocks, its 49k vocabulary) and
 # Gemma 3 (above). Each keeps a one-rank iteration near 0.1-0.3 s on one core of this machine.
+# The held-out set's models (pythia-70m cut to 4 blocks, qwen-tiny, phi-tiny) are in neither the
+# validation set nor the tests.
 MODELS = {
     "pythia-31m": ["--model-name", "pythia-31m"],
     "smollm2-2l": ["--model-name", "SmolLM2-135M", "--n-layers", "2"],
-    "gemma3-tiny": None,  # --model-config, written into OUT_DIR
+    "pythia-70m-4l": ["--model-name", "pythia-70m", "--n-layers", "4"],
+    # the rest by --model-config, written into OUT_DIR from MODEL_CONFIGS
 }
 SEQ_LEN = 128
 
@@ -72,6 +94,16 @@ CASES = [
 ]
 QUICK = ["pythia-31m-w2-ddp-ga1", "pythia-31m-w2-zero3-ga1", "pythia-31m-w2-zero2-ga2"]
 
+# The held-out set (--set holdout, issue 37's goal: configurations and models the validation set
+# does not contain): three models it does not hold, and shapes it has not: GA 3, ZeRO-2 and
+# ZeRO-3 on 4 ranks apart from hybrid, hybrid ZeRO-3 at GA 1, and 3 ranks. Never fitted to.
+HOLDOUT = [
+    ("pythia-70m-4l", 2, "zero3", 3), ("pythia-70m-4l", 4, "zero2", 1),
+    ("qwen-tiny", 2, "ddp", 3), ("qwen-tiny", 4, "hybrid_zero3", 1),
+    ("phi-tiny", 3, "ddp", 1), ("phi-tiny", 4, "zero3", 2),
+]
+SETS = {"validation": CASES, "holdout": HOLDOUT}
+
 # The one-rank input: 15 measured iterations (the median the prediction's interval and, from
 # this revision, its compute level come from) and a unit-timing pass of 5. The measured runs:
 # 10 measured iterations, averaged as `tokbench run` reports them.
@@ -80,7 +112,8 @@ MEASURED_ITERS = ["--max-iters", "14", "--warmup-iters", "4"]
 COMM = ["--iters", "10", "--warmup-iters", "3"]
 # `tokbench comm`'s largest size per model: its largest collective (ZeRO-3's root unit, the
 # embedding and the head; fp32) rounded up; beyond it a prediction extrapolates linearly.
-COMM_MAX_MB = {"pythia-31m": 128, "smollm2-2l": 256, "gemma3-tiny": 64}
+COMM_MAX_MB = {"pythia-31m": 128, "smollm2-2l": 256, "gemma3-tiny": 64, "pythia-70m-4l": 256, "qwen-tiny": 128,
+               "phi-tiny": 128}
 
 CATEGORIES = ["gemm", "attention", "normalization", "elementwise", "loss", "optimizer", "data_host",
               "exposed_comm", "device_idle", "other"]
@@ -150,10 +183,12 @@ def spread(values):
 
 def measure(a, cases, tb):
     """Every round's runs; returns the per-case and per-one-rank-run figures."""
-    gemma_config = os.path.join(a.out, "gemma3-tiny.json")
-    with open(gemma_config, "w") as f:
-        json.dump(GEMMA3_TINY, f)
-    model_args = {m: (args or ["--model-config", gemma_config]) for m, args in MODELS.items()}
+    model_args = dict(MODELS)
+    for m, config in MODEL_CONFIGS.items():
+        path = os.path.join(a.out, f"{m}.json")
+        with open(path, "w") as f:
+            json.dump(config, f)
+        model_args[m] = ["--model-config", path]
     common = ["--seq-len", str(SEQ_LEN), "--num-threads", "1"]
     worlds = sorted({w for (_, w, _, _) in cases} | {2 for (_, _, s, _) in cases if s.startswith("hybrid")})
     inputs = sorted({(m, ga) for (m, _, _, ga) in cases})
@@ -218,6 +253,7 @@ def measure(a, cases, tb):
                 interval = (p.get("prediction") or {}).get("interval_ms") or {}
                 results[name]["rounds"].append({
                     "predicted_ms": p["average_iter_time"], "measured_ms": m["average_iter_time"],
+                    "measured_median_ms": statistics.median(measured_times(m)),
                     "predicted_with_first_comm_ms": p_first_comm["average_iter_time"],
                     "predicted_with_first_comm_probed_ms": p_first_comm_probed["average_iter_time"],
                     "interval_ms": [interval.get("low"), interval.get("high")],
@@ -238,6 +274,11 @@ def summarize(results, one_rank):
         c["predicted_ms"] = statistics.median(r["predicted_ms"] for r in rounds)
         c["measured_ms"] = statistics.median(r["measured_ms"] for r in rounds)
         c["error"] = (c["predicted_ms"] - c["measured_ms"]) / c["measured_ms"]
+        # The prediction starts from the one-rank run's median iteration: against the measured
+        # run's median too, which a neighbour's burst on the host (one or two iterations at twice
+        # the time) does not move.
+        c["measured_median_ms"] = statistics.median(r["measured_median_ms"] for r in rounds)
+        c["error_vs_median"] = (c["predicted_ms"] - c["measured_median_ms"]) / c["measured_median_ms"]
         c["measured_round_spread"] = spread([r["measured_ms"] for r in rounds])
         c["prediction_round_spread"] = spread([r["predicted_ms"] for r in rounds])
         # Item 2: predictions from one-rank runs minutes apart, the comm documents held fixed.
@@ -265,6 +306,10 @@ def summarize(results, one_rank):
         "max_abs_error": max(abs(e) for e in errors),
         "predicted_faster": sum(e < 0 for e in errors),
     }
+    by_median = [c["error_vs_median"] for c in results.values()]
+    summary["vs_median"] = {"mean_abs_error": statistics.fmean(abs(e) for e in by_median),
+                            "mean_error": statistics.fmean(by_median), "max_abs_error": max(abs(e) for e in by_median),
+                            "predicted_faster": sum(e < 0 for e in by_median)}
     for w in sorted({c["W"] for c in results.values()}):
         ew = [c["error"] for c in results.values() if c["W"] == w]
         summary[f"mean_abs_error_w{w}"] = statistics.fmean(abs(e) for e in ew)
@@ -297,10 +342,11 @@ def markdown(a, results, summary, inputs, loads, started, minutes, binary_revisi
     lines = []
     start, end = loads["start"], loads["end"]
     quiet = start["1min"] < 0.5
-    lines += [f"# tokbench predict against measured runs: the validation set ({started[:10]})", "",
+    set_name = "quick subset" if a.quick else f"{a.set} set"
+    lines += [f"# tokbench predict against measured runs: the {a.set} set ({started[:10]})", "",
               f"Machine: {cpu_model()}, {os.cpu_count()} logical CPUs; tokbench built at {binary_revision} (this script "
               f"at {git_revision()}); "
-              f"{'quick subset' if a.quick else 'validation set'}{', cases ' + a.cases if a.cases else ''}; "
+              f"{set_name}{', cases ' + a.cases if a.cases else ''}; "
               f"{a.rounds} interleaved round(s); {minutes:.1f} minutes; started {started} UTC.", "",
               f"Load average (1/5/15 min) at the start {start['1min']:.2f} / {start['5min']:.2f} / {start['15min']:.2f}, "
               f"at the end {end['1min']:.2f} / {end['5min']:.2f} / {end['15min']:.2f} (the end includes this "
@@ -311,13 +357,14 @@ def markdown(a, results, summary, inputs, loads, started, minutes, binary_revisi
               f"T = {SEQ_LEN}, micro-batch 1, one intra-op thread per rank; one-rank input "
               f"`{' '.join(ONE_RANK_ITERS)}`, measured runs `{' '.join(MEASURED_ITERS)}`; each figure the median "
               "of the rounds. Error = (predicted − measured) / measured.", "",
-              "| case | predicted (ms) | measured (ms) | error | interval (ms) | measured inside | "
-              "prediction moved (one-rank input only) | moved, probes measured again | measured moved |",
-              "|---|---|---|---|---|---|---|---|---|"]
+              "| case | predicted (ms) | measured (ms) | error | measured median (ms) | error vs median | interval (ms) | "
+              "measured inside | prediction moved (one-rank input only) | moved, probes measured again | measured moved |",
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, c in results.items():
         iv = f"{c['interval_ms'][0]:.1f}–{c['interval_ms'][1]:.1f}" if c["interval_ms"] else "n/a"
         inside = {True: "yes", False: "no", None: "n/a"}[c["measured_in_interval"]]
-        lines.append(f"| {name} | {c['predicted_ms']:.1f} | {c['measured_ms']:.1f} | {pct(c['error'])} | {iv} | "
+        lines.append(f"| {name} | {c['predicted_ms']:.1f} | {c['measured_ms']:.1f} | {pct(c['error'])} | "
+                     f"{c['measured_median_ms']:.1f} | {pct(c['error_vs_median'])} | {iv} | "
                      f"{inside} | {pct(c['prediction_stability'], False)} | {pct(c['prediction_stability_probed'], False)} | "
                      f"{pct(c['measured_round_spread'], False)} |")
     s = summary
@@ -325,7 +372,12 @@ def markdown(a, results, summary, inputs, loads, started, minutes, binary_revisi
               f"{pct(s['mean_error'])}, largest {pct(s['max_abs_error'], False)} over {s['cases']} cases; "
               f"{s['predicted_faster']} of {s['cases']} predicted faster than measured. "
               + "; ".join(f"W = {k[-1]}: mean absolute {pct(v, False)}" for k, v in s.items()
-                          if k.startswith("mean_abs_error_w")) + "."]
+                          if k.startswith("mean_abs_error_w")) + ".",
+              "", f"Against the measured runs' median iteration (the statistic the prediction starts from, which "
+              f"a burst of a neighbour on the host moves less than the mean): mean absolute error "
+              f"**{pct(s['vs_median']['mean_abs_error'], False)}**, bias {pct(s['vs_median']['mean_error'])}, largest "
+              f"{pct(s['vs_median']['max_abs_error'], False)}; {s['vs_median']['predicted_faster']} of {s['cases']} "
+              f"predicted faster."]
     if s["prediction_stability_max"] is not None:
         lines += ["", f"Stability (issue 37, item 2: predictions from one-rank runs made minutes apart, the comm "
                   f"documents and the first round's probes held fixed, `--probes-from`): the prediction moved "
@@ -380,6 +432,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("tokbench")
     ap.add_argument("out")
+    ap.add_argument("--set", choices=sorted(SETS), default="validation",
+                    help="validation (15 cases, the set the model is checked on) or holdout (6 cases of models and "
+                         "configurations the validation set does not contain, issue 37's goal)")
     ap.add_argument("--quick", action="store_true", help="the ctest subset: " + ", ".join(QUICK))
     ap.add_argument("--cases", default=None, help="only the cases whose name matches this regular expression")
     ap.add_argument("--rounds", type=int, default=None, help="interleaved repetitions (default 3 with --quick, else 2)")
@@ -410,7 +465,11 @@ def main():
     if a.rounds < 1:
         print(f"--rounds: {a.rounds} is not valid; valid: 1 or more", file=sys.stderr)
         return 2
-    cases = [c for c in CASES if not a.quick or case_name(*c) in QUICK]
+    if a.quick and a.set != "validation":
+        print(f"--quick: a subset of the validation set, not of --set {a.set}; valid: --quick alone or --set alone",
+              file=sys.stderr)
+        return 2
+    cases = [c for c in SETS[a.set] if not a.quick or case_name(*c) in QUICK]
     if a.cases:
         try:
             pattern = re.compile(a.cases)
@@ -419,7 +478,7 @@ def main():
             return 2
         cases = [c for c in cases if pattern.search(case_name(*c))]
     if not cases:
-        print(f"--cases: '{a.cases}' matches none of {', '.join(case_name(*c) for c in CASES)}", file=sys.stderr)
+        print(f"--cases: '{a.cases}' matches none of {', '.join(case_name(*c) for c in SETS[a.set])}", file=sys.stderr)
         return 2
     if a.list:
         print("\n".join(case_name(*c) for c in cases))
@@ -442,14 +501,14 @@ def main():
     with open(md_path, "w") as f:
         f.write(page)
     with open(os.path.join(a.out, "predict-validation.json"), "w") as f:
-        json.dump({"started": started, "minutes": minutes, "cpu": cpu_model(), "logical_cpus": os.cpu_count(),
+        json.dump({"set": a.set, "started": started, "minutes": minutes, "cpu": cpu_model(), "logical_cpus": os.cpu_count(),
                    "revision": git_revision(), "tokbench_revision": binary_revision, "load_average": loads, "rounds": a.rounds, "seq_len": SEQ_LEN,
                    "one_rank_iters": ONE_RANK_ITERS, "measured_iters": MEASURED_ITERS, "summary": summary,
                    "one_rank_inputs": inputs, "cases": results}, f, indent=1)
     print(page)
     print(f"wrote {md_path} and predict-validation.json", file=sys.stderr)
     if a.docs:
-        write_result("predict-validation-cpu", started[:10], page)
+        write_result("predict-validation-cpu" if a.set == "validation" else f"predict-{a.set}-cpu", started[:10], page)
 
     return report_bounds(a, summary, loads)
 
