@@ -391,7 +391,8 @@ results::RunRecord predict_record(const MeasuredRun& measured, const ClusterInpu
   s.plan = plan;
   // The step's own copies, which the one-rank run never made: bytes from the layout, timed at
   // the rate the node's ranks copy at together (CPU: measured here by the probe).
-  const StepCopyBytes copies = plan.collectives.empty() ? StepCopyBytes{} : step_copy_bytes(plan, t.shard_size, cpu);
+  const PlacedCopyBytes placed = plan.collectives.empty() ? PlacedCopyBytes{} : placed_copy_bytes(plan, t.shard_size, cpu);
+  const StepCopyBytes copies = placed.per_iteration(plan);
   const int64_t copy_bytes = copies.total();
   json step_copies = nullptr;
   std::optional<MemoryRate> memory_rate;
@@ -410,25 +411,35 @@ results::RunRecord predict_record(const MeasuredRun& measured, const ClusterInpu
     // A rate given for this many ranks per node, else the probe's, here and now.
     memory_rate = in.memory_rate && in.memory_rate->ranks == t.nproc_per_node ? *in.memory_rate
                                                                              : in.measure_memory(t.nproc_per_node);
-    s.step_copy_seconds = copies.copy_equivalent() / memory_rate->together_bytes_per_s;
+    const double rate = memory_rate->together_bytes_per_s;
+    const auto seconds = [rate](const std::vector<StepCopyBytes>& per_call) {
+      std::vector<double> out;
+      for (const auto& b : per_call) out.push_back(b.copy_equivalent() / rate);
+      return out;
+    };
+    s.copy_before_issue_seconds = seconds(placed.before_issue);
+    s.copy_after_wait_seconds = seconds(placed.after_wait);
+    s.step_copy_seconds = placed.at_step.copy_equivalent() / rate;
+    const double copy_seconds = copies.copy_equivalent() / rate;
     step_copies = {{pk::bytes_per_iteration, copy_bytes},
                    {pk::copied_bytes, copies.copied},
                    {pk::filled_bytes, copies.filled},
                    {pk::fill_cost_of_copy, kFillCostOfCopy},
-                   {pk::ms, s.step_copy_seconds * 1e3},
+                   {pk::ms, copy_seconds * 1e3},
                    {pk::memory_rate, to_json(*memory_rate)},
                    {pk::measured, "the copy rate with the node's ranks copying at once (memory_rate)"},
                    {pk::assumed, "every copy and in-place scale of the step moves its bytes at memcpy's rate, every fill "
                                  "(a buffer zeroed) at half of a copy's time (derived: it writes its bytes without "
-                                 "reading them); the ranks' copies overlap in time; they run after the last wait, before "
-                                 "the optimizer"}};
+                                 "reading them); the ranks' copies overlap in time; each runs where the step makes it, "
+                                 "beside the collectives then in flight: before its collective's issue, after its wait, "
+                                 "or (the shard gradients' scaling) before the optimizer"}};
     if (copy_bytes > 0)
       assumptions.push_back(fmt::format(
           "the parallel step's own copies (buckets, flat gradients, gather buffers): {:.1f} MB copied and {:.1f} MB "
           "zeroed (at {:g} of a copy's time) per iteration at {:.2f} GB/s ({} ranks copying at once, {}): {:.2f} ms, "
           "under elementwise",
           static_cast<double>(copies.copied) / 1e6, static_cast<double>(copies.filled) / 1e6, kFillCostOfCopy,
-          memory_rate->together_bytes_per_s / 1e9, memory_rate->ranks, memory_rate->source, s.step_copy_seconds * 1e3));
+          memory_rate->together_bytes_per_s / 1e9, memory_rate->ranks, memory_rate->source, copy_seconds * 1e3));
   } else if (copy_bytes > 0) {
     assumptions.push_back("GPU ranks: the step's own copies on the device are not modelled");
   }

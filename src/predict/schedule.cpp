@@ -52,6 +52,16 @@ class Timeline {
     r_.compute_seconds += std::max(0.0, work);
   }
 
+  // The step's own copies: compute like the rest, counted apart too.
+  void copy(double work) {
+    if (!(work > 0)) return;
+    compute(work);
+    r_.step_copy_seconds += work;
+  }
+
+  // Which of the plan's collectives the one issued as `issued` is.
+  int64_t collective_of(int64_t issued) const { return r_.collectives.at(issued).collective; }
+
   // Issues collective `index` now; returns its place in the stream.
   int64_t issue(int64_t index, double seconds, int64_t micro) {
     const int64_t id = static_cast<int64_t>(r_.collectives.size());
@@ -103,6 +113,28 @@ class Timeline {
   ScheduleResult& r_;
 };
 
+// A collective issued and waited for with the step's copies around it (step_copies.hpp): those
+// before its issue and after its wait run on the compute timeline.
+class CopyingStream {
+ public:
+  CopyingStream(const ScheduleInput& in, Timeline& t) : in_(in), t_(t) {}
+  int64_t issue(int64_t c, int64_t micro) {
+    t_.copy(at(in_.copy_before_issue_seconds, c));
+    return t_.issue(c, in_.collective_seconds[c], micro);
+  }
+  void wait(int64_t issued) {
+    t_.wait(issued);
+    t_.copy(at(in_.copy_after_wait_seconds, t_.collective_of(issued)));
+  }
+
+ private:
+  static double at(const std::vector<double>& v, int64_t c) {
+    return v.empty() ? 0.0 : v[static_cast<std::size_t>(c)];
+  }
+  const ScheduleInput& in_;
+  Timeline& t_;
+};
+
 // The plan's collective for (unit, purpose), or -1 when the plan has none (a group of one).
 class CollectiveIndex {
  public:
@@ -122,6 +154,7 @@ class CollectiveIndex {
 // DDP (ddp_step.cpp): buckets issued as their last gradient is accumulated, on syncing
 // micro-batches; the optimizer step waits for every bucket in order.
 void simulate_ddp(const ScheduleInput& in, Timeline& t) {
+  CopyingStream stream(in, t);
   const int64_t n = static_cast<int64_t>(in.forward_seconds.size());
   const int64_t buckets = static_cast<int64_t>(in.plan.units.size());
   // Per timed unit, the buckets completed during its backward, by how far through it.
@@ -129,10 +162,11 @@ void simulate_ddp(const ScheduleInput& in, Timeline& t) {
   for (int64_t b = 0; b < buckets; ++b) ready[in.plan.units[b].ready_unit].push_back({in.plan.units[b].ready_fraction, b});
   for (auto& list : ready) std::stable_sort(list.begin(), list.end());
   std::vector<int64_t> issued(buckets, -1);
+  // As the step: what backward did not launch, then each bucket waited for and copied back in turn.
   auto finish_all_reduce = [&](int64_t micro) {
     for (int64_t b = 0; b < buckets; ++b)
-      if (issued[b] < 0) issued[b] = t.issue(b, in.collective_seconds[b], micro);
-    for (int64_t b = 0; b < buckets; ++b) t.wait(issued[b]);
+      if (issued[b] < 0) issued[b] = stream.issue(b, micro);
+    for (int64_t b = 0; b < buckets; ++b) stream.wait(issued[b]);
     std::fill(issued.begin(), issued.end(), -1);
   };
   for (int64_t micro = 0; micro < in.grad_accum; ++micro) {
@@ -146,14 +180,14 @@ void simulate_ddp(const ScheduleInput& in, Timeline& t) {
         for (const auto& [fraction, b] : ready[u]) {
           t.compute((fraction - done) * in.backward_seconds[u]);
           done = fraction;
-          issued[b] = t.issue(b, in.collective_seconds[b], micro);
+          issued[b] = stream.issue(b, micro);
         }
       t.compute((1.0 - done) * in.backward_seconds[u]);
     }
     if (syncing && micro != in.grad_accum - 1) finish_all_reduce(micro);
   }
   finish_all_reduce(in.grad_accum - 1);
-  t.compute(in.step_copy_seconds);
+  t.copy(in.step_copy_seconds);
   t.compute(in.optimizer_seconds);
 }
 
@@ -162,6 +196,7 @@ void simulate_ddp(const ScheduleInput& in, Timeline& t) {
 // units before its forward and backward with the next block's gathered ahead; hybrid all-reduces across replicas at the
 // optimizer step; ZeRO-2 gathers the updated shards after it.
 void simulate_fsdp(const ScheduleInput& in, Timeline& t) {
+  CopyingStream stream(in, t);
   const int64_t n = static_cast<int64_t>(in.forward_seconds.size());
   const CommPlan& plan = in.plan;
   const int64_t units = static_cast<int64_t>(plan.units.size());
@@ -176,7 +211,7 @@ void simulate_fsdp(const ScheduleInput& in, Timeline& t) {
 
   auto issue = [&](int64_t unit, CommPurpose purpose) -> int64_t {
     const int64_t c = index.find(unit, purpose);
-    return c < 0 ? -1 : t.issue(c, in.collective_seconds[c], micro);
+    return c < 0 ? -1 : stream.issue(c, micro);
   };
   // As the step: backward skips a unit already reduced; the forward never meets one.
   auto start_gathers = [&](const std::vector<int64_t>& set) {
@@ -187,14 +222,14 @@ void simulate_fsdp(const ScheduleInput& in, Timeline& t) {
     start_gathers(set);
     for (const int64_t unit : set) {
       if (gathered[unit] || reduced[unit]) continue;
-      if (gathering[unit] >= 0) t.wait(gathering[unit]);
+      if (gathering[unit] >= 0) stream.wait(gathering[unit]);
       gathering[unit] = -1;
       gathered[unit] = true;
     }
   };
   auto complete_reductions = [&](std::size_t keep) {
     while (in_flight.size() > keep) {
-      t.wait(in_flight.front());
+      stream.wait(in_flight.front());
       in_flight.pop_front();
     }
   };
@@ -203,7 +238,7 @@ void simulate_fsdp(const ScheduleInput& in, Timeline& t) {
     if (id >= 0) in_flight.push_back(id);
     reduced[unit] = true;
     if (in.zero3 && gathering[unit] >= 0) {  // a gather issued ahead lands before the buffer is freed
-      t.wait(gathering[unit]);
+      stream.wait(gathering[unit]);
       gathering[unit] = -1;
     }
     if (in.zero3) gathered[unit] = false;  // backward is done with it: freed
@@ -268,14 +303,14 @@ void simulate_fsdp(const ScheduleInput& in, Timeline& t) {
   std::vector<int64_t> replica;
   for (int64_t k = 0; k < units; ++k)
     if (const int64_t id = issue(k, CommPurpose::reduce_across_replicas); id >= 0) replica.push_back(id);
-  for (const int64_t id : replica) t.wait(id);
-  t.compute(in.step_copy_seconds);
+  for (const int64_t id : replica) stream.wait(id);
+  t.copy(in.step_copy_seconds);
   t.compute(in.optimizer_seconds);
   if (!in.zero3) {
     std::vector<int64_t> refresh;
     for (int64_t k = 0; k < units; ++k)
       if (const int64_t id = issue(k, CommPurpose::refresh_parameters); id >= 0) refresh.push_back(id);
-    for (const int64_t id : refresh) t.wait(id);
+    for (const int64_t id : refresh) stream.wait(id);
   }
 }
 
@@ -288,6 +323,9 @@ ScheduleResult simulate_iteration(const ScheduleInput& in) {
   if (in.collective_seconds.size() != in.plan.collectives.size())
     throw std::invalid_argument("schedule: one time per planned collective needed");
   if (in.grad_accum < 1) throw std::invalid_argument("schedule: GA must be >= 1");
+  for (const auto* copies : {&in.copy_before_issue_seconds, &in.copy_after_wait_seconds})
+    if (!copies->empty() && copies->size() != in.plan.collectives.size())
+      throw std::invalid_argument("schedule: the copies around collectives need one time per planned collective");
   ScheduleResult result;
   Timeline timeline(in.comm_compute_steal, in.comm_rate_beside_compute, result);
   if (in.plan.collectives.empty()) {
@@ -300,7 +338,6 @@ ScheduleResult simulate_iteration(const ScheduleInput& in) {
     simulate_fsdp(in, timeline);
   }
   result.optimizer_seconds = in.optimizer_seconds;
-  result.step_copy_seconds = in.plan.collectives.empty() ? 0.0 : in.step_copy_seconds;
   result.iteration_seconds = timeline.now();
   timeline.drain();
   return result;

@@ -24,9 +24,11 @@ struct ScheduleInput {
   // compute time on the predicted rank, contention already applied.
   std::vector<double> forward_seconds, backward_seconds;
   double optimizer_seconds = 0;  // the whole step, once per iteration
-  // The step's own copies (step_copies.hpp), once per iteration, after the last waits and before
-  // the optimizer (where the step's copy-back and scaling run; the copies into buckets during
-  // backward are counted here too).
+  // The step's own copies (step_copies.hpp), where the step makes them: per call of each
+  // collective just before it is issued and just after its wait (one per plan.collectives entry;
+  // empty: none), and once per iteration before the optimizer. They run on the compute timeline,
+  // beside whatever collectives are in flight.
+  std::vector<double> copy_before_issue_seconds, copy_after_wait_seconds;
   double step_copy_seconds = 0;
   CommPlan plan;
   std::vector<double> collective_seconds;  // one per plan.collectives entry
@@ -50,14 +52,14 @@ struct ScheduleResult {
   double iteration_seconds = 0;
   double compute_seconds = 0;      // the compute ops' own times (forward, backward, optimizer)
   double optimizer_seconds = 0;
-  double step_copy_seconds = 0;    // the step's own copies (part of compute_seconds)
+  double step_copy_seconds = 0;    // the step's own copies, all of them (part of compute_seconds)
   double comm_seconds = 0;         // the collectives' durations, summed (hidden or not)
   double exposed_comm_seconds = 0; // time compute waited for collectives (as a run reports it)
   double contention_seconds = 0;   // compute slowed down by collectives sharing its cores
   std::vector<ScheduledCollective> collectives;
 };
 
-// Throws std::invalid_argument when the input's sizes disagree (units, collectives).
+// Throws std::invalid_argument when the input's sizes disagree (units, collectives, copies).
 ScheduleResult simulate_iteration(const ScheduleInput& input);
 
 }  // namespace tokbench::predict

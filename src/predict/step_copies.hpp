@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "predict/comm_plan.hpp"
 
@@ -26,11 +27,29 @@ struct StepCopyBytes {
   double copy_equivalent() const {
     return static_cast<double>(copied) + kFillCostOfCopy * static_cast<double>(filled);
   }
+  StepCopyBytes& operator+=(const StepCopyBytes& o) {
+    copied += o.copied;
+    filled += o.filled;
+    return *this;
+  }
 };
 
-// Bytes one rank's step writes per iteration beyond what a one-rank run writes (each pass over
-// a buffer counted once). `gloo`: the all-gathers are staged through all-reduces of zeroed full
-// buffers.
-StepCopyBytes step_copy_bytes(const CommPlan& plan, int64_t shard_size, bool gloo);
+// Where the step makes its copies, so the schedule runs each there, beside whatever collectives
+// are in flight: per call of each of the plan's collectives, just before it is issued (a DDP
+// bucket's gradients copied in; a unit's flat gradient zeroed; a Gloo gather's full buffer
+// zeroed and the shard copied in) and just after its wait (a DDP bucket scaled by 1/W and the
+// average copied back; a reduce-scatter's part kept or added); and once per iteration at the
+// optimizer step (the shard gradients scaled by 1/W).
+struct PlacedCopyBytes {
+  std::vector<StepCopyBytes> before_issue, after_wait;  // per call, one per plan.collectives entry
+  StepCopyBytes at_step;
+  // Every pass of one iteration: the calls' (x their calls per iteration) and the step's.
+  StepCopyBytes per_iteration(const CommPlan& plan) const;
+};
+
+// Bytes one rank's step writes beyond what a one-rank run writes (each pass over a buffer
+// counted once), where it writes them. `gloo`: the all-gathers are staged through all-reduces of
+// zeroed full buffers.
+PlacedCopyBytes placed_copy_bytes(const CommPlan& plan, int64_t shard_size, bool gloo);
 
 }  // namespace tokbench::predict

@@ -43,9 +43,9 @@ Cluster links(double intra_GBps, double inter_GBps) {
   return c;
 }
 
-ScheduleResult simulate(parallel::DistMode strategy, bool zero3, int64_t world, int64_t shard, int64_t nnodes, double optimizer_s,
-                        const Cluster& cluster = links(10, 10), double steal = 0,
-                        parallel::UnitPolicy policy = parallel::UnitPolicy::per_block, double comm_rate = 1) {
+ScheduleInput schedule_input(parallel::DistMode strategy, bool zero3, int64_t world, int64_t shard, int64_t nnodes,
+                             double optimizer_s, const Cluster& cluster = links(10, 10), double steal = 0,
+                             parallel::UnitPolicy policy = parallel::UnitPolicy::per_block, double comm_rate = 1) {
   CommPlanInput plan_input;
   plan_input.units = units();
   plan_input.parameters = parameters();
@@ -69,7 +69,13 @@ ScheduleResult simulate(parallel::DistMode strategy, bool zero3, int64_t world, 
   for (const auto& c : in.plan.collectives) in.collective_seconds.push_back(timer.seconds(c));
   in.comm_compute_steal = steal;
   in.comm_rate_beside_compute = comm_rate;
-  return simulate_iteration(in);
+  return in;
+}
+
+ScheduleResult simulate(parallel::DistMode strategy, bool zero3, int64_t world, int64_t shard, int64_t nnodes, double optimizer_s,
+                        const Cluster& cluster = links(10, 10), double steal = 0,
+                        parallel::UnitPolicy policy = parallel::UnitPolicy::per_block, double comm_rate = 1) {
+  return simulate_iteration(schedule_input(strategy, zero3, world, shard, nnodes, optimizer_s, cluster, steal, policy, comm_rate));
 }
 
 // DDP, W = 2, buckets of 1e8 bytes: reverse registration order puts block.1, block.0, the
@@ -86,6 +92,37 @@ TEST(PredictSchedule, DdpBucketsOverlapBackward) {
   EXPECT_NEAR(r.comm_seconds, 0.040, 1e-9);
   EXPECT_NEAR(r.compute_seconds, 0.065, 1e-9);
   EXPECT_EQ(r.collectives.size(), 4u);
+}
+
+// The same DDP step with the step's own copies where it makes them: 2 ms before each bucket's
+// issue (its gradients copied in), 4 ms after each bucket's wait (scaled, copied back). Buckets
+// b0..b3 are block.1, block.0, the embedding, the head (layout order); the step waits in that
+// order. (ms)
+//   forward 0 → 20. head ready at 20: copy 20 → 22, all-reduce 22 → 32.
+//   block.1 backward 22 → 42: copy 42 → 44, all-reduce 44 → 54.
+//   block.0 backward 44 → 64: copy 64 → 66, all-reduce 66 → 76.
+//   embedding backward 66 → 66: copy 66 → 68, all-reduce queued behind, 76 → 86.
+//   b0 done at 54: copy back 68 → 72. b1: wait 72 → 76, copy 76 → 80. b2: wait 80 → 86, copy
+//   86 → 90. b3 done at 32: copy 90 → 94. optimizer 94 → 99: iteration 99, exposed 10, copies 24.
+// All 24 ms of copies after the last wait instead would end at 85 + 24 = 109.
+TEST(PredictSchedule, DdpCopiesRunWhereTheStepMakesThem) {
+  ScheduleInput in = schedule_input(parallel::DistMode::ddp, false, 2, 1, 1, 0.005);
+  ASSERT_EQ(in.plan.collectives.size(), 4u);
+  in.copy_before_issue_seconds.assign(4, 0.002);
+  in.copy_after_wait_seconds.assign(4, 0.004);
+  const ScheduleResult r = simulate_iteration(in);
+  EXPECT_NEAR(r.iteration_seconds, 0.099, 1e-9);
+  EXPECT_NEAR(r.exposed_comm_seconds, 0.010, 1e-9);
+  EXPECT_NEAR(r.step_copy_seconds, 0.024, 1e-9);
+  EXPECT_NEAR(r.compute_seconds, 0.065 + 0.024, 1e-9);
+  // Beside a collective a copy is slowed as compute is: with a steal, more than 24 ms of clock.
+  in.comm_compute_steal = 0.5;
+  const ScheduleResult slowed = simulate_iteration(in);
+  EXPECT_NEAR(slowed.step_copy_seconds, 0.024, 1e-9);
+  EXPECT_GT(slowed.contention_seconds, 0.0);
+  // One time per planned collective, or none.
+  in.copy_after_wait_seconds.assign(3, 0.004);
+  EXPECT_THROW(simulate_iteration(in), std::invalid_argument);
 }
 
 // FSDP ZeRO-2, W = S = 2, units root (2e8 B), block.0, block.1 (1e8 B); optimizer 5 ms / 2 =
