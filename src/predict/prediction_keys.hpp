@@ -85,6 +85,7 @@ inline constexpr char assumed[] = "assumed";
 inline constexpr char alone_GBps[] = "alone_GBps";
 inline constexpr char together_GBps[] = "together_GBps";
 inline constexpr char pair_slowdown[] = "pair_slowdown";
+inline constexpr char block_pair_slowdowns[] = "block_pair_slowdowns";
 inline constexpr char sharing_slowdown[] = "sharing_slowdown";
 inline constexpr char method[] = "method";
 

@@ -6,6 +6,7 @@
 // gives a prediction that says it has none.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -343,6 +344,25 @@ TEST(MemoryRate, TheProbeMeasuresPositiveRatesAndASlowdownOfAtLeastOne) {
   EXPECT_GT(rate.pair_slowdown, 0);
   EXPECT_DOUBLE_EQ(rate.sharing_slowdown(), std::max(1.0, rate.pair_slowdown)) << "the pairs' median, not the medians' ratio";
   EXPECT_EQ(to_json(rate)["source"], "probe");
+  EXPECT_EQ(rate.blocks, kProbeBlocks);
+  ASSERT_EQ(rate.block_pair_slowdowns.size(), static_cast<std::size_t>(kProbeBlocks));
+  EXPECT_DOUBLE_EQ(rate.pair_slowdown, *std::min_element(rate.block_pair_slowdowns.begin(), rate.block_pair_slowdowns.end()));
+}
+
+TEST(MemoryRate, ABlockANeighbourHeldIsNotTheOneTaken) {
+  // Three blocks of three pairs; the second's together copies took 1.8x alone (a core held), the
+  // others 1.05x and 1.1x: the figures are the first block's.
+  const std::vector<ProbeBlock> blocks = {{{0.010, 0.010, 0.010}, {0.0105, 0.0105, 0.0105}},
+                                          {{0.010, 0.011, 0.010}, {0.018, 0.0198, 0.018}},
+                                          {{0.012, 0.012, 0.012}, {0.0132, 0.0132, 0.0132}}};
+  const MemoryRate rate = rate_from_blocks(blocks, 2, 1'000'000);
+  EXPECT_NEAR(rate.pair_slowdown, 1.05, 1e-12);
+  EXPECT_NEAR(rate.alone_bytes_per_s, 1e8, 1e-3);
+  EXPECT_NEAR(rate.together_bytes_per_s, 1e6 / 0.0105, 1e-3);
+  ASSERT_EQ(rate.block_pair_slowdowns.size(), 3u);
+  EXPECT_NEAR(rate.block_pair_slowdowns[1], 1.8, 1e-12);
+  EXPECT_EQ(rate.repeats, 3);
+  EXPECT_THROW(rate_from_blocks({}, 2, 1'000'000), std::invalid_argument);
 }
 
 TEST(PredictedAccount, ExplainSaysCategoryByCategoryWhereAPredictionDiffers) {
