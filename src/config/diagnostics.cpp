@@ -16,7 +16,8 @@ const std::vector<Field>& diagnostics_fields() {
   static const std::vector<Field> fields{
       {.names = "--profile",
        .member = &DiagnosticsSection::profile_path,
-       .help = "write a Chrome trace (Kineto) of --profile-iters iterations run after the measured window",
+       .help = "write a Chrome trace (Kineto) of --profile-iters iterations run after the measured window; with "
+               "several ranks each writes its own, PATH with _rankN before the extension",
        .group = "Output"},
       {.names = "--profile-iters,--profile_iters",
        .member = &DiagnosticsSection::profile_iters,

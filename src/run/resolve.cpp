@@ -421,15 +421,23 @@ void resolve_output(const RunOptions& o, RunPlan& plan) {
   plan.json_path = writable_file_path("--json-path", o.json_path);
 }
 
-// --profile PATH [--profile-iters N]: one process only (the profiled iterations run after the
-// window, where ranks would have to agree again), the file writable before any work.
+// --profile PATH [--profile-iters N]: the file writable before any work. With several ranks
+// every rank records its own trace (each rank's profiler sees only its own process), PATH with
+// _rankR before its extension, as --dump-memory-snapshot names its files; every rank runs the
+// same profiled iterations after the window, so their collectives stay in step as in the time
+// account's pass.
 void resolve_profile(const RunOptions& o, RunPlan& plan) {
   if (o.profile_path.empty()) return;  // --profile-iters without it: config::check_diagnostics
-  if (plan.world_size() > 1)
-    refuse(fmt::format("--profile '{}' records one process; valid: a run of one rank (this one has {})",
-                      o.profile_path, plan.world_size()));
   plan.profile_iters = o.profile_iters.value_or(3);  // a given one is bounded by config::check_diagnostics
-  plan.profile_path = writable_file_path("--profile", o.profile_path);
+  const std::filesystem::path given = writable_file_path("--profile", o.profile_path);
+  if (plan.world_size() == 1) {
+    plan.profile_path = given;
+    return;
+  }
+  plan.profile_path = rank_profile_path(given, plan.dist.env.rank);
+  plan.profile_ranks_note = fmt::format("every rank records its own trace: {} .. {}",
+                                        rank_profile_path(given, 0).string(),
+                                        rank_profile_path(given, plan.world_size() - 1).filename().string());
 }
 
 // --dump-memory-snapshot: the reference's file name, in the working directory,
@@ -620,6 +628,12 @@ std::string with_option_names(const std::string& message) {
          at = out.find("(fewer than " + field + ")"))
       out.replace(at + 12, field.size(), option);
   }
+  return out;
+}
+
+std::filesystem::path rank_profile_path(const std::filesystem::path& path, int rank) {
+  std::filesystem::path out = path;
+  out.replace_filename(fmt::format("{}_rank{}{}", path.stem().string(), rank, path.extension().string()));
   return out;
 }
 

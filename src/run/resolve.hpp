@@ -6,6 +6,7 @@
 // int64 arithmetic, and absurd values meet the bounds of run_options.hpp (limits::).
 #pragma once
 
+#include <filesystem>
 #include <string>
 
 #include "machine/machine_info.hpp"
@@ -22,6 +23,10 @@ namespace tokbench::run {
 // So an MoE routes the same tokens to the same experts on both sides. Any value but 0 or 1 is
 // refused (exit 2).
 inline constexpr const char* kTestSameStartEnv = "TOKBENCH_TEST_SAME_START";
+
+// --profile PATH's file for one rank of several: PATH with _rankR before its extension
+// (trace.json -> trace_rank1.json).
+std::filesystem::path rank_profile_path(const std::filesystem::path& path, int rank);
 
 RunPlan resolve_run(const RunOptions& options, const machine::MachineInfo& machine);
 

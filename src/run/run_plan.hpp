@@ -65,7 +65,9 @@ struct RunPlan {
   std::optional<PeakChoice> peak;    // nullopt: MFU is N/A
   std::filesystem::path json_path;   // empty: no file
   bool json_to_stdout = false;
-  std::filesystem::path profile_path;  // empty: no --profile
+  std::filesystem::path profile_path;  // empty: no --profile; with several ranks this rank's file
+  // With several ranks: after the lead's line on its trace, where every rank's went ("" else).
+  std::string profile_ranks_note;
   int64_t profile_iters = 0;
   std::filesystem::path memory_snapshot_path;  // empty: no --dump-memory-snapshot
   int64_t unit_timing_iters = 0;     // the per-unit timing pass; 0: none (unit_timings null)

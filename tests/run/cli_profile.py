@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """`tokbench run --profile PATH`: the Chrome trace parses as JSON, holds matmul operators and
 the named forward/backward/optimizer ranges, and the profiled iterations stay out of the
-metrics (measured_iters is still max_iters - warmup_iters). A bad --profile is one usage line.
+metrics (measured_iters is still max_iters - warmup_iters). With two ranks each rank writes its
+own trace, PATH with _rankN before the extension, each holding its own process's step and its
+collectives' waits. A bad --profile is one usage line.
 Usage: cli_profile.py /path/to/tokbench"""
 import json
 import os
@@ -47,6 +49,31 @@ with tempfile.TemporaryDirectory() as scratch:
     if j["measured_iters"] != 3 or len(j["iterations"]) != 4:
         fail(f"profiled iterations leaked into the metrics: measured_iters {j['measured_iters']}, "
              f"{len(j['iterations'])} iterations recorded")
+
+    # Two DDP ranks: one trace per rank, named as the report says, each a whole step of its own.
+    ranks_path = os.path.join(scratch, "ranks.trace.json")
+    proc = run(SMALL + ["--nproc-per-node", "2", "--distributed-mode", "ddp", "--global-batch-size", "4",
+                        "--profile", ranks_path, "--profile-iters", "1"])
+    if proc.returncode != 0:
+        fail(f"two ranks: exit {proc.returncode}", proc)
+    want = [os.path.join(scratch, f"ranks.trace_rank{r}.json") for r in range(2)]
+    if f"written to {want[0]}" not in proc.stdout or "ranks.trace_rank1.json" not in proc.stdout:
+        fail("two ranks: the report does not name rank 0's trace and the last rank's", proc)
+    if os.path.exists(ranks_path):
+        fail("two ranks: a trace was written under the unsuffixed name")
+    pids = set()
+    for path in want:
+        if not os.path.exists(path):
+            fail(f"two ranks: no trace at {path}; the folder holds {sorted(os.listdir(scratch))}", proc)
+        with open(path) as f:
+            events = json.load(f)["traceEvents"]
+        names = {e.get("name") for e in events}
+        for wanted in ("forward", "backward", "optimizer"):
+            if wanted not in names:
+                fail(f"two ranks: no '{wanted}' range in {path}")
+        pids |= {e["pid"] for e in events if e.get("name") == "forward"}
+    if len(pids) != 2:
+        fail(f"two ranks: the traces' forward ranges come from {len(pids)} process(es), not 2: {sorted(pids)}")
 
     for bad, needle in [(["--profile", os.path.join(scratch, "no-such-dir", "t.json")], "does not exist"),
                         (["--profile-iters", "2"], "needs --profile"),
