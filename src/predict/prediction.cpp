@@ -400,6 +400,7 @@ results::RunRecord predict_record(const MeasuredRun& measured, const ClusterInpu
     step_copies = {{pk::bytes_per_iteration, copy_bytes},
                    {pk::copied_bytes, copies.copied},
                    {pk::filled_bytes, copies.filled},
+                   {pk::added_bytes, copies.added},
                    {pk::ms, nullptr},
                    {pk::why, "no copy rate was given or measured (tokbench predict measures one; a sweep's predictions "
                              "do not): the step's own copies are counted, not timed"}};
@@ -424,21 +425,26 @@ results::RunRecord predict_record(const MeasuredRun& measured, const ClusterInpu
     step_copies = {{pk::bytes_per_iteration, copy_bytes},
                    {pk::copied_bytes, copies.copied},
                    {pk::filled_bytes, copies.filled},
+                   {pk::added_bytes, copies.added},
                    {pk::fill_cost_of_copy, kFillCostOfCopy},
+                   {pk::add_cost_of_copy, kAddCostOfCopy},
                    {pk::ms, copy_seconds * 1e3},
                    {pk::memory_rate, to_json(*memory_rate)},
                    {pk::measured, "the copy rate with the node's ranks copying at once (memory_rate)"},
                    {pk::assumed, "every copy and in-place scale of the step moves its bytes at memcpy's rate, every fill "
                                  "(a buffer zeroed) at half of a copy's time (derived: it writes its bytes without "
-                                 "reading them); the ranks' copies overlap in time; each runs where the step makes it, "
+                                 "reading them), every accumulation (gradients added into a flat buffer) at a copy's time "
+                                 "(add_cost_of_copy, from traces of this project's machine, not measured here); the "
+                                 "ranks' copies overlap in time; each runs where the step makes it, "
                                  "beside the collectives then in flight: before its collective's issue, after its wait, "
                                  "or (the shard gradients' scaling) before the optimizer"}};
     if (copy_bytes > 0)
       assumptions.push_back(fmt::format(
-          "the parallel step's own copies (buckets, flat gradients, gather buffers): {:.1f} MB copied and {:.1f} MB "
-          "zeroed (at {:g} of a copy's time) per iteration at {:.2f} GB/s ({} ranks copying at once, {}): {:.2f} ms, "
-          "under elementwise",
+          "the parallel step's own copies (buckets, flat gradients, gather buffers): {:.1f} MB copied, {:.1f} MB "
+          "zeroed (at {:g} of a copy's time) and {:.1f} MB accumulated into (at {:g}) per iteration at {:.2f} GB/s ({} "
+          "ranks copying at once, {}): {:.2f} ms, under elementwise",
           static_cast<double>(copies.copied) / 1e6, static_cast<double>(copies.filled) / 1e6, kFillCostOfCopy,
+          static_cast<double>(copies.added) / 1e6, kAddCostOfCopy,
           memory_rate->together_bytes_per_s / 1e9, memory_rate->ranks, memory_rate->source, copy_seconds * 1e3));
   } else if (copy_bytes > 0) {
     assumptions.push_back("GPU ranks: the step's own copies on the device are not modelled");

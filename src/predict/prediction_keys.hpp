@@ -75,9 +75,11 @@ inline constexpr char from[] = "from";
 inline constexpr char bytes_per_iteration[] = "bytes_per_iteration";
 inline constexpr char copied_bytes[] = "copied_bytes";
 inline constexpr char filled_bytes[] = "filled_bytes";
+inline constexpr char added_bytes[] = "added_bytes";
 inline constexpr char ms[] = "ms";
 inline constexpr char why[] = "why";
 inline constexpr char fill_cost_of_copy[] = "fill_cost_of_copy";
+inline constexpr char add_cost_of_copy[] = "add_cost_of_copy";
 inline constexpr char memory_rate[] = "memory_rate";
 inline constexpr char assumed[] = "assumed";
 

@@ -19,6 +19,11 @@ PlacedCopyBytes placed_copy_bytes(const CommPlan& plan, int64_t shard_size, bool
         break;
       case CommPurpose::reduce_gradients:  // the flat gradient zeroed; after it, this rank's part kept (or added)
         before.filled = full;
+        // Autograd accumulates each gradient into the zeroed flat gradient's views; a one-rank
+        // run accumulates in place too from its second micro-batch on, but takes its first's
+        // result as the gradient: one pass over the full gradient per iteration beyond it,
+        // spread over the iteration's calls.
+        before.added = full / std::max<int64_t>(1, c.per_iteration);
         after.copied = shard;
         bytes.at_step.copied += shard;  // the shard gradient scaled by 1/W at the step
         break;

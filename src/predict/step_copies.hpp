@@ -1,6 +1,8 @@
 // The parallel step's own memory work, which a one-rank run does not contain: DDP copies each
 // gradient into its bucket, scales the bucket and copies the average back (ddp_step.cpp); FSDP
-// zeroes each unit's flat gradient, keeps its shard of the reduced sum and scales it, and on
+// zeroes each unit's flat gradient, which autograd then accumulates every gradient into (where a
+// one-rank run's first micro-batch hands autograd's result over as the gradient, uncopied), keeps
+// its shard of the reduced sum and scales it, and on
 // Gloo stages its all-gathers through a zeroed full buffer (fsdp_step.cpp, flat_collectives.cpp).
 // Counted in bytes written per iteration on one rank, copies apart from fills, from the plan's
 // layout and collectives, so the prediction times them with the machine's measured copy rate.
@@ -18,18 +20,28 @@ namespace tokbench::predict {
 // traffic the copy rate was measured with (the probe times memcpy only; docs/predict.md, "The
 // step's own copies", gives the validation set's figures before and after).
 inline constexpr double kFillCostOfCopy = 0.5;
+// And an accumulation (a += b) against a copy: streamed from memory it would move three passes
+// of the bytes (two reads, one write) against the copy's two, but the gradient autograd adds was
+// just computed and is partly still in the caches: in Kineto traces of ZeRO-2 on two ranks
+// (pythia-70m cut to 4 blocks, SmolLM2-135M cut to 2, on this project's 2-core Intel Xeon VM)
+// the accumulations took 0.76-0.80 of the probe's memcpy time per byte. Counted as a copy
+// (docs/predict.md, "The step's own copies"); not measured per prediction.
+inline constexpr double kAddCostOfCopy = 1.0;
 
 struct StepCopyBytes {
   int64_t copied = 0;  // passes that read and write: copies, in-place scales, a shard kept or added
   int64_t filled = 0;  // passes that only write: a buffer zeroed
-  int64_t total() const { return copied + filled; }
+  int64_t added = 0;   // passes that read two and write one: gradients accumulated into a buffer
+  int64_t total() const { return copied + filled + added; }
   // The bytes a memcpy would take as long to move: what the copy rate times.
   double copy_equivalent() const {
-    return static_cast<double>(copied) + kFillCostOfCopy * static_cast<double>(filled);
+    return static_cast<double>(copied) + kFillCostOfCopy * static_cast<double>(filled) +
+           kAddCostOfCopy * static_cast<double>(added);
   }
   StepCopyBytes& operator+=(const StepCopyBytes& o) {
     copied += o.copied;
     filled += o.filled;
+    added += o.added;
     return *this;
   }
 };

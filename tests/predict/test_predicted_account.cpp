@@ -25,6 +25,7 @@
 #include "predict/memory_rate.hpp"
 #include "predict/optimizer_model.hpp"
 #include "predict/predicted_account.hpp"
+#include "predict/step_copies.hpp"
 #include "predict/prediction.hpp"
 #include "predict/prediction_notes.hpp"
 #include "results/record_explanation.hpp"
@@ -267,11 +268,13 @@ TEST(PredictedAccount, TheStepsOwnCopiesAreElementwiseAtTheMeasuredCopyRate) {
   EXPECT_NEAR(probed["prediction"]["time_ms"]["step_copies"].get<double>() / 1e3, expected_s, 1e-12);
 }
 
-TEST(PredictedAccount, AFillIsTimedAtHalfACopy) {
+TEST(PredictedAccount, AFillIsTimedAtHalfACopyAndAnAccumulationAtACopy) {
   // ZeRO-3 over two ranks on Gloo, GA 1, a unit per block: per unit and micro-batch two gathers
   // (the full buffer zeroed, the shard copied in) and one reduce-scatter (the flat gradient
-  // zeroed, the shard kept), and the shard scaled once: 3 full buffers zeroed, 4 shards (2 full
-  // buffers) copied. A zero_ writes its bytes without reading them, half a memcpy's traffic.
+  // zeroed, every gradient accumulated into it, the shard kept), and the shard scaled once: 3
+  // full buffers zeroed, 4 shards (2 full buffers) copied, 1 full buffer accumulated into. A
+  // zero_ writes its bytes without reading them, half a memcpy's traffic; an accumulation is
+  // timed as a copy.
   const TargetOptions zero3 = zero3_on_two_ranks();
   const json z = json::parse(
       predict(read_measured_run(measured_record({150, 152, 149, 151}), "measured.json"), cpu_cluster(), zero3).dump());
@@ -279,15 +282,39 @@ TEST(PredictedAccount, AFillIsTimedAtHalfACopy) {
   const json& copies = z["prediction"]["step_copies"];
   EXPECT_EQ(copies["filled_bytes"].get<int64_t>(), 3 * gradient_bytes);
   EXPECT_EQ(copies["copied_bytes"].get<int64_t>(), 2 * gradient_bytes);
-  EXPECT_EQ(copies["bytes_per_iteration"].get<int64_t>(), 5 * gradient_bytes);
+  EXPECT_EQ(copies["added_bytes"].get<int64_t>(), gradient_bytes);
+  EXPECT_EQ(copies["bytes_per_iteration"].get<int64_t>(), 6 * gradient_bytes);
   EXPECT_EQ(copies["fill_cost_of_copy"].get<double>(), 0.5);
-  // 2 G copied + 3 G zeroed at half: 3.5 G at the copy rate, not 5 G.
-  const double expected_s = 3.5 * static_cast<double>(gradient_bytes) / 8e9;
+  EXPECT_EQ(copies["add_cost_of_copy"].get<double>(), 1.0);
+  // 2 G copied + 3 G zeroed at half + 1 G accumulated at one: 4.5 G at the copy rate, not 6 G.
+  const double expected_s = 4.5 * static_cast<double>(gradient_bytes) / 8e9;
   EXPECT_NEAR(z["prediction"]["time_ms"]["step_copies"].get<double>() / 1e3, expected_s, 1e-12);
-  // DDP fills nothing: its three passes are copies and an in-place scale, at the copy rate.
+  // DDP fills nothing and accumulates nothing into its buckets: its three passes are copies and
+  // an in-place scale, at the copy rate.
   const json d = predicted(measured_record({150, 152, 149, 151}), 2);
   EXPECT_EQ(d["prediction"]["step_copies"]["filled_bytes"].get<int64_t>(), 0);
+  EXPECT_EQ(d["prediction"]["step_copies"]["added_bytes"].get<int64_t>(), 0);
   EXPECT_EQ(d["prediction"]["step_copies"]["copied_bytes"].get<int64_t>(), 3 * gradient_bytes);
+}
+
+TEST(StepCopies, TheGradientsAreAccumulatedOncePerIterationBeyondAOneRankRun) {
+  // The one-rank run accumulates in place from its second micro-batch on too: whatever the GA,
+  // FSDP's flat gradients take one accumulation pass over the full gradient per iteration more,
+  // spread over the reduce-scatter's calls; the fills stay one per call.
+  CommPlan plan;
+  plan.layout.units.push_back(parallel::CommUnit{});
+  plan.layout.units.back().elements = 1000;
+  plan.layout.units.back().padded_elements = 1000;
+  for (const int64_t ga : {1, 2, 4}) {
+    plan.collectives = {parallel::PlannedCollective{}};
+    plan.collectives[0].purpose = parallel::CommPurpose::reduce_gradients;
+    plan.collectives[0].comm_unit = 0;
+    plan.collectives[0].per_iteration = ga;
+    const StepCopyBytes total = placed_copy_bytes(plan, 2, /*gloo=*/true).per_iteration(plan);
+    const int64_t full = plan.layout.units[0].padded_bytes();
+    EXPECT_EQ(total.added, full) << "GA " << ga;
+    EXPECT_EQ(total.filled, ga * full) << "GA " << ga;
+  }
 }
 
 TEST(PredictedOptimizer, FollowsTheTensorsAndElementsEachRankUpdates) {
