@@ -61,18 +61,25 @@ PredictedAccount predict_time_account(const MeasuredRun& run, const PredictedIte
   pass.iterations = 1;
   for (const Category c : account::all_categories())
     if (scaled_with_forward_backward(c)) pass.seconds[index_of(c)] = measured[c].seconds * fb_scale;
-  // The contention is forward and backward work run slower beside collectives: a measured run
-  // books it in the categories of the work it slowed, so it goes to them, in their proportions.
+  // The contention is work run slower beside collectives: a measured run books it in the
+  // categories of the work it slowed. The step's own copies' part is elementwise, where the
+  // copies are; the rest goes to the forward and backward categories, in their proportions.
   json contention_by_category = json::object();
-  if (it.contention > 0 && it.forward_backward > 0)
+  const double copy_contention = std::clamp(it.copy_contention, 0.0, std::max(0.0, it.contention));
+  const double compute_contention = std::max(0.0, it.contention - copy_contention);
+  if (compute_contention > 0 && it.forward_backward > 0)
     for (const Category c : account::all_categories())
       if (scaled_with_forward_backward(c) && pass.seconds[index_of(c)] > 0) {
-        const double share = it.contention * pass.seconds[index_of(c)] / it.forward_backward;
+        const double share = compute_contention * pass.seconds[index_of(c)] / it.forward_backward;
         pass.seconds[index_of(c)] += share;
         contention_by_category[std::string(account::json_name(c))] = share * 1e3;
       }
+  if (copy_contention > 0) {
+    const std::string name(account::json_name(Category::elementwise));
+    contention_by_category[name] = contention_by_category.value(name, 0.0) + copy_contention * 1e3;
+  }
   pass.seconds[index_of(Category::optimizer)] = it.optimizer;
-  pass.seconds[index_of(Category::elementwise)] += it.step_copies;
+  pass.seconds[index_of(Category::elementwise)] += it.step_copies + copy_contention;
   pass.seconds[index_of(Category::exposed_comm)] = it.exposed_comm;
   for (const double s : pass.seconds) pass.range_seconds += s;
   // FLOPs per iteration follow the micro-batches a rank runs in one.
@@ -84,7 +91,7 @@ PredictedAccount predict_time_account(const MeasuredRun& run, const PredictedIte
   // to its predicted ones (its share of the contention with them).
   const auto& other = measured[Category::other];
   const double other_scale = other.profiled_seconds > 0 ? other.seconds / other.profiled_seconds * fb_scale : 0.0;
-  const double other_contention = it.forward_backward > 0 ? 1.0 + it.contention / it.forward_backward : 1.0;
+  const double other_contention = it.forward_backward > 0 ? 1.0 + compute_contention / it.forward_backward : 1.0;
   for (const auto& [name, seconds] : measured.other_top)
     pass.other_by_name.emplace_back(name, seconds * other_scale * other_contention);
 
@@ -117,7 +124,7 @@ PredictedAccount predict_time_account(const MeasuredRun& run, const PredictedIte
                              measured.source, measured.profiled_iterations, ms(measured.iteration_seconds))},
       {pk::rule, "the measured categories but optimizer and exposed_comm share the predicted forward and backward, "
                  "and the contention model's cost on it, in their measured proportions; elementwise also holds the "
-                 "parallel step's own copies; optimizer is the predicted optimizer; exposed_comm the schedule's waits"},
+                 "parallel step's own copies and the contention on them; optimizer is the predicted optimizer; exposed_comm the schedule's waits"},
       {pk::forward_backward_scale, fb_scale},
       {pk::optimizer_scale, measured_optimizer > 0 ? json(it.optimizer / measured_optimizer) : json(nullptr)},
       {pk::unit_timings_coverage,
@@ -126,6 +133,7 @@ PredictedAccount predict_time_account(const MeasuredRun& run, const PredictedIte
       {pk::step_copies_ms, ms(it.step_copies)},
       {pk::step_copies_in, "elementwise"},
       {pk::contention_ms, ms(it.contention)},
+      {pk::step_copies_contention_ms, ms(copy_contention)},
       {pk::contention_in, std::move(contention_by_category)},
   };
   return {std::move(predicted), std::move(description)};

@@ -32,6 +32,7 @@ struct PredictedIteration {
   double step_copies = 0;       // the parallel step's own copies (step_copies.hpp): elementwise
   double exposed_comm = 0;      // compute waiting for collectives
   double contention = 0;        // compute slowed by collectives sharing its cores (CPU)
+  double copy_contention = 0;   // of it, the step's own copies slowed: elementwise
   int64_t grad_accum = 1;       // the predicted rank's micro-batches per iteration
 };
 
@@ -53,7 +54,7 @@ struct PredictedAccount {
 // forward and backward, and the contention on it, in their measured proportions (the contention's
 // part per category is in the description's `contention_in`); optimizer is the predicted
 // optimizer; elementwise also holds the step's own copies, which the measured one-rank run does
-// not run; exposed_comm the schedule's waits. A measured run without a readable account gives
+// not run, and the contention on them; exposed_comm the schedule's waits. A measured run without a readable account gives
 // none, and says why.
 PredictedAccount predict_time_account(const MeasuredRun& run, const PredictedIteration& iteration,
                                       const PredictedFlops& flops);

@@ -678,7 +678,7 @@ results::RunRecord predict_record(const MeasuredRun& measured, const ClusterInpu
   const PredictedAccount predicted_account = predict_time_account(
       run,
       PredictedIteration{iteration, forward_backward_seconds(r), r.optimizer_seconds, r.step_copy_seconds,
-                         r.exposed_comm_seconds, r.contention_seconds, t.grad_accum},
+                         r.exposed_comm_seconds, r.contention_seconds, r.copy_contention_seconds, t.grad_accum},
       PredictedFlops{flops ? static_cast<int64_t>(std::llround(*flops * ga)) : 0,
                      peak_tflops ? std::optional<double>(*peak_tflops * 1e12) : std::nullopt,
                      peak_source.value_or("")});

@@ -136,6 +136,7 @@ inline constexpr char step_copies_ms[] = "step_copies_ms";
 inline constexpr char step_copies_in[] = "step_copies_in";
 inline constexpr char contention_ms[] = "contention_ms";
 inline constexpr char contention_in[] = "contention_in";
+inline constexpr char step_copies_contention_ms[] = "step_copies_contention_ms";
 
 // input_spread
 inline constexpr char measured_iterations[] = "measured_iterations";

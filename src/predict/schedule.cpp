@@ -55,8 +55,10 @@ class Timeline {
   // The step's own copies: compute like the rest, counted apart too.
   void copy(double work) {
     if (!(work > 0)) return;
+    const double contention_before = r_.contention_seconds;
     compute(work);
     r_.step_copy_seconds += work;
+    r_.copy_contention_seconds += r_.contention_seconds - contention_before;
   }
 
   // Which of the plan's collectives the one issued as `issued` is.

@@ -56,6 +56,9 @@ struct ScheduleResult {
   double comm_seconds = 0;         // the collectives' durations, summed (hidden or not)
   double exposed_comm_seconds = 0; // time compute waited for collectives (as a run reports it)
   double contention_seconds = 0;   // compute slowed down by collectives sharing its cores
+  // Of it, the step's own copies slowed beside collectives (the rest slowed forward, backward
+  // and optimizer work): a measured run books each in the category of the work it slowed.
+  double copy_contention_seconds = 0;
   std::vector<ScheduledCollective> collectives;
 };
 

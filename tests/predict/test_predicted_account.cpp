@@ -206,20 +206,26 @@ TEST(PredictedAccount, CategoriesSumToThePredictedIteration) {
   EXPECT_NEAR(contention["comm_compute_steal"].get<double>(), 0.3 / 2.3, 1e-12);
   // The forward and backward categories keep the measured proportions and hold the predicted
   // forward and backward with the contention on it.
+  // The step's copies' part of the contention is elementwise, with the copies; the rest is spread.
   const double forward_backward = time_ms["forward_backward"].get<double>() / 1e3;
   const double scale = p["prediction"]["time_account"]["forward_backward_scale"].get<double>();
-  const double slowed = 1.0 + contention_s / forward_backward;
+  const double copy_contention_s = p["prediction"]["time_account"]["step_copies_contention_ms"].get<double>() / 1e3;
+  EXPECT_GT(copy_contention_s, 0) << "DDP copies a bucket's gradients in while the one before it flies";
+  EXPECT_LT(copy_contention_s, contention_s);
+  const double slowed = 1.0 + (contention_s - copy_contention_s) / forward_backward;
   double scaled = 0;
   for (const Category c : {Category::gemm, Category::attention, Category::normalization, Category::elementwise,
                            Category::loss, Category::data_host, Category::device_idle, Category::other}) {
     const std::string name(account::json_name(c));
     const double measured = kMeasured.count(name) ? kMeasured.at(name) : 0.0;
-    const double own = c == Category::elementwise ? time_ms["step_copies"].get<double>() / 1e3 : 0.0;
+    const double own = c == Category::elementwise ? time_ms["step_copies"].get<double>() / 1e3 + copy_contention_s : 0.0;
     EXPECT_NEAR(seconds_of(a, c), measured * scale * slowed + own, 1e-12) << name;
-    if (measured > 0) EXPECT_NEAR(contention_in.value(name, 0.0), measured * scale * (slowed - 1) * 1e3, 1e-9) << name;
+    const double own_contention = c == Category::elementwise ? copy_contention_s : 0.0;
+    if (measured > 0)
+      EXPECT_NEAR(contention_in.value(name, 0.0), (measured * scale * (slowed - 1) + own_contention) * 1e3, 1e-9) << name;
     scaled += seconds_of(a, c) - own;
   }
-  EXPECT_NEAR(scaled, forward_backward + contention_s, 1e-12);
+  EXPECT_NEAR(scaled, forward_backward + contention_s - copy_contention_s, 1e-12);
   // The reader every command uses takes it: shares sum to 1, categories to the iteration.
   const account::TimeAccount read = account::time_account_from_json(nlohmann::ordered_json::parse(a.dump()));
   EXPECT_FALSE(read.rank.has_value()) << "every simulated rank runs the same schedule";
@@ -239,7 +245,8 @@ TEST(PredictedAccount, TheStepsOwnCopiesAreElementwiseAtTheMeasuredCopyRate) {
   EXPECT_EQ(copies["memory_rate"]["source"], "given");
   EXPECT_NEAR(p["prediction"]["time_account"]["step_copies_ms"].get<double>(), expected_s * 1e3, 1e-9);
   EXPECT_EQ(one["prediction"]["time_ms"]["step_copies"].get<double>(), 0.0) << "one rank has no buckets";
-  // Elementwise holds them beyond its scaled measured share and its part of the contention.
+  // Elementwise holds them beyond its scaled measured share and its part of the contention (the
+  // spread part and the copies' own).
   const double scale = p["prediction"]["time_account"]["forward_backward_scale"].get<double>();
   const double contention_s = p["prediction"]["time_account"]["contention_in"].value("elementwise", 0.0) / 1e3;
   EXPECT_NEAR(seconds_of(p["time_account"], Category::elementwise),

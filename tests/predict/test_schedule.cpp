@@ -120,6 +120,15 @@ TEST(PredictSchedule, DdpCopiesRunWhereTheStepMakesThem) {
   const ScheduleResult slowed = simulate_iteration(in);
   EXPECT_NEAR(slowed.step_copy_seconds, 0.024, 1e-9);
   EXPECT_GT(slowed.contention_seconds, 0.0);
+  // The copies' part of it is counted apart (the account books it as elementwise, where the
+  // copies are): some copies ran beside a collective, and not all the contention was theirs.
+  EXPECT_GT(slowed.copy_contention_seconds, 0.0);
+  EXPECT_LT(slowed.copy_contention_seconds, slowed.contention_seconds);
+  EXPECT_NEAR(r.copy_contention_seconds, 0.0, 1e-12) << "no steal, no contention (to rounding)";
+  // Copies that take no time are slowed by nothing.
+  in.copy_before_issue_seconds.assign(4, 0.0);
+  in.copy_after_wait_seconds.assign(4, 0.0);
+  EXPECT_EQ(simulate_iteration(in).copy_contention_seconds, 0.0);
   // One time per planned collective, or none.
   in.copy_after_wait_seconds.assign(3, 0.004);
   EXPECT_THROW(simulate_iteration(in), std::invalid_argument);
