@@ -203,6 +203,8 @@ def main():
         check(pred["communication"]["bytes_per_iteration"] == unit_parameters * 4, "DDP all-reduces every gradient once")
         check(any("CPU ranks share cores" in a for a in pred["assumptions"]), "the contention assumption is stated")
         check(p["memory_comm_buffers_GB"] > 0.05, "DDP's buckets in the memory")
+        # The two-rank predictions below that are not about the probes reuse this one's (1.4 s each).
+        probes = ["--probes-from", out]
 
         # --probes-from: the earlier prediction's copy rate and AdamW costs, not a new probe, so the
         # same inputs give the same prediction (the probe's own noise left out); another placement
@@ -251,7 +253,7 @@ def main():
                 "ranks_per_node": 2, "threads_per_rank": 1, "alone_ms": 20.0, "together_ms": 20.0 * slowdown,
                 "slowdown": slowdown}))
             r = run(["--from", one_thread_path, "--cluster", "measured", "--comm", shared, "--nproc-per-node", "2",
-                     "--distributed-mode", "ddp", "--num-threads", "1", "--format", "json"])
+                     "--distributed-mode", "ddp", "--num-threads", "1", "--format", "json", *probes])
             check(r.returncode == 0, f"compute sharing {slowdown}: exit {r.returncode}: {r.stderr}")
             pred = json.loads(r.stdout)["runs"][0]["prediction"]
             check(abs(pred["cpu_contention"]["compute_time_factor"] - factor) < 1e-12,
@@ -273,7 +275,7 @@ def main():
         # Both groups of 2 communicate at once on the 4-rank node that comm measured 2 ranks on: x2
         # against the same reduction in ZeRO-2 over the 2 ranks alone.
         r = run(["--from", record, "--cluster", "measured", "--comm", comm, "--nproc-per-node", "2",
-                 "--distributed-mode", "fsdp", "--shard-mode", "zero2", "--format", "json"])
+                 "--distributed-mode", "fsdp", "--shard-mode", "zero2", "--format", "json", *probes])
         check(r.returncode == 0, f"ZeRO-2 on 2 ranks: {r.stderr}")
         alone = json.loads(r.stdout)["runs"][0]["prediction"]["communication"]["collectives"]
         def reduce_ms(collectives):
@@ -309,7 +311,7 @@ def main():
                                device="auto")
         sized_path = write("sized.json", sized)
         r = run(["--from", sized_path, "--cluster", cpu_toml, "--nproc-per-node", "2", "--distributed-mode", "fsdp",
-                 "--format", "json"])
+                 "--format", "json", *probes])
         check(r.returncode == 0, f"size-bucketed record: {r.stderr}")
         p = json.loads(r.stdout)["runs"][0]
         units = sorted({c["unit"] for c in p["prediction"]["communication"]["collectives"]})
@@ -321,11 +323,11 @@ def main():
         check(p["config"]["device"] == "cpu" and p["device"] == "cpu",
               f"the prediction's config.device and device: {p['config'].get('device')}, {p.get('device')}")
         r = run(["--from", sized_path, "--cluster", cpu_toml, "--nproc-per-node", "2", "--distributed-mode", "fsdp",
-                 "--fsdp-bucket-params", "1e9", "--format", "json"])
+                 "--fsdp-bucket-params", "1e9", "--format", "json", *probes])
         units = sorted({c["unit"] for c in json.loads(r.stdout)["runs"][0]["prediction"]["communication"]["collectives"]})
         check(r.returncode == 0 and units == ["root"], f"--fsdp-bucket-params 1e9: one unit, got {units}")
         r = run(["--from", sized_path, "--cluster", cpu_toml, "--nproc-per-node", "2", "--distributed-mode", "fsdp",
-                 "--shard-mode", "zero3", "--format", "json"])
+                 "--shard-mode", "zero3", "--format", "json", *probes])
         check(r.returncode == 0, f"size-bucketed ZeRO-3: {r.stderr}")
         p = json.loads(r.stdout)["runs"][0]
         gathers = sorted((c["unit"], c["purpose"]) for c in p["prediction"]["communication"]["collectives"]
@@ -344,7 +346,7 @@ def main():
 
         # Every text format; html needs a file; a sweep's JSON is read back (each run predicted).
         for fmt in ("print", "csv", "markdown", "json"):
-            r = run(["--from", record, "--cluster", cpu_toml, "--nproc-per-node", "2", "--format", fmt])
+            r = run(["--from", record, "--cluster", cpu_toml, "--nproc-per-node", "2", "--format", fmt, *probes])
             check(r.returncode == 0 and "pythia-14m" in r.stdout, f"--format {fmt}: {r.returncode} {r.stderr}")
             if fmt != "json":
                 check("predicted" in r.stdout, f"--format {fmt}: the status column says predicted")
@@ -395,10 +397,10 @@ def main():
                                timeout=120)
             check(r.returncode == 0 and "eager predicted" in r.stdout and "GEMMs" in r.stdout
                   and "exposed communication" in r.stdout, f"explain {predicted_file}: {r.returncode} {r.stdout} {r.stderr}")
-        r = run(["--from", accounted, "--cluster", cpu_toml, "--nproc-per-node", "2", "--format", "print"])
+        r = run(["--from", accounted, "--cluster", cpu_toml, "--nproc-per-node", "2", "--format", "print", *probes])
         check(r.returncode == 0 and "by the measured run's spread (4 iterations" in r.stdout
               and "Its time account (ms per iteration): GEMMs" in r.stdout, f"print's interval and account: {r.stdout}")
-        r = run(["--from", record, "--cluster", cpu_toml, "--nproc-per-node", "2", "--format", "print"])
+        r = run(["--from", record, "--cluster", cpu_toml, "--nproc-per-node", "2", "--format", "print", *probes])
         check(r.returncode == 0 and "No time account: the measured record has no time_account" in r.stdout
               and "no interval:" in r.stdout, f"print without an account or iterations: {r.stdout}")
         bare = os.path.join(tmp, "bare-pred.json")
