@@ -9,6 +9,7 @@
 #include <iterator>
 
 #include "machine/environment.hpp"
+#include "run/launch_outcome.hpp"
 #include "run/metrics.hpp"
 #include "run/resolve.hpp"
 #include "run/result_json.hpp"
@@ -17,15 +18,6 @@
 #include "results/record_status.hpp"
 
 namespace tokbench::run {
-namespace {
-
-// Exit codes by which a rank says it reported its own ending (the status table), or that it
-// could not write that report: the launcher must not write a rank_failed record over that.
-bool reported_itself(int code) {
-  return (code >= 1 && code <= 7 && code != train::kExitUsage) || code == results::kExitRecordNotWritten;
-}
-
-}  // namespace
 
 int launch_benchmark(const RunPlan& plan, const std::vector<std::string>& rank_argv) {
   const auto& o = plan.options;
@@ -35,7 +27,7 @@ int launch_benchmark(const RunPlan& plan, const std::vector<std::string>& rank_a
   // Rank 0 (on the first node) reported the job's ending itself: its JSON stands.
   if (o.node_rank == 0 && !result.ranks.empty()) {
     const distributed::RankExit& lead = result.ranks.front();
-    if (lead.signal == 0 && !lead.killed_by_launcher && reported_itself(lead.exit_code)) {
+    if (lead_record_stands(lead)) {
       std::cerr << "tokbench launcher: " << result.failure << "\n";
       return lead.exit_code;
     }
@@ -46,7 +38,7 @@ int launch_benchmark(const RunPlan& plan, const std::vector<std::string>& rank_a
   }
   // Rank 0 could not report: the launcher writes the labelled result.
   MeasuredRun run;
-  run.outcome = result.interrupted ? Outcome::interrupted : Outcome::rank_failed;
+  run.outcome = launcher_outcome(result);
   run.message = result.failure;
   MetricInputs inputs = metric_inputs(plan);
   inputs.peak_flops_per_s.reset();

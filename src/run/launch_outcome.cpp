@@ -1,0 +1,37 @@
+// The launcher's rules for the run's label (launch_outcome.hpp).
+#include "run/launch_outcome.hpp"
+
+#include <algorithm>
+
+#include "results/record_status.hpp"
+
+namespace tokbench::run {
+
+using train::RunStatus;
+
+std::optional<RunStatus> reported_status_of_exit(int exit_code) {
+  for (RunStatus s : {RunStatus::oom, RunStatus::nan, RunStatus::interrupted, RunStatus::timeout,
+                      RunStatus::rank_failed, RunStatus::error})
+    if (train::exit_code(s) == exit_code) return s;
+  return std::nullopt;
+}
+
+bool lead_record_stands(const distributed::RankExit& lead) {
+  if (lead.signal != 0) return false;
+  if (lead.exit_code == results::kExitRecordNotWritten) return true;  // its report says why
+  const std::optional<RunStatus> status = reported_status_of_exit(lead.exit_code);
+  if (!status) return false;
+  return !(lead.killed_by_launcher && *status == RunStatus::interrupted);
+}
+
+RunStatus launcher_outcome(const distributed::LaunchResult& result) {
+  if (result.interrupted) return RunStatus::interrupted;
+  if (!result.first_failed_rank) return RunStatus::rank_failed;
+  const auto failed = std::find_if(result.ranks.begin(), result.ranks.end(), [&](const distributed::RankExit& r) {
+    return r.rank == *result.first_failed_rank;
+  });
+  if (failed == result.ranks.end() || failed->signal != 0) return RunStatus::rank_failed;
+  return reported_status_of_exit(failed->exit_code).value_or(RunStatus::rank_failed);
+}
+
+}  // namespace tokbench::run

@@ -1,0 +1,29 @@
+// What the built-in launcher makes of how its ranks ended (launch_benchmark.cpp): whether rank
+// 0's own record stands, and, when it does not, how the launcher labels the run. Torch-free, so
+// the rules test without starting a rank.
+#pragma once
+
+#include <optional>
+
+#include "distributed/launcher.hpp"
+#include "train/run_status.hpp"
+
+namespace tokbench::run {
+
+// The status a rank's exit code reports (the status table), for the codes by which a rank says
+// it reported its own ending; nothing for a usage error, a lost record or any other code.
+std::optional<train::RunStatus> reported_status_of_exit(int exit_code);
+
+// Rank 0 wrote the job's record and it stands: it exited (no signal) with a code of the status
+// table or the lost-record code. It may have done so after the launcher's SIGTERM, when the
+// failure grace ran out while it was still gathering a failed peer's record; a rank that the
+// SIGTERM itself ended reports `interrupted`, which says nothing about the failure, so that one
+// record does not stand.
+bool lead_record_stands(const distributed::RankExit& lead);
+
+// The label of the record the launcher writes when rank 0's does not stand: interrupted when
+// the launcher was; else the first failed rank's own status when it reported one (an OOM on
+// rank 1 is `oom`, however rank 0 then ended); else rank_failed.
+train::RunStatus launcher_outcome(const distributed::LaunchResult& result);
+
+}  // namespace tokbench::run
