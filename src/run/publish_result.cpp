@@ -4,6 +4,7 @@
 
 #include <iostream>
 
+#include "run/rank_gathering.hpp"
 #include "run/result_json.hpp"
 #include "results/record_status.hpp"
 #include "results/run_report.hpp"
@@ -41,6 +42,18 @@ int publish_result(const RunPlan& plan, const MeasuredRun& run, const nlohmann::
     std::cerr << "tokbench: run ended with status " << to_string(run.outcome)
               << (run.message.empty() ? "" : ": " + run.message) << "\n";
   return code;
+}
+
+void print_after_report(const RunPlan& plan, const MeasuredRun& run, const AfterReportLines& lines,
+                        std::ostream& report_out) {
+  const auto line = [&](const std::string& text) {
+    if (!text.empty()) report_out << text << "\n" << std::flush;
+  };
+  line(lines.profile);
+  if (!lines.profile.empty()) line(plan.profile_ranks_note);
+  line(lines.snapshot);
+  line(lines.unit_timing);
+  for (const std::string& text : time_account_messages(run)) line(text);
 }
 
 }  // namespace tokbench::run

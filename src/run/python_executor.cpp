@@ -347,10 +347,7 @@ int run_python_benchmark(const RunPlan& plan) {
 
   const BenchMetrics metrics = compute_metrics(inputs, run);
   const int code = publish_result(plan, run, build_result_json(plan, run, metrics, env), report_out);
-  if (!c.profile_message.empty()) report_out << c.profile_message << "\n" << std::flush;
-  if (!c.profile_message.empty() && !plan.profile_ranks_note.empty()) report_out << plan.profile_ranks_note << "\n" << std::flush;  // as run_benchmark does
-  if (!c.snapshot_message.empty()) report_out << c.snapshot_message << "\n" << std::flush;
-  for (const std::string& line : time_account_messages(run)) report_out << line << "\n" << std::flush;
+  print_after_report(plan, run, {c.profile_message, c.snapshot_message, ""}, report_out);
   return code;
 }
 

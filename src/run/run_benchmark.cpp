@@ -409,12 +409,7 @@ int run_benchmark(const RunPlan& plan) {
   const BenchMetrics metrics = compute_metrics(inputs, run);
   const auto json = build_result_json(plan, run, metrics, env);
   const int code = publish_result(plan, run, json, report_out);
-  // After the report: where the trace went (it is not a figure of the run, so not in the record).
-  if (!profile_message.empty()) report_out << profile_message << "\n" << std::flush;
-  if (!profile_message.empty() && !plan.profile_ranks_note.empty()) report_out << plan.profile_ranks_note << "\n" << std::flush;
-  if (!snapshot_message.empty()) report_out << snapshot_message << "\n" << std::flush;
-  if (!unit_timing_message.empty()) report_out << unit_timing_message << "\n" << std::flush;
-  for (const std::string& line : time_account_messages(run)) report_out << line << "\n" << std::flush;
+  print_after_report(plan, run, {profile_message, snapshot_message, unit_timing_message}, report_out);
   g_result_written.store(true);
   return code;
 }
