@@ -14,6 +14,31 @@
 
 namespace tokbench::comm {
 
+// The compute and a collective on the same cores at once (ComputeSharing::beside).
+struct BesideCollective {
+  int64_t collective_bytes = 0;       // the all-reduce's buffer: alone it outlasts the GEMM (kOutlast x)
+  double gemm_seconds = 0;            // the GEMM with the all-reduce in flight: the slowest rank's (median)
+  double collective_alone_seconds = 0;   // the all-reduce alone, issue to wait (median)
+  double collective_beside_seconds = 0;  // the all-reduce issued just before the GEMM, issue to wait (median)
+  // 1 - (GEMM together) / (GEMM beside the collective), the median over the repeats, at least 0:
+  // the fraction of the compute rate a running collective takes (predict's comm_compute_steal).
+  double steal = 0;
+  // The collective's rate while the GEMM runs, against its rate alone (predict's
+  // comm_rate_beside_compute): its work W = alone time; beside, it ran `gemm` seconds at this
+  // rate and the rest alone, so rate = (alone - beside + gemm) / gemm, the median, within (0, 1].
+  double collective_rate = 1;
+  // Repeats in which the all-reduce was still running when the GEMM ended (the figures need it
+  // to cover the GEMM; one that finished first makes the steal a lower bound).
+  int64_t covered_repeats = 0;
+  int64_t repeats = 0;
+};
+
+// How many times the GEMM's time an all-reduce alone must take to cover the GEMM beside it (the
+// all-reduce beside the GEMM is slower still), and how many repeats of the three legs: about a
+// second on two ranks of the CI VM, which every CPU `tokbench comm` spends.
+inline constexpr double kOutlast = 2.0;
+inline constexpr int kBesideRepeats = 7;
+
 struct ComputeSharing {
   double alone_seconds = 0;     // one GEMM on rank 0 while every other rank waits (median)
   double together_seconds = 0;  // the same GEMM on every rank at once: the slowest rank's (median)
@@ -21,14 +46,23 @@ struct ComputeSharing {
   double slowdown_q1 = 1, slowdown_q3 = 1;  // the pairs' ratios' quartiles: how sure the median is
   int64_t ranks_per_node = 1;
   int threads_per_rank = 1;
+  // The same GEMM on every rank while each rank's all-reduce of `collective_bytes` is in flight
+  // (Gloo's worker threads move and sum it beside the GEMM, as in a training step's backward):
+  // what a running collective takes from the compute, measured rather than modelled.
+  BesideCollective beside;
 };
 
 // Collective: every rank of `world` calls it. The GEMM (the reference probe's product, fp32,
 // kGemmSize³, the rank's intra-op threads) runs kRepeats times alone on rank 0 and kRepeats times
-// on every rank, alternating.
+// on every rank, alternating; then, in the same alternation, an all-reduce alone and the GEMM
+// beside it (ComputeSharing::beside).
 inline constexpr int64_t kGemmSize = train::kReferenceGemmSize;
 inline constexpr int kRepeats = 15;
 ComputeSharing measure_compute_sharing(c10d::Backend& world, int64_t ranks_per_node);
+
+// Collective: the beside-a-collective leg alone, `together_seconds` the GEMM's time on every rank
+// at once (it sizes the all-reduce to outlast the GEMM).
+BesideCollective measure_beside_collective(c10d::Backend& world, train::ReferenceGemm& gemm, double together_seconds);
 
 // The document's `compute_sharing` object.
 nlohmann::ordered_json to_json(const ComputeSharing& sharing);

@@ -79,6 +79,14 @@ int run_comm_rank(const CommPlan& plan) {
                              "computing at once ({:.2f}x)\n",
                              sharing->threads_per_rank, sharing->alone_seconds * 1e3, sharing->together_seconds * 1e3,
                              sharing->ranks_per_node, sharing->slowdown);
+  if (sharing)
+    std::cerr << fmt::format("# beside a collective: the GEMM {:.2f} ms while a {} MiB all-reduce runs ({:.2f} ms alone, "
+                             "{:.2f} ms beside it): {:.0f}% of the compute taken, the collective at {:.2f} of its rate; "
+                             "covered {} of {}\n",
+                             sharing->beside.gemm_seconds * 1e3, sharing->beside.collective_bytes >> 20,
+                             sharing->beside.collective_alone_seconds * 1e3,
+                             sharing->beside.collective_beside_seconds * 1e3, sharing->beside.steal * 100,
+                             sharing->beside.collective_rate, sharing->beside.covered_repeats, sharing->beside.repeats);
   results::write_flat_report(*plan.format, comm_table(document), std::cout, plan.output);
   std::cout << std::flush;
   if (!plan.store.empty()) {

@@ -53,5 +53,16 @@ inline constexpr char together_ms[] = "together_ms";
 inline constexpr char slowdown[] = "slowdown";
 inline constexpr char slowdown_q1[] = "slowdown_q1";
 inline constexpr char slowdown_q3[] = "slowdown_q3";
+inline constexpr char beside_collective[] = "beside_collective";
+
+// compute_sharing.beside_collective
+inline constexpr char collective_bytes[] = "collective_bytes";
+inline constexpr char gemm_ms[] = "gemm_ms";
+inline constexpr char collective_alone_ms[] = "collective_alone_ms";
+inline constexpr char collective_beside_ms[] = "collective_beside_ms";
+inline constexpr char steal[] = "steal";
+inline constexpr char collective_rate[] = "collective_rate";
+inline constexpr char covered_repeats[] = "covered_repeats";
+inline constexpr char repeats[] = "repeats";
 
 }  // namespace tokbench::results::comm_document_key

@@ -112,6 +112,18 @@ def check_document(doc, world, dtype, sizes_of, proc):
         fail(f"gloo_cpu_busy {busy} is not a positive fraction for the document's ranks per node", proc)
     if not cpu and busy is not None:
         fail(f"gloo_cpu_busy {busy} on {doc['device']}: only CPU ranks measure it", proc)
+    # And the GEMM beside a running all-reduce (docs/comm.md, compute_sharing.beside_collective):
+    # the figures follow from the times the document records beside them.
+    if cpu:
+        b = doc["compute_sharing"]["beside_collective"]
+        if not (0 <= b["steal"] < 1 and 0 < b["collective_rate"] <= 1 and 0 <= b["covered_repeats"] <= b["repeats"]
+                and b["repeats"] >= 1 and b["collective_bytes"] >= 2**20 and b["gemm_ms"] > 0
+                and b["collective_alone_ms"] > 0 and b["collective_beside_ms"] > 0):
+            fail(f"compute_sharing.beside_collective {b} is not a measurement", proc)
+        together = doc["compute_sharing"]["together_ms"]
+        if b["gemm_ms"] < 0.5 * together:
+            fail(f"the GEMM beside a collective ({b['gemm_ms']} ms) is far below it alone on every rank ({together} ms)",
+                 proc)
 
 
 class Tables(html.parser.HTMLParser):
