@@ -102,6 +102,22 @@ CommMeasurements parse_comm_document(std::string_view text, const std::string& s
           text.rfind(fmt::format("fp32 {0}x{0}x{0}", n), 0) == 0)
         m.compute_sharing->gemm_size = static_cast<int64_t>(n);
     }
+    if (const json beside = sharing.value(doc_key::beside_collective, json()); !beside.is_null()) {
+      const auto number = [&](const char* key) {
+        const json v = beside.is_object() ? beside.value(key, json()) : json();
+        return v.is_number() && std::isfinite(v.get<double>()) ? std::optional<double>(v.get<double>()) : std::nullopt;
+      };
+      const auto steal = number(doc_key::steal), rate = number(doc_key::collective_rate);
+      const auto covered = number(doc_key::covered_repeats), repeats = number(doc_key::repeats);
+      if (!steal || *steal < 0 || *steal >= 1 || !rate || !(*rate > 0) || *rate > 1 || !covered || !repeats ||
+          *covered < 0 || *repeats < 1 || *covered > *repeats)
+        refuse(fmt::format("\"{}.{}\" needs a \"{}\" from 0 to below 1, a \"{}\" above 0 up to 1, and whole \"{}\" "
+                           "from 0 up to \"{}\" >= 1",
+                           doc_key::compute_sharing, doc_key::beside_collective, doc_key::steal, doc_key::collective_rate,
+                           doc_key::covered_repeats, doc_key::repeats));
+      m.compute_sharing->beside = CommMeasurements::ComputeSharing::BesideCollective{
+          *steal, *rate, static_cast<int64_t>(*covered), static_cast<int64_t>(*repeats)};
+    }
   }
   if (const json busy = doc.value(doc_key::gloo_cpu_busy, json()); !busy.is_null()) {
     const json fraction = busy.is_object() ? busy.value(doc_key::fraction, json()) : json();

@@ -37,6 +37,15 @@ struct CommMeasurements {
     // is divided by (reference_level.hpp). None where the document does not say.
     std::optional<double> alone_seconds;
     std::optional<int64_t> gemm_size;
+    // beside_collective (documents from a tokbench that measures it): the GEMM on every rank
+    // while each rank's all-reduce runs, against it without: the fraction of the compute rate a
+    // running collective takes, and the collective's rate beside the compute against alone.
+    struct BesideCollective {
+      double steal = 0;
+      double collective_rate = 1;
+      int64_t covered_repeats = 0, repeats = 0;  // repeats whose all-reduce outlasted the GEMM
+    };
+    std::optional<BesideCollective> beside;
   };
   std::optional<ComputeSharing> compute_sharing;
   // gloo_cpu_busy.fraction (CPU documents from a tokbench that measures it): the cores one

@@ -247,10 +247,40 @@ std::optional<MeasuredBusy> measured_gloo_busy(const ClusterInput& in) {
                                   own_cores ? "" : "; ranks time-sliced there, so the share they got: a lower bound")};
 }
 
-std::string measured_inputs(bool sharing_applied, const std::optional<MeasuredBusy>& busy, const ReferenceLevel& level) {
+// The comm document's GEMM beside a running collective, where it was measured for the predicted
+// placement (its ranks per node, threads per rank and cores) and its all-reduce outlasted the
+// GEMM in most repeats (else the steal is a lower bound, and the model's figures stand).
+std::optional<CommMeasurements::ComputeSharing::BesideCollective> measured_beside(const ClusterInput& in,
+                                                                                const CpuPlacement& predicted,
+                                                                                std::vector<std::string>& assumptions) {
+  if (!in.measured || !in.measured->compute_sharing || !in.measured->compute_sharing->beside) return std::nullopt;
+  const auto& s = *in.measured->compute_sharing;
+  const auto& b = *s.beside;
+  const int64_t doc_cores = in.measured->cpu_cores.value_or(predicted.cores);
+  if (s.ranks_per_node != predicted.ranks || s.threads_per_rank != predicted.threads || doc_cores != predicted.cores) {
+    assumptions.push_back(fmt::format(
+        "the comm document's GEMM beside a collective ({} rank(s) x {} thread(s) on {} cores) is not this placement "
+        "({} x {} on {}): the steal and the collective's rate beside the compute are the model's",
+        s.ranks_per_node, s.threads_per_rank, doc_cores, predicted.ranks, predicted.threads, predicted.cores));
+    return std::nullopt;
+  }
+  if (2 * b.covered_repeats <= b.repeats) {
+    assumptions.push_back(fmt::format(
+        "the comm document's all-reduce outlasted its GEMM in {} of {} repeats only (a lower bound of the steal): the "
+        "steal and the collective's rate beside the compute are the model's",
+        b.covered_repeats, b.repeats));
+    return std::nullopt;
+  }
+  return b;
+}
+
+std::string measured_inputs(bool sharing_applied, const std::optional<MeasuredBusy>& busy, bool steal_measured,
+                            const ReferenceLevel& level) {
   std::string what = sharing_applied ? "compute_time_factor: tokbench comm's compute_sharing for this placement"
                                      : "compute_time_factor from the core count, nothing measured";
   if (busy) what += "; gloo_busy_fraction: tokbench comm's gloo_cpu_busy (" + busy->from + ")";
+  if (steal_measured)
+    what += "; comm_compute_steal, comm_rate_beside_compute: tokbench comm's compute_sharing.beside_collective";
   what += level.applied ? fmt::format("; the compute's level: the run's reference probe against the comm document's "
                                       "(x {:.3f}, prediction.reference_level)",
                                       level.scale)
@@ -287,6 +317,7 @@ results::RunRecord predict_record(const MeasuredRun& measured, const ClusterInpu
   // Where tokbench comm's compute sharing scales the compute: its quartiles over its median.
   std::optional<std::pair<double, double>> sharing_quartile_ratios;
   json contention = nullptr;
+  std::optional<CommMeasurements::ComputeSharing::BesideCollective> beside;
   if (cpu) {
     if (!cluster.cores_per_node)
       refuse(fmt::format("cluster '{}' does not say how many cores a node has; pass --cores-per-node N", cluster.name));
@@ -304,6 +335,16 @@ results::RunRecord predict_record(const MeasuredRun& measured, const ClusterInpu
     steal = comm_compute_steal(predicted, factors);
     comm_rate = comm_rate_beside_compute(predicted, factors);
     assumptions.push_back(describe(measured, predicted, factors));
+    beside = measured_beside(in, predicted, assumptions);
+    if (beside) {
+      assumptions.push_back(fmt::format(
+          "while a collective runs Gloo takes {:.3g} of a rank's compute rate and runs at {:.3g} of its own rate, as "
+          "`tokbench comm` measured its GEMM beside an all-reduce on this placement (the model above said {:.3g} and "
+          "{:.3g})",
+          beside->steal, beside->collective_rate, steal, comm_rate));
+      steal = beside->steal;
+      comm_rate = beside->collective_rate;
+    }
     // What the cores cannot say: ranks computing at once on one machine slow each other (shared
     // physical cores, caches, memory bandwidth). `tokbench comm` measured it for its placement;
     // it applies where the run was one rank alone and the prediction is that placement.
@@ -347,9 +388,16 @@ results::RunRecord predict_record(const MeasuredRun& measured, const ClusterInpu
                    {{pk::thread_scaling_exponent, factors.thread_scaling_exponent},
                     {pk::gloo_cores_per_collective, factors.gloo_cores_per_collective},
                     {pk::gloo_busy_fraction, factors.gloo_busy_fraction}}},
-                  {pk::measured_inputs, measured_inputs(sharing_applied, busy, run.reference_level)},
-                  {pk::assumed_inputs, busy ? kContentionAssumedBusyMeasured : kContentionAssumed}};
+                  {pk::measured_inputs, measured_inputs(sharing_applied, busy, beside.has_value(), run.reference_level)},
+                  {pk::assumed_inputs, beside ? kContentionAssumedStealMeasured
+                                              : busy ? kContentionAssumedBusyMeasured : kContentionAssumed}};
     if (busy) contention[pk::gloo_busy_measured] = {{pk::fraction, busy->fraction}, {pk::from, busy->from}};
+    if (beside)
+      contention[pk::steal_measured] = {{pk::comm_compute_steal, beside->steal},
+                                        {pk::comm_rate_beside_compute, beside->collective_rate},
+                                        {pk::covered_repeats, beside->covered_repeats},
+                                        {pk::repeats, beside->repeats},
+                                        {pk::from, in.measured->source}};
   } else {
     assumptions.push_back("GPU ranks: each unit's compute time is the measured one (same device kind; "
                           "one rank per device, no contention between ranks)");

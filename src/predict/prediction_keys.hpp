@@ -68,6 +68,9 @@ inline constexpr char gloo_busy_fraction[] = "gloo_busy_fraction";
 inline constexpr char measured_inputs[] = "measured_inputs";
 inline constexpr char assumed_inputs[] = "assumed_inputs";
 inline constexpr char gloo_busy_measured[] = "gloo_busy_measured";
+inline constexpr char steal_measured[] = "steal_measured";
+inline constexpr char covered_repeats[] = "covered_repeats";
+inline constexpr char repeats[] = "repeats";
 inline constexpr char fraction[] = "fraction";
 inline constexpr char from[] = "from";
 

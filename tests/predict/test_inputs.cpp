@@ -212,6 +212,27 @@ TEST(PredictCommDocument, ReadsComputeSharing) {
     parse_comm_document(with_sharing(R"({"ranks_per_node": 2, "threads_per_rank": 1, "slowdown": -1})"), "c.json");
   });
   EXPECT_NE(refused.find("\"compute_sharing\" needs"), std::string::npos) << refused;
+
+  // The GEMM beside a running collective (newer documents): read when whole, refused when not.
+  const auto with_beside = [&](const std::string& beside) {
+    return with_sharing(R"({"ranks_per_node": 2, "threads_per_rank": 1, "slowdown": 1.1, "beside_collective": )" +
+                        beside + "}");
+  };
+  const CommMeasurements b = parse_comm_document(
+      with_beside(R"({"steal": 0.46, "collective_rate": 0.63, "covered_repeats": 14, "repeats": 15})"), "c.json");
+  ASSERT_TRUE(b.compute_sharing->beside.has_value());
+  EXPECT_DOUBLE_EQ(b.compute_sharing->beside->steal, 0.46);
+  EXPECT_DOUBLE_EQ(b.compute_sharing->beside->collective_rate, 0.63);
+  EXPECT_EQ(b.compute_sharing->beside->covered_repeats, 14);
+  EXPECT_EQ(b.compute_sharing->beside->repeats, 15);
+  EXPECT_FALSE(m.compute_sharing->beside.has_value()) << "older documents";
+  for (const char* bad : {R"({"steal": 1.0, "collective_rate": 0.6, "covered_repeats": 1, "repeats": 1})",
+                          R"({"steal": 0.4, "collective_rate": 0, "covered_repeats": 1, "repeats": 1})",
+                          R"({"steal": 0.4, "collective_rate": 0.6, "covered_repeats": 3, "repeats": 2})",
+                          R"({"steal": 0.4})", R"(7)"}) {
+    const std::string why = refusal([&] { parse_comm_document(with_beside(bad), "c.json"); });
+    EXPECT_NE(why.find("\"compute_sharing.beside_collective\" needs"), std::string::npos) << bad << ": " << why;
+  }
 }
 
 TEST(PredictCommDocument, ReadsGlooBusyFraction) {

@@ -472,7 +472,7 @@ TEST(InputSpread, MedianQuartilesAndMadOfTheMeasuredIterations) {
 // A 2-rank CPU comm document: all-reduce from 1 kB to 100 MB at 1 GB/s, every call between 0.8
 // and 1.5 of its mean (or none recorded), and its compute sharing probe (slowdown 1.2, quartiles
 // 1.1 and 1.4, or no quartiles) for ranks of the record's 2 threads.
-ClusterInput measured_comm(bool with_spread, const std::string& gloo_busy = "") {
+ClusterInput measured_comm(bool with_spread, const std::string& gloo_busy = "", const std::string& beside = "") {
   std::string results;
   for (double bytes = 1e3; bytes <= 1e8; bytes *= 10) {
     const double us = 20 + bytes / 1e3;
@@ -486,7 +486,8 @@ ClusterInput measured_comm(bool with_spread, const std::string& gloo_busy = "") 
   const std::string quartiles = with_spread ? R"(, "slowdown_q1": 1.1, "slowdown_q3": 1.4)" : "";
   const std::string doc = R"({"schema": "tokbench-comm", "schema_version": 1, "backend": "gloo", "device": "cpu",
       "world_size": 2, "nnodes": 1, "nproc_per_node": 2, "threads_per_rank": 2, "environment": {"cpu_cores": 2},
-      "compute_sharing": {"ranks_per_node": 2, "threads_per_rank": 2, "slowdown": 1.2)" + quartiles + R"(},)" +
+      "compute_sharing": {"ranks_per_node": 2, "threads_per_rank": 2, "slowdown": 1.2)" + quartiles +
+      (beside.empty() ? "" : R"(, "beside_collective": )" + beside) + R"(},)" +
       (gloo_busy.empty() ? "" : R"("gloo_cpu_busy": {"fraction": )" + gloo_busy + "},") + R"(
       "results": [)" + results + "]}";
   ClusterInput in = measured_cluster(parse_comm_document(doc, "comm.json"));
@@ -512,6 +513,35 @@ TEST(PredictedAccount, GloosBusyFractionIsTheCommDocumentsWhereMeasured) {
   EXPECT_EQ(measured["assumed_inputs"].get<std::string>().find("gloo_busy_fraction"), std::string::npos);
   EXPECT_DOUBLE_EQ(measured["gloo_busy_measured"]["fraction"].get<double>(), 0.8);
   EXPECT_NEAR(measured["comm_compute_steal"].get<double>(), 0.8 / 2.8, 1e-12);
+}
+
+// Where the comm document timed its GEMM beside a running all-reduce on the predicted placement,
+// the steal and the collective's rate are those figures (said to be measured), not the model's;
+// where its all-reduce ended before the GEMM in most repeats, the model's stand.
+TEST(PredictedAccount, TheStealIsTheCommDocumentsWhereItMeasuredTheGemmBesideACollective) {
+  const MeasuredRun run = read_measured_run(measured_record({148, 150, 151, 153}), "measured.json");
+  const auto contention = [&](const std::string& beside) {
+    return json::parse(predict(run, measured_comm(false, "0.8", beside), on_ranks(2)).dump());
+  };
+  const json model = contention("");
+  const json measured =
+      contention(R"({"steal": 0.55, "collective_rate": 0.5, "covered_repeats": 15, "repeats": 15})");
+  const json& c = measured["prediction"]["cpu_contention"];
+  EXPECT_DOUBLE_EQ(c["comm_compute_steal"].get<double>(), 0.55);
+  EXPECT_DOUBLE_EQ(c["comm_rate_beside_compute"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(c["steal_measured"]["comm_compute_steal"].get<double>(), 0.55);
+  EXPECT_NE(c["measured_inputs"].get<std::string>().find("beside_collective"), std::string::npos) << c["measured_inputs"];
+  EXPECT_EQ(c["assumed_inputs"].get<std::string>().find("gloo_cores_per_collective: assumed"), std::string::npos)
+      << c["assumed_inputs"];
+  EXPECT_NEAR(model["prediction"]["cpu_contention"]["comm_compute_steal"].get<double>(), 0.8 / 2.8, 1e-12);
+  // A larger steal and a slower collective beside the compute: a slower iteration.
+  EXPECT_GT(measured["average_iter_time"].get<double>(), model["average_iter_time"].get<double>());
+
+  const json uncovered =
+      contention(R"({"steal": 0.55, "collective_rate": 0.5, "covered_repeats": 7, "repeats": 15})");
+  EXPECT_NEAR(uncovered["prediction"]["cpu_contention"]["comm_compute_steal"].get<double>(), 0.8 / 2.8, 1e-12);
+  EXPECT_FALSE(uncovered["prediction"]["cpu_contention"].contains("steal_measured"));
+  EXPECT_EQ(uncovered["average_iter_time"], model["average_iter_time"]);
 }
 
 TEST(InputSpread, TheIntervalCarriesTheCommDocumentsSpread) {
