@@ -98,6 +98,15 @@ class UnitSums {
   int64_t micro_batches_ = 0;
 };
 
+// The median of the iterations' figures (the mean of the middle two for an even count, so two
+// iterations give their mean).
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 // The step's forward-end callback for the pass's duration: the head's forward ends there.
 struct ForwardEndMark {
   ForwardEndMark(TrainStep& s, const std::shared_ptr<UnitMarks>& marks) : step(s) {
@@ -124,7 +133,14 @@ std::optional<UnitTimings> measure_unit_timings(TrainStep& step, TokenBatcher& d
   auto read_marks = [&] {
     for (const auto& m : marks->take()) sums.add(m, clock);
   };
-  double iteration_seconds = 0, optimizer_seconds = 0, exposed_comm_seconds = 0;
+  // Each iteration's figures, so the pass reports their medians: a neighbour on the host that
+  // holds a core for one iteration of five (seen: one pass's optimizer at 0.71 s per iteration
+  // on average where the other runs' took 0.07) then moves nothing.
+  std::vector<double> iteration_seconds, optimizer_seconds;
+  std::vector<std::vector<double>> forward_seconds(static_cast<std::size_t>(n_layer + 2)),
+      backward_seconds(static_cast<std::size_t>(n_layer + 2));
+  std::vector<double> forward_before(forward_seconds.size(), 0.0), backward_before(backward_seconds.size(), 0.0);
+  double exposed_comm_seconds = 0;
   synchronize(device);  // what is still queued belongs to the measured loop, not the pass
   step.take_exposed_comm_seconds();
   for (int64_t i = 0; i < iterations; ++i) {
@@ -147,27 +163,31 @@ std::optional<UnitTimings> measure_unit_timings(TrainStep& step, TokenBatcher& d
     step.optimizer_step(loss);
     const int64_t optimizer_end = clock.mark();
     synchronize(device);
-    iteration_seconds += std::chrono::duration<double>(Clock::now() - start).count();
-    read_marks();
-    optimizer_seconds += clock.seconds_between(optimizer_start, optimizer_end);
+    iteration_seconds.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+    read_marks();  // every mark of the iteration is read by now
+    optimizer_seconds.push_back(clock.seconds_between(optimizer_start, optimizer_end));
     clock.forget();
     exposed_comm_seconds += step.take_exposed_comm_seconds();
+    for (std::size_t u = 0; u < forward_seconds.size(); ++u) {
+      forward_seconds[u].push_back((sums.forward(u) - forward_before[u]) / static_cast<double>(grad_accum));
+      backward_seconds[u].push_back((sums.backward(u) - backward_before[u]) / static_cast<double>(grad_accum));
+      forward_before[u] = sums.forward(u);
+      backward_before[u] = sums.backward(u);
+    }
   }
 
-  const auto per_iteration = [&](double total) { return total / static_cast<double>(iterations); };
   UnitTimings t;
   t.iterations = iterations;
   t.clock = clock.name();
   t.micro_batches_per_iteration = grad_accum;
-  t.iteration_seconds = per_iteration(iteration_seconds);
-  t.exposed_comm_seconds = per_iteration(exposed_comm_seconds);
-  t.optimizer_seconds = per_iteration(optimizer_seconds);
+  t.iteration_seconds = median_of(iteration_seconds);
+  t.exposed_comm_seconds = exposed_comm_seconds / static_cast<double>(iterations);
+  t.optimizer_seconds = median_of(optimizer_seconds);
   t.parameter_shapes = parameter_shapes(model);
   if (const parallel::Layout* layout = step.comm_layout()) t.comm_layout = *layout;
   const std::vector<int64_t> parameters = unit_parameters(model);
   int64_t total_parameters = 0;
   for (const int64_t p : parameters) total_parameters += p;
-  const double micro_batches = static_cast<double>(std::max<int64_t>(1, sums.micro_batches()));
   for (std::size_t u = 0; u < parameters.size(); ++u) {
     UnitTiming unit;
     if (u == 0) {
@@ -179,8 +199,8 @@ std::optional<UnitTimings> measure_unit_timings(TrainStep& step, TokenBatcher& d
       unit.kind = "block";
     }
     unit.parameters = parameters[u];
-    unit.forward_seconds = sums.forward(u) / micro_batches;
-    unit.backward_seconds = sums.backward(u) / micro_batches;
+    unit.forward_seconds = median_of(forward_seconds[u]);
+    unit.backward_seconds = median_of(backward_seconds[u]);
     unit.optimizer_seconds = total_parameters > 0 ? t.optimizer_seconds * static_cast<double>(parameters[u]) /
                                                         static_cast<double>(total_parameters)
                                                   : 0.0;

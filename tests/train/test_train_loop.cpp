@@ -4,6 +4,7 @@
 // the metric contract, gradient accumulation, determinism, dtype modes and file data.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -449,6 +450,58 @@ TEST(UnitTimings, PassWrapsTheStepsForwardHooks) {
   // A stop request at an iteration start ends the pass without timings.
   EXPECT_FALSE(measure_unit_timings(*step, data, kCpu, 1, 2, [] { return true; }).has_value());
   EXPECT_EQ(gpt->forward_hooks(), counting);
+}
+
+// A step that hands everything to a real one and sleeps in the optimizer step of one iteration:
+// what a neighbour holding the core for a moment does to a pass.
+class OneSlowOptimizerStep final : public TrainStep {
+ public:
+  OneSlowOptimizerStep(TrainStep& inner, int slow_call, std::chrono::milliseconds delay)
+      : inner_(inner), slow_call_(slow_call), delay_(delay) {}
+  at::Tensor forward_backward(const TokenBatch& b, int64_t micro, int64_t ga) override {
+    return inner_.forward_backward(b, micro, ga);
+  }
+  at::Tensor optimizer_step(const at::Tensor& loss) override {
+    if (calls_++ == slow_call_) std::this_thread::sleep_for(delay_);
+    return inner_.optimizer_step(loss);
+  }
+  int64_t resident_state_bytes() const override { return inner_.resident_state_bytes(); }
+  int64_t optimizer_state_bytes() const override { return inner_.optimizer_state_bytes(); }
+  int64_t optimizer_state_step() const override { return inner_.optimizer_state_step(); }
+  int64_t optimizer_steps_taken() const override { return inner_.optimizer_steps_taken(); }
+  bool fused_adamw() const override { return inner_.fused_adamw(); }
+  void release_after_failure() override { inner_.release_after_failure(); }
+  std::vector<at::Tensor> full_parameters() override { return inner_.full_parameters(); }
+  MemoryBreakdown memory_parts() const override { return inner_.memory_parts(); }
+  void set_forward_end_callback(std::function<void()> callback) override {
+    inner_.set_forward_end_callback(std::move(callback));
+  }
+  model::GPT model() const override { return inner_.model(); }
+
+ private:
+  TrainStep& inner_;
+  int slow_call_;
+  std::chrono::milliseconds delay_;
+  int calls_ = 0;
+};
+
+// The pass reports each figure's median over its iterations: one iteration of five whose
+// optimizer step a neighbour held for 2 s moves neither the optimizer's time nor the
+// iteration's (a mean would put 0.4 s into both).
+TEST(UnitTimings, OneDisturbedIterationOfFiveMovesNothing) {
+  model::GPT gpt = unit_timing_model();
+  TrainOptions options = tiny_options();
+  TokenBatcher data(batch_options_for(options, gpt->config().vocab()), kCpu);
+  auto real = make_eager_step(gpt, kCpu, EagerStepOptions{});
+  OneSlowOptimizerStep step(*real, /*slow_call=*/1, std::chrono::milliseconds(2000));
+  const auto timings = measure_unit_timings(step, data, kCpu, /*grad_accum=*/1, /*iterations=*/5, {});
+  ASSERT_TRUE(timings.has_value());
+  testing::expect_unit_structure(*timings, kUnitLayers, 1, 5, parameter_count(gpt), "one slow optimizer step");
+  EXPECT_LT(timings->optimizer_seconds, 0.2) << "the median of five, one of them 2 s";
+  EXPECT_LT(timings->iteration_seconds, 0.4) << "a mean would be 0.4 s and more";
+  double units_optimizer = 0;
+  for (const auto& u : timings->units) units_optimizer += u.optimizer_seconds;
+  EXPECT_NEAR(units_optimizer, timings->optimizer_seconds, 1e-9 + 1e-9 * timings->optimizer_seconds);
 }
 
 // The host clock is exact on the CPU because autograd runs a CPU graph's backward, and the
