@@ -399,7 +399,7 @@ def markdown(a, results, summary, inputs, loads, started, minutes, binary_revisi
         pct(pc[cat]["mean_error_of_iteration"]) if cat in pc else "n/a" for cat in CATEGORIES) + " |")
     lines += ["", "## The one-rank input", "",
               "How much each statistic of the one-rank runs moved between rounds (largest − smallest, of "
-              "the median): the measured window's median and mean, and the unit-timing pass's mean iteration.", "",
+              "the median): the measured window's median and mean, and the unit-timing pass's iteration (its median; its mean before 2026-12-06).", "",
               "| one-rank run | window median | window mean | unit-timing pass | window relative IQR (per round) |",
               "|---|---|---|---|---|"]
     for key, v in inputs.items():

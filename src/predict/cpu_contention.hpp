@@ -32,11 +32,6 @@ inline constexpr const char* kContentionAssumed =
     "(2026-12-05, the 2-core CI VM), not measured here";
 inline constexpr const char* kContentionAssumedBusyMeasured =
     "thread_scaling_exponent, gloo_cores_per_collective: assumed";
-// Where tokbench comm measured the compute beside a running collective for the predicted
-// placement, the steal and the collective's rate are those figures, not the model's.
-inline constexpr const char* kContentionAssumedStealMeasured =
-    "thread_scaling_exponent: assumed (the steal and the collective's rate beside the compute measured, so "
-    "gloo_cores_per_collective and gloo_busy_fraction do not set them)";
 
 // One node's CPU arrangement.
 struct CpuPlacement {

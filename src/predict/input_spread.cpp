@@ -116,7 +116,7 @@ nlohmann::ordered_json to_json(const UnitTimingsLevel& l) {
           {pk::pass_iteration_ms, l.pass_iteration_ms},
           {pk::pass_iterations, l.pass_iterations},
           {pk::rule, "each unit's forward, backward and optimizer seconds x (the measured window's median iteration / "
-                     "the unit-timing pass's mean iteration): the units at the window's level, the pass giving their "
+                     "the unit-timing pass's median iteration): the units at the window's level, the pass giving their "
                      "split"}};
 }
 

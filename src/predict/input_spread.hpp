@@ -3,7 +3,7 @@
 // the median and quartiles of its measured (not warm-up) iterations' times, their median
 // absolute deviation, and the rule that carries the quartiles' spread, relative to the median,
 // onto the part of the prediction scaled from the measurement (its compute); and the level the
-// unit timings are read at: the window's median, not the few-iteration pass's mean. Torch-free.
+// unit timings are read at: the window's median, not the few-iteration pass's level. Torch-free.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -63,7 +63,7 @@ std::string interval_rule();
 // window; their mean moves with whatever the machine did in those seconds, while the window's
 // median over many iterations does not follow one slow stretch. So the units are read at the
 // window's level: each unit's forward, backward and optimizer seconds are multiplied by
-// `scale` = window median / the pass's mean iteration (the pass then gives only the split
+// `scale` = window median / the pass's iteration (its median since 2026-12-06) (the pass then gives only the split
 // between units). It needs at least kMinLevelIterations measured iterations in the window (with
 // fewer its median is no steadier than the pass), else scale stays 1 and `why` says so.
 inline constexpr int64_t kMinLevelIterations = 5;
