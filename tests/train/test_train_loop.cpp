@@ -498,9 +498,14 @@ TEST(UnitTimings, OneDisturbedIterationOfFiveMovesNothing) {
   ASSERT_TRUE(timings.has_value());
   testing::expect_unit_structure(*timings, kUnitLayers, 1, 5, parameter_count(gpt), "one slow optimizer step");
   EXPECT_LT(timings->optimizer_seconds, 0.2) << "the median of five, one of them 2 s";
-  EXPECT_LT(timings->iteration_seconds, 0.4) << "a mean would be 0.4 s and more";
-  double units_optimizer = 0;
-  for (const auto& u : timings->units) units_optimizer += u.optimizer_seconds;
+  // The iteration's median is about its units' medians and the optimizer's (plus the batch's
+  // fetch), whatever the machine's load; a mean would hold 0.4 s beside them.
+  double units_optimizer = 0, units_forward_backward = 0;
+  for (const auto& u : timings->units) {
+    units_optimizer += u.optimizer_seconds;
+    units_forward_backward += u.forward_seconds + u.backward_seconds;
+  }
+  EXPECT_LT(timings->iteration_seconds, 1.5 * (units_forward_backward + timings->optimizer_seconds) + 0.05);
   EXPECT_NEAR(units_optimizer, timings->optimizer_seconds, 1e-9 + 1e-9 * timings->optimizer_seconds);
 }
 
