@@ -1,12 +1,8 @@
 // The built-in launcher's side of `tokbench run` (launch_benchmark.hpp).
 #include "run/launch_benchmark.hpp"
 
-#include <unistd.h>
-
-#include <algorithm>
-#include <fstream>
 #include <iostream>
-#include <iterator>
+#include <utility>
 
 #include "machine/environment.hpp"
 #include "run/launch_outcome.hpp"
@@ -40,13 +36,25 @@ int launch_benchmark(const RunPlan& plan, const std::vector<std::string>& rank_a
   MeasuredRun run;
   run.outcome = launcher_outcome(result);
   run.message = result.failure;
+  const machine::Environment environment = machine::capture_environment();
+  // Every local rank is listed, with what its exit said: rank 0 may have been SIGKILLed
+  // before it could write the per-rank lines itself.
+  for (const LaunchedRankEnding& ending : launched_rank_endings(result)) {
+    RankSummary rank;
+    rank.rank = ending.rank;
+    rank.status = to_string(ending.status);
+    rank.message = ending.message;
+    rank.host = environment.host;
+    rank.reported = false;
+    run.ranks.push_back(std::move(rank));
+  }
   MetricInputs inputs = metric_inputs(plan);
   inputs.peak_flops_per_s.reset();
   const BenchMetrics metrics = compute_metrics(inputs, run);
   int code = exit_code(run.outcome);
   if (o.node_rank == 0 && !plan.json_path.empty()) {
     try {
-      write_json_atomically(plan.json_path, build_result_json(plan, run, metrics, machine::capture_environment()));
+      write_json_atomically(plan.json_path, build_result_json(plan, run, metrics, environment));
     } catch (const std::exception& e) {
       std::cerr << "tokbench: error: " << e.what() << "\n";
       code = results::kExitRecordNotWritten;  // as publish_result: the record is lost, not the run's status

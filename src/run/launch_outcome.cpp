@@ -3,6 +3,9 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
+#include "process/child_process.hpp"
 #include "results/record_status.hpp"
 
 namespace tokbench::run {
@@ -32,6 +35,27 @@ RunStatus launcher_outcome(const distributed::LaunchResult& result) {
   });
   if (failed == result.ranks.end() || failed->signal != 0) return RunStatus::rank_failed;
   return reported_status_of_exit(failed->exit_code).value_or(RunStatus::rank_failed);
+}
+
+std::vector<LaunchedRankEnding> launched_rank_endings(const distributed::LaunchResult& result) {
+  std::vector<LaunchedRankEnding> endings;
+  for (const distributed::RankExit& r : result.ranks) {
+    LaunchedRankEnding e;
+    e.rank = r.rank;
+    const process::ExitStatus how{r.exit_code, r.signal};
+    if (r.signal != 0)
+      e.status = r.killed_by_launcher ? RunStatus::interrupted : RunStatus::rank_failed;
+    else if (r.exit_code != 0)
+      e.status = reported_status_of_exit(r.exit_code).value_or(RunStatus::rank_failed);
+    std::string why;
+    if (r.killed_by_launcher)
+      why = result.interrupted || !result.first_failed_rank
+                ? " (the launcher ended it when interrupted)"
+                : fmt::format(" (the launcher ended it after rank {} failed)", *result.first_failed_rank);
+    e.message = fmt::format("{} after {:.1f} s{}", how.describe(), r.seconds, why);
+    endings.push_back(std::move(e));
+  }
+  return endings;
 }
 
 }  // namespace tokbench::run

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "distributed/launcher.hpp"
 #include "train/run_status.hpp"
@@ -25,5 +27,19 @@ bool lead_record_stands(const distributed::RankExit& lead);
 // the launcher was; else the first failed rank's own status when it reported one (an OOM on
 // rank 1 is `oom`, however rank 0 then ended); else rank_failed.
 train::RunStatus launcher_outcome(const distributed::LaunchResult& result);
+
+// One local rank's ending as the launcher saw it, for the record it writes when rank 0's does
+// not stand: the record still lists every rank (a rank 0 that the launcher had to SIGKILL
+// wrote nothing), each with the status its exit code reported.
+struct LaunchedRankEnding {
+  int rank = 0;
+  train::RunStatus status = train::RunStatus::ok;
+  std::string message;  // "exited with code 3 after 1.9 s"
+};
+
+// In rank order: a rank that exited with a status-table code has that status; one the
+// launcher ended by a signal is `interrupted` (it was ended, it did not fail); one killed from
+// outside, or that exited with any other non-zero code, is `rank_failed`; exit 0 is `ok`.
+std::vector<LaunchedRankEnding> launched_rank_endings(const distributed::LaunchResult& result);
 
 }  // namespace tokbench::run

@@ -49,6 +49,9 @@ struct RankSummary {
   std::optional<train::MemoryBreakdown> memory_breakdown;
   std::optional<train::ProfiledTimeAccount> time_account;  // the rank's pass; its account is made from it
   std::string time_account_message;  // why the rank has no account though one was asked for; "" otherwise
+  // False for a rank whose figures never reached rank 0 (it died or hung) or the launcher (its
+  // own record): its memory is unknown, and the record says null, not 0.
+  bool reported = true;
 };
 
 // What the train layer measured, copied out of its TrainResult. In a multi-rank run the

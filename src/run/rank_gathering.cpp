@@ -61,7 +61,7 @@ void merge_rank_records(const std::vector<distributed::RankRecord>& records, Mea
     run.ranks.push_back(RankSummary{r.rank, r.status, r.message, r.host, r.measured_iters, r.window_seconds,
                                     r.exposed_comm_seconds, r.allocated_peak_bytes, r.reserved_peak_bytes,
                                     r.peak_rss_bytes, r.kernels, r.memory_breakdown, r.time_account,
-                                    r.time_account_message});
+                                    r.time_account_message, r.reported});
     // The breakdown of the rank whose peak is reported (the first of equals).
     if (r.allocated_peak_bytes > run.allocated_peak_bytes || &r == &records.front())
       run.memory_breakdown = r.memory_breakdown;

@@ -286,9 +286,9 @@ results::RunRecord build_run_record(const RunPlan& plan, const MeasuredRun& run,
         .average_iter_time = known(rr.measured_iters > 0, rr.window_seconds * 1e3 / m_iters),
         .exposed_comm_ms_per_iter =
             known(rr.measured_iters > 0 && run.exposed_comm_known, rr.exposed_comm_seconds * 1e3 / m_iters),
-        .memory_allocated_peak_gb = known(run.allocation_peaks_known, rr.allocated_peak_bytes / 1e9),
-        .memory_reserved_peak_gb = known(run.allocation_peaks_known, rr.reserved_peak_bytes / 1e9),
-        .peak_rss_gb = rr.peak_rss_bytes / 1e9,
+        .memory_allocated_peak_gb = known(rr.reported && run.allocation_peaks_known, rr.allocated_peak_bytes / 1e9),
+        .memory_reserved_peak_gb = known(rr.reported && run.allocation_peaks_known, rr.reserved_peak_bytes / 1e9),
+        .peak_rss_gb = known(rr.reported, rr.peak_rss_bytes / 1e9),
         .kernels = rr.kernels.empty() ? std::nullopt : std::optional<std::string>(rr.kernels),
         .memory = memory_breakdown_gb(rr.memory_breakdown),
         // The rank's own account, over its own mean iteration (docs/time-account.md).

@@ -111,7 +111,7 @@ def rank_pids(launcher_pid):
     return pids
 
 
-def interrupt_rank(sig, want_status, want_code, scratch):
+def interrupt_rank(sig, want_status, want_code, scratch, victim=1):
     out_path = os.path.join(scratch, "long.json")
     proc = subprocess.Popen([TOKBENCH, "run", *LONG, "--nproc-per-node", "2", "--json-path", out_path],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env())
@@ -123,16 +123,16 @@ def interrupt_rank(sig, want_status, want_code, scratch):
             fail("the run ended before the signal", "".join(lines), proc.stderr.read())
         lines.append(line)
     pids = rank_pids(proc.pid)
-    if 1 not in pids:
+    if victim not in pids:
         proc.kill()
-        fail(f"rank 1 not found among the launcher's children: {pids}")
-    os.kill(pids[1], sig)
+        fail(f"rank {victim} not found among the launcher's children: {pids}")
+    os.kill(pids[victim], sig)
     sent = time.monotonic()
     try:
         out, err = proc.communicate(timeout=DIST_TIMEOUT + 60)
     except subprocess.TimeoutExpired:
         proc.kill()
-        os.kill(pids[1], signal.SIGKILL)
+        os.kill(pids[victim], signal.SIGKILL)
         fail("the job did not end")
     took = time.monotonic() - sent
     out = "".join(lines) + out
@@ -141,11 +141,13 @@ def interrupt_rank(sig, want_status, want_code, scratch):
     if proc.returncode != want_code:
         fail(f"exit {proc.returncode}, want {want_code}", out, err)
     j = load(out_path, out, err)
-    if j["status"] != want_status or "rank 1" not in j["message"]:
+    if j["status"] != want_status or f"rank {victim}" not in j["message"]:
         fail(f"status {j['status']} message {j['message']!r}", out, err)
-    if os.path.exists(f"/proc/{pids[1]}") and open(f"/proc/{pids[1]}/stat").read().split()[2] != "Z":
+    if os.path.exists(f"/proc/{pids[victim]}") and open(f"/proc/{pids[victim]}/stat").read().split()[2] != "Z":
         fail("the signalled rank is still alive", out, err)
     print(f"ended {took:.1f} s after the signal: {j['status']}: {j['message'][:200]}")
+    print("ranks:", [(r["rank"], r["status"], r["message"]) for r in j["ranks"]])
+    return j
 
 
 # A model whose parameters dominate and split evenly: 16 equal blocks, a 512-token vocabulary.
@@ -311,6 +313,14 @@ with tempfile.TemporaryDirectory() as scratch:
                 fail(f"{path}: exit {proc.returncode} status {j['status']}: {j['message']}", out, err)
     elif SCENARIO == "kill":
         interrupt_rank(signal.SIGKILL, "rank_failed", 7, scratch)
+        # Rank 0 killed: the launcher writes the record, and it still lists every rank, rank 0
+        # with its signal and no memory figures (null: they never arrived, they were not 0).
+        j = interrupt_rank(signal.SIGKILL, "rank_failed", 7, scratch, victim=0)
+        ranks = {r["rank"]: r for r in j["ranks"]}
+        if (sorted(ranks) != [0, 1] or ranks[0]["status"] != "rank_failed"
+                or "signal 9" not in ranks[0]["message"] or ranks[0]["peak_rss_GB"] is not None
+                or ranks[1]["status"] == "ok"):
+            fail(f"the launcher's per-rank lines: {j['ranks']}")
     elif SCENARIO == "stop":
         interrupt_rank(signal.SIGSTOP, "timeout", 6, scratch)
     elif SCENARIO == "oom":

@@ -69,5 +69,32 @@ TEST(LaunchOutcome, TheLauncherLabelsTheRunByTheFirstFailedRanksOwnStatus) {
   EXPECT_EQ(launcher_outcome(result), RunStatus::rank_failed);
 }
 
+// The case behind the per-rank lines: rank 1 ran out of memory, the launcher had to SIGKILL
+// rank 0 before it could write anything, and the launcher's record still lists both ranks.
+TEST(LaunchOutcome, TheLaunchersRecordListsEveryRankWithWhatItsExitSaid) {
+  distributed::LaunchResult result;
+  result.ranks = {ended(0, 0, 9, /*killed_by_launcher=*/true), ended(1, train::exit_code(RunStatus::oom))};
+  result.ranks[1].seconds = 1.94;
+  result.first_failed_rank = 1;
+  auto endings = launched_rank_endings(result);
+  ASSERT_EQ(endings.size(), 2u);
+  EXPECT_EQ(endings[0].rank, 0);
+  EXPECT_EQ(endings[0].status, RunStatus::interrupted);
+  EXPECT_EQ(endings[0].message, "was killed by signal 9 (SIGKILL) after 0.0 s (the launcher ended it after rank 1 failed)");
+  EXPECT_EQ(endings[1].status, RunStatus::oom);
+  EXPECT_EQ(endings[1].message, "exited with code 3 after 1.9 s");
+
+  result.ranks = {ended(0, 0), ended(1, 0, 9), ended(2, train::kExitUsage), ended(3, 0, 15, true)};
+  result.first_failed_rank = 1;
+  result.interrupted = true;
+  endings = launched_rank_endings(result);
+  ASSERT_EQ(endings.size(), 4u);
+  EXPECT_EQ(endings[0].status, RunStatus::ok);
+  EXPECT_EQ(endings[1].status, RunStatus::rank_failed) << "killed from outside";
+  EXPECT_EQ(endings[2].status, RunStatus::rank_failed) << "a code outside the status table";
+  EXPECT_EQ(endings[3].status, RunStatus::interrupted);
+  EXPECT_NE(endings[3].message.find("when interrupted"), std::string::npos) << endings[3].message;
+}
+
 }  // namespace
 }  // namespace tokbench::run

@@ -28,10 +28,21 @@ TEST(RankGathering, AMissingAccountsReasonTravelsWithItsRank) {
   merge_rank_records({record(0, run.time_account_message), arrived, record(2, "")}, run);
   ASSERT_EQ(run.ranks.size(), 3u);
   EXPECT_EQ(run.ranks[1].time_account_message, sent.time_account_message);
+  EXPECT_TRUE(run.ranks[1].reported);
   const std::vector<std::string> lines = time_account_messages(run);
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[0], "no time account: the profiled pass was stopped");
   EXPECT_EQ(lines[1], "rank 1: no time account: the profiled pass failed: RuntimeError: boom");
+}
+
+// A rank that never reported is listed as such, so that the record says null for its memory.
+TEST(RankGathering, AMissingRankIsMarkedUnreported) {
+  MeasuredRun run;
+  merge_rank_records({record(0, ""), distributed::missing_rank_record(1)}, run);
+  ASSERT_EQ(run.ranks.size(), 2u);
+  EXPECT_TRUE(run.ranks[0].reported);
+  EXPECT_FALSE(run.ranks[1].reported);
+  EXPECT_EQ(run.outcome, Outcome::rank_failed);
 }
 
 // A CUDA rank's pass travels with its device timeline's figures (the record's `device`, summed

@@ -405,6 +405,31 @@ TEST(ResultJson, AverageIterTimeIsTheMeanOfTheMeasuredIterationsOnly) {
   EXPECT_NEAR(j["average_iter_time"].get<double>(), 200.0, 1e-9);
 }
 
+// A rank whose figures never arrived (it died, or the launcher wrote the record) is listed with
+// its status, and its memory is null, not a false 0; a rank that reported keeps its figures.
+TEST(ResultJson, ARankThatNeverReportedHasNullMemory) {
+  const RunPlan plan = plan_for_test();
+  MeasuredRun run;
+  run.outcome = Outcome::oom;
+  run.message = "rank 1 exited with code 3 after 1.9 s";
+  RankSummary reported;
+  reported.rank = 0;
+  reported.peak_rss_bytes = 2'000'000'000;
+  RankSummary silent;
+  silent.rank = 1;
+  silent.status = "oom";
+  silent.reported = false;
+  run.ranks = {reported, silent};
+  const auto j = build_result_json(plan, run, compute_metrics(inputs_of(plan), run), machine::capture_environment());
+  ASSERT_EQ(j["ranks"].size(), 2u) << j["ranks"].dump();
+  EXPECT_DOUBLE_EQ(j["ranks"][0]["peak_rss_GB"].get<double>(), 2.0);
+  EXPECT_TRUE(j["ranks"][0]["memory_allocated_peak_GB"].is_number());
+  EXPECT_EQ(j["ranks"][1]["status"], "oom");
+  EXPECT_TRUE(j["ranks"][1]["peak_rss_GB"].is_null()) << j["ranks"][1].dump();
+  EXPECT_TRUE(j["ranks"][1]["memory_allocated_peak_GB"].is_null());
+  EXPECT_TRUE(j["ranks"][1]["memory_reserved_peak_GB"].is_null());
+}
+
 // Whether this binary's std::filesystem::remove_all is libstdc++'s own. libtorch.so (the pip
 // wheel's) exports copies of std::filesystem's functions, built against a newer libstdc++
 // than this system's GCC 12 one, without symbol versions. A binary that links libtorch.so
