@@ -486,26 +486,31 @@ class OneSlowOptimizerStep final : public TrainStep {
 };
 
 // The pass reports each figure's median over its iterations: one iteration of five whose
-// optimizer step a neighbour held for 2 s moves neither the optimizer's time nor the
-// iteration's (a mean would put 0.4 s into both).
+// optimizer step a neighbour held for 3 s moves neither the optimizer's time nor the
+// iteration's. The bound holds for a median however loaded the machine (CI runs two tests at
+// once): at least three of the five iterations last the median or longer, at most one of them
+// is the disturbed one, so the other four sum to twice the median at least, and they fit in
+// the pass less the delay; likewise the optimizer's steps inside them. A mean breaks it: it
+// holds at least a fifth of the pass (the optimizer's, delay / 5), over the bound whenever the
+// pass is under 5 s (4.2 s), that is, whenever an undisturbed iteration takes under 0.5 s.
 TEST(UnitTimings, OneDisturbedIterationOfFiveMovesNothing) {
+  constexpr double kDelaySeconds = 3.0;
+  constexpr int kIterations = 5;
   model::GPT gpt = unit_timing_model();
   TrainOptions options = tiny_options();
   TokenBatcher data(batch_options_for(options, gpt->config().vocab()), kCpu);
   auto real = make_eager_step(gpt, kCpu, EagerStepOptions{});
-  OneSlowOptimizerStep step(*real, /*slow_call=*/1, std::chrono::milliseconds(2000));
-  const auto timings = measure_unit_timings(step, data, kCpu, /*grad_accum=*/1, /*iterations=*/5, {});
+  OneSlowOptimizerStep step(*real, /*slow_call=*/1, std::chrono::milliseconds(static_cast<int>(kDelaySeconds * 1000)));
+  const auto pass_start = std::chrono::steady_clock::now();
+  const auto timings = measure_unit_timings(step, data, kCpu, /*grad_accum=*/1, kIterations, {});
+  const double pass_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - pass_start).count();
   ASSERT_TRUE(timings.has_value());
-  testing::expect_unit_structure(*timings, kUnitLayers, 1, 5, parameter_count(gpt), "one slow optimizer step");
-  EXPECT_LT(timings->optimizer_seconds, 0.2) << "the median of five, one of them 2 s";
-  // The iteration's median is about its units' medians and the optimizer's (plus the batch's
-  // fetch), whatever the machine's load; a mean would hold 0.4 s beside them.
-  double units_optimizer = 0, units_forward_backward = 0;
-  for (const auto& u : timings->units) {
-    units_optimizer += u.optimizer_seconds;
-    units_forward_backward += u.forward_seconds + u.backward_seconds;
-  }
-  EXPECT_LT(timings->iteration_seconds, 1.5 * (units_forward_backward + timings->optimizer_seconds) + 0.05);
+  testing::expect_unit_structure(*timings, kUnitLayers, 1, kIterations, parameter_count(gpt), "one slow optimizer step");
+  const double bound = (pass_seconds - kDelaySeconds) / 2;
+  EXPECT_LE(timings->iteration_seconds, bound) << "pass " << pass_seconds << " s";
+  EXPECT_LE(timings->optimizer_seconds, bound) << "pass " << pass_seconds << " s";
+  double units_optimizer = 0;
+  for (const auto& u : timings->units) units_optimizer += u.optimizer_seconds;
   EXPECT_NEAR(units_optimizer, timings->optimizer_seconds, 1e-9 + 1e-9 * timings->optimizer_seconds);
 }
 
