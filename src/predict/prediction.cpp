@@ -254,9 +254,8 @@ std::optional<MeasuredBusy> measured_gloo_busy(const ClusterInput& in) {
 // measurement moved more between documents hours apart (the collective's rate 0.42 to 0.63 at
 // 2 ranks) than the model's figures from the measured busy fraction (0.57 to 0.60), and put in
 // their place it made the held-out predictions worse (docs/predict.md, "CPU ranks share cores").
-std::optional<CommMeasurements::ComputeSharing::BesideCollective> measured_beside(const ClusterInput& in,
-                                                                                const CpuPlacement& predicted,
-                                                                                std::vector<std::string>& assumptions) {
+std::optional<CommMeasurements::ComputeSharing::BesideCollective> steal_check_figures(
+    const ClusterInput& in, const CpuPlacement& predicted, std::vector<std::string>& assumptions) {
   if (!in.measured || !in.measured->compute_sharing || !in.measured->compute_sharing->beside) return std::nullopt;
   const auto& s = *in.measured->compute_sharing;
   const auto& b = *s.beside;
@@ -319,7 +318,7 @@ results::RunRecord predict_record(const MeasuredRun& measured, const ClusterInpu
   // Where tokbench comm's compute sharing scales the compute: its quartiles over its median.
   std::optional<std::pair<double, double>> sharing_quartile_ratios;
   json contention = nullptr;
-  std::optional<CommMeasurements::ComputeSharing::BesideCollective> beside;
+  std::optional<CommMeasurements::ComputeSharing::BesideCollective> steal_check;
   if (cpu) {
     if (!cluster.cores_per_node)
       refuse(fmt::format("cluster '{}' does not say how many cores a node has; pass --cores-per-node N", cluster.name));
@@ -337,13 +336,13 @@ results::RunRecord predict_record(const MeasuredRun& measured, const ClusterInpu
     steal = comm_compute_steal(predicted, factors);
     comm_rate = comm_rate_beside_compute(predicted, factors);
     assumptions.push_back(describe(measured, predicted, factors));
-    beside = measured_beside(in, predicted, assumptions);
-    if (beside)
+    steal_check = steal_check_figures(in, predicted, assumptions);
+    if (steal_check)
       assumptions.push_back(fmt::format(
           "checked: `tokbench comm` measured its GEMM beside an all-reduce on this placement, a steal of {:.3g} and "
           "the collective at {:.3g} of its rate, against the model's {:.3g} and {:.3g} (the model's are used; "
           "cpu_contention.steal_check)",
-          beside->steal, beside->collective_rate, steal, comm_rate));
+          steal_check->steal, steal_check->collective_rate, steal, comm_rate));
     // What the cores cannot say: ranks computing at once on one machine slow each other (shared
     // physical cores, caches, memory bandwidth). `tokbench comm` measured it for its placement;
     // it applies where the run was one rank alone and the prediction is that placement.
@@ -390,14 +389,14 @@ results::RunRecord predict_record(const MeasuredRun& measured, const ClusterInpu
                   {pk::measured_inputs, measured_inputs(sharing_applied, busy, run.reference_level)},
                   {pk::assumed_inputs, busy ? kContentionAssumedBusyMeasured : kContentionAssumed}};
     if (busy) contention[pk::gloo_busy_measured] = {{pk::fraction, busy->fraction}, {pk::from, busy->from}};
-    if (beside)
-      contention[pk::steal_check] = {{pk::measured_steal, beside->steal},
-                                     {pk::measured_collective_rate, beside->collective_rate},
+    if (steal_check)
+      contention[pk::steal_check] = {{pk::measured_steal, steal_check->steal},
+                                     {pk::measured_collective_rate, steal_check->collective_rate},
                                      {pk::model_steal, steal},
                                      {pk::model_collective_rate, comm_rate},
-                                     {pk::covered_repeats, beside->covered_repeats},
-                                     {pk::repeats, beside->repeats},
-                                        {pk::from, in.measured->source}};
+                                     {pk::covered_repeats, steal_check->covered_repeats},
+                                     {pk::repeats, steal_check->repeats},
+                                     {pk::from, in.measured->source}};
   } else {
     assumptions.push_back("GPU ranks: each unit's compute time is the measured one (same device kind; "
                           "one rank per device, no contention between ranks)");

@@ -85,17 +85,14 @@ class UnitSums {
     }
     forward_.back() += between(last_forward, forward_end);
     backward_.back() += between(forward_end, head_backward_end);
-    ++micro_batches_;
   }
 
-  int64_t micro_batches() const { return micro_batches_; }
   double forward(std::size_t unit) const { return forward_[unit]; }
   double backward(std::size_t unit) const { return backward_[unit]; }
 
  private:
   int64_t n_layer_;
   std::vector<double> forward_, backward_;
-  int64_t micro_batches_ = 0;
 };
 
 // The median of the iterations' figures (the mean of the middle two for an even count, so two
