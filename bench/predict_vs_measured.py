@@ -2,9 +2,10 @@
 """tokbench predict's validation set: predictions against measured multi-rank runs on this machine.
 
 Each case is a model and a parallel configuration (DDP, ZeRO-2, ZeRO-3, hybrid; GA 1 or 2; 2 or
-4 ranks). Per round: `tokbench comm` at each world size, one one-rank run per model and GA (its
-unit timings and time account are the prediction's input), then per case `tokbench predict
---cluster measured` and the measured run, one after the other, and `tokbench explain PREDICTED
+4 ranks). Per round, world size by world size: `tokbench comm` at that size, then per case of
+that size the one-rank run of its model and GA where this round has none yet (its unit timings
+and time account are the prediction's input), `tokbench predict --cluster measured` and the
+measured run, one after the other, and `tokbench explain PREDICTED
 MEASURED` for the error per time-account category. Writes a Markdown page (machine, CPU model,
 date, git revision, load average, error per case and per category) and a JSON of every number.
 
@@ -181,6 +182,56 @@ def spread(values):
     return (max(values) - min(values)) / statistics.median(values) if len(values) > 1 else None
 
 
+def measure_case(a, tb, results, model_args, common, case, base, comm_docs, comm_first, rnd):
+    """One case's predictions (this round's, and the stability figures) and its measured run."""
+    model, w, strategy, ga = case
+    tag = f"r{rnd}"
+    name = case_name(*case)
+    shape = ["--nproc-per-node", str(w), "--global-batch-size", str(w * ga)]
+
+    def predict(docs, out, probes=None):
+        comm = docs[w] + (f",{docs[2]}" if strategy.startswith("hybrid") else "")
+        run([tb, "predict", "--from", base, "--cluster", "measured", "--comm", comm, *shape,
+             *strategy_args(strategy), "--num-threads", "1", "--format", "json", "--output", out,
+             *(["--probes-from", probes] if probes else [])],
+            out.replace(".json", ".log"))
+        return json.load(open(out))["runs"][0]
+
+    pred_path = os.path.join(a.out, f"{name}-predicted-{tag}.json")
+    p = predict(comm_docs, pred_path)
+    # The stability figure: this round's one-rank run with the first round's comm documents
+    # and the first round's probes (copy rate, AdamW costs: --probes-from), so only the
+    # one-rank input differs; beside it the same with the probes measured again, as
+    # every prediction made without --probes-from is.
+    first_pred = os.path.join(a.out, f"{name}-predicted-r0.json")
+    p_first_comm = p if rnd == 0 else predict(comm_first, pred_path.replace(".json", "-comm0.json"), first_pred)
+    p_first_comm_probed = p if rnd == 0 else predict(comm_first, pred_path.replace(".json", "-comm0-probed.json"))
+    with open(pred_path.replace(".json", "-run.json"), "w") as f:
+        json.dump(p, f)  # explain takes one run's record
+    meas_path = os.path.join(a.out, f"{name}-measured-{tag}.json")
+    load_before = load_average()
+    run([tb, "run", *model_args[model], *common, *MEASURED_ITERS, *shape, *strategy_args(strategy),
+         "--json-path", meas_path], meas_path.replace(".json", ".log"))
+    m = json.load(open(meas_path))
+    explain = subprocess.run([tb, "explain", pred_path.replace(".json", "-run.json"), meas_path,
+                              "--format", "json"], capture_output=True, text=True)
+    interval = (p.get("prediction") or {}).get("interval_ms") or {}
+    results[name]["rounds"].append({
+        "predicted_ms": p["average_iter_time"], "measured_ms": m["average_iter_time"],
+        "measured_median_ms": statistics.median(measured_times(m)),
+        "predicted_with_first_comm_ms": p_first_comm["average_iter_time"],
+        "predicted_with_first_comm_probed_ms": p_first_comm_probed["average_iter_time"],
+        "interval_ms": [interval.get("low"), interval.get("high")],
+        "predicted_categories_ms": categories_ms(p), "measured_categories_ms": categories_ms(m),
+        "explain": json.loads(explain.stdout) if explain.returncode == 0 else
+        {"failed": explain.returncode, "stderr": explain.stderr[-500:]},
+        "load_before": load_before,
+    })
+    r = results[name]["rounds"][-1]
+    print(f"{name} round {rnd + 1}/{a.rounds}: predicted {r['predicted_ms']:.1f} ms, measured "
+          f"{r['measured_ms']:.1f} ms (load {load_before['1min']:.1f})", file=sys.stderr, flush=True)
+
+
 def measure(a, cases, tb):
     """Every round's runs; returns the per-case and per-one-rank-run figures."""
     model_args = dict(MODELS)
@@ -197,74 +248,39 @@ def measure(a, cases, tb):
     comm_first = {}
     revisions = set()  # the tokbench binary's, as its records say
     # The rounds interleave, so a stretch in which a neighbour slows this machine lands in one
-    # round of every figure rather than in all of one figure.
+    # round of every figure rather than in all of one figure. Within a round the cases go world
+    # size by world size, each group right after its comm document: a prediction describes the
+    # machine as it was when that document was measured (the one-rank run's compute is brought to
+    # that moment by the reference GEMM both timed; docs/predict.md), so the measured run it is
+    # compared with must follow it closely. Taking every document first left 8-10 minutes between
+    # the 2-rank document and the 2-rank runs, on a host whose speed moved 10-20% in that time
+    # (held-out run of 2026-12-06: the 2-rank cases +18-24%, the others within 9%).
     comm_max = f"{max(COMM_MAX_MB[m] for (m, _, _, _) in cases)}M"
     for rnd in range(a.rounds):
         tag = f"r{rnd}"
         comm_docs = {}
+        bases = {}  # (model, GA) -> this round's one-rank record, taken at its first use
         for w in worlds:
             path = os.path.join(a.out, f"comm-w{w}-{tag}.json")
             run([tb, "comm", "--nproc-per-node", str(w), "--num-threads", "1", *COMM, "--max-bytes", comm_max,
                  "--format", "json",
                  "--output", path], path.replace(".json", ".log"))
             comm_docs[w] = path
-        if rnd == 0:
-            comm_first = dict(comm_docs)
-        for (model, ga) in inputs:
-            base = os.path.join(a.out, f"{model}-w1-ga{ga}-{tag}.json")
-            run([tb, "run", *model_args[model], *common, *ONE_RANK_ITERS, "--global-batch-size", str(ga),
-                 "--json-path", base], base.replace(".json", ".log"))
-            base_record = json.load(open(base))
-            one_rank[f"{model}-ga{ga}"].append(one_rank_summary(base_record))
-            revisions.add((base_record.get("environment") or {}).get("git_revision") or "unknown")
-            for (cm, w, strategy, cga) in cases:
-                if (cm, cga) != (model, ga):
+            if rnd == 0:
+                comm_first[w] = path
+            for (model, cw, strategy, ga) in cases:
+                if cw != w:
                     continue
-                name = case_name(cm, w, strategy, cga)
-                shape = ["--nproc-per-node", str(w), "--global-batch-size", str(w * ga)]
-
-                def predict(docs, out, probes=None):
-                    comm = docs[w] + (f",{docs[2]}" if strategy.startswith("hybrid") else "")
-                    run([tb, "predict", "--from", base, "--cluster", "measured", "--comm", comm, *shape,
-                         *strategy_args(strategy), "--num-threads", "1", "--format", "json", "--output", out,
-                         *(["--probes-from", probes] if probes else [])],
-                        out.replace(".json", ".log"))
-                    return json.load(open(out))["runs"][0]
-
-                pred_path = os.path.join(a.out, f"{name}-predicted-{tag}.json")
-                p = predict(comm_docs, pred_path)
-                # The stability figure: this round's one-rank run with the first round's comm documents
-                # and the first round's probes (copy rate, AdamW costs: --probes-from), so only the
-                # one-rank input differs; beside it the same with the probes measured again, as
-                # every prediction made without --probes-from is.
-                first_pred = os.path.join(a.out, f"{name}-predicted-r0.json")
-                p_first_comm = p if rnd == 0 else predict(comm_first, pred_path.replace(".json", "-comm0.json"), first_pred)
-                p_first_comm_probed = p if rnd == 0 else predict(comm_first,
-                                                                 pred_path.replace(".json", "-comm0-probed.json"))
-                with open(pred_path.replace(".json", "-run.json"), "w") as f:
-                    json.dump(p, f)  # explain takes one run's record
-                meas_path = os.path.join(a.out, f"{name}-measured-{tag}.json")
-                load_before = load_average()
-                run([tb, "run", *model_args[model], *common, *MEASURED_ITERS, *shape, *strategy_args(strategy),
-                     "--json-path", meas_path], meas_path.replace(".json", ".log"))
-                m = json.load(open(meas_path))
-                explain = subprocess.run([tb, "explain", pred_path.replace(".json", "-run.json"), meas_path,
-                                          "--format", "json"], capture_output=True, text=True)
-                interval = (p.get("prediction") or {}).get("interval_ms") or {}
-                results[name]["rounds"].append({
-                    "predicted_ms": p["average_iter_time"], "measured_ms": m["average_iter_time"],
-                    "measured_median_ms": statistics.median(measured_times(m)),
-                    "predicted_with_first_comm_ms": p_first_comm["average_iter_time"],
-                    "predicted_with_first_comm_probed_ms": p_first_comm_probed["average_iter_time"],
-                    "interval_ms": [interval.get("low"), interval.get("high")],
-                    "predicted_categories_ms": categories_ms(p), "measured_categories_ms": categories_ms(m),
-                    "explain": json.loads(explain.stdout) if explain.returncode == 0 else
-                    {"failed": explain.returncode, "stderr": explain.stderr[-500:]},
-                    "load_before": load_before,
-                })
-                r = results[name]["rounds"][-1]
-                print(f"{name} round {rnd + 1}/{a.rounds}: predicted {r['predicted_ms']:.1f} ms, measured "
-                      f"{r['measured_ms']:.1f} ms (load {load_before['1min']:.1f})", file=sys.stderr, flush=True)
+                if (model, ga) not in bases:
+                    base = os.path.join(a.out, f"{model}-w1-ga{ga}-{tag}.json")
+                    run([tb, "run", *model_args[model], *common, *ONE_RANK_ITERS, "--global-batch-size", str(ga),
+                         "--json-path", base], base.replace(".json", ".log"))
+                    base_record = json.load(open(base))
+                    one_rank[f"{model}-ga{ga}"].append(one_rank_summary(base_record))
+                    revisions.add((base_record.get("environment") or {}).get("git_revision") or "unknown")
+                    bases[(model, ga)] = base
+                measure_case(a, tb, results, model_args, common, (model, w, strategy, ga), bases[(model, ga)],
+                             comm_docs, comm_first, rnd)
     return results, one_rank, ", ".join(sorted(revisions))
 
 
