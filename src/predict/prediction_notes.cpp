@@ -1,6 +1,8 @@
 // The print format's lines under a prediction's tables (prediction_notes.hpp).
 #include "predict/prediction_notes.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "account/time_account_keys.hpp"
@@ -26,6 +28,23 @@ std::string text_in(const record_json& j, const char* key) {
   return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+// Where the machine's speed differed between the run and the comm document by more than
+// kMomentNoteAt, the prediction is of the document's moment, not the run's: say so, since a run
+// measured later is then compared with another machine state (docs/predict.md, "The reference
+// probe").
+constexpr double kMomentNoteAt = 0.05;
+
+std::string moment_note(const record_json& level) {
+  if (!level.value(pk::applied, false)) return "";
+  const double scale = number_in(level, pk::scale);
+  if (scale <= 0 || std::abs(scale - 1) < kMomentNoteAt) return "";
+  return fmt::format("# The reference GEMM took {:.2f} ms in the comm document and {:.2f} ms beside the run: the "
+                     "machine was {:.0f}% {} then, and the prediction is of that moment (the run's compute x {:.3f}, "
+                     "prediction.reference_level); compare it with a run measured right after a comm document\n",
+                     number_in(level, pk::comm_alone_ms), number_in(level, pk::run_probe_median_ms),
+                     100 * std::abs(scale - 1), scale > 1 ? "slower" : "faster", scale);
+}
+
 std::string notes_of(const record_json& record) {
   const record_json prediction = record.value(results::key::prediction, record_json::object());
   const record_json source = prediction.value(pk::source, record_json::object());
@@ -46,6 +65,7 @@ std::string notes_of(const record_json& record) {
     out += "\n";
   } else
     out += fmt::format("; no interval: {}\n", text_in(spread, pk::why));
+  out += moment_note(prediction.value(pk::reference_level, record_json::object()));
   const record_json predicted_account = record.value(results::key::time_account, record_json());
   if (!predicted_account.is_object()) {
     out += fmt::format("# No time account: {}\n",

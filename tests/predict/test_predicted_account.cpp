@@ -731,6 +731,24 @@ TEST(ReferenceLevel, TwoRunsAtTwoMomentsPredictTheSameAtTheCommDocumentsMoment) 
   EXPECT_NEAR(level["comm_alone_ms"].get<double>(), 21.0, 1e-9);
 }
 
+// print's notes say when the prediction is of another moment than the run's (the machine 10%
+// slower or faster when the comm document was measured), and nothing when the two agree.
+TEST(ReferenceLevel, TheNotesSayWhenThePredictionIsOfAnotherMoment) {
+  json run = measured_record({150, 149, 151, 150, 152, 148});
+  run["reference_probe"] = probe_block(20.0);
+  const std::string slower = prediction_notes({predicted_with(run, comm_with_alone(22.0))});
+  EXPECT_NE(slower.find("22.00 ms in the comm document and 20.00 ms beside the run: the machine was 10% slower then"),
+            std::string::npos)
+      << slower;
+  const std::string faster = prediction_notes({predicted_with(run, comm_with_alone(18.0))});
+  EXPECT_NE(faster.find("10% faster then"), std::string::npos) << faster;
+  EXPECT_EQ(prediction_notes({predicted_with(run, comm_with_alone(20.4))}).find("reference GEMM"), std::string::npos);
+  json bare = run;
+  bare.erase("reference_probe");
+  EXPECT_EQ(prediction_notes({predicted_with(bare, comm_with_alone(30.0))}).find("reference GEMM"), std::string::npos)
+      << "not applied: the run's own moment";
+}
+
 // Where either side lacks the probe, or the two timed different products, the run's own level
 // stays and the record says why.
 TEST(ReferenceLevel, FallsBackToTheRunsOwnLevelAndSaysWhy) {
