@@ -27,14 +27,27 @@ bool lead_record_stands(const distributed::RankExit& lead) {
   return !(lead.killed_by_launcher && *status == RunStatus::interrupted);
 }
 
+namespace {
+
+// What one rank's exit says of it: the status its exit code reports; `interrupted` when the
+// launcher ended it by a signal; `rank_failed` when something else did, or for a code outside
+// the status table.
+RunStatus status_of_exit(const distributed::RankExit& r) {
+  if (r.signal != 0) return r.killed_by_launcher ? RunStatus::interrupted : RunStatus::rank_failed;
+  if (r.exit_code == 0) return RunStatus::ok;
+  return reported_status_of_exit(r.exit_code).value_or(RunStatus::rank_failed);
+}
+
+}  // namespace
+
 RunStatus launcher_outcome(const distributed::LaunchResult& result) {
   if (result.interrupted) return RunStatus::interrupted;
   if (!result.first_failed_rank) return RunStatus::rank_failed;
   const auto failed = std::find_if(result.ranks.begin(), result.ranks.end(), [&](const distributed::RankExit& r) {
     return r.rank == *result.first_failed_rank;
   });
-  if (failed == result.ranks.end() || failed->signal != 0) return RunStatus::rank_failed;
-  return reported_status_of_exit(failed->exit_code).value_or(RunStatus::rank_failed);
+  // The first failed rank was not the launcher's to end, so a signal there is rank_failed.
+  return failed == result.ranks.end() ? RunStatus::rank_failed : status_of_exit(*failed);
 }
 
 std::vector<LaunchedRankEnding> launched_rank_endings(const distributed::LaunchResult& result) {
@@ -42,11 +55,8 @@ std::vector<LaunchedRankEnding> launched_rank_endings(const distributed::LaunchR
   for (const distributed::RankExit& r : result.ranks) {
     LaunchedRankEnding e;
     e.rank = r.rank;
+    e.status = status_of_exit(r);
     const process::ExitStatus how{r.exit_code, r.signal};
-    if (r.signal != 0)
-      e.status = r.killed_by_launcher ? RunStatus::interrupted : RunStatus::rank_failed;
-    else if (r.exit_code != 0)
-      e.status = reported_status_of_exit(r.exit_code).value_or(RunStatus::rank_failed);
     std::string why;
     if (r.killed_by_launcher)
       why = result.interrupted || !result.first_failed_rank
