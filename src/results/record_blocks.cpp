@@ -30,7 +30,8 @@ constexpr char name[] = "name", kind[] = "kind", parameters[] = "parameters", fo
                backward_seconds[] = "backward_seconds", unit[] = "unit", elements[] = "elements";
 // reference_probe
 constexpr char ran[] = "ran", why[] = "why", what[] = "what", gemm_size[] = "gemm_size", threads[] = "threads",
-               when[] = "when", before_ms[] = "before_ms", after_ms[] = "after_ms", repeats[] = "repeats",
+               when[] = "when", before_ms[] = "before_ms", after_ms[] = "after_ms", within_ms[] = "within_ms",
+               repeats[] = "repeats",
                median_ms[] = "median_ms", q1_ms[] = "q1_ms", q3_ms[] = "q3_ms", relative_iqr[] = "relative_iqr",
                seconds[] = "seconds";
 // config's resolved values: config::resolved_key's (the option rows name those places too), and
@@ -269,6 +270,7 @@ Block to_json(const ReferenceProbeBlock& p) {
           {k::when, or_null(p.when)},
           {k::before_ms, p.before_ms},
           {k::after_ms, p.after_ms},
+          {k::within_ms, p.within_ms},
           {k::repeats, or_null(p.repeats)},
           {k::median_ms, or_null(p.median_ms)},
           {k::q1_ms, or_null(p.q1_ms)},
@@ -287,7 +289,8 @@ ReferenceProbeBlock reference_probe_from_json(const Block& probe) {
   p.gemm_size = whole_at(probe, k::gemm_size);
   p.threads = whole_at(probe, k::threads);
   p.repeats = whole_at(probe, k::repeats);
-  for (const auto& [list, key] : {std::pair{&p.before_ms, k::before_ms}, std::pair{&p.after_ms, k::after_ms}})
+  for (const auto& [list, key] : {std::pair{&p.before_ms, k::before_ms}, std::pair{&p.after_ms, k::after_ms},
+                                   std::pair{&p.within_ms, k::within_ms}})
     if (const auto it = probe.find(key); it != probe.end() && it->is_array())
       for (const auto& ms : *it)
         if (ms.is_number()) list->push_back(ms.get<double>());

@@ -107,11 +107,12 @@ struct ReferenceProbeBlock {
   bool ran = false;                // read: true only where the record says true
   std::optional<std::string> why;  // where none ran
   // Where it ran: what the product is, its size and threads, when it ran, each product's ms on
-  // either side, and over both together their count, median, quartiles, IQR over the median and
-  // total seconds.
+  // either side and between the window's iterations, and over the products the level is read
+  // from (those inside the window where there are 3 or more, else both sides together) their
+  // count, median, quartiles and IQR over the median; the total seconds of all of them.
   std::optional<std::string> what, when;
   std::optional<std::int64_t> gemm_size, threads, repeats;
-  std::vector<double> before_ms, after_ms;
+  std::vector<double> before_ms, after_ms, within_ms;
   std::optional<double> median_ms, q1_ms, q3_ms, relative_iqr, seconds;
 };
 // {"ran": false, "why"} where it did not run; else every member, in the record's order.

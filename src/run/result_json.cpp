@@ -50,8 +50,13 @@ double quantile_of_sorted(const std::vector<double>& v, double q) {
   return v[lo] + (at - static_cast<double>(lo)) * (v[hi] - v[lo]);
 }
 
-// The reference probe beside the window (docs/run.md, "The reference probe"): each product's
-// milliseconds on either side, and their median and quartiles together; or why none ran.
+// The reference probe beside and inside the window (docs/run.md, "The reference probe"): each
+// product's milliseconds before, after and between the window's iterations; the level it gives
+// (median and quartiles) is read from the products inside the window where there are at least
+// kMinWithinWindowProbes of them (the window's own moment), else from both sides together. Or
+// why none ran.
+constexpr std::size_t kMinWithinWindowProbes = 3;
+
 results::ReferenceProbeBlock reference_probe_block(const MeasuredRun& run) {
   const auto& p = run.reference_probe;
   results::ReferenceProbeBlock block;
@@ -60,23 +65,37 @@ results::ReferenceProbeBlock reference_probe_block(const MeasuredRun& run) {
                                                  : std::string("this executor's step runs outside tokbench's loop");
     return block;
   }
-  std::vector<double> all;
-  for (const double s : p->before_seconds) block.before_ms.push_back(s * 1e3);
-  for (const double s : p->after_seconds) block.after_ms.push_back(s * 1e3);
-  all = block.before_ms;
-  all.insert(all.end(), block.after_ms.begin(), block.after_ms.end());
-  std::sort(all.begin(), all.end());
+  const auto to_ms = [](const std::vector<double>& seconds) {
+    std::vector<double> ms;
+    for (const double s : seconds) ms.push_back(s * 1e3);
+    return ms;
+  };
+  block.before_ms = to_ms(p->before_seconds);
+  block.after_ms = to_ms(p->after_seconds);
+  block.within_ms = to_ms(p->within_seconds);
   double total = 0;
-  for (const double ms : all) total += ms / 1e3;
-  const double median = quantile_of_sorted(all, 0.5), q1 = quantile_of_sorted(all, 0.25), q3 = quantile_of_sorted(all, 0.75);
+  for (const auto* side : {&block.before_ms, &block.after_ms, &block.within_ms})
+    for (const double ms : *side) total += ms / 1e3;
+  const bool inside = block.within_ms.size() >= kMinWithinWindowProbes;
+  std::vector<double> level = block.within_ms;
+  if (!inside) {
+    level = block.before_ms;
+    level.insert(level.end(), block.after_ms.begin(), block.after_ms.end());
+  }
+  std::sort(level.begin(), level.end());
+  const double median = quantile_of_sorted(level, 0.5), q1 = quantile_of_sorted(level, 0.25),
+               q3 = quantile_of_sorted(level, 0.75);
   block.ran = true;
   block.what = fmt::format("{}, {} intra-op thread(s): the product of tokbench comm's compute_sharing",
                            train::reference_gemm_words(p->size), p->threads);
   block.gemm_size = p->size;
   block.threads = p->threads;
-  block.when = block.after_ms.empty() ? "before the warm-up only (the run did not finish its window)"
-                                      : "before the warm-up and after the measured window, outside both";
-  block.repeats = static_cast<std::int64_t>(all.size());
+  block.when = inside ? fmt::format("{} between the measured iterations (outside their times), the level read from "
+                                    "them; and before the warm-up and after the window",
+                                    block.within_ms.size())
+               : block.after_ms.empty() ? std::string("before the warm-up only (the run did not finish its window)")
+                                        : std::string("before the warm-up and after the measured window, outside both");
+  block.repeats = static_cast<std::int64_t>(level.size());
   block.median_ms = median;
   block.q1_ms = q1;
   block.q3_ms = q3;

@@ -41,12 +41,24 @@ std::vector<double> time_reference_gemm(int repeats, int64_t size = kReferenceGe
 // 0.2 s on one thread of the CI VM (a 15-iteration pythia-31m window there is about 3 s).
 inline constexpr int64_t kReferenceProbeRepeats = 4;
 
+// Inside the window, one product between measured iterations, at most this many: the host's
+// speed moves within seconds, and products at the window's edges read other moments than the
+// iterations between them (docs/run.md, "The reference probe"). Each is outside the iterations'
+// clocks, and each follows an untimed one (the iteration between has made the operands cold);
+// 16 such pairs are about 0.4 s on one thread of the CI VM.
+inline constexpr int64_t kMaxWithinWindowProbes = 16;
+
+// A product after every this-many measured iterations (counted from the window's first), the last
+// measured iteration excepted, so at most kMaxWithinWindowProbes of them; 0 for a window of one.
+int64_t within_window_stride(int64_t measured_iters);
+
 // The probe beside a one-rank run's window (LoopOptions::reference_probe_repeats): its products'
-// seconds before the warm-up and after the measured window, each side's own ReferenceGemm.
+// seconds before the warm-up and after the measured window, each side's own ReferenceGemm, and
+// between the window's iterations (one ReferenceGemm held through the loop).
 struct ReferenceProbeTimes {
   int64_t size = kReferenceGemmSize;
   int64_t threads = 1;  // intra-op threads the products ran on
-  std::vector<double> before_seconds, after_seconds;
+  std::vector<double> before_seconds, after_seconds, within_seconds;
 };
 
 // "fp32 NxNxN matrix product (at::mm_out)": the product in words, the same text in every record.

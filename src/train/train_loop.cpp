@@ -188,6 +188,18 @@ TrainResult run_timed_loop(TrainStep& step, TokenBatcher& data, const torch::Dev
       result.reference_probe.reset();
     }
   }
+  // The probe inside the window: one product held through the loop (its operands outside
+  // LibTorch's allocator, so the memory figures below do not see them), timed between measured
+  // iterations; the clocks the iterations are timed by skip its time.
+  std::optional<ReferenceGemm> window_gemm;
+  const int64_t window_stride = within_window_stride(options.max_iters - options.warmup_iters);
+  if (result.reference_probe && window_stride > 0) {
+    try {
+      window_gemm.emplace(result.reference_probe->size);
+    } catch (const std::exception&) {
+      window_gemm.reset();
+    }
+  }
   RunMemoryTracker memory(device, options.cpu_memory_cap_bytes, step.resident_state_bytes());
   // Activations: what each forward left held for its backward (memory_breakdown.hpp).
   int64_t micro_start_bytes = 0;
@@ -213,7 +225,7 @@ TrainResult run_timed_loop(TrainStep& step, TokenBatcher& data, const torch::Dev
     try {
       // Set-up work still queued on the device is not charged to the first iteration.
       synchronize(device);
-      const Clock::time_point loop_start = Clock::now();
+      Clock::time_point loop_start = Clock::now();
       Clock::time_point previous_end = loop_start;
       Clock::time_point window_start = loop_start;
       Clock::time_point window_end = loop_start;
@@ -285,6 +297,20 @@ TrainResult run_timed_loop(TrainStep& step, TokenBatcher& data, const torch::Dev
         }
         if (on_iteration) on_iteration(record);  // the NaN iteration too, so progress shows it
         if (!finite) break;
+        const int64_t measured_index = i - options.warmup_iters;
+        if (window_gemm && measured_index >= 0 && i + 1 < options.max_iters && measured_index % window_stride == 0) {
+          const Clock::time_point probe_start = Clock::now();
+          // One untimed product first: the iteration has pushed the operands out of the caches,
+          // and the products each side of the window and comm's are timed warm.
+          window_gemm->seconds();
+          result.reference_probe->within_seconds.push_back(window_gemm->seconds());
+          // Every clock the loop times by moves past the product: the next iteration, the
+          // window and the records' end times hold none of it.
+          const Clock::duration probe_time = Clock::now() - probe_start;
+          previous_end += probe_time;
+          window_start += probe_time;
+          loop_start += probe_time;
+        }
       }
       if (result.measured_iters == 0) result.measured_window_seconds = 0;
     } catch (...) {

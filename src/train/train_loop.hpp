@@ -104,8 +104,9 @@ struct LoopOptions {
   // operators the time account splits into categories (time_account_pass.hpp); 0: none.
   int64_t time_account_iters = 0;
   // The reference probe (reference_gemm.hpp): this many products before the warm-up starts and
-  // as many after the measured window (of an ok run, before the passes above), outside both, so
-  // neither the window nor its memory peaks see them. 0: none.
+  // as many after the measured window (of an ok run, before the passes above), outside both, and
+  // one between measured iterations (within_window_stride) outside their clocks, so neither the
+  // window nor its memory peaks see them. 0: none.
   int64_t reference_probe_repeats = 0;
   // Test hook (docs/time-account.md, "Validation"): the host sleeps this long at the start of
   // every iteration, in the timed loop and the time-account pass, as an input pipeline or a

@@ -316,6 +316,24 @@ TEST(ResultJson, TheReferenceProbeIsRecordedAndReadBack) {
   ASSERT_NE(column, nullptr);
   EXPECT_EQ(column->kind, results::Kind::structured);
   EXPECT_FALSE(column->in_report);
+  // Products inside the window: the level is theirs (the window's own moment), the sides kept.
+  run.reference_probe->within_seconds = {0.040, 0.041};
+  const auto two = build_result_json(plan, run, BenchMetrics{}, machine::capture_environment())["reference_probe"];
+  EXPECT_NEAR(two["median_ms"].get<double>(), 23.5, 1e-9) << "two are too few to read a level from";
+  run.reference_probe->within_seconds = {0.040, 0.043, 0.041, 0.050};
+  const auto within = build_result_json(plan, run, BenchMetrics{}, machine::capture_environment());
+  const auto& w = within["reference_probe"];
+  ASSERT_EQ(w["within_ms"].size(), 4u);
+  EXPECT_EQ(w["repeats"], 4);
+  // Sorted: 40 41 43 50: median 42, quartiles at 40.75 and 44.75.
+  EXPECT_NEAR(w["median_ms"].get<double>(), 42.0, 1e-9);
+  EXPECT_NEAR(w["q1_ms"].get<double>(), 40.75, 1e-9);
+  EXPECT_NEAR(w["q3_ms"].get<double>(), 44.75, 1e-9);
+  EXPECT_NEAR(w["seconds"].get<double>(), 0.191 + 0.174, 1e-12);
+  EXPECT_EQ(w["before_ms"], b["before_ms"]);
+  EXPECT_NE(w["when"].get<std::string>().find("4 between the measured iterations"), std::string::npos) << w["when"];
+  EXPECT_EQ(results::to_json(results::record_from_json(within))["reference_probe"], w);
+  run.reference_probe->within_seconds.clear();
   // A run stopped in its window has only the first half.
   run.reference_probe->after_seconds.clear();
   const auto half = build_result_json(plan, run, BenchMetrics{}, machine::capture_environment())["reference_probe"];

@@ -168,6 +168,7 @@ TEST(RecordBlocks, ReferenceProbeKeepsItsKeysAndReadsBack) {
   ran.when = "before the warm-up and after the measured window, outside both";
   ran.before_ms = {20.0, 22.0};
   ran.after_ms = {21.0};
+  ran.within_ms = {23.0, 24.0};
   ran.repeats = 3;
   ran.median_ms = 21.0;
   ran.q1_ms = 20.5;
@@ -176,8 +177,9 @@ TEST(RecordBlocks, ReferenceProbeKeepsItsKeysAndReadsBack) {
   ran.seconds = 0.063;
   const Block j = to_json(ran);
   EXPECT_EQ(keys_of(j), (std::vector<std::string>{"ran", "what", "gemm_size", "threads", "when", "before_ms", "after_ms",
-                                                  "repeats", "median_ms", "q1_ms", "q3_ms", "relative_iqr", "seconds"}));
+                                                  "within_ms", "repeats", "median_ms", "q1_ms", "q3_ms", "relative_iqr", "seconds"}));
   EXPECT_EQ(j["before_ms"], Block({20.0, 22.0}));
+  EXPECT_EQ(j["within_ms"], Block({23.0, 24.0}));
   EXPECT_EQ(to_json(reference_probe_from_json(j)), j);  // read back, written again: the same block
   const ReferenceProbeBlock read = reference_probe_from_json(j);
   EXPECT_TRUE(read.ran);

@@ -411,6 +411,70 @@ TEST(UnitTimings, PassLeavesTheRunsFiguresUnchanged) {
     EXPECT_DOUBLE_EQ(with.iterations[i].loss, without.iterations[i].loss) << "iteration " << i;
 }
 
+// ---- the reference probe (reference_gemm.hpp) ----------------------------------------------
+
+TEST(ReferenceProbe, WithinTheWindowAtMostSixteenProductsAndNoneAfterTheLast) {
+  EXPECT_EQ(within_window_stride(0), 0);
+  EXPECT_EQ(within_window_stride(1), 0);  // a window of one: the after-side follows it
+  for (const int64_t measured : {2, 7, 17, 18, 45, 1000}) {
+    const int64_t stride = within_window_stride(measured);
+    ASSERT_GT(stride, 0) << measured;
+    int64_t products = 0;
+    for (int64_t k = 0; k + 1 < measured; ++k) products += k % stride == 0 ? 1 : 0;
+    EXPECT_LE(products, kMaxWithinWindowProbes) << measured;
+    // As many as fit: one stride less would have put more than 16 in the window.
+    if (stride > 1) {
+      EXPECT_GT((measured - 2) / (stride - 1) + 1, kMaxWithinWindowProbes) << measured;
+    }
+  }
+  EXPECT_EQ(within_window_stride(17), 1);  // 16 gaps, one product in each
+}
+
+TrainResult run_with_reference_probe(int64_t probe_repeats) {
+  model::GPT gpt = unit_timing_model();
+  TrainOptions options = tiny_options();
+  options.max_iters = 9;  // 7 measured: a product after each of the first 6
+  TokenBatcher data(batch_options_for(options, gpt->config().vocab()), kCpu);
+  auto step = make_eager_step(gpt, kCpu, EagerStepOptions{});
+  LoopOptions loop;
+  loop.max_iters = options.max_iters;
+  loop.warmup_iters = options.warmup_iters;
+  loop.reference_probe_repeats = probe_repeats;
+  return run_timed_loop(*step, data, kCpu, loop, nullptr, nullptr);
+}
+
+// The products between the window's iterations are in none of the run's figures: not in the
+// iteration that follows one (a product is 10-20 ms, an iteration's time outside its step here
+// well under a millisecond), not in the memory peaks, not in the losses.
+TEST(ReferenceProbe, ProductsInsideTheWindowAreOutsideItsFigures) {
+  const TrainResult without = run_with_reference_probe(0);
+  const TrainResult with = run_with_reference_probe(kReferenceProbeRepeats);
+  ASSERT_EQ(without.status, RunStatus::ok) << without.message;
+  ASSERT_EQ(with.status, RunStatus::ok) << with.message;
+  EXPECT_FALSE(without.reference_probe.has_value());
+  ASSERT_TRUE(with.reference_probe.has_value());
+  const ReferenceProbeTimes& probe = *with.reference_probe;
+  EXPECT_EQ(probe.before_seconds.size(), 4u);
+  EXPECT_EQ(probe.after_seconds.size(), 4u);
+  ASSERT_EQ(probe.within_seconds.size(), 6u);
+  const double within = std::accumulate(probe.within_seconds.begin(), probe.within_seconds.end(), 0.0);
+  double overhead = 0, iterations = 0;
+  for (const IterationRecord& r : with.iterations)
+    if (!r.warmup) {
+      overhead += r.overhead_seconds;
+      iterations += r.seconds;
+    }
+  // Each product ran twice (one untimed): charged to the iterations, their overhead would be at
+  // least twice `within`.
+  EXPECT_LT(overhead, 0.5 * within) << "overhead " << overhead << " s beside products of " << within << " s";
+  EXPECT_NEAR(with.measured_window_seconds, iterations, 1e-6);
+  EXPECT_EQ(with.memory.allocated_bytes, without.memory.allocated_bytes);
+  EXPECT_EQ(with.memory.reserved_bytes, without.memory.reserved_bytes);
+  ASSERT_EQ(with.iterations.size(), without.iterations.size());
+  for (std::size_t i = 0; i < with.iterations.size(); ++i)
+    EXPECT_DOUBLE_EQ(with.iterations[i].loss, without.iterations[i].loss) << "iteration " << i;
+}
+
 // The pass wraps the hooks a step installed (FSDP's gathers) instead of replacing them: they
 // see every call while it runs, and are the model's hooks again afterwards.
 TEST(UnitTimings, PassWrapsTheStepsForwardHooks) {
