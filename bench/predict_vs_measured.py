@@ -116,6 +116,11 @@ COMM = ["--iters", "10", "--warmup-iters", "3"]
 COMM_MAX_MB = {"pythia-31m": 128, "smollm2-2l": 256, "gemma3-tiny": 64, "pythia-70m-4l": 256, "qwen-tiny": 128,
                "phi-tiny": 128}
 
+# The machine's speed at a moment (--machine-probes): a one-rank run as short as the reference
+# probe allows (bench/reference_level_offset.py's), whose figure is its probe's median GEMM.
+MACHINE_PROBE_RUN = ["--model-name", "pythia-14m", "--n-layers", "1", "--seq-len", "16", "--max-iters", "2",
+                     "--warmup-iters", "1", "--num-threads", "1"]
+
 CATEGORIES = ["gemm", "attention", "normalization", "elementwise", "loss", "optimizer", "data_host",
               "exposed_comm", "device_idle", "other"]
 
@@ -138,6 +143,18 @@ def run(cmd, log):
         proc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT)
     if proc.returncode != 0:
         sys.exit(f"failed ({proc.returncode}): {' '.join(cmd)}; see {log}")
+
+
+def machine_probe_ms(tb, path):
+    """The reference GEMM's median milliseconds now (a short one-rank run's reference_probe), or
+    None where the run gave none: a diagnostic, so its failure ends nothing."""
+    with open(path.replace(".json", ".log"), "w") as out:
+        proc = subprocess.run([tb, "run", *MACHINE_PROBE_RUN, "--json-path", path], stdout=out, stderr=subprocess.STDOUT)
+    try:
+        probe = json.load(open(path)).get("reference_probe") or {} if proc.returncode == 0 else {}
+    except (OSError, ValueError):
+        probe = {}
+    return probe.get("median_ms")
 
 
 def load_average():
@@ -182,7 +199,7 @@ def spread(values):
     return (max(values) - min(values)) / statistics.median(values) if len(values) > 1 else None
 
 
-def measure_case(a, tb, results, model_args, common, case, base, comm_docs, comm_first, rnd):
+def measure_case(a, tb, results, model_args, common, case, base, comm_docs, comm_first, rnd, probe_at_comm):
     """One case's predictions (this round's, and the stability figures) and its measured run."""
     model, w, strategy, ga = case
     tag = f"r{rnd}"
@@ -210,8 +227,15 @@ def measure_case(a, tb, results, model_args, common, case, base, comm_docs, comm
         json.dump(p, f)  # explain takes one run's record
     meas_path = os.path.join(a.out, f"{name}-measured-{tag}.json")
     load_before = load_average()
+    probe_path = os.path.join(a.out, f"{name}-machine-{tag}")
+    probe_before = machine_probe_ms(tb, probe_path + "-before.json") if probe_at_comm else None
     run([tb, "run", *model_args[model], *common, *MEASURED_ITERS, *shape, *strategy_args(strategy),
          "--json-path", meas_path], meas_path.replace(".json", ".log"))
+    probe_after = machine_probe_ms(tb, probe_path + "-after.json") if probe_at_comm else None
+    around = [x for x in (probe_before, probe_after) if x]
+    # How much slower (+) or faster (-) the machine's GEMM ran around the measured run than right
+    # after the comm document the prediction is of: what the host moved between the two moments.
+    machine_moved = statistics.fmean(around) / probe_at_comm - 1 if probe_at_comm and around else None
     m = json.load(open(meas_path))
     explain = subprocess.run([tb, "explain", pred_path.replace(".json", "-run.json"), meas_path,
                               "--format", "json"], capture_output=True, text=True)
@@ -226,10 +250,13 @@ def measure_case(a, tb, results, model_args, common, case, base, comm_docs, comm
         "explain": json.loads(explain.stdout) if explain.returncode == 0 else
         {"failed": explain.returncode, "stderr": explain.stderr[-500:]},
         "load_before": load_before,
+        "machine_probe_ms": {"after_comm": probe_at_comm, "before": probe_before, "after": probe_after},
+        "machine_moved": machine_moved,
     })
     r = results[name]["rounds"][-1]
+    moved = f", machine {100 * machine_moved:+.1f}% since the comm document" if machine_moved is not None else ""
     print(f"{name} round {rnd + 1}/{a.rounds}: predicted {r['predicted_ms']:.1f} ms, measured "
-          f"{r['measured_ms']:.1f} ms (load {load_before['1min']:.1f})", file=sys.stderr, flush=True)
+          f"{r['measured_ms']:.1f} ms (load {load_before['1min']:.1f}{moved})", file=sys.stderr, flush=True)
 
 
 def measure(a, cases, tb):
@@ -266,6 +293,8 @@ def measure(a, cases, tb):
                  "--format", "json",
                  "--output", path], path.replace(".json", ".log"))
             comm_docs[w] = path
+            probe_at_comm = (machine_probe_ms(tb, os.path.join(a.out, f"machine-after-comm-w{w}-{tag}.json"))
+                             if a.machine_probes == "on" else None)
             if rnd == 0:
                 comm_first[w] = path
             for (model, cw, strategy, ga) in cases:
@@ -280,7 +309,7 @@ def measure(a, cases, tb):
                     revisions.add((base_record.get("environment") or {}).get("git_revision") or "unknown")
                     bases[(model, ga)] = base
                 measure_case(a, tb, results, model_args, common, (model, w, strategy, ga), bases[(model, ga)],
-                             comm_docs, comm_first, rnd)
+                             comm_docs, comm_first, rnd, probe_at_comm)
     return results, one_rank, ", ".join(sorted(revisions))
 
 
@@ -314,6 +343,14 @@ def summarize(results, one_rank):
                 cats[cat] = {"predicted_ms": p, "measured_ms": m, "error_ms": p - m,
                              "error_of_iteration": (p - m) / c["measured_ms"]}
         c["categories"] = cats
+        moved = [r.get("machine_moved") for r in rounds]
+        c["machine_moved"] = statistics.median(moved) if moved and None not in moved else None
+        # Diagnostic only: the error were every part of the iteration to move as the GEMM did
+        # between the comm document's moment and the measured run's (CPU ranks compute and reduce
+        # on the same cores); the prediction itself is of the document's moment.
+        c["error_at_measured_moment"] = (statistics.median(
+            (r["predicted_ms"] * (1 + r["machine_moved"]) - r["measured_ms"]) / r["measured_ms"] for r in rounds)
+            if c["machine_moved"] is not None else None)
     errors = [c["error"] for c in results.values()]
     summary = {
         "cases": len(errors),
@@ -329,6 +366,19 @@ def summarize(results, one_rank):
     for w in sorted({c["W"] for c in results.values()}):
         ew = [c["error"] for c in results.values() if c["W"] == w]
         summary[f"mean_abs_error_w{w}"] = statistics.fmean(abs(e) for e in ew)
+    pairs = [((r["predicted_ms"] - r["measured_ms"]) / r["measured_ms"], r["machine_moved"])
+             for c in results.values() for r in c["rounds"] if r.get("machine_moved") is not None]
+    if len(pairs) >= 3:
+        levelled = [c["error_at_measured_moment"] for c in results.values() if c["error_at_measured_moment"] is not None]
+        summary["machine_moved"] = {
+            "case_rounds": len(pairs),
+            "mean_abs_moved": statistics.fmean(abs(m) for _, m in pairs),
+            "max_abs_moved": max(abs(m) for _, m in pairs),
+            "correlation_with_error": statistics.correlation([e for e, _ in pairs], [m for _, m in pairs])
+            if len({m for _, m in pairs}) > 1 and len({e for e, _ in pairs}) > 1 else None,
+            "mean_abs_error_at_measured_moment": statistics.fmean(abs(e) for e in levelled) if levelled else None,
+            "max_abs_error_at_measured_moment": max(abs(e) for e in levelled) if levelled else None,
+        }
     stab = [c["prediction_stability"] for c in results.values() if c["prediction_stability"] is not None]
     summary["prediction_stability_max"] = max(stab) if stab else None
     summary["prediction_stability_mean"] = statistics.fmean(stab) if stab else None
@@ -374,15 +424,16 @@ def markdown(a, results, summary, inputs, loads, started, minutes, binary_revisi
               f"`{' '.join(ONE_RANK_ITERS)}`, measured runs `{' '.join(MEASURED_ITERS)}`; each figure the median "
               "of the rounds. Error = (predicted − measured) / measured.", "",
               "| case | predicted (ms) | measured (ms) | error | measured median (ms) | error vs median | interval (ms) | "
-              "measured inside | prediction moved (one-rank input only) | moved, probes measured again | measured moved |",
-              "|---|---|---|---|---|---|---|---|---|---|---|"]
+              "measured inside | prediction moved (one-rank input only) | moved, probes measured again | measured moved | "
+              "machine moved since the comm document |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, c in results.items():
         iv = f"{c['interval_ms'][0]:.1f}–{c['interval_ms'][1]:.1f}" if c["interval_ms"] else "n/a"
         inside = {True: "yes", False: "no", None: "n/a"}[c["measured_in_interval"]]
         lines.append(f"| {name} | {c['predicted_ms']:.1f} | {c['measured_ms']:.1f} | {pct(c['error'])} | "
                      f"{c['measured_median_ms']:.1f} | {pct(c['error_vs_median'])} | {iv} | "
                      f"{inside} | {pct(c['prediction_stability'], False)} | {pct(c['prediction_stability_probed'], False)} | "
-                     f"{pct(c['measured_round_spread'], False)} |")
+                     f"{pct(c['measured_round_spread'], False)} | {pct(c.get('machine_moved'))} |")
     s = summary
     lines += ["", f"Mean absolute error **{pct(s['mean_abs_error'], False)}**, mean signed error (bias) "
               f"{pct(s['mean_error'])}, largest {pct(s['max_abs_error'], False)} over {s['cases']} cases; "
@@ -394,6 +445,17 @@ def markdown(a, results, summary, inputs, loads, started, minutes, binary_revisi
               f"**{pct(s['vs_median']['mean_abs_error'], False)}**, bias {pct(s['vs_median']['mean_error'])}, largest "
               f"{pct(s['vs_median']['max_abs_error'], False)}; {s['vs_median']['predicted_faster']} of {s['cases']} "
               f"predicted faster."]
+    mm = s.get("machine_moved")
+    if mm:
+        corr = "n/a" if mm["correlation_with_error"] is None else f"{mm['correlation_with_error']:+.2f}"
+        lines += ["", f"The machine between the two moments (`--machine-probes`: the reference GEMM in a short one-rank "
+                  f"run right after each comm document, and right before and after each measured run): it moved "
+                  f"{pct(mm['mean_abs_moved'], False)} on average, at most {pct(mm['max_abs_moved'], False)}, over "
+                  f"{mm['case_rounds']} case-rounds; correlation of the round's error with that move {corr}. Were "
+                  f"every part of the iteration to move as the GEMM did, the errors would be "
+                  f"{pct(mm['mean_abs_error_at_measured_moment'], False)} mean absolute, largest "
+                  f"{pct(mm['max_abs_error_at_measured_moment'], False)} (a diagnostic: the prediction is of the "
+                  f"comm document's moment, and the goal is judged on the errors above)."]
     if s["prediction_stability_max"] is not None:
         lines += ["", f"Stability (issue 37, item 2: predictions from one-rank runs made minutes apart, the comm "
                   f"documents and the first round's probes held fixed, `--probes-from`): the prediction moved "
@@ -454,6 +516,10 @@ def main():
     ap.add_argument("--quick", action="store_true", help="the ctest subset: " + ", ".join(QUICK))
     ap.add_argument("--cases", default=None, help="only the cases whose name matches this regular expression")
     ap.add_argument("--rounds", type=int, default=None, help="interleaved repetitions (default 3 with --quick, else 2)")
+    ap.add_argument("--machine-probes", choices=["on", "off"], default=None,
+                    help="time the reference GEMM in a short run right after each comm document and right before "
+                         "and after each measured run, and report how far the machine moved between the two moments "
+                         "(default on, off with --quick: about 1.5 s a probe)")
     ap.add_argument("--docs", action="store_true", help="also write docs/results/predict-validation-cpu-DATE.md")
     ap.add_argument("--list", action="store_true", help="print the selected cases and exit")
     ap.add_argument("--recheck", metavar="JSON", default=None,
@@ -478,6 +544,8 @@ def main():
         return report_bounds(a, summary, loads)
     if a.rounds is None:
         a.rounds = 3 if a.quick else 2
+    if a.machine_probes is None:
+        a.machine_probes = "off" if a.quick else "on"
     if a.rounds < 1:
         print(f"--rounds: {a.rounds} is not valid; valid: 1 or more", file=sys.stderr)
         return 2
