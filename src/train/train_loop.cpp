@@ -300,10 +300,14 @@ TrainResult run_timed_loop(TrainStep& step, TokenBatcher& data, const torch::Dev
         const int64_t measured_index = i - options.warmup_iters;
         if (window_gemm && measured_index >= 0 && i + 1 < options.max_iters && measured_index % window_stride == 0) {
           const Clock::time_point probe_start = Clock::now();
-          // One untimed product first: the iteration has pushed the operands out of the caches,
-          // and the products each side of the window and comm's are timed warm.
-          window_gemm->seconds();
-          result.reference_probe->within_seconds.push_back(window_gemm->seconds());
+          try {
+            // One untimed product first: the iteration has pushed the operands out of the caches,
+            // and the products each side of the window and comm's are timed warm.
+            window_gemm->seconds();
+            result.reference_probe->within_seconds.push_back(window_gemm->seconds());
+          } catch (const std::exception&) {
+            window_gemm.reset();  // a probe that fails ends the probe, never the run
+          }
           // Every clock the loop times by moves past the product: the next iteration, the
           // window and the records' end times hold none of it.
           const Clock::duration probe_time = Clock::now() - probe_start;
