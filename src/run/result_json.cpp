@@ -91,8 +91,10 @@ results::ReferenceProbeBlock reference_probe_block(const MeasuredRun& run) {
   block.gemm_size = p->size;
   block.threads = p->threads;
   block.when = inside ? fmt::format("{} between the measured iterations (outside their times), the level read from "
-                                    "them; and before the warm-up and after the window",
-                                    block.within_ms.size())
+                                    "them; and {}",
+                                    block.within_ms.size(),
+                                    block.after_ms.empty() ? "before the warm-up (the run did not finish its window)"
+                                                           : "before the warm-up and after the window")
                : block.after_ms.empty() ? std::string("before the warm-up only (the run did not finish its window)")
                                         : std::string("before the warm-up and after the measured window, outside both");
   block.repeats = static_cast<std::int64_t>(level.size());

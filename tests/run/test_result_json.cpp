@@ -333,6 +333,13 @@ TEST(ResultJson, TheReferenceProbeIsRecordedAndReadBack) {
   EXPECT_EQ(w["before_ms"], b["before_ms"]);
   EXPECT_NE(w["when"].get<std::string>().find("4 between the measured iterations"), std::string::npos) << w["when"];
   EXPECT_EQ(results::to_json(results::record_from_json(within))["reference_probe"], w);
+  EXPECT_NE(w["when"].get<std::string>().find("after the window"), std::string::npos) << w["when"];
+  // Stopped inside the window after some products there: no after-side, and `when` does not claim one.
+  run.reference_probe->after_seconds.clear();
+  const auto stopped = build_result_json(plan, run, BenchMetrics{}, machine::capture_environment())["reference_probe"];
+  EXPECT_NE(stopped["when"].get<std::string>().find("did not finish its window"), std::string::npos) << stopped["when"];
+  EXPECT_NEAR(stopped["median_ms"].get<double>(), 42.0, 1e-9);
+  run.reference_probe->after_seconds = p.after_seconds;
   run.reference_probe->within_seconds.clear();
   // A run stopped in its window has only the first half.
   run.reference_probe->after_seconds.clear();
