@@ -3,6 +3,7 @@ one `tokbench run` whose JSON record is the measurement."""
 import json
 import os
 import platform
+import statistics
 import subprocess
 import tempfile
 
@@ -29,6 +30,24 @@ def run_record(tokbench, args):
             return None, proc
         with open(out) as f:
             return json.load(f), proc
+
+
+# A one-rank run as short as the reference probe allows (docs/run.md, "The reference probe"): its
+# figure is the probe's median GEMM, the machine's speed at that moment.
+REFERENCE_PROBE_RUN = ["--model-name", "pythia-14m", "--n-layers", "1", "--seq-len", "16", "--max-iters", "2",
+                       "--warmup-iters", "1", "--num-threads", "1"]
+
+
+def reference_probe_ms(tokbench):
+    """(the reference GEMM's median milliseconds now, or None where the run gave none; the process)."""
+    record, proc = run_record(tokbench, REFERENCE_PROBE_RUN)
+    probe = (record or {}).get("reference_probe") or {}
+    return (probe.get("median_ms") if proc.returncode == 0 else None), proc
+
+
+def spread(values):
+    """(largest - smallest) / median of positive figures; None for fewer than two."""
+    return (max(values) - min(values)) / statistics.median(values) if len(values) > 1 else None
 
 
 def side_record(tokbench, args, label):

@@ -39,7 +39,7 @@ import subprocess
 import sys
 import time
 
-from bench_common import ROOT, cpu_model, write_result
+from bench_common import ROOT, cpu_model, reference_probe_ms, spread, write_result
 
 # A Gemma-3-shaped model small enough for seconds per run: GeGLU MLP, query/key norms, the
 # post-attention and post-MLP norms, one key/value group, sliding-window layers, scaled
@@ -116,11 +116,6 @@ COMM = ["--iters", "10", "--warmup-iters", "3"]
 COMM_MAX_MB = {"pythia-31m": 128, "smollm2-2l": 256, "gemma3-tiny": 64, "pythia-70m-4l": 256, "qwen-tiny": 128,
                "phi-tiny": 128}
 
-# The machine's speed at a moment (--machine-probes): a one-rank run as short as the reference
-# probe allows (bench/reference_level_offset.py's), whose figure is its probe's median GEMM.
-MACHINE_PROBE_RUN = ["--model-name", "pythia-14m", "--n-layers", "1", "--seq-len", "16", "--max-iters", "2",
-                     "--warmup-iters", "1", "--num-threads", "1"]
-
 CATEGORIES = ["gemm", "attention", "normalization", "elementwise", "loss", "optimizer", "data_host",
               "exposed_comm", "device_idle", "other"]
 
@@ -143,18 +138,6 @@ def run(cmd, log):
         proc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT)
     if proc.returncode != 0:
         sys.exit(f"failed ({proc.returncode}): {' '.join(cmd)}; see {log}")
-
-
-def machine_probe_ms(tb, path):
-    """The reference GEMM's median milliseconds now (a short one-rank run's reference_probe), or
-    None where the run gave none: a diagnostic, so its failure ends nothing."""
-    with open(path.replace(".json", ".log"), "w") as out:
-        proc = subprocess.run([tb, "run", *MACHINE_PROBE_RUN, "--json-path", path], stdout=out, stderr=subprocess.STDOUT)
-    try:
-        probe = json.load(open(path)).get("reference_probe") or {} if proc.returncode == 0 else {}
-    except (OSError, ValueError):
-        probe = {}
-    return probe.get("median_ms")
 
 
 def load_average():
@@ -194,11 +177,6 @@ def categories_ms(record):
     return {c: 1e3 * cats[c]["s"] for c in CATEGORIES if c in cats and cats[c].get("s") is not None}
 
 
-def spread(values):
-    """(largest - smallest) / median of a list of positive figures."""
-    return (max(values) - min(values)) / statistics.median(values) if len(values) > 1 else None
-
-
 def measure_case(a, tb, results, model_args, common, case, base, comm_docs, comm_first, rnd, probe_at_comm):
     """One case's predictions (this round's, and the stability figures) and its measured run."""
     model, w, strategy, ga = case
@@ -227,11 +205,10 @@ def measure_case(a, tb, results, model_args, common, case, base, comm_docs, comm
         json.dump(p, f)  # explain takes one run's record
     meas_path = os.path.join(a.out, f"{name}-measured-{tag}.json")
     load_before = load_average()
-    probe_path = os.path.join(a.out, f"{name}-machine-{tag}")
-    probe_before = machine_probe_ms(tb, probe_path + "-before.json") if probe_at_comm else None
+    probe_before = reference_probe_ms(tb)[0] if probe_at_comm else None
     run([tb, "run", *model_args[model], *common, *MEASURED_ITERS, *shape, *strategy_args(strategy),
          "--json-path", meas_path], meas_path.replace(".json", ".log"))
-    probe_after = machine_probe_ms(tb, probe_path + "-after.json") if probe_at_comm else None
+    probe_after = reference_probe_ms(tb)[0] if probe_at_comm else None
     around = [x for x in (probe_before, probe_after) if x]
     # How much slower (+) or faster (-) the machine's GEMM ran around the measured run than right
     # after the comm document the prediction is of: what the host moved between the two moments.
@@ -293,8 +270,7 @@ def measure(a, cases, tb):
                  "--format", "json",
                  "--output", path], path.replace(".json", ".log"))
             comm_docs[w] = path
-            probe_at_comm = (machine_probe_ms(tb, os.path.join(a.out, f"machine-after-comm-w{w}-{tag}.json"))
-                             if a.machine_probes == "on" else None)
+            probe_at_comm = reference_probe_ms(tb)[0] if a.machine_probes == "on" else None
             if rnd == 0:
                 comm_first[w] = path
             for (model, cw, strategy, ga) in cases:

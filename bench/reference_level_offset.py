@@ -25,22 +25,18 @@ import subprocess
 import sys
 import tempfile
 
-from bench_common import DEFAULT_TOKBENCH, cpu_model, run_record, write_result
+from bench_common import DEFAULT_TOKBENCH, cpu_model, reference_probe_ms, write_result
 
-# A one-rank run as short as the probe allows: its figure is the probe, not the run.
-PROBE_RUN = ["--model-name", "pythia-14m", "--n-layers", "1", "--seq-len", "16", "--max-iters", "2",
-             "--warmup-iters", "1", "--num-threads", "1"]
 # A comm document with one tiny collective: its figure is compute_sharing.alone_ms.
 COMM = ["--collectives", "all_reduce", "--max-bytes", "4K", "--iters", "3", "--warmup-iters", "1",
         "--num-threads", "1", "--format", "json"]
 
 
 def probe_ms(tokbench):
-    record, proc = run_record(tokbench, PROBE_RUN)
-    probe = (record or {}).get("reference_probe") or {}
-    if proc.returncode != 0 or not probe.get("median_ms"):
+    median, proc = reference_probe_ms(tokbench)
+    if not median:
         sys.exit(f"the one-rank run gave no probe ({proc.returncode}): {proc.stderr[-1000:]}")
-    return probe["median_ms"]
+    return median
 
 
 def comm_alone_ms(tokbench, world):

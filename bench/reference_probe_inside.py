@@ -22,7 +22,7 @@ import argparse
 import datetime
 import statistics
 
-from bench_common import DEFAULT_TOKBENCH, cpu_model, rotated, side_record, write_result
+from bench_common import DEFAULT_TOKBENCH, cpu_model, rotated, side_record, spread, write_result
 
 # The quick subset's one-rank inputs (bench/predict_vs_measured.py: pythia-31m, T=128, one thread,
 # 15 measured iterations) and the validation set's larger vocabulary (SmolLM2's first two blocks).
@@ -35,11 +35,6 @@ COMMON = ["--seq-len", "128", "--num-threads", "1", "--max-iters", "20", "--warm
 
 def window_median_ms(record):
     return statistics.median(it["time_ms"] for it in record["iterations"] if not it.get("warmup"))
-
-
-def spread(values):
-    """(largest - smallest) / median."""
-    return (max(values) - min(values)) / statistics.median(values) if len(values) > 1 else float("nan")
 
 
 def pct(x):
