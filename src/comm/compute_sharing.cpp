@@ -74,7 +74,8 @@ ComputeSharing measure_compute_sharing(c10d::Backend& world, int64_t ranks_per_n
   ComputeSharing sharing;
   sharing.ranks_per_node = ranks_per_node;
   sharing.threads_per_rank = at::get_num_threads();
-  // Alone and together alternate, one GEMM each, and the slowdown is the median of the pairs'
+  // Alone and together alternate, one GEMM alone and kTogetherGemms on every rank (per GEMM: the
+  // sharing of a sustained computation, compute_sharing.hpp), and the slowdown is the median of the pairs'
   // ratios: a neighbour on the host that slows the machine for a second slows both halves of the
   // pairs it touches, where two separate phases of 15 GEMMs each put it on one side only (seen
   // here: 0.84 one run, 0.99 the next, on a machine whose ranks did not slow each other).
@@ -86,7 +87,9 @@ ComputeSharing measure_compute_sharing(c10d::Backend& world, int64_t ranks_per_n
     // The other ranks wait in the all-reduce meanwhile (Gloo sleeps on its sockets).
     std::vector<at::Tensor> first{at::full({1}, world.getRank() == 0 ? gemm.seconds() : 0.0, at::kDouble)};
     world.allreduce(first, slowest)->wait();
-    std::vector<at::Tensor> both{at::full({1}, gemm.seconds(), at::kDouble)};
+    double mine = 0;
+    for (int k = 0; k < kTogetherGemms; ++k) mine += gemm.seconds();
+    std::vector<at::Tensor> both{at::full({1}, mine / kTogetherGemms, at::kDouble)};
     world.allreduce(both, slowest)->wait();
     alone.push_back(first[0].item<double>());
     together.push_back(both[0].item<double>());
@@ -147,8 +150,10 @@ BesideCollective measure_beside_collective(c10d::Backend& world, train::Referenc
 
 nlohmann::ordered_json to_json(const ComputeSharing& s) {
   return {{ck::gemm,
-           fmt::format("fp32 {0}x{0}x{0}, {1} alternating pairs alone/together, slowdown the median pair's ratio",
-                       kGemmSize, kRepeats)},
+           fmt::format("fp32 {0}x{0}x{0}, {1} alternating pairs of one alone and {2} back to back on every rank "
+                       "together (per GEMM), slowdown the median pair's ratio",
+                       kGemmSize, kRepeats, kTogetherGemms)},
+          {ck::together_gemms, kTogetherGemms},
           {ck::gemm_size, kGemmSize},
           {ck::ranks_per_node, s.ranks_per_node},
           {ck::threads_per_rank, s.threads_per_rank},

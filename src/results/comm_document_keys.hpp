@@ -50,6 +50,7 @@ inline constexpr char gemm[] = "gemm";
 inline constexpr char gemm_size[] = "gemm_size";
 inline constexpr char alone_ms[] = "alone_ms";
 inline constexpr char together_ms[] = "together_ms";
+inline constexpr char together_gemms[] = "together_gemms";
 inline constexpr char slowdown[] = "slowdown";
 inline constexpr char slowdown_q1[] = "slowdown_q1";
 inline constexpr char slowdown_q3[] = "slowdown_q3";

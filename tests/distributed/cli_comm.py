@@ -120,6 +120,13 @@ def check_document(doc, world, dtype, sizes_of, proc):
                 and b["repeats"] >= 1 and b["collective_bytes"] >= 2**20 and b["gemm_ms"] > 0
                 and b["collective_alone_ms"] > 0 and b["collective_beside_ms"] > 0):
             fail(f"compute_sharing.beside_collective {b} is not a measurement", proc)
+        # The together half is a sustained computation, several products per rank, not one the OS's
+        # time slices decide (docs/comm.md, compute_sharing), and the document says how many.
+        products = doc["compute_sharing"].get("together_gemms")
+        if not (isinstance(products, int) and products >= 2
+                and f"{products} back to back" in doc["compute_sharing"]["gemm"]):
+            fail(f"compute_sharing.together_gemms {products!r}: not several products, or not what its gemm text says",
+                 proc)
         together = doc["compute_sharing"]["together_ms"]
         if b["gemm_ms"] < 0.5 * together:
             fail(f"the GEMM beside a collective ({b['gemm_ms']} ms) is far below it alone on every rank ({together} ms)",
