@@ -50,9 +50,15 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--docs", action="store_true", help="write docs/results/compute-sharing-products-cpu-DATE.md")
     a = ap.parse_args()
-    ranks = [int(r) for r in a.ranks.split(",")]
+    try:
+        ranks = [int(r) for r in a.ranks.split(",")]
+    except ValueError:
+        ap.error(f"--ranks {a.ranks}: not a comma-separated list of whole numbers (e.g. 2,3,4)")
     if any(r < 2 for r in ranks):
         ap.error(f"--ranks {a.ranks}: each count must be 2 or more (the sharing of one rank is nothing)")
+    for binary in [a.tokbench] + ([a.vs] if a.vs else []):
+        if not os.access(binary, os.X_OK):
+            ap.error(f"{binary}: not an executable tokbench (build it with `make build`)")
     cores = os.cpu_count() or 1
 
     sides = [("new", a.tokbench)] + ([("old", a.vs)] if a.vs else [])
