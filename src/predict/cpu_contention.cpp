@@ -39,6 +39,11 @@ double comm_rate_beside_compute(const CpuPlacement& p, const CpuContentionFactor
   return std::clamp(beside / alone, 0.0, 1.0);
 }
 
+bool uneven_time_slicing(const CpuPlacement& p) {
+  const int64_t threads = p.ranks * p.threads;
+  return p.cores > 0 && threads > p.cores && threads % p.cores != 0;
+}
+
 std::string describe(const CpuPlacement& m, const CpuPlacement& p, const CpuContentionFactors& f) {
   return fmt::format(
       "CPU ranks share cores: measured {} rank(s) x {} thread(s) on {} cores ({:.3g} effective cores per rank), "

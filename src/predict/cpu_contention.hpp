@@ -63,6 +63,14 @@ double comm_compute_steal(const CpuPlacement& p, const CpuContentionFactors& f);
 // the node has room for both.
 double comm_rate_beside_compute(const CpuPlacement& p, const CpuContentionFactors& f);
 
+// Whether the node's compute threads (ranks x threads) outnumber its cores by a count the cores do
+// not divide, e.g. 3 one-thread ranks on 2 cores: the OS cannot give each rank the same share at
+// every moment, and one rank ends its compute later than the others. The schedule runs every rank
+// alike, so a prediction does not model that straggler and says so (on the 2-core CI VM, 3 ranks:
+// the slowest rank busy 2.7-14% of the iteration longer than the ranks' mean; 2 and 4 ranks
+// within 0-3.8%; docs/predict.md, "Assumptions and limits").
+bool uneven_time_slicing(const CpuPlacement& p);
+
 // The factors and the arrangement as one line of text, for the prediction's assumptions.
 std::string describe(const CpuPlacement& measured, const CpuPlacement& predicted, const CpuContentionFactors& f);
 

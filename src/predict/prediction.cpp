@@ -336,6 +336,13 @@ results::RunRecord predict_record(const MeasuredRun& measured, const ClusterInpu
     steal = comm_compute_steal(predicted, factors);
     comm_rate = comm_rate_beside_compute(predicted, factors);
     assumptions.push_back(describe(measured, predicted, factors));
+    if (uneven_time_slicing(predicted))
+      assumptions.push_back(fmt::format(
+          "not modelled: {} rank(s) of {} thread(s) on {} cores do not divide evenly, so the OS cannot give every rank "
+          "the same share at every moment and one rank computes longer than the others; every rank here follows one "
+          "schedule, so expect the iteration slower than predicted (on a 2-core VM, 3 ranks: the slowest rank busy "
+          "3-14% of the iteration longer than the ranks' mean; cpu_contention.uneven_time_slicing)",
+          predicted.ranks, predicted.threads, predicted.cores));
     steal_check = steal_check_figures(in, predicted, assumptions);
     if (steal_check)
       assumptions.push_back(fmt::format(
@@ -382,6 +389,7 @@ results::RunRecord predict_record(const MeasuredRun& measured, const ClusterInpu
                   {pk::measured_sharing_factor, sharing_slowdown},
                   {pk::comm_compute_steal, steal},
                   {pk::comm_rate_beside_compute, comm_rate},
+                  {pk::uneven_time_slicing, uneven_time_slicing(predicted)},
                   {pk::factors,
                    {{pk::thread_scaling_exponent, factors.thread_scaling_exponent},
                     {pk::gloo_cores_per_collective, factors.gloo_cores_per_collective},

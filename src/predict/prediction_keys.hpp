@@ -57,6 +57,7 @@ inline constexpr char compute_time_factor[] = "compute_time_factor";
 inline constexpr char measured_sharing_factor[] = "measured_sharing_factor";
 inline constexpr char comm_compute_steal[] = "comm_compute_steal";
 inline constexpr char comm_rate_beside_compute[] = "comm_rate_beside_compute";
+inline constexpr char uneven_time_slicing[] = "uneven_time_slicing";
 // A sweep's predicted row beside its measured run (sweep/sweep_predictions.cpp): the measured
 // iteration time and the prediction's relative error against it.
 inline constexpr char measured_average_iter_time[] = "measured_average_iter_time";

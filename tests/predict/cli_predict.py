@@ -260,6 +260,18 @@ def main():
                   f"sharing {slowdown}: compute x {factor}, got {pred['cpu_contention']['compute_time_factor']}")
             check(abs(pred["time_ms"]["forward_backward"] - factor * fb * 1e3) < 1e-6, f"sharing {slowdown}: compute scaled")
 
+        # Threads the cores do not divide (2 ranks of 3 on 4 cores) get a straggler the schedule does
+        # not model: the prediction says so; 2 of 2 (room for each) and 2 of 4 (two per core) do not.
+        for threads, uneven in ((3, True), (2, False), (4, False)):
+            r = run(["--from", record, "--cluster", cpu_toml, "--cores-per-node", "4", "--nproc-per-node", "2",
+                     "--num-threads", str(threads), "--format", "json", *probes])
+            check(r.returncode == 0, f"2 ranks of {threads} threads on 4 cores: exit {r.returncode}: {r.stderr}")
+            pred = json.loads(r.stdout)["runs"][0]["prediction"]
+            said = any(a.startswith("not modelled:") and "do not divide evenly" in a for a in pred["assumptions"])
+            check(pred["cpu_contention"]["uneven_time_slicing"] is uneven and said == uneven,
+                  f"2 ranks of {threads} threads on 4 cores: uneven_time_slicing "
+                  f"{pred['cpu_contention']['uneven_time_slicing']}, said in the assumptions: {said}")
+
         # Hybrid 2x2 from comm documents: the 4-rank one leads (the world, its compute sharing),
         # the 2-rank one times the groups of 2; without it, or without naming the ranks, refused.
         comm4 = write("comm4.json", comm_document(4))

@@ -323,6 +323,17 @@ TEST(PredictContention, SharedCoresSlowComputeAndGlooTakesACore) {
   EXPECT_DOUBLE_EQ(compute_time_factor(CpuPlacement{4, 1, 4}, CpuPlacement{4, 1, 1}, sublinear), 2);
 }
 
+TEST(PredictContention, UnevenTimeSlicingIsWhereTheCoresDoNotDivideTheThreads) {
+  // {cores, ranks, threads}: 3 one-thread ranks on 2 cores cannot share them evenly at every moment.
+  EXPECT_TRUE(uneven_time_slicing(CpuPlacement{2, 3, 1}));
+  EXPECT_TRUE(uneven_time_slicing(CpuPlacement{4, 3, 2}));  // 6 threads on 4 cores
+  // Room for every thread, or a whole number of threads per core: even.
+  EXPECT_FALSE(uneven_time_slicing(CpuPlacement{2, 2, 1}));
+  EXPECT_FALSE(uneven_time_slicing(CpuPlacement{4, 3, 1}));
+  EXPECT_FALSE(uneven_time_slicing(CpuPlacement{2, 4, 1}));
+  EXPECT_FALSE(uneven_time_slicing(CpuPlacement{4, 3, 4}));  // 12 threads, 3 per core
+}
+
 TEST(SweepTarget, ARowsRunOptionsAreThePredictionsTarget) {
   const TargetOptions t = target_from_run_options({{"model-name", "pythia-14m"}, {"nproc-per-node", "8"},
                                                    {"nnodes", "2"}, {"distributed-mode", "fsdp"},
