@@ -39,7 +39,11 @@ def sharing(tokbench, ranks, label):
             print(f"# {label} failed ({proc.returncode}):\n{proc.stderr[-2000:]}", flush=True)
             return None
         with open(out) as f:
-            return json.load(f).get("compute_sharing")
+            doc = json.load(f)
+        sharing = doc.get("compute_sharing")
+        if sharing is not None:  # which build read it, for the page
+            sharing["git_revision"] = (doc.get("environment") or {}).get("git_revision", "?")
+        return sharing
 
 
 def main():
@@ -75,7 +79,7 @@ def main():
                       f"(pairs' quartiles {s['slowdown_q1']:.3f}-{s['slowdown_q3']:.3f}), "
                       f"{s.get('together_gemms', 1)} product(s) together", flush=True)
 
-    lines = ["| ranks | cores' share | binary | products together | runs | slowdown (median of runs) | "
+    lines = ["| ranks | cores' share | binary (revision) | products together | runs | slowdown (median of runs) | "
              "range over runs | pairs' IQR (median of runs) |",
              "|---:|---:|---|---:|---:|---:|---:|---:|"]
     for w in ranks:
@@ -86,7 +90,8 @@ def main():
                 continue
             slow = [d["slowdown"] for d in docs]
             iqr = [d["slowdown_q3"] - d["slowdown_q1"] for d in docs]
-            lines.append(f"| {w} | {share:.2f} | {label} | {docs[0].get('together_gemms', 1)} | {len(docs)} | "
+            lines.append(f"| {w} | {share:.2f} | {label} ({docs[0]['git_revision']}) | "
+                         f"{docs[0].get('together_gemms', 1)} | {len(docs)} | "
                          f"{statistics.median(slow):.3f} | {min(slow):.3f}-{max(slow):.3f} | "
                          f"{statistics.median(iqr):.3f} |")
     table = "\n".join(lines)
