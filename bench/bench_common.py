@@ -80,3 +80,15 @@ def write_result(stem, today, text):
         f.write(text)
     print(f"wrote {path}")
     return path
+
+
+def write_side_by_side_page(stem, title, started, machine, command, each_run, table):
+    """A side-by-side script's results page, docs/results/<stem>-<day>.md (write_result): its title
+    and day, the machine (the CPU model and what else the script says of it) and start time, the
+    command that made it, what one run was, and the table. Returns the path written."""
+    today = started.date().isoformat()
+    text = (f"# {title}, CPU, {today}\n\n"
+            f"- Machine: {machine}; started {started:%H:%M} UTC\n"
+            f"- Command: `{command}`\n"
+            f"- {each_run}\n\n{table}\n")
+    return write_result(stem, today, text)

@@ -22,7 +22,7 @@ import statistics
 import subprocess
 import tempfile
 
-from bench_common import DEFAULT_TOKBENCH, cpu_model, rotated, write_result
+from bench_common import DEFAULT_TOKBENCH, cpu_model, rotated, write_side_by_side_page
 
 # The collectives are not the point: the smallest document that still measures the sharing.
 COMM = ["--num-threads", "1", "--collectives", "all_reduce", "--max-bytes", "4K", "--iters", "3",
@@ -97,14 +97,13 @@ def main():
     table = "\n".join(lines)
     print(table)
     if a.docs:
-        today = started.date().isoformat()
-        text = (f"# The compute-sharing probe: one product together against several back to back, CPU, {today}\n\n"
-                f"- Machine: {cpu_model()}, {cores} logical CPUs; started {started:%H:%M} UTC\n"
-                f"- Command: `bench/compute_sharing_products.py {a.tokbench}"
-                f"{' --vs ' + a.vs if a.vs else ''} --ranks {a.ranks} --runs {a.runs} --docs`\n"
-                f"- Each run: `tokbench comm --nproc-per-node W {' '.join(COMM)}`; the cores' share is "
-                f"W / cores where the ranks outnumber the cores, else 1\n\n{table}\n")
-        write_result("compute-sharing-products-cpu", today, text)
+        write_side_by_side_page(
+            "compute-sharing-products-cpu", "The compute-sharing probe: one product together against several back to "
+            "back", started, f"{cpu_model()}, {cores} logical CPUs",
+            f"bench/compute_sharing_products.py {a.tokbench}{' --vs ' + a.vs if a.vs else ''} --ranks {a.ranks} "
+            f"--runs {a.runs} --docs",
+            f"Each run: `tokbench comm --nproc-per-node W {' '.join(COMM)}`; the cores' share is W / cores where the "
+            f"ranks outnumber the cores, else 1", table)
 
 
 if __name__ == "__main__":

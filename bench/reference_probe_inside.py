@@ -22,7 +22,7 @@ import argparse
 import datetime
 import statistics
 
-from bench_common import DEFAULT_TOKBENCH, cpu_model, rotated, side_record, spread, write_result
+from bench_common import DEFAULT_TOKBENCH, cpu_model, rotated, side_record, spread, write_side_by_side_page
 
 # The quick subset's one-rank inputs (bench/predict_vs_measured.py: pythia-31m, T=128, one thread,
 # 15 measured iterations) and the validation set's larger vocabulary (SmolLM2's first two blocks).
@@ -94,14 +94,12 @@ def main():
     table = "\n".join(lines)
     print(table)
     if a.docs:
-        today = started.date().isoformat()
-        text = (f"# The reference probe inside the window against its edges, CPU, {today}\n\n"
-                f"- Machine: {cpu_model()}; started {started:%H:%M} UTC\n"
-                f"- Command: `bench/reference_probe_inside.py {a.tokbench}"
-                f"{' --vs ' + a.vs if a.vs else ''} --runs {a.runs} --docs`\n"
-                f"- Each run: `tokbench run MODEL {' '.join(COMMON)}` (the quick subset's one-rank input); "
-                f"moved = (largest - smallest) / median over the runs\n\n{table}\n")
-        print("wrote", write_result("reference-probe-inside-cpu", today, text))
+        write_side_by_side_page(
+            "reference-probe-inside-cpu", "The reference probe inside the window against its edges", started,
+            cpu_model(), f"bench/reference_probe_inside.py {a.tokbench}{' --vs ' + a.vs if a.vs else ''} "
+            f"--runs {a.runs} --docs",
+            f"Each run: `tokbench run MODEL {' '.join(COMMON)}` (the quick subset's one-rank input); "
+            f"moved = (largest - smallest) / median over the runs", table)
 
 
 if __name__ == "__main__":
