@@ -336,7 +336,8 @@ results::RunRecord predict_record(const MeasuredRun& measured, const ClusterInpu
     steal = comm_compute_steal(predicted, factors);
     comm_rate = comm_rate_beside_compute(predicted, factors);
     assumptions.push_back(describe(measured, predicted, factors));
-    if (uneven_time_slicing(predicted))
+    const bool uneven = uneven_time_slicing(predicted);
+    if (uneven)
       assumptions.push_back(fmt::format(
           "not modelled: {} rank(s) of {} thread(s) on {} cores do not divide evenly, so the OS cannot give every rank "
           "the same share at every moment and one rank computes longer than the others; every rank here follows one "
@@ -389,7 +390,7 @@ results::RunRecord predict_record(const MeasuredRun& measured, const ClusterInpu
                   {pk::measured_sharing_factor, sharing_slowdown},
                   {pk::comm_compute_steal, steal},
                   {pk::comm_rate_beside_compute, comm_rate},
-                  {pk::uneven_time_slicing, uneven_time_slicing(predicted)},
+                  {pk::uneven_time_slicing, uneven},
                   {pk::factors,
                    {{pk::thread_scaling_exponent, factors.thread_scaling_exponent},
                     {pk::gloo_cores_per_collective, factors.gloo_cores_per_collective},
