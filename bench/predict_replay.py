@@ -9,12 +9,15 @@ same case (`--probes-from`), so the replay measures nothing and does not follow 
 load; `--fresh-probes` runs them here instead.
 
 Usage: predict_replay.py TOKBENCH SAVED_DIR [--round r0|all] [--comm-dir DIR] [--cases REGEX] [--json OUT.json]
-    [--fresh-probes] [--without-reference-probe]
+    [--fresh-probes] [--without-reference-probe] [--own-document-only]
   --comm-dir: read comm-wN-ROUND.json from DIR instead (e.g. the saved documents with a field a
     newer `tokbench comm` records added), the rest from SAVED_DIR
   --round all: every round the directory holds, each case of each round a row of the summary
   --without-reference-probe: predict from copies of the one-rank records without their
     `reference_probe` (the compute at the run's own level, not the comm document's moment)
+  --own-document-only: each case's comm document alone (and the 2-rank one for hybrid sharding), as
+    predict_vs_measured.py gave them until 2026-12-06; by default the round's documents of fewer
+    ranks follow it, as it gives them now
 """
 import argparse
 import glob
@@ -44,7 +47,7 @@ def one_rank_input(path, work, without_probe):
     return copy
 
 
-def replay(tb, saved, rnd, comm_dir, cases_re, work, fresh_probes, without_probe=False):
+def replay(tb, saved, rnd, comm_dir, cases_re, work, fresh_probes, without_probe=False, own_document_only=False):
     results = []
     for path in sorted(glob.glob(os.path.join(saved, f"*-measured-{rnd}.json"))):
         m = CASE.match(os.path.basename(path))
@@ -53,9 +56,14 @@ def replay(tb, saved, rnd, comm_dir, cases_re, work, fresh_probes, without_probe
         model, w, strategy, ga = m["model"], int(m["w"]), m["strategy"], int(m["ga"])
         name = f"{model}-w{w}-{strategy}-ga{ga}"
         base = one_rank_input(os.path.join(saved, f"{model}-w1-ga{ga}-{rnd}.json"), work, without_probe)
+        # As predict_vs_measured.py gives them: the case's world size, then the round's documents
+        # measured before it (its world sizes go in ascending order); before 2026-12-06 (second
+        # session) only hybrid cases had another, the 2-rank one (--own-document-only).
         docs = [os.path.join(comm_dir or saved, f"comm-w{w}-{rnd}.json")]
-        if strategy.startswith("hybrid"):
-            docs.append(os.path.join(comm_dir or saved, f"comm-w2-{rnd}.json"))
+        for size in sorted(int(d) for d in re.findall(r"comm-w(\d+)-" + rnd + r"\.json",
+                                                       " ".join(os.listdir(comm_dir or saved)))):
+            if size < w and (not own_document_only or (strategy.startswith("hybrid") and size == 2)):
+                docs.append(os.path.join(comm_dir or saved, f"comm-w{size}-{rnd}.json"))
         out = os.path.join(work, f"{name}-replayed.json")
         cmd = [tb, "predict", "--from", base, "--cluster", "measured", "--comm", ",".join(docs),
                "--nproc-per-node", str(w), "--global-batch-size", str(w * ga), *strategy_args(strategy),
@@ -108,6 +116,8 @@ def main():
                     help="probe the copy rate and AdamW here (default: the saved prediction's, via --probes-from)")
     ap.add_argument("--without-reference-probe", action="store_true",
                     help="predict from copies of the one-rank records without their reference_probe")
+    ap.add_argument("--own-document-only", action="store_true",
+                    help="each case's own comm document only (and the 2-rank one for hybrid), as before 2026-12-06")
     a = ap.parse_args()
     if not os.path.isdir(a.saved):
         refuse(f"SAVED_DIR '{a.saved}' is not a directory; valid: an OUT_DIR of bench/predict_vs_measured.py")
@@ -120,7 +130,7 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         for rnd in rounds:
             results += replay(os.path.abspath(a.tokbench), a.saved, rnd, a.comm_dir, a.cases, work, a.fresh_probes,
-                              a.without_reference_probe)
+                              a.without_reference_probe, a.own_document_only)
     if not results:
         refuse(f"--round {a.round}: no '*-measured-ROUND.json' cases in '{a.saved}' for it; valid: r0, r1, ... or all")
     print("| case | predicted (ms) | measured (ms) | error | " + " | ".join(CATEGORIES) + " |")
@@ -138,7 +148,8 @@ def main():
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"saved": a.saved, "round": a.round, "comm_dir": a.comm_dir,
-                       "without_reference_probe": a.without_reference_probe, "results": results, "summary": s}, f,
+                       "without_reference_probe": a.without_reference_probe,
+                       "own_document_only": a.own_document_only, "results": results, "summary": s}, f,
                       indent=1)
 
 

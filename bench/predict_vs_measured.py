@@ -185,7 +185,12 @@ def measure_case(a, tb, results, model_args, common, case, base, comm_docs, comm
     shape = ["--nproc-per-node", str(w), "--global-batch-size", str(w * ga)]
 
     def predict(docs, out, probes=None):
-        comm = docs[w] + (f",{docs[2]}" if strategy.startswith("hybrid") else "")
+        # The case's own world size first, then every other document of the round so far (as
+        # `sweep --predict` gives them): hybrid sharding's groups are timed from the 2-rank one,
+        # and where the case's ranks time-slice the cores (3 and 4 one-thread ranks on 2) the
+        # 2-rank one, a core per rank, holds Gloo's own busy fraction, which the contention model
+        # prefers to the share a time-sliced collective got (docs/predict.md, "CPU ranks share cores").
+        comm = ",".join([docs[w]] + [docs[size] for size in sorted(docs) if size != w])
         run([tb, "predict", "--from", base, "--cluster", "measured", "--comm", comm, *shape,
              *strategy_args(strategy), "--num-threads", "1", "--format", "json", "--output", out,
              *(["--probes-from", probes] if probes else [])],

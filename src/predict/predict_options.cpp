@@ -19,8 +19,9 @@ void add_predict_options(CLI::App& sub, PredictCommandOptions& o) {
                              fmt::join(cluster_preset_names(), ", ")))
       ->required();
   sub.add_option("--comm", o.comm,
-            "with --cluster measured: the JSON tokbench comm wrote (for hybrid sharding also its group sizes': "
-            "repeat, or separate with commas)")
+            "with --cluster measured: the JSON tokbench comm wrote, then any others of the same machine, repeated "
+            "or separated with commas: hybrid sharding's group sizes', and on a CPU one measured with a core per "
+            "rank's threads, whose Gloo busy fraction the contention model prefers (docs/predict.md)")
  ->delimiter(',');
   sub.add_option("--probes-from", o.probes_from,
                  "CPU: reuse the copy rate and AdamW costs an earlier prediction measured (its --format json "

@@ -244,7 +244,10 @@ std::optional<MeasuredBusy> measured_gloo_busy(const ClusterInput& in) {
   return MeasuredBusy{*chosen->gloo_busy_fraction,
                       fmt::format("{} ({} rank(s) on {} core(s){})", chosen->source, chosen->nproc_per_node,
                                   chosen->cpu_cores ? fmt::format("{}", *chosen->cpu_cores) : std::string("?"),
-                                  own_cores ? "" : "; ranks time-sliced there, so the share they got: a lower bound")};
+                                  own_cores ? ""
+                                            : "; ranks time-sliced there, so the share they got: a lower bound; a "
+                                              "document of this machine measured with a core per rank's threads, "
+                                              "given beside it in --comm, holds the collective's own demand")};
 }
 
 // The comm document's GEMM beside a running collective, where it was measured for the predicted

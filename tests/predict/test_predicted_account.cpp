@@ -515,6 +515,34 @@ TEST(PredictedAccount, GloosBusyFractionIsTheCommDocumentsWhereMeasured) {
   EXPECT_NEAR(measured["comm_compute_steal"].get<double>(), 0.8 / 2.8, 1e-12);
 }
 
+// Where ranks time-slice the cores (the helper's document: 2 ranks of 2 threads on 2 cores), a
+// document's busy fraction is the share its collective got, not what it asks for: a document of
+// the same machine measured with a core per rank's threads, given after it, is preferred and
+// named; given alone, the time-sliced figure is used and the record says it is a lower bound.
+TEST(PredictedAccount, GloosBusyFractionPrefersADocumentWhoseRanksHadTheirOwnCores) {
+  const MeasuredRun run = read_measured_run(measured_record({148, 150, 151, 153}), "measured.json");
+  ClusterInput in = measured_comm(false, "0.6");
+  const json sliced = json::parse(predict(run, in, on_ranks(2)).dump())["prediction"]["cpu_contention"];
+  CommMeasurements own_cores = *in.measured;
+  own_cores.source = "own-cores.json";
+  own_cores.threads_per_rank = 1;
+  own_cores.gloo_busy_fraction = 0.9;
+  in.group_measurements.push_back(own_cores);
+  const json both = json::parse(predict(run, in, on_ranks(2)).dump())["prediction"]["cpu_contention"];
+
+  EXPECT_DOUBLE_EQ(sliced["gloo_busy_measured"]["fraction"].get<double>(), 0.6);
+  const std::string sliced_from = sliced["gloo_busy_measured"]["from"].get<std::string>();
+  EXPECT_NE(sliced_from.find("a lower bound"), std::string::npos) << sliced_from;
+  EXPECT_NE(sliced_from.find("a core per rank's threads"), std::string::npos) << sliced_from;
+  EXPECT_DOUBLE_EQ(both["gloo_busy_measured"]["fraction"].get<double>(), 0.9);
+  EXPECT_DOUBLE_EQ(both["factors"]["gloo_busy_fraction"].get<double>(), 0.9);
+  const std::string both_from = both["gloo_busy_measured"]["from"].get<std::string>();
+  EXPECT_NE(both_from.find("own-cores.json"), std::string::npos) << both_from;
+  EXPECT_EQ(both_from.find("lower bound"), std::string::npos) << both_from;
+  // The steal follows the demand: 2 ranks x 2 threads on 2 cores, 0.9 of a core each.
+  EXPECT_NEAR(both["comm_compute_steal"].get<double>(), 0.9 / 2.9, 1e-12);
+}
+
 // Where the comm document timed its GEMM beside a running all-reduce on the predicted placement,
 // the prediction records it beside the model's steal and collective rate, as a check, and keeps
 // the model's (the measurement moved more between documents than the model's input); where its
