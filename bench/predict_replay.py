@@ -57,13 +57,14 @@ def replay(tb, saved, rnd, comm_dir, cases_re, work, fresh_probes, without_probe
         name = f"{model}-w{w}-{strategy}-ga{ga}"
         base = one_rank_input(os.path.join(saved, f"{model}-w1-ga{ga}-{rnd}.json"), work, without_probe)
         # As predict_vs_measured.py gives them: the case's world size, then the round's documents
-        # measured before it (its world sizes go in ascending order); before 2026-12-06 (second
-        # session) only hybrid cases had another, the 2-rank one (--own-document-only).
-        docs = [os.path.join(comm_dir or saved, f"comm-w{w}-{rnd}.json")]
-        for size in sorted(int(d) for d in re.findall(r"comm-w(\d+)-" + rnd + r"\.json",
-                                                       " ".join(os.listdir(comm_dir or saved)))):
-            if size < w and (not own_document_only or (strategy.startswith("hybrid") and size == 2)):
-                docs.append(os.path.join(comm_dir or saved, f"comm-w{size}-{rnd}.json"))
+        # measured before it (its world sizes go in ascending order); until commit 5700b32 only
+        # hybrid cases had another, the 2-rank one (--own-document-only).
+        def doc(size):
+            return os.path.join(comm_dir or saved, f"comm-w{size}-{rnd}.json")
+        smaller = sorted(size for size in range(2, w) if os.path.exists(doc(size)))
+        if own_document_only:
+            smaller = [2] if strategy.startswith("hybrid") else []
+        docs = [doc(w)] + [doc(size) for size in smaller]
         out = os.path.join(work, f"{name}-replayed.json")
         cmd = [tb, "predict", "--from", base, "--cluster", "measured", "--comm", ",".join(docs),
                "--nproc-per-node", str(w), "--global-batch-size", str(w * ga), *strategy_args(strategy),
