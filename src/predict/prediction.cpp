@@ -216,6 +216,12 @@ ClusterInput measured_cluster(CommMeasurements m, std::vector<CommMeasurements> 
 
 namespace {
 
+// Whether a comm document's ranks each had cores of their own for their threads: only then is its
+// busy fraction the collective's demand rather than the share time-slicing left it.
+bool ranks_had_their_own_cores(const CommMeasurements& d) {
+  return d.cpu_cores && d.nproc_per_node * std::max<int64_t>(1, d.threads_per_rank) <= *d.cpu_cores;
+}
+
 // The busy fraction of the comm documents given, preferring one measured where each rank had a
 // core of its own for its compute threads (ranks x threads <= cores): where ranks time-slice,
 // the figure is the share a collective got, not what it asks for.
@@ -231,16 +237,14 @@ std::optional<MeasuredBusy> measured_gloo_busy(const ClusterInput& in) {
   const CommMeasurements* chosen = nullptr;
   for (const CommMeasurements* d : docs) {
     if (!d->gloo_busy_fraction) continue;
-    const bool own_cores = d->cpu_cores && d->nproc_per_node * std::max<int64_t>(1, d->threads_per_rank) <= *d->cpu_cores;
-    if (own_cores) {
+    if (ranks_had_their_own_cores(*d)) {
       chosen = d;
       break;
     }
     if (!chosen) chosen = d;
   }
   if (!chosen) return std::nullopt;
-  const bool own_cores =
-      chosen->cpu_cores && chosen->nproc_per_node * std::max<int64_t>(1, chosen->threads_per_rank) <= *chosen->cpu_cores;
+  const bool own_cores = ranks_had_their_own_cores(*chosen);
   return MeasuredBusy{*chosen->gloo_busy_fraction,
                       fmt::format("{} ({} rank(s) on {} core(s){})", chosen->source, chosen->nproc_per_node,
                                   chosen->cpu_cores ? fmt::format("{}", *chosen->cpu_cores) : std::string("?"),
