@@ -47,7 +47,7 @@ struct ComputeSharing {
   double alone_seconds = 0;
   // The alone GEMM's median at each moment it was read: before each collective's sweep
   // (AloneLevelSampler) and, last, the pairs below. A neighbour on the host can slow the machine
-  // by 10-30% for seconds: on a 2-core AMD EPYC VM (2026-12-06) the pairs alone read 1-27% above
+  // by 10-30% for seconds: on a 2-core AMD EPYC VM (2026-12-06) the pairs alone read 2-27% above
   // a one-rank probe run seconds after the document, and every prediction from those documents
   // carried that moment (docs/predict.md, "The reference probe").
   std::vector<double> alone_moment_seconds;
