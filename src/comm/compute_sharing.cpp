@@ -19,9 +19,12 @@ namespace ck = results::comm_document_key;
 
 namespace {
 
+// The mean of the two middle values for an even count (the level of a few moments, where the
+// upper middle of two would be the slower one); the repeats below are odd in number.
 double median(std::vector<double> v) {
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 void barrier(c10d::Backend& world) {
@@ -38,14 +41,6 @@ std::vector<double> slowest_of(c10d::Backend& world, const std::vector<double>& 
   world.allreduce(t, max)->wait();
   const auto* p = t[0].data_ptr<double>();
   return {p, p + mine.size()};
-}
-
-// The middle of the values, the mean of the two middle ones for an even count: the level of a
-// few moments, where the upper middle of two would be the slower one.
-double middle(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 // Rank 0's value, on every rank (the others give 0 to a MAX all-reduce).
@@ -99,7 +94,7 @@ void AloneLevelSampler::before_size(c10d::Backend& world, int64_t bytes) {
   std::vector<double> mine;
   if (world.getRank() == 0)
     for (int k = 0; k < kAloneMomentGemms; ++k) mine.push_back(gemm_.seconds());
-  moments_.push_back(from_rank_zero(world, mine.empty() ? 0.0 : middle(mine)));
+  moments_.push_back(from_rank_zero(world, mine.empty() ? 0.0 : median(mine)));
 }
 
 ComputeSharing measure_compute_sharing(c10d::Backend& world, int64_t ranks_per_node, AloneLevelSampler& sampler) {
@@ -132,7 +127,7 @@ ComputeSharing measure_compute_sharing(c10d::Backend& world, int64_t ranks_per_n
   }
   sharing.alone_moment_seconds = sampler.moment_seconds();
   sharing.alone_moment_seconds.push_back(median(alone));
-  sharing.alone_seconds = middle(sharing.alone_moment_seconds);
+  sharing.alone_seconds = median(sharing.alone_moment_seconds);
   sharing.together_seconds = median(together);
   sharing.slowdown = median(ratios);
   std::sort(ratios.begin(), ratios.end());

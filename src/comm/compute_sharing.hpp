@@ -45,7 +45,7 @@ struct ComputeSharing {
   // One GEMM on rank 0 while every other rank waits: the median over the moments below, the
   // machine's level across the document's run rather than at its last few seconds.
   double alone_seconds = 0;
-  // The alone GEMM's median at each moment it was read: before each collective's sweep
+  // The alone GEMM's median at each moment it was read: during the collectives' sweep
   // (AloneLevelSampler) and, last, the pairs below. A neighbour on the host can slow the machine
   // by 10-30% for seconds: on a 2-core AMD EPYC VM (2026-12-06) the pairs alone read 2-27% above
   // a one-rank probe run seconds after the document, and every prediction from those documents
