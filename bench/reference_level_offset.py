@@ -6,9 +6,7 @@ reference_probe median) to read it at the comm document's moment (docs/predict.m
 reference probe"). That holds if, at one moment, the two read the same. They are taken in
 different settings: the probe in a lone process, 4 GEMMs before the warm-up and 4 after the
 window; the document's on rank 0 while the other ranks wait in an all-reduce, each alone GEMM
-right after a GEMM on every rank at once (and, since 2026-12-06, 3 before the collective's
-first size: with this script's one tiny collective, alone_ms is the mean of that moment and the
-pairs'). This script alternates the two, back to back, several
+right after a GEMM on every rank at once. This script alternates the two, back to back, several
 times (a one-rank run, a comm document, a one-rank run, ...), and reports for each document its
 alone_ms over the mean of the probes just before and just after it: 1.0 when the two agree.
 

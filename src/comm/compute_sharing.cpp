@@ -19,12 +19,9 @@ namespace ck = results::comm_document_key;
 
 namespace {
 
-// The mean of the two middle values for an even count (the level of a few moments, where the
-// upper middle of two would be the slower one); the repeats below are odd in number.
 double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
 }
 
 void barrier(c10d::Backend& world) {
@@ -41,21 +38,6 @@ std::vector<double> slowest_of(c10d::Backend& world, const std::vector<double>& 
   world.allreduce(t, max)->wait();
   const auto* p = t[0].data_ptr<double>();
   return {p, p + mine.size()};
-}
-
-// Rank 0's value, on every rank (the others give 0 to a MAX all-reduce).
-double from_rank_zero(c10d::Backend& world, double mine) {
-  std::vector<at::Tensor> t{at::full({1}, world.getRank() == 0 ? mine : 0.0, at::kDouble)};
-  c10d::AllreduceOptions largest;
-  largest.reduceOp = c10d::ReduceOp::MAX;
-  world.allreduce(t, largest)->wait();
-  return t[0].item<double>();
-}
-
-nlohmann::ordered_json milliseconds(const std::vector<double>& seconds) {
-  nlohmann::ordered_json ms = nlohmann::ordered_json::array();
-  for (double s : seconds) ms.push_back(s * 1e3);
-  return ms;
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -85,22 +67,10 @@ at::Tensor outlasting_buffer(c10d::Backend& world, double gemm_seconds) {
 
 }  // namespace
 
-void AloneLevelSampler::before_size(c10d::Backend& world, int64_t bytes) {
-  const bool first = next_is_first_;
-  next_is_first_ = false;
-  if (!first && bytes < kAloneMomentFromBytes) return;
-  barrier(world);
-  // The other ranks wait in the all-reduce meanwhile (Gloo sleeps on its sockets).
-  std::vector<double> mine;
-  if (world.getRank() == 0)
-    for (int k = 0; k < kAloneMomentGemms; ++k) mine.push_back(gemm_.seconds());
-  moments_.push_back(from_rank_zero(world, mine.empty() ? 0.0 : median(mine)));
-}
-
-ComputeSharing measure_compute_sharing(c10d::Backend& world, int64_t ranks_per_node, AloneLevelSampler& sampler) {
+ComputeSharing measure_compute_sharing(c10d::Backend& world, int64_t ranks_per_node) {
   // The reference probe's product (train/reference_gemm.hpp), which a one-rank run times beside
   // its window too: `alone` is this document's reading of it, for predict's ratio of the two.
-  train::ReferenceGemm& gemm = sampler.gemm();
+  train::ReferenceGemm gemm(kGemmSize);
   ComputeSharing sharing;
   sharing.ranks_per_node = ranks_per_node;
   sharing.threads_per_rank = at::get_num_threads();
@@ -125,9 +95,7 @@ ComputeSharing measure_compute_sharing(c10d::Backend& world, int64_t ranks_per_n
     together.push_back(both[0].item<double>());
     ratios.push_back(together.back() / alone.back());
   }
-  sharing.alone_moment_seconds = sampler.moment_seconds();
-  sharing.alone_moment_seconds.push_back(median(alone));
-  sharing.alone_seconds = median(sharing.alone_moment_seconds);
+  sharing.alone_seconds = median(alone);
   sharing.together_seconds = median(together);
   sharing.slowdown = median(ratios);
   std::sort(ratios.begin(), ratios.end());
@@ -183,16 +151,13 @@ BesideCollective measure_beside_collective(c10d::Backend& world, train::Referenc
 nlohmann::ordered_json to_json(const ComputeSharing& s) {
   return {{ck::gemm,
            fmt::format("fp32 {0}x{0}x{0}, {1} alternating pairs of one alone and {2} back to back on every rank "
-                       "together (per GEMM), slowdown the median pair's ratio; alone_ms the median over the moments "
-                       "of alone_moments_ms ({3} alone before each collective's first size and each size from {4} MiB, "
-                       "their median, and last the pairs' median)",
-                       kGemmSize, kRepeats, kTogetherGemms, kAloneMomentGemms, kAloneMomentFromBytes >> 20)},
+                       "together (per GEMM), slowdown the median pair's ratio",
+                       kGemmSize, kRepeats, kTogetherGemms)},
           {ck::together_gemms, kTogetherGemms},
           {ck::gemm_size, kGemmSize},
           {ck::ranks_per_node, s.ranks_per_node},
           {ck::threads_per_rank, s.threads_per_rank},
           {ck::alone_ms, s.alone_seconds * 1e3},
-          {ck::alone_moments_ms, milliseconds(s.alone_moment_seconds)},
           {ck::together_ms, s.together_seconds * 1e3},
           {ck::slowdown, s.slowdown},
           {ck::slowdown_q1, s.slowdown_q1},

@@ -10,8 +10,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <vector>
-
 #include "train/reference_gemm.hpp"
 
 namespace tokbench::comm {
@@ -42,15 +40,7 @@ inline constexpr double kOutlast = 2.0;
 inline constexpr int kBesideRepeats = 7;
 
 struct ComputeSharing {
-  // One GEMM on rank 0 while every other rank waits: the median over the moments below, the
-  // machine's level across the document's run rather than at its last few seconds.
-  double alone_seconds = 0;
-  // The alone GEMM's median at each moment it was read: during the collectives' sweep
-  // (AloneLevelSampler) and, last, the pairs below. A neighbour on the host can slow the machine
-  // by 10-30% for seconds: on a 2-core AMD EPYC VM (2026-12-06) the pairs alone read 2-27% above
-  // a one-rank probe run seconds after the document, and every prediction from those documents
-  // carried that moment (docs/predict.md, "The reference probe").
-  std::vector<double> alone_moment_seconds;
+  double alone_seconds = 0;     // one GEMM on rank 0 while every other rank waits (median)
   // The same GEMM kTogetherGemms times back to back on every rank at once, per GEMM: the slowest
   // rank's (median)
   double together_seconds = 0;
@@ -79,32 +69,7 @@ inline constexpr int kRepeats = 11;
 // in every held-out run of three ranks (docs/predict.md, "CPU ranks share cores"). Eight
 // products span tens of slices.
 inline constexpr int kTogetherGemms = 8;
-
-// The alone GEMM read at moments spread over `tokbench comm`'s run (a few minutes on the CI VM at
-// 4 ranks), so its level is a median over that time: each moment kAloneMomentGemms products on
-// rank 0 while the other ranks wait in an all-reduce, their median. A moment before each
-// collective's first size and before each size from kAloneMomentFromBytes up, where the sweep
-// spends its time (9 sizes of each collective up to 256 MiB; 3 products are about 75 ms there).
-inline constexpr int kAloneMomentGemms = 3;
-inline constexpr int64_t kAloneMomentFromBytes = int64_t{1} << 20;
-class AloneLevelSampler {
- public:
-  explicit AloneLevelSampler(int64_t gemm_size = kGemmSize) : gemm_(gemm_size) {}
-  void collective_starts() { next_is_first_ = true; }
-  // Collective: every rank calls it before each size the sweep measures, with that size.
-  void before_size(c10d::Backend& world, int64_t bytes);
-  train::ReferenceGemm& gemm() { return gemm_; }
-  const std::vector<double>& moment_seconds() const { return moments_; }
-
- private:
-  train::ReferenceGemm gemm_;
-  std::vector<double> moments_;
-  bool next_is_first_ = true;
-};
-
-// Collective. `sampler` holds the moments read before (during the collectives' sweep); the pairs'
-// alone median is the last, and alone_seconds the median of them all.
-ComputeSharing measure_compute_sharing(c10d::Backend& world, int64_t ranks_per_node, AloneLevelSampler& sampler);
+ComputeSharing measure_compute_sharing(c10d::Backend& world, int64_t ranks_per_node);
 
 // Collective: the beside-a-collective leg alone, `together_seconds` the GEMM's time on every rank
 // at once (it sizes the all-reduce to outlast the GEMM).

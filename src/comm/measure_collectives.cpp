@@ -120,8 +120,7 @@ bool check_once(c10d::Backend& world, Collective c, at::Tensor& input, at::Tenso
 }  // namespace
 
 std::vector<MeasuredPoint> measure_collectives(c10d::Backend& world, const c10::Device& device, const CommPlan& plan,
-                                               const std::function<void(Collective)>& starting,
-                                               const std::function<void(int64_t bytes)>& before_size) {
+                                               const std::function<void(Collective)>& starting) {
   const int64_t rank = plan.env.rank, n = plan.world_size;
   const at::TensorOptions options = at::TensorOptions().dtype(scalar_type(plan.dtype)).device(device);
   const bool nccl = plan.backend == distributed::CommBackend::nccl;
@@ -147,7 +146,6 @@ std::vector<MeasuredPoint> measure_collectives(c10d::Backend& world, const c10::
       point.collective = c;
       point.size = size_point(c, requested, plan.element_bytes, n);
       if (point.size.count == 0) continue;  // too small to give every rank an element
-      if (before_size) before_size(point.size.size_bytes);
       const BufferCounts counts = buffer_counts(c, point.size.count, n);
       at::Tensor input = input_buffer.narrow(0, 0, counts.input);
       at::Tensor output = in_place(c) ? input : output_buffer.narrow(0, 0, counts.output);

@@ -20,12 +20,9 @@ namespace tokbench::comm {
 // collective and its wait; on CUDA by events on the benchmark's own communication stream
 // (cuda_stream_timer.hpp), read after the stream is synchronised, outside the timed iterations.
 // Every rank must call it with the same plan: the ranks meet in every collective.
-// `starting` is told each collective before its sizes run (rank 0's progress lines), and
-// `before_size` each size of a collective before its check, warm-up and timed iterations (on
-// every rank: it may meet the other ranks).
+// `starting` is told each collective before its sizes run (rank 0's progress lines).
 std::vector<MeasuredPoint> measure_collectives(c10d::Backend& world, const c10::Device& device, const CommPlan& plan,
-                                               const std::function<void(Collective)>& starting = {},
-                                               const std::function<void(int64_t bytes)>& before_size = {});
+                                               const std::function<void(Collective)>& starting = {});
 
 // Makes every point's times the slowest rank's, iteration by iteration, and `correct` false on
 // every rank when any rank's check failed: one MAX all-reduce over the world group; then the

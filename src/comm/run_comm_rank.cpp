@@ -6,7 +6,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <iostream>
 #include <optional>
 
@@ -58,23 +57,13 @@ int run_comm_rank(const CommPlan& plan) {
   try {
     const distributed::ProcessGroups groups =
         distributed::create_process_groups(distributed::GroupOptions{env, timeout, device, plan.backend, std::nullopt});
-    // On a CPU the reference GEMM's level is read during the sweep too, so the document's
-    // alone_ms is the machine across its run (compute_sharing.hpp).
-    std::optional<AloneLevelSampler> alone_level;
-    if (!plan.cuda) alone_level.emplace();
-    points = measure_collectives(
-        *groups.world, device, plan,
-        [&](Collective c) {
-          if (alone_level) alone_level->collective_starts();
-          if (lead)
-            std::cerr << "# " << to_string(c) << ": " << plan.sizes.size() << " sizes from "
-                      << byte_size_text(plan.sizes.front()) << " to " << byte_size_text(plan.sizes.back()) << "\n";
-        },
-        [&](int64_t bytes) {
-          if (alone_level) alone_level->before_size(*groups.world, bytes);
-        });
+    points = measure_collectives(*groups.world, device, plan, [&](Collective c) {
+      if (lead)
+        std::cerr << "# " << to_string(c) << ": " << plan.sizes.size() << " sizes from "
+                  << byte_size_text(plan.sizes.front()) << " to " << byte_size_text(plan.sizes.back()) << "\n";
+    });
     keep_slowest_rank(*groups.world, device, points);
-    if (alone_level) sharing = measure_compute_sharing(*groups.world, env.local_world_size, *alone_level);
+    if (!plan.cuda) sharing = measure_compute_sharing(*groups.world, env.local_world_size);
   } catch (const c10::Error& e) {  // a collective or the rendezvous
     return failed(plan, first_line(e.what_without_backtrace()));
   } catch (const std::exception& e) {
@@ -86,13 +75,10 @@ int run_comm_rank(const CommPlan& plan) {
       plan, points, at::get_num_threads(), machine::environment_record(machine::capture_environment(), {plan.device_name}));
   document[ck::compute_sharing] = sharing ? to_json(*sharing) : nlohmann::ordered_json(nullptr);
   if (sharing)
-    std::cerr << fmt::format("# compute sharing: one {}-thread GEMM {:.2f} ms alone (the median of {} moments, {:.2f} to "
-                             "{:.2f} ms), {:.2f} ms with {} rank(s) per node computing at once ({:.2f}x)\n",
-                             sharing->threads_per_rank, sharing->alone_seconds * 1e3,
-                             sharing->alone_moment_seconds.size(),
-                             *std::min_element(sharing->alone_moment_seconds.begin(), sharing->alone_moment_seconds.end()) * 1e3,
-                             *std::max_element(sharing->alone_moment_seconds.begin(), sharing->alone_moment_seconds.end()) * 1e3,
-                             sharing->together_seconds * 1e3, sharing->ranks_per_node, sharing->slowdown);
+    std::cerr << fmt::format("# compute sharing: one {}-thread GEMM {:.2f} ms alone, {:.2f} ms with {} rank(s) per node "
+                             "computing at once ({:.2f}x)\n",
+                             sharing->threads_per_rank, sharing->alone_seconds * 1e3, sharing->together_seconds * 1e3,
+                             sharing->ranks_per_node, sharing->slowdown);
   if (sharing)
     std::cerr << fmt::format("# beside a collective: the GEMM {:.2f} ms while a {} MiB all-reduce runs ({:.2f} ms alone, "
                              "{:.2f} ms beside it): {:.0f}% of the compute taken, the collective at {:.2f} of its rate; "

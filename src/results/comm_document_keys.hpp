@@ -49,7 +49,6 @@ inline constexpr char method[] = "method";
 inline constexpr char gemm[] = "gemm";
 inline constexpr char gemm_size[] = "gemm_size";
 inline constexpr char alone_ms[] = "alone_ms";
-inline constexpr char alone_moments_ms[] = "alone_moments_ms";
 inline constexpr char together_ms[] = "together_ms";
 inline constexpr char together_gemms[] = "together_gemms";
 inline constexpr char slowdown[] = "slowdown";

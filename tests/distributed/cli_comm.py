@@ -21,7 +21,6 @@ import os
 import re
 import shutil
 import sqlite3
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -128,20 +127,6 @@ def check_document(doc, world, dtype, sizes_of, proc):
                 and f"{products} back to back" in doc["compute_sharing"]["gemm"]):
             fail(f"compute_sharing.together_gemms {products!r}: not several products, or not what its gemm text says",
                  proc)
-        # The alone GEMM's level is read across the run: before each collective's first size and
-        # each size from 1 MiB, and in the pairs, alone_ms their median (docs/comm.md), not the
-        # last few seconds' reading alone.
-        moments = doc["compute_sharing"].get("alone_moments_ms")
-        expected = 1
-        for collective in {r["collective"] for r in results}:
-            sizes = [r["size_bytes"] for r in results if r["collective"] == collective]
-            expected += sum(1 for i, size in enumerate(sizes) if i == 0 or size >= 2**20)
-        if not (isinstance(moments, list) and len(moments) == expected and all(m > 0 for m in moments)):
-            fail(f"compute_sharing.alone_moments_ms {moments!r}: not the {expected} moments of the sweep's sizes "
-                 "and the pairs'", proc)
-        if abs(doc["compute_sharing"]["alone_ms"] - statistics.median(moments)) > 1e-9 * statistics.median(moments):
-            fail(f"compute_sharing.alone_ms {doc['compute_sharing']['alone_ms']} is not the median of its moments "
-                 f"{moments}", proc)
         together = doc["compute_sharing"]["together_ms"]
         if b["gemm_ms"] < 0.5 * together:
             fail(f"the GEMM beside a collective ({b['gemm_ms']} ms) is far below it alone on every rank ({together} ms)",
