@@ -281,10 +281,10 @@ MeasuredRun read_measured_run(results::RunRecord record, const std::string& sour
   return run;
 }
 
-MeasuredRun at_reference_level(const MeasuredRun& measured, const CommMeasurements* comm) {
+MeasuredRun at_reference_level(const MeasuredRun& measured, const CommMeasurements* comm, ComputeLevel chosen) {
   MeasuredRun run = measured;
   const auto& probe = run.record.reference_probe.value();
-  run.reference_level = reference_level(results::reference_probe_from_json(probe ? *probe : Block()), comm);
+  run.reference_level = reference_level(results::reference_probe_from_json(probe ? *probe : Block()), comm, chosen);
   if (!run.reference_level.applied) return run;
   const double k = run.reference_level.scale;
   for (auto& u : run.units) {

@@ -80,10 +80,11 @@ struct MeasuredRun {
 MeasuredRun read_measured_run(const nlohmann::json& record, const std::string& source);
 MeasuredRun read_measured_run(results::RunRecord record, const std::string& source);  // a record already typed
 
-// The run with its compute carried to the comm document's moment (reference_level.hpp): its
-// record's `reference_probe` against `comm`'s compute_sharing.alone_ms (`comm` nullptr: none);
-// `reference_level` says whether it applied and why not.
-MeasuredRun at_reference_level(const MeasuredRun& run, const CommMeasurements* comm);
+// The run with its compute at the `chosen` level (reference_level.hpp): at comm_document, carried
+// to the comm document's moment by its record's `reference_probe` against `comm`'s
+// compute_sharing.alone_ms (`comm` nullptr: none); `reference_level` says whether it applied and
+// why not.
+MeasuredRun at_reference_level(const MeasuredRun& run, const CommMeasurements* comm, ComputeLevel chosen);
 
 // The records a document holds: a run record itself, a sweep's JSON ({"runs": [...]}) or a list
 // of records; each with where it came from ("FILE", "FILE runs[2]").

@@ -151,6 +151,7 @@ std::optional<MachineProbes> machine_probes(const std::string& path) {
 void run_predict_command(const PredictCommandOptions& o, const MeasureOptimizerCost& measure_optimizer_cost) {
   // Everything is checked before anything is written.
   refuse_unmodelled(o.target);
+  const ComputeLevel compute_level = compute_level_from_string(o.compute_level);
   const results::ReporterPlugin& format = results::format_from_string(o.format);
   if (format.file == results::FileUse::required && o.output.empty())
     throw std::invalid_argument(fmt::format("--format {} writes a file: name it with --output FILE", format.name));
@@ -160,7 +161,8 @@ void run_predict_command(const PredictCommandOptions& o, const MeasureOptimizerC
       throw std::invalid_argument(fmt::format("--output '{}' cannot be written: {}; valid: a file path in an existing, "
                                               "writable folder", usage::printable(o.output), why));
   }
-  const ClusterInput cluster = cluster_input(o);
+  ClusterInput cluster = cluster_input(o);
+  cluster.compute_level = compute_level;
   const std::optional<MachineProbes> probes = machine_probes(o.probes_from);
   std::vector<nlohmann::json> predictions;
   for (const auto& run : measured_runs(o.from)) {

@@ -26,6 +26,12 @@ void add_predict_options(CLI::App& sub, PredictCommandOptions& o) {
   sub.add_option("--probes-from", o.probes_from,
                  "CPU: reuse the copy rate and AdamW costs an earlier prediction measured (its --format json "
                  "output) instead of probing this machine now: the same inputs then give the same prediction");
+  sub.add_option("--compute-level", o.compute_level,
+                 "CPU, --cluster measured: the machine state the run's compute is read at: run (its own) or "
+                 "comm-document (carried by the reference GEMM both timed to the --comm document's moment: steadier "
+                 "between runs minutes apart on a host whose speed drifts, less accurate where the measured run's "
+                 "moment is another; docs/predict.md)")
+      ->capture_default_str();
   add_target_options(sub, t);
   sub.add_option("--measured-cores", t.measured_cores,
                  "CPU: cores of the machine the run was measured on (default: the record's, else the cluster's)");

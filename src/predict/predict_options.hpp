@@ -16,6 +16,7 @@ struct PredictCommandOptions {
   std::string from, cluster, format = "print", output;
   std::vector<std::string> comm;  // --cluster measured: one document per world or group size
   std::string probes_from;        // an earlier prediction whose copy rate and AdamW costs are reused
+  std::string compute_level = "run";  // reference_level.hpp's ComputeLevel, by name
   TargetOptions target;
 };
 

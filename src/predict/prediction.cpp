@@ -300,8 +300,9 @@ std::string measured_inputs(bool sharing_applied, const std::optional<MeasuredBu
 
 results::RunRecord predict_record(const MeasuredRun& measured, const ClusterInput& in, const TargetOptions& o,
                                   const CpuContentionFactors& given_factors) {
-  // The run's compute at the comm document's moment, where both timed the reference GEMM.
-  const MeasuredRun run = at_reference_level(measured, in.measured ? &*in.measured : nullptr);
+  // The run's compute at its own level, or at the comm document's moment where that is chosen
+  // and both timed the reference GEMM.
+  const MeasuredRun run = at_reference_level(measured, in.measured ? &*in.measured : nullptr, in.compute_level);
   Cluster cluster = in.cluster;
   // Gloo's busy fraction, measured by tokbench comm where a document records it.
   CpuContentionFactors factors = given_factors;

@@ -38,6 +38,9 @@ struct ClusterInput {
   // The optimizer's per-tensor and per-element costs on the machine at hand (the command probes
   // tokbench's AdamW); unset: the optimizer follows the elements alone.
   std::optional<OptimizerCostRates> optimizer_cost{};
+  // The machine state the run's compute is read at: its own, or the comm document's moment
+  // (reference_level.hpp).
+  ComputeLevel compute_level = ComputeLevel::run;
 };
 
 // Builds the `measured` cluster from a comm document: its device, its ranks per node, the

@@ -165,6 +165,8 @@ inline constexpr char pass_iterations[] = "pass_iterations";
 
 // reference_level
 inline constexpr char applied[] = "applied";
+inline constexpr char compute_level[] = "compute_level";
+inline constexpr char comm_over_run[] = "comm_over_run";
 inline constexpr char run_probe_median_ms[] = "run_probe_median_ms";
 inline constexpr char run_probe_q1_ms[] = "run_probe_q1_ms";
 inline constexpr char run_probe_q3_ms[] = "run_probe_q3_ms";

@@ -29,20 +29,24 @@ std::string text_in(const record_json& j, const char* key) {
 }
 
 // Where the machine's speed differed between the run and the comm document by more than
-// kMomentNoteAt, the prediction is of the document's moment, not the run's: say so, since a run
-// measured later is then compared with another machine state (docs/predict.md, "The reference
-// probe").
+// kMomentNoteAt, say which of the two moments the prediction is of: a run measured later is
+// another machine state (docs/predict.md, "The compute's level").
 constexpr double kMomentNoteAt = 0.05;
 
 std::string moment_note(const record_json& level) {
-  if (!level.value(pk::applied, false)) return "";
-  const double scale = number_in(level, pk::scale);
-  if (scale <= 0 || std::abs(scale - 1) < kMomentNoteAt) return "";
-  return fmt::format("# The reference GEMM took {:.2f} ms in the comm document and {:.2f} ms beside the run: the "
-                     "machine was {:.0f}% {} then, and the prediction is of that moment (the run's compute x {:.3f}, "
-                     "prediction.reference_level); compare it with a run measured right after a comm document\n",
-                     number_in(level, pk::comm_alone_ms), number_in(level, pk::run_probe_median_ms),
-                     100 * std::abs(scale - 1), scale > 1 ? "slower" : "faster", scale);
+  const bool applied = level.value(pk::applied, false);
+  const double ratio = number_in(level, applied ? pk::scale : pk::comm_over_run);
+  if (ratio <= 0 || std::abs(ratio - 1) < kMomentNoteAt) return "";
+  const std::string head = fmt::format(
+      "# The reference GEMM took {:.2f} ms in the comm document and {:.2f} ms beside the run: the machine was {:.0f}% {} "
+      "when the document was measured",
+      number_in(level, pk::comm_alone_ms), number_in(level, pk::run_probe_median_ms), 100 * std::abs(ratio - 1),
+      ratio > 1 ? "slower" : "faster");
+  if (applied)
+    return head + fmt::format(", and the prediction is of that moment (the run's compute x {:.3f}, "
+                              "prediction.reference_level); compare it with a run measured right after a comm document\n",
+                              ratio);
+  return head + "; the prediction is of the run's moment (--compute-level comm-document carries it to the document's)\n";
 }
 
 std::string notes_of(const record_json& record) {

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <optional>
+#include <stdexcept>
 
 #include "predict/prediction_keys.hpp"
 
@@ -19,6 +20,14 @@ double positive(const std::optional<double>& v) { return v && std::isfinite(*v) 
 
 }  // namespace
 
+const char* to_string(ComputeLevel level) { return level == ComputeLevel::run ? "run" : "comm-document"; }
+
+ComputeLevel compute_level_from_string(const std::string& text) {
+  if (text == to_string(ComputeLevel::run)) return ComputeLevel::run;
+  if (text == to_string(ComputeLevel::comm_document)) return ComputeLevel::comm_document;
+  throw std::invalid_argument(fmt::format("--compute-level '{}': not a level; valid: run, comm-document", text));
+}
+
 double ReferenceLevel::relative_below() const {
   return applied && run_q3_ms > 0 ? std::max(0.0, 1.0 - run_median_ms / run_q3_ms) : 0.0;
 }
@@ -27,8 +36,10 @@ double ReferenceLevel::relative_above() const {
   return applied && run_q1_ms > 0 ? std::max(0.0, run_median_ms / run_q1_ms - 1.0) : 0.0;
 }
 
-ReferenceLevel reference_level(const results::ReferenceProbeBlock& probe, const CommMeasurements* comm) {
+ReferenceLevel reference_level(const results::ReferenceProbeBlock& probe, const CommMeasurements* comm,
+                               ComputeLevel chosen) {
   ReferenceLevel level;
+  level.chosen = chosen;
   if (!probe.ran) {
     level.why = probe.why ? fmt::format("the run recorded no reference probe ({})", *probe.why)
                           : "the run's record has no reference probe (a tokbench before it recorded one)";
@@ -66,14 +77,33 @@ ReferenceLevel reference_level(const results::ReferenceProbeBlock& probe, const 
     return level;
   }
   level.comm_ms = *s.alone_seconds * 1e3;
+  if (chosen == ComputeLevel::run) {
+    // Carried to the document's moment, predictions were less accurate on five of six saved
+    // validation runs (docs/predict.md, "The compute's level"): the document's GEMM is one moment
+    // of a long run, and read 1-7.5% above a one-rank probe right after it on a quiet machine.
+    level.why = fmt::format("the run's own (--compute-level run, the default); the comm document's GEMM took {:.2f} ms "
+                            "against the run's {:.2f} ms (x {:.3f}), which --compute-level comm-document applies",
+                            level.comm_ms, level.run_median_ms, level.comm_ms / level.run_median_ms);
+    return level;
+  }
   level.applied = true;
   level.scale = level.comm_ms / level.run_median_ms;
   return level;
 }
 
 nlohmann::ordered_json to_json(const ReferenceLevel& l) {
-  if (!l.applied) return {{pk::applied, false}, {pk::scale, 1.0}, {pk::why, l.why}};
-  return {{pk::applied, true},
+  if (!l.applied) {
+    nlohmann::ordered_json j{{pk::compute_level, to_string(l.chosen)}, {pk::applied, false}, {pk::scale, 1.0}, {pk::why, l.why}};
+    if (l.comm_ms > 0 && l.run_median_ms > 0) {  // both read, not applied: the ratio a user may want to see
+      j[pk::comm_over_run] = l.comm_ms / l.run_median_ms;
+      j[pk::run_probe_median_ms] = l.run_median_ms;
+      j[pk::comm_alone_ms] = l.comm_ms;
+      j[pk::comm_document] = l.comm_source;
+    }
+    return j;
+  }
+  return {{pk::compute_level, to_string(l.chosen)},
+          {pk::applied, true},
           {pk::scale, l.scale},
           {pk::run_probe_median_ms, l.run_median_ms},
           {pk::run_probe_q1_ms, l.run_q1_ms},

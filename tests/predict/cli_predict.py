@@ -120,6 +120,8 @@ def main():
             (["--from", record, "--cluster", "h100-sxm-8", "--nproc-per-node", "8"],
              "was measured on cpu and cluster 'h100-sxm-8' computes on cuda"),
             (["--from", record, "--cluster", "nowhere-9"], "--cluster 'nowhere-9' is not valid; valid: a100-sxm-8"),
+            (["--from", record, "--cluster", "measured", "--comm", comm, "--nproc-per-node", "2",
+              "--compute-level", "document"], "--compute-level 'document': not a level; valid: run, comm-document"),
             (["--from", record, "--cluster", cpu_toml, "--nproc-per-node", "2", "--distributed-mode", "fsdp2"],
              "--distributed-mode 'fsdp2' is not valid"),
             (["--from", record, "--cluster", cpu_toml, "--nproc-per-node", "2", "--distributed-mode", "fsdp",

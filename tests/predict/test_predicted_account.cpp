@@ -705,9 +705,11 @@ json probe_block(double median_ms, double spread = 0, int64_t threads = 2, int64
           {"q3_ms", median_ms + spread}};
 }
 
-// The comm document of measured_comm with its reference GEMM alone at `alone_ms`.
-ClusterInput comm_with_alone(double alone_ms, int64_t threads = 2) {
+// The comm document of measured_comm with its reference GEMM alone at `alone_ms`, the run's
+// compute read at `level` (the document's moment unless said).
+ClusterInput comm_with_alone(double alone_ms, int64_t threads = 2, ComputeLevel level = ComputeLevel::comm_document) {
   ClusterInput in = measured_comm(false);
+  in.compute_level = level;
   in.measured->compute_sharing->alone_seconds = alone_ms / 1e3;
   in.measured->compute_sharing->gemm_size = 1024;
   in.measured->compute_sharing->threads_per_rank = threads;
@@ -765,11 +767,16 @@ TEST(ReferenceLevel, TheNotesSayWhenThePredictionIsOfAnotherMoment) {
   json run = measured_record({150, 149, 151, 150, 152, 148});
   run["reference_probe"] = probe_block(20.0);
   const std::string slower = prediction_notes({predicted_with(run, comm_with_alone(22.0))});
-  EXPECT_NE(slower.find("22.00 ms in the comm document and 20.00 ms beside the run: the machine was 10% slower then"),
+  EXPECT_NE(slower.find("22.00 ms in the comm document and 20.00 ms beside the run: the machine was 10% slower when "
+                        "the document was measured, and the prediction is of that moment"),
             std::string::npos)
       << slower;
   const std::string faster = prediction_notes({predicted_with(run, comm_with_alone(18.0))});
-  EXPECT_NE(faster.find("10% faster then"), std::string::npos) << faster;
+  EXPECT_NE(faster.find("10% faster when the document was measured"), std::string::npos) << faster;
+  const std::string own = prediction_notes({predicted_with(run, comm_with_alone(22.0, 2, ComputeLevel::run))});
+  EXPECT_NE(own.find("10% slower when the document was measured; the prediction is of the run's moment"),
+            std::string::npos)
+      << own;
   EXPECT_EQ(prediction_notes({predicted_with(run, comm_with_alone(20.4))}).find("reference GEMM"), std::string::npos);
   json bare = run;
   bare.erase("reference_probe");
@@ -800,6 +807,34 @@ TEST(ReferenceLevel, FallsBackToTheRunsOwnLevelAndSaysWhy) {
   other_size["reference_probe"] = probe_block(20.0, 0, 2, 512);
   EXPECT_NE(why_of(other_size, comm_with_alone(21.0)).find("do not compare"), std::string::npos);
   EXPECT_NE(why_of(probed, cpu_cluster()).find("no comm document"), std::string::npos);
+}
+
+// By default the compute stays at the run's own level: the prediction is the one without a
+// probe, and the record keeps the ratio of the two GEMMs and names the option that applies it.
+TEST(ReferenceLevel, TheRunsOwnLevelIsTheDefault) {
+  json run = measured_record({150, 149, 151, 150, 152, 148});
+  json bare = run;
+  run["reference_probe"] = probe_block(20.0);
+  const ClusterInput own = comm_with_alone(22.0, 2, ComputeLevel::run);
+  EXPECT_EQ(ClusterInput{}.compute_level, ComputeLevel::run);
+  const json p = predicted_with(run, own);
+  const json& level = p["prediction"]["reference_level"];
+  EXPECT_FALSE(level["applied"].get<bool>());
+  EXPECT_EQ(level["compute_level"], "run");
+  EXPECT_NEAR(level["comm_over_run"].get<double>(), 1.1, 1e-12);
+  EXPECT_NE(level["why"].get<std::string>().find("--compute-level comm-document"), std::string::npos) << level.dump();
+  EXPECT_EQ(p["average_iter_time"], predicted_with(bare, own)["average_iter_time"]);
+  EXPECT_GT(predicted_with(run, comm_with_alone(22.0))["average_iter_time"].get<double>(),
+            1.02 * p["average_iter_time"].get<double>())
+      << "carried to a moment 10% slower";
+  EXPECT_EQ(compute_level_from_string("comm-document"), ComputeLevel::comm_document);
+  EXPECT_EQ(compute_level_from_string("run"), ComputeLevel::run);
+  try {
+    compute_level_from_string("document");
+    ADD_FAILURE() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("valid: run, comm-document"), std::string::npos) << e.what();
+  }
 }
 
 // The probe's own spread joins the interval: a noisier probe, a wider interval, around the same
