@@ -9,12 +9,19 @@ same case (`--probes-from`), so the replay measures nothing and does not follow 
 load; `--fresh-probes` runs them here instead.
 
 Usage: predict_replay.py TOKBENCH SAVED_DIR [--round r0|all] [--comm-dir DIR] [--cases REGEX] [--json OUT.json]
-    [--fresh-probes] [--without-reference-probe] [--own-document-only]
+    [--fresh-probes] [--without-reference-probe] [--own-document-only] [--compute-level run|comm-document]
+    [--alone-from-probe]
   --comm-dir: read comm-wN-ROUND.json from DIR instead (e.g. the saved documents with a field a
     newer `tokbench comm` records added), the rest from SAVED_DIR
   --round all: every round the directory holds, each case of each round a row of the summary
   --without-reference-probe: predict from copies of the one-rank records without their
     `reference_probe` (the compute at the run's own level, not the comm document's moment)
+  --compute-level: passed to tokbench predict (run, its default since 2026-12-07, or comm-document:
+    the compute carried to the comm document's moment, the default before); left out, not passed
+  --alone-from-probe: each comm document's reference GEMM (compute_sharing.alone_ms) replaced by
+    the one-rank probe the validation script ran right after it (its predict-validation.json,
+    machine_probe_ms.after_comm): what --compute-level comm-document gives with a document whose
+    level is read as a run's probe is
   --own-document-only: each case's comm document alone (and the 2-rank one for hybrid sharding), as
     predict_vs_measured.py gave them until 2026-12-06; by default the round's documents of fewer
     ranks follow it, as it gives them now
@@ -47,7 +54,29 @@ def one_rank_input(path, work, without_probe):
     return copy
 
 
-def replay(tb, saved, rnd, comm_dir, cases_re, work, fresh_probes, without_probe=False, own_document_only=False):
+def documents_with_probe_level(saved, comm_dir, work):
+    """Copies of the saved comm documents with alone_ms set to the validation's probe after each."""
+    validation = json.load(open(os.path.join(saved, "predict-validation.json")))
+    after = {}
+    for case in validation["cases"].values():
+        for i, r in enumerate(case["rounds"]):
+            probe = (r.get("machine_probe_ms") or {}).get("after_comm")
+            if probe:
+                after[(case["W"], f"r{i}")] = probe
+    out = os.path.join(work, "docs-probe-level")
+    os.makedirs(out, exist_ok=True)
+    for path in glob.glob(os.path.join(comm_dir or saved, "comm-w*-r*.json")):
+        m = re.match(r"comm-w(\d+)-(r\d+)\.json$", os.path.basename(path))
+        doc = json.load(open(path))
+        if m and (int(m[1]), m[2]) in after and doc.get("compute_sharing"):
+            doc["compute_sharing"]["alone_ms"] = after[(int(m[1]), m[2])]
+        with open(os.path.join(out, os.path.basename(path)), "w") as f:
+            json.dump(doc, f)
+    return out
+
+
+def replay(tb, saved, rnd, comm_dir, cases_re, work, fresh_probes, without_probe=False, own_document_only=False,
+           compute_level=None):
     results = []
     for path in sorted(glob.glob(os.path.join(saved, f"*-measured-{rnd}.json"))):
         m = CASE.match(os.path.basename(path))
@@ -69,6 +98,8 @@ def replay(tb, saved, rnd, comm_dir, cases_re, work, fresh_probes, without_probe
         cmd = [tb, "predict", "--from", base, "--cluster", "measured", "--comm", ",".join(docs),
                "--nproc-per-node", str(w), "--global-batch-size", str(w * ga), *strategy_args(strategy),
                "--num-threads", "1", "--format", "json", "--output", out]
+        if compute_level:
+            cmd += ["--compute-level", compute_level]
         saved_prediction = os.path.join(saved, f"{name}-predicted-{rnd}.json")
         if not fresh_probes and os.path.exists(saved_prediction):
             cmd += ["--probes-from", saved_prediction]
@@ -117,6 +148,9 @@ def main():
                     help="probe the copy rate and AdamW here (default: the saved prediction's, via --probes-from)")
     ap.add_argument("--without-reference-probe", action="store_true",
                     help="predict from copies of the one-rank records without their reference_probe")
+    ap.add_argument("--compute-level", choices=["run", "comm-document"], default=None)
+    ap.add_argument("--alone-from-probe", action="store_true",
+                    help="comm documents' alone_ms set to the validation's probe right after each")
     ap.add_argument("--own-document-only", action="store_true",
                     help="each case's own comm document only (and the 2-rank one for hybrid), as before 2026-12-06")
     a = ap.parse_args()
@@ -127,11 +161,15 @@ def main():
         rounds = sorted({m["round"] for m in (CASE.match(os.path.basename(p))
                                               for p in glob.glob(os.path.join(a.saved, "*-measured-r*.json"))) if m},
                         key=lambda r: int(r[1:]))
+    if a.alone_from_probe and not os.path.exists(os.path.join(a.saved, "predict-validation.json")):
+        refuse(f"--alone-from-probe: '{a.saved}' has no predict-validation.json; valid: an OUT_DIR the validation "
+               "script finished, run with its machine probes")
     results = []
     with tempfile.TemporaryDirectory() as work:
+        comm_dir = documents_with_probe_level(a.saved, a.comm_dir, work) if a.alone_from_probe else a.comm_dir
         for rnd in rounds:
-            results += replay(os.path.abspath(a.tokbench), a.saved, rnd, a.comm_dir, a.cases, work, a.fresh_probes,
-                              a.without_reference_probe, a.own_document_only)
+            results += replay(os.path.abspath(a.tokbench), a.saved, rnd, comm_dir, a.cases, work, a.fresh_probes,
+                              a.without_reference_probe, a.own_document_only, a.compute_level)
     if not results:
         refuse(f"--round {a.round}: no '*-measured-ROUND.json' cases in '{a.saved}' for it; valid: r0, r1, ... or all")
     print("| case | predicted (ms) | measured (ms) | error | " + " | ".join(CATEGORIES) + " |")
@@ -149,7 +187,8 @@ def main():
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"saved": a.saved, "round": a.round, "comm_dir": a.comm_dir,
-                       "without_reference_probe": a.without_reference_probe,
+                       "without_reference_probe": a.without_reference_probe, "compute_level": a.compute_level,
+                       "alone_from_probe": a.alone_from_probe,
                        "own_document_only": a.own_document_only, "results": results, "summary": s}, f,
                       indent=1)
 

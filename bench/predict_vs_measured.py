@@ -258,12 +258,13 @@ def measure(a, cases, tb):
     revisions = set()  # the tokbench binary's, as its records say
     # The rounds interleave, so a stretch in which a neighbour slows this machine lands in one
     # round of every figure rather than in all of one figure. Within a round the cases go world
-    # size by world size, each group right after its comm document: a prediction describes the
-    # machine as it was when that document was measured (the one-rank run's compute is brought to
-    # that moment by the reference GEMM both timed; docs/predict.md), so the measured run it is
-    # compared with must follow it closely. Taking every document first left 8-10 minutes between
-    # the 2-rank document and the 2-rank runs, on a host whose speed moved 10-20% in that time
-    # (held-out run of 2026-12-06: the 2-rank cases +18-24%, the others within 9%).
+    # size by world size, each group right after its comm document, so the collective times a
+    # prediction reads and the measured run it is compared with are minutes apart at most (and,
+    # with --compute-level comm-document, the moment its compute is carried to). Taking every
+    # document first left 8-10 minutes between the 2-rank document and the 2-rank runs, on a host
+    # whose speed moved 10-20% in that time (held-out run of 2026-12-06: the 2-rank cases +18-24%,
+    # the others within 9%). The predictions use tokbench predict's default compute level: the
+    # one-rank run's own from 2026-12-07 (docs/predict.md, "The compute's level").
     comm_max = f"{max(COMM_MAX_MB[m] for (m, _, _, _) in cases)}M"
     for rnd in range(a.rounds):
         tag = f"r{rnd}"
@@ -435,8 +436,9 @@ def markdown(a, results, summary, inputs, loads, started, minutes, binary_revisi
                   f"{mm['case_rounds']} case-rounds; correlation of the round's error with that move {corr}. Were "
                   f"every part of the iteration to move as the GEMM did, the errors would be "
                   f"{pct(mm['mean_abs_error_at_measured_moment'], False)} mean absolute, largest "
-                  f"{pct(mm['max_abs_error_at_measured_moment'], False)} (a diagnostic: the prediction is of the "
-                  f"comm document's moment, and the goal is judged on the errors above)."]
+                  f"{pct(mm['max_abs_error_at_measured_moment'], False)} (a diagnostic, for predictions carried to the "
+                  f"comm document's moment, tokbench predict --compute-level comm-document; the goal is judged on the "
+                  f"errors above)."]
     if s["prediction_stability_max"] is not None:
         lines += ["", f"Stability (issue 37, item 2: predictions from one-rank runs made minutes apart, the comm "
                   f"documents and the first round's probes held fixed, `--probes-from`): the prediction moved "

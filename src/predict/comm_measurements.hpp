@@ -34,7 +34,7 @@ struct CommMeasurements {
     double slowdown_q1 = 1, slowdown_q3 = 1;  // the pairs' quartiles (the median where not recorded)
     // The reference GEMM alone on one rank (alone_ms; its n, from gemm_size or the "gemm" text):
     // the machine's speed at the document's moment, which a one-rank run's own reference probe
-    // is divided by (reference_level.hpp). None where the document does not say.
+    // is compared with (reference_level.hpp). None where the document does not say.
     std::optional<double> alone_seconds;
     std::optional<int64_t> gemm_size;
     // beside_collective (documents from a tokbench that measures it): the GEMM on every rank

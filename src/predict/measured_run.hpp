@@ -62,8 +62,8 @@ struct MeasuredRun {
   // The level the units were read at (input_spread.hpp): `units` and `optimizer_seconds` are
   // already multiplied by its scale; iteration_seconds stays the pass's own.
   UnitTimingsLevel unit_timings_level;
-  // The comm document's moment (reference_level.hpp), set by at_reference_level: `units` and
-  // `optimizer_seconds` multiplied by its scale too, where applied.
+  // The compute's level (reference_level.hpp), set by at_reference_level: `units` and
+  // `optimizer_seconds` multiplied by its scale too, where the comm document's moment applied.
   ReferenceLevel reference_level;
   MeasuredMemory memory;
 

@@ -1,7 +1,8 @@
 // The reference probe: one fixed fp32 matrix product, timed on the host, that says how fast this
 // machine computes at a moment. `tokbench comm` times it for its compute sharing, and a one-rank
-// CPU `tokbench run` times it beside its measured window; `tokbench predict` divides the two to
-// carry the run's compute to the comm document's moment (docs/predict.md, "The reference probe").
+// CPU `tokbench run` times it beside its measured window; `tokbench predict` records their ratio,
+// and with --compute-level comm-document divides the two to carry the run's compute to the comm
+// document's moment (docs/predict.md, "The compute's level").
 // This header is torch-free; the product runs LibTorch.
 #pragma once
 
