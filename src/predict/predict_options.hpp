@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "predict/prediction.hpp"
+#include "predict/reference_level.hpp"
 
 namespace tokbench::predict {
 
@@ -16,7 +17,7 @@ struct PredictCommandOptions {
   std::string from, cluster, format = "print", output;
   std::vector<std::string> comm;  // --cluster measured: one document per world or group size
   std::string probes_from;        // an earlier prediction whose copy rate and AdamW costs are reused
-  std::string compute_level = "run";  // reference_level.hpp's ComputeLevel, by name
+  std::string compute_level = to_string(ComputeLevel::run);  // parsed by compute_level_from_string
   TargetOptions target;
 };
 

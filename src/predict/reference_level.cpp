@@ -78,9 +78,9 @@ ReferenceLevel reference_level(const results::ReferenceProbeBlock& probe, const 
   }
   level.comm_ms = *s.alone_seconds * 1e3;
   if (chosen == ComputeLevel::run) {
-    // Carried to the document's moment, predictions were less accurate on five of six saved
+    // Carried to the document's moment, predictions were less accurate on six of seven saved
     // validation runs (docs/predict.md, "The compute's level"): the document's GEMM is one moment
-    // of a long run, and read 1-7.5% above a one-rank probe right after it on a quiet machine.
+    // of a long run, and read 0.8-7.5% above a one-rank probe right after it on a quiet machine.
     level.why = fmt::format("the run's own (--compute-level run, the default); the comm document's GEMM took {:.2f} ms "
                             "against the run's {:.2f} ms (x {:.3f}), which --compute-level comm-document applies",
                             level.comm_ms, level.run_median_ms, level.comm_ms / level.run_median_ms);
