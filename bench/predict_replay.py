@@ -6,7 +6,8 @@ again with the given tokbench from those same inputs and compares it with the sa
 so a change to the model can be judged on the same measurements before and after it. The probes
 `predict` runs on each call (copy rate, AdamW cost) are taken from the saved prediction of the
 same case (`--probes-from`), so the replay measures nothing and does not follow this machine's
-load; `--fresh-probes` runs them here instead.
+load; `--fresh-probes` runs them here instead. Its last line sums the GEMM time the predictions book
+as contention beside collectives against what the measured GEMMs imply.
 
 Usage: predict_replay.py TOKBENCH SAVED_DIR [--round r0|all] [--comm-dir DIR] [--cases REGEX] [--json OUT.json]
     [--fresh-probes] [--without-reference-probe] [--own-document-only] [--compute-level run|comm-document]
@@ -113,10 +114,45 @@ def replay(tb, saved, rnd, comm_dir, cases_re, work, fresh_probes, without_probe
             "case": name, "round": rnd, "W": w, "predicted_ms": p["average_iter_time"], "measured_ms": measured["average_iter_time"],
             "error": (p["average_iter_time"] - measured["average_iter_time"]) / measured["average_iter_time"],
             "categories_error_ms": {c: pc[c] - mc[c] for c in CATEGORIES if c in pc and c in mc},
+            "gemm_contention_ms": gemm_contention(p, pc, mc),
             "cpu_contention": (p.get("prediction") or {}).get("cpu_contention"),
             "time_ms": (p.get("prediction") or {}).get("time_ms"),
         })
     return results
+
+
+def gemm_contention(prediction, predicted, measured):
+    """The GEMMs' time lost beside collectives: the prediction's, and what the measurement implies.
+
+    The predicted account books the contention model's cost in each category it slows
+    (`time_account.contention_in`); the predicted GEMMs less their share are the prediction's GEMMs
+    without contention, so the measured GEMMs less that are the contention the measured run had,
+    as far as the rest of the GEMMs' prediction (the one-rank run, the cores' sharing) holds. GEMMs
+    alone: elementwise also holds the step's own copies, predicted apart, with their own error.
+    """
+    booked = (((prediction.get("prediction") or {}).get("time_account") or {}).get("contention_in") or {}).get("gemm")
+    if booked is None or "gemm" not in predicted or "gemm" not in measured:
+        return None
+    without = predicted["gemm"] - booked
+    return {"predicted": booked, "measured": measured["gemm"] - without}
+
+
+def contention_line(results):
+    """One line over every case: the GEMMs' contention predicted against what the measurements imply."""
+    rows = [r["gemm_contention_ms"] for r in results if r.get("gemm_contention_ms")]
+    if not rows:
+        return None
+    predicted = sum(r["predicted"] for r in rows)
+    measured = sum(r["measured"] for r in rows)
+    by_w = []
+    for w in sorted({r["W"] for r in results}):
+        ws = [r["gemm_contention_ms"] for r in results if r["W"] == w and r.get("gemm_contention_ms")]
+        pw, mw = sum(x["predicted"] for x in ws), sum(x["measured"] for x in ws)
+        if pw > 0:
+            by_w.append(f"W = {w}: {mw / pw:.2f}")
+    ratio = f"{measured / predicted:.2f} of it" if predicted > 0 else "n/a"
+    return (f"GEMMs' time lost beside collectives, summed over {len(rows)} cases: predicted {predicted:.0f} ms, "
+            f"the measured runs {measured:.0f} ms ({ratio}; " + ", ".join(by_w) + ")")
 
 
 def summary(results):
@@ -184,6 +220,9 @@ def main():
           f"{100 * s['max_abs_error']:.1f}% over {s['cases']} cases; " +
           "; ".join(f"W = {k[1:]}: mean absolute {100 * v['mean_abs_error']:.1f}%, bias {100 * v['mean_error']:+.1f}%, "
                     f"largest {100 * v['max_abs_error']:.1f}%" for k, v in s.items() if k.startswith("w")))
+    line = contention_line(results)
+    if line:
+        print(line)
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"saved": a.saved, "round": a.round, "comm_dir": a.comm_dir,
