@@ -44,6 +44,20 @@ bool uneven_time_slicing(const CpuPlacement& p) {
   return p.cores > 0 && threads > p.cores && threads % p.cores != 0;
 }
 
+std::optional<CoresBudget> cores_budget(const CpuPlacement& p, const CpuContentionFactors& f, double compute_seconds,
+                                        double exposed_comm_seconds, double hidden_comm_seconds, double comm_rate) {
+  if (p.ranks * p.threads <= p.cores) return std::nullopt;  // a core per thread: no share to hand over
+  const double share = effective_cores(p);
+  const double gloo = std::max(0.0, f.gloo_cores_per_collective * f.gloo_busy_fraction);
+  CoresBudget b;
+  b.compute_cpu_seconds = compute_seconds * share;
+  // The collectives' time at their own rate: a hidden one ran at comm_rate of it beside the compute.
+  const double comm_alone_seconds = exposed_comm_seconds + hidden_comm_seconds * std::clamp(comm_rate, 0.0, 1.0);
+  b.gloo_cpu_seconds = std::min(gloo, share) * comm_alone_seconds;
+  b.iteration_seconds = (b.compute_cpu_seconds + b.gloo_cpu_seconds) / share;
+  return b;
+}
+
 std::string describe(const CpuPlacement& m, const CpuPlacement& p, const CpuContentionFactors& f) {
   return fmt::format(
       "CPU ranks share cores: measured {} rank(s) x {} thread(s) on {} cores ({:.3g} effective cores per rank), "

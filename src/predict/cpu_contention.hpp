@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace tokbench::predict {
@@ -70,6 +71,24 @@ double comm_rate_beside_compute(const CpuPlacement& p, const CpuContentionFactor
 // the slowest rank busy 2.7-14% of the iteration longer than the ranks' mean; 2 and 4 ranks
 // within 0-3.8%; docs/predict.md, "Assumptions and limits").
 bool uneven_time_slicing(const CpuPlacement& p);
+
+// The cores' budget of an iteration where the node's compute threads outnumber its cores (ranks
+// time-slice them): every rank's CPU work, its compute and its Gloo work, over its share of the
+// cores, as if no core were ever idle. The schedule runs every rank alike, in lockstep, so while a
+// rank waits on a collective its share of the cores is idle but for Gloo's part of it; measured
+// ranks drift out of step, and a rank that waits leaves its share to the ranks still computing
+// (4 one-thread ranks on a 2-core VM kept both cores 98% busy). On that VM 12 of 16 iterations
+// measured on a quiet host fell between the two (docs/predict.md, "CPU ranks share cores"). The
+// compute's CPU is its predicted time on its share of the cores; Gloo's, its collectives at their
+// own rate (exposed at the measured one, hidden at `comm_rate`) on the share of a core they got in
+// the comm document.
+struct CoresBudget {
+  double compute_cpu_seconds = 0;  // core-seconds per rank
+  double gloo_cpu_seconds = 0;
+  double iteration_seconds = 0;  // (compute + Gloo) / the rank's share of the cores
+};
+std::optional<CoresBudget> cores_budget(const CpuPlacement& p, const CpuContentionFactors& f, double compute_seconds,
+                                        double exposed_comm_seconds, double hidden_comm_seconds, double comm_rate);
 
 // The factors and the arrangement as one line of text, for the prediction's assumptions.
 std::string describe(const CpuPlacement& measured, const CpuPlacement& predicted, const CpuContentionFactors& f);

@@ -58,6 +58,11 @@ inline constexpr char measured_sharing_factor[] = "measured_sharing_factor";
 inline constexpr char comm_compute_steal[] = "comm_compute_steal";
 inline constexpr char comm_rate_beside_compute[] = "comm_rate_beside_compute";
 inline constexpr char uneven_time_slicing[] = "uneven_time_slicing";
+// Where ranks time-slice the cores: the iteration with every core kept busy (cpu_contention.hpp).
+inline constexpr char cores_budget[] = "cores_budget";
+inline constexpr char iteration_ms[] = "iteration_ms";
+inline constexpr char compute_cpu_ms[] = "compute_cpu_ms";
+inline constexpr char gloo_cpu_ms[] = "gloo_cpu_ms";
 // A sweep's predicted row beside its measured run (sweep/sweep_predictions.cpp): the measured
 // iteration time and the prediction's relative error against it.
 inline constexpr char measured_average_iter_time[] = "measured_average_iter_time";

@@ -323,6 +323,28 @@ TEST(PredictContention, SharedCoresSlowComputeAndGlooTakesACore) {
   EXPECT_DOUBLE_EQ(compute_time_factor(CpuPlacement{4, 1, 4}, CpuPlacement{4, 1, 1}, sublinear), 2);
 }
 
+TEST(PredictContention, TheCoresBudgetIsEveryRanksCpuWorkOverItsShare) {
+  CpuContentionFactors f;
+  f.gloo_busy_fraction = 0.8;
+  // A core per thread: no share to hand over, no budget.
+  EXPECT_FALSE(cores_budget(CpuPlacement{2, 2, 1}, f, 1.0, 1.0, 0.0, 1.0).has_value());
+  EXPECT_FALSE(cores_budget(CpuPlacement{4, 3, 1}, f, 1.0, 1.0, 0.0, 1.0).has_value());
+  // Four one-thread ranks on 2 cores, half a core each: 1 s of compute there is 0.5 core-s; a
+  // second of exposed collectives on the half core Gloo got alone (its 0.8 capped to the share)
+  // 0.5 core-s; 0.4 s hidden at 0.5 of its rate is 0.2 s at its own, 0.1 core-s. 1.1 / 0.5.
+  const auto b = cores_budget(CpuPlacement{2, 4, 1}, f, 1.0, 1.0, 0.4, 0.5);
+  ASSERT_TRUE(b.has_value());
+  EXPECT_DOUBLE_EQ(b->compute_cpu_seconds, 0.5);
+  EXPECT_DOUBLE_EQ(b->gloo_cpu_seconds, 0.5 * 1.2);
+  EXPECT_DOUBLE_EQ(b->iteration_seconds, (0.5 + 0.6) / 0.5);
+  // Gloo asking less than the share: its own demand. Three ranks on 2 cores, 2/3 of a core each.
+  f.gloo_busy_fraction = 0.3;
+  const auto c = cores_budget(CpuPlacement{2, 3, 1}, f, 0.9, 1.0, 0.0, 1.0);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_DOUBLE_EQ(c->gloo_cpu_seconds, 0.3);
+  EXPECT_DOUBLE_EQ(c->iteration_seconds, (0.9 * 2.0 / 3.0 + 0.3) / (2.0 / 3.0));
+}
+
 TEST(PredictContention, UnevenTimeSlicingIsWhereTheCoresDoNotDivideTheThreads) {
   // {cores, ranks, threads}: 3 one-thread ranks on 2 cores cannot share them evenly at every moment.
   EXPECT_TRUE(uneven_time_slicing(CpuPlacement{2, 3, 1}));
