@@ -77,8 +77,8 @@ bool uneven_time_slicing(const CpuPlacement& p);
 // cores, as if no core were ever idle. The schedule runs every rank alike, in lockstep, so while a
 // rank waits on a collective its share of the cores is idle but for Gloo's part of it; measured
 // ranks drift out of step, and a rank that waits leaves its share to the ranks still computing
-// (4 one-thread ranks on a 2-core VM kept both cores 98% busy). On that VM 12 of 16 iterations
-// measured on a quiet host fell between the two (docs/predict.md, "CPU ranks share cores"). The
+// (4 one-thread ranks on a 2-core VM kept both cores 98% busy). On that VM most iterations
+// measured on a quiet host fell between the two (docs/predict.md, "Assumptions and limits"). The
 // compute's CPU is its predicted time on its share of the cores; Gloo's, its collectives at their
 // own rate (exposed at the measured one, hidden at `comm_rate`) on the share of a core they got in
 // the comm document.

@@ -575,7 +575,8 @@ results::RunRecord predict_record(const MeasuredRun& measured, const ClusterInpu
           "not modelled: ranks out of step. The schedule runs the {} time-slicing ranks in lockstep, so a rank's share "
           "of the cores is idle while it waits (but for Gloo's part); measured ranks drift apart and hand it to the "
           "ranks still computing. Every core kept busy, the iteration is {:.2f} ms (cpu_contention.cores_budget: "
-          "compute {:.2f} and Gloo {:.2f} core-ms per rank); on a 2-core VM, 12 of 16 runs measured on a quiet host fell between the two",
+          "compute {:.2f} and Gloo {:.2f} core-ms per rank); on a 2-core VM most runs measured on a quiet host fell "
+          "between the two (docs/predict.md, \"Assumptions and limits\")",
           cpu_placement->ranks, budget->iteration_seconds * 1e3, budget->compute_cpu_seconds * 1e3,
           budget->gloo_cpu_seconds * 1e3));
     }

@@ -76,7 +76,8 @@ std::string notes_of(const record_json& record) {
   if (budget.is_object())
     out += fmt::format("# Ranks time-slice the cores: the prediction runs them in lockstep, idle while they wait; with "
                        "every core kept busy, as ranks out of step keep them, the iteration is {:.2f} ms "
-                       "(prediction.cpu_contention.cores_budget); on a 2-core VM, 12 of 16 runs measured on a quiet host fell between the two\n",
+                       "(prediction.cpu_contention.cores_budget); on a 2-core VM most runs measured on a quiet "
+                       "host fell between the two\n",
                        number_in(budget, pk::iteration_ms));
   const record_json predicted_account = record.value(results::key::time_account, record_json());
   if (!predicted_account.is_object()) {
