@@ -58,6 +58,18 @@ std::optional<CoresBudget> cores_budget(const CpuPlacement& p, const CpuContenti
   return b;
 }
 
+OutOfStep between_lockstep_and_budget(double lockstep_seconds, double budget_seconds, double waits_seconds) {
+  OutOfStep o{lockstep_seconds, lockstep_seconds, budget_seconds, 1.0};
+  const double gap = lockstep_seconds - budget_seconds;
+  // By construction the gap is at most the waits (the budget adds Gloo's CPU back to the compute
+  // the lockstep also holds); the clamp keeps a scale in [0, 1] if rounding says otherwise.
+  if (gap <= 0 || waits_seconds <= 0) return o;
+  const double taken = std::min(kOutOfStepWeight * gap, waits_seconds);
+  o.iteration_seconds = lockstep_seconds - taken;
+  o.waits_scale = 1.0 - taken / waits_seconds;
+  return o;
+}
+
 std::string describe(const CpuPlacement& m, const CpuPlacement& p, const CpuContentionFactors& f) {
   return fmt::format(
       "CPU ranks share cores: measured {} rank(s) x {} thread(s) on {} cores ({:.3g} effective cores per rank), "

@@ -90,6 +90,26 @@ struct CoresBudget {
 std::optional<CoresBudget> cores_budget(const CpuPlacement& p, const CpuContentionFactors& f, double compute_seconds,
                                         double exposed_comm_seconds, double hidden_comm_seconds, double comm_rate);
 
+// Where ranks time-slice the cores, the iteration between its two ends: the lockstep schedule's
+// (every wait leaves the rank's share of the cores idle) and the cores' budget (no core ever idle).
+// Nothing measured before the run says how far the ranks drift out of step, so the point is the
+// two ends' midpoint and the interval spans them. On the 2-core AMD VM the measured iteration lay
+// at a median 0.52 of the way from the lockstep to the budget, over 40 held-out case-rounds of
+// five runs (docs/predict.md, "Assumptions and limits").
+//
+// What it takes off the lockstep comes off the time the lockstep books to the collectives, the
+// exposed waits and the contention, in proportion: out of step, a waiting rank's share of the
+// cores runs another rank's compute, which the lockstep books as the wait and its contention.
+// A budget that is no lower end (at or above the lockstep) leaves the lockstep as it is.
+inline constexpr double kOutOfStepWeight = 0.5;
+struct OutOfStep {
+  double iteration_seconds = 0;  // the point prediction
+  double lockstep_seconds = 0;   // the schedule's
+  double budget_seconds = 0;     // the cores' budget's
+  double waits_scale = 1;        // on the lockstep's exposed waits and contention
+};
+OutOfStep between_lockstep_and_budget(double lockstep_seconds, double budget_seconds, double waits_seconds);
+
 // The factors and the arrangement as one line of text, for the prediction's assumptions.
 std::string describe(const CpuPlacement& measured, const CpuPlacement& predicted, const CpuContentionFactors& f);
 

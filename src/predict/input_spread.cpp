@@ -80,7 +80,8 @@ std::string interval_rule() {
          "distance below its mean in the comm document, either side; the compute by the run's reference probe between "
          "its quartiles, where that probe sets the compute's level (compute x (1 - median/Q3) below, compute x "
          "(median/Q1 - 1) above); the forward and backward by the quartiles of the document's compute-sharing ratios "
-         "against their median, where that measurement scales them";
+         "against their median, where that measurement scales them; and where ranks time-slice the cores, the "
+         "iteration from the midpoint down to the cores' budget and up to the lockstep schedule's";
 }
 
 UnitTimingsLevel unit_timings_level(const std::optional<IterationSpread>& spread, double pass_iteration_seconds,

@@ -563,22 +563,36 @@ results::RunRecord predict_record(const MeasuredRun& measured, const ClusterInpu
   }
   s.comm_compute_steal = steal;
   s.comm_rate_beside_compute = comm_rate;
-  const ScheduleResult r = simulate_iteration(s);
+  ScheduleResult r = simulate_iteration(s);
+  // Where ranks time-slice the cores the schedule's lockstep is one end of the iteration and the
+  // cores' budget the other: the point is between them (cpu_contention.hpp), and the schedule's
+  // waits and contention give up what it takes off.
+  std::optional<OutOfStep> out_of_step;
   if (cpu_placement) {
-    const double hidden = std::max(0.0, r.comm_seconds - r.exposed_comm_seconds);
-    if (const auto budget = cores_budget(*cpu_placement, factors, r.compute_seconds, r.exposed_comm_seconds, hidden,
-                                         comm_rate)) {
+    if (const auto budget = cores_budget(*cpu_placement, factors, r.compute_seconds, r.exposed_comm_seconds,
+                                         r.hidden_comm_seconds(), comm_rate)) {
+      out_of_step = between_lockstep_and_budget(r.iteration_seconds, budget->iteration_seconds,
+                                                r.exposed_comm_seconds + r.contention_seconds);
+      r.iteration_seconds = out_of_step->iteration_seconds;
+      r.exposed_comm_seconds *= out_of_step->waits_scale;
+      r.contention_seconds *= out_of_step->waits_scale;
+      r.copy_contention_seconds *= out_of_step->waits_scale;
       contention[pk::cores_budget] = {{pk::iteration_ms, budget->iteration_seconds * 1e3},
                                       {pk::compute_cpu_ms, budget->compute_cpu_seconds * 1e3},
                                       {pk::gloo_cpu_ms, budget->gloo_cpu_seconds * 1e3}};
+      contention[pk::ranks_out_of_step] = {{pk::lockstep_iteration_ms, out_of_step->lockstep_seconds * 1e3},
+                                           {pk::weight, kOutOfStepWeight},
+                                           {pk::iteration_ms, out_of_step->iteration_seconds * 1e3},
+                                           {pk::waits_scale, out_of_step->waits_scale}};
       assumptions.push_back(fmt::format(
-          "not modelled: ranks out of step. The schedule runs the {} time-slicing ranks in lockstep, so a rank's share "
-          "of the cores is idle while it waits (but for Gloo's part); measured ranks drift apart and hand it to the "
-          "ranks still computing. Every core kept busy, the iteration is {:.2f} ms (cpu_contention.cores_budget: "
-          "compute {:.2f} and Gloo {:.2f} core-ms per rank); on a 2-core VM most runs measured on a quiet host fell "
-          "between the two (docs/predict.md, \"Assumptions and limits\")",
-          cpu_placement->ranks, budget->iteration_seconds * 1e3, budget->compute_cpu_seconds * 1e3,
-          budget->gloo_cpu_seconds * 1e3));
+          "ranks out of step, not measured: the schedule runs the {} time-slicing ranks in lockstep ({:.2f} ms), so "
+          "a rank's share of the cores is idle while it waits (but for Gloo's part); with every core kept busy, as "
+          "ranks drifting apart keep them, the iteration is {:.2f} ms (cpu_contention.cores_budget: compute {:.2f} "
+          "and Gloo {:.2f} core-ms per rank). The prediction is their midpoint, {:.2f} ms, its waits and contention "
+          "x {:.3g}, and its interval spans both (docs/predict.md, \"Assumptions and limits\")",
+          cpu_placement->ranks, out_of_step->lockstep_seconds * 1e3, budget->iteration_seconds * 1e3,
+          budget->compute_cpu_seconds * 1e3, budget->gloo_cpu_seconds * 1e3, out_of_step->iteration_seconds * 1e3,
+          out_of_step->waits_scale));
     }
   }
 
@@ -805,6 +819,12 @@ results::RunRecord predict_record(const MeasuredRun& measured, const ClusterInpu
     spread_parts.push_back({"the comm document's compute sharing (quartiles of its pairs)",
                             forward_backward_seconds(r) * std::max(0.0, 1.0 - sharing_quartile_ratios->first),
                             forward_backward_seconds(r) * std::max(0.0, sharing_quartile_ratios->second - 1.0)});
+  // Ranks in or out of step: the interval reaches both ends.
+  if (spread && out_of_step)
+    spread_parts.push_back({"ranks in or out of step (cpu_contention.ranks_out_of_step: the lockstep schedule above, "
+                            "the cores' budget below)",
+                            std::max(0.0, out_of_step->iteration_seconds - out_of_step->budget_seconds),
+                            std::max(0.0, out_of_step->lockstep_seconds - out_of_step->iteration_seconds)});
   json interval = nullptr;
   if (!spread_parts.empty()) {
     const PredictionInterval p = combined_interval(iteration, spread_parts);
@@ -863,7 +883,7 @@ results::RunRecord predict_record(const MeasuredRun& measured, const ClusterInpu
         {pk::step_copies, r.step_copy_seconds * 1e3},
         {pk::comm_total, r.comm_seconds * 1e3},
         {pk::exposed_comm, r.exposed_comm_seconds * 1e3},
-        {pk::hidden_comm, std::max(0.0, r.comm_seconds - r.exposed_comm_seconds) * 1e3},
+        {pk::hidden_comm, r.hidden_comm_seconds() * 1e3},
         {pk::cpu_contention, r.contention_seconds * 1e3}}},
       {pk::exposed_comm_ms_per_iter, r.exposed_comm_seconds * 1e3},
       {pk::communication, communication},

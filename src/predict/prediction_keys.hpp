@@ -63,6 +63,11 @@ inline constexpr char cores_budget[] = "cores_budget";
 inline constexpr char iteration_ms[] = "iteration_ms";
 inline constexpr char compute_cpu_ms[] = "compute_cpu_ms";
 inline constexpr char gloo_cpu_ms[] = "gloo_cpu_ms";
+// Where ranks time-slice the cores: the point between the lockstep schedule and the cores' budget.
+inline constexpr char ranks_out_of_step[] = "ranks_out_of_step";
+inline constexpr char lockstep_iteration_ms[] = "lockstep_iteration_ms";
+inline constexpr char weight[] = "weight";
+inline constexpr char waits_scale[] = "waits_scale";
 // A sweep's predicted row beside its measured run (sweep/sweep_predictions.cpp): the measured
 // iteration time and the prediction's relative error against it.
 inline constexpr char measured_average_iter_time[] = "measured_average_iter_time";

@@ -73,12 +73,13 @@ std::string notes_of(const record_json& record) {
   // A GPU prediction's cpu_contention is null.
   const record_json sharing = prediction.value(pk::cpu_contention, record_json());
   const record_json budget = sharing.is_object() ? sharing.value(pk::cores_budget, record_json()) : record_json();
-  if (budget.is_object())
-    out += fmt::format("# Ranks time-slice the cores: the prediction runs them in lockstep, idle while they wait; with "
-                       "every core kept busy, as ranks out of step keep them, the iteration is {:.2f} ms "
-                       "(prediction.cpu_contention.cores_budget); on a 2-core VM most runs measured on a quiet "
-                       "host fell between the two\n",
-                       number_in(budget, pk::iteration_ms));
+  const record_json out_of_step = sharing.is_object() ? sharing.value(pk::ranks_out_of_step, record_json()) : record_json();
+  if (budget.is_object() && out_of_step.is_object())
+    out += fmt::format("# Ranks time-slice the cores: in lockstep, idle while they wait, the iteration is {:.2f} ms; "
+                       "with every core kept busy, as ranks out of step keep them, {:.2f} ms "
+                       "(prediction.cpu_contention.cores_budget). The prediction is their midpoint, {:.2f} ms\n",
+                       number_in(out_of_step, pk::lockstep_iteration_ms), number_in(budget, pk::iteration_ms),
+                       number_in(out_of_step, pk::iteration_ms));
   const record_json predicted_account = record.value(results::key::time_account, record_json());
   if (!predicted_account.is_object()) {
     out += fmt::format("# No time account: {}\n",

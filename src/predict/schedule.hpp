@@ -6,6 +6,7 @@
 // docs/predict.md, "The schedule"). Torch-free.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -60,6 +61,9 @@ struct ScheduleResult {
   // and optimizer work): a measured run books each in the category of the work it slowed.
   double copy_contention_seconds = 0;
   std::vector<ScheduledCollective> collectives;
+
+  // The collectives' time compute did not wait for.
+  double hidden_comm_seconds() const { return std::max(0.0, comm_seconds - exposed_comm_seconds); }
 };
 
 // Throws std::invalid_argument when the input's sizes disagree (units, collectives, copies).

@@ -345,6 +345,26 @@ TEST(PredictContention, TheCoresBudgetIsEveryRanksCpuWorkOverItsShare) {
   EXPECT_DOUBLE_EQ(c->iteration_seconds, (0.9 * 2.0 / 3.0 + 0.3) / (2.0 / 3.0));
 }
 
+TEST(PredictContention, RanksOutOfStepMeetHalfwayAndTheWaitsGiveUpWhatItTakes) {
+  // Lockstep 2 s, the cores' budget 1.6 s: the point is 1.8 s, and the 0.2 s comes off the
+  // 0.8 s of waits and contention the lockstep booked, each x 0.75.
+  const OutOfStep o = between_lockstep_and_budget(2.0, 1.6, 0.8);
+  EXPECT_DOUBLE_EQ(o.iteration_seconds, 1.8);
+  EXPECT_DOUBLE_EQ(o.lockstep_seconds, 2.0);
+  EXPECT_DOUBLE_EQ(o.budget_seconds, 1.6);
+  EXPECT_DOUBLE_EQ(o.waits_scale, 0.75);
+  // A budget at or above the lockstep is no lower end; nothing booked to the collectives, nothing to give.
+  for (const OutOfStep& same : {between_lockstep_and_budget(2.0, 2.0, 0.8), between_lockstep_and_budget(2.0, 2.5, 0.8),
+                                between_lockstep_and_budget(2.0, 1.6, 0.0)}) {
+    EXPECT_DOUBLE_EQ(same.iteration_seconds, 2.0);
+    EXPECT_DOUBLE_EQ(same.waits_scale, 1.0);
+  }
+  // Never more than the waits hold.
+  const OutOfStep capped = between_lockstep_and_budget(2.0, 0.0, 0.5);
+  EXPECT_DOUBLE_EQ(capped.iteration_seconds, 1.5);
+  EXPECT_DOUBLE_EQ(capped.waits_scale, 0.0);
+}
+
 TEST(PredictContention, UnevenTimeSlicingIsWhereTheCoresDoNotDivideTheThreads) {
   // {cores, ranks, threads}: 3 one-thread ranks on 2 cores cannot share them evenly at every moment.
   EXPECT_TRUE(uneven_time_slicing(CpuPlacement{2, 3, 1}));

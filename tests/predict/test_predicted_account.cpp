@@ -582,7 +582,9 @@ TEST(InputSpread, TheIntervalCarriesTheCommDocumentsSpread) {
   const json plain = json::parse(predict(run, measured_comm(false), on_ranks(2)).dump());
   EXPECT_EQ(p["average_iter_time"], plain["average_iter_time"]) << "a spread does not move the prediction";
   const json& interval = p["prediction"]["interval_ms"];
-  ASSERT_EQ(interval["parts"].size(), 3u) << interval.dump();
+  // The run's iterations, the collectives, the compute sharing and (2 ranks of 2 threads time-slice
+  // 2 cores) the ranks' step.
+  ASSERT_EQ(interval["parts"].size(), 4u) << interval.dump();
   const json& time_ms = p["prediction"]["time_ms"];
   // The collectives' part: the communication that reaches the iteration, moved by the fastest
   // call's distance below the mean (0.2) either side; the slowest call (1.5x) is an outlier.
@@ -594,15 +596,29 @@ TEST(InputSpread, TheIntervalCarriesTheCommDocumentsSpread) {
   const double fb = time_ms["forward_backward"].get<double>();
   EXPECT_NEAR(interval["parts"][2]["below_ms"].get<double>(), fb * (1 - 1.1 / 1.2), 1e-9 * fb);
   EXPECT_NEAR(interval["parts"][2]["above_ms"].get<double>(), fb * (1.4 / 1.2 - 1), 1e-9 * fb);
-  // The sides add in quadrature.
-  double below = 0, above = 0;
-  for (const auto& part : interval["parts"]) {
-    below += part["below_ms"].get<double>() * part["below_ms"].get<double>();
-    above += part["above_ms"].get<double>() * part["above_ms"].get<double>();
-  }
+  // The ranks' step: the prediction is the midpoint of the lockstep and the cores' budget, and
+  // its part reaches both.
   const double iteration = p["average_iter_time"].get<double>();
-  EXPECT_NEAR(interval["low"].get<double>(), iteration - std::sqrt(below), 1e-9);
-  EXPECT_NEAR(interval["high"].get<double>(), iteration + std::sqrt(above), 1e-9);
+  const json& contention = p["prediction"]["cpu_contention"];
+  const double lockstep = contention["ranks_out_of_step"]["lockstep_iteration_ms"].get<double>();
+  const double budget = contention["cores_budget"]["iteration_ms"].get<double>();
+  ASSERT_LT(budget, lockstep);
+  EXPECT_NEAR(iteration, (lockstep + budget) / 2, 1e-9);
+  EXPECT_NEAR(interval["parts"][3]["below_ms"].get<double>(), iteration - budget, 1e-9);
+  EXPECT_NEAR(interval["parts"][3]["above_ms"].get<double>(), lockstep - iteration, 1e-9);
+  // The sides add in quadrature.
+  const auto expect_quadrature = [](const json& p) {
+    const json& interval = p["prediction"]["interval_ms"];
+    double below = 0, above = 0;
+    for (const auto& part : interval["parts"]) {
+      below += part["below_ms"].get<double>() * part["below_ms"].get<double>();
+      above += part["above_ms"].get<double>() * part["above_ms"].get<double>();
+    }
+    const double iteration = p["average_iter_time"].get<double>();
+    EXPECT_NEAR(interval["low"].get<double>(), iteration - std::sqrt(below), 1e-9);
+    EXPECT_NEAR(interval["high"].get<double>(), iteration + std::sqrt(above), 1e-9);
+  };
+  expect_quadrature(p);
   // print's note names each source beside the run's spread.
   const std::string notes = prediction_notes({p});
   EXPECT_NE(notes.find("by the measured run's spread (4 iterations"), std::string::npos) << notes;
@@ -612,34 +628,43 @@ TEST(InputSpread, TheIntervalCarriesTheCommDocumentsSpread) {
   const json bare = json::parse(
       predict(read_measured_run(measured_record({}), "measured.json"), measured_comm(true), on_ranks(2)).dump());
   EXPECT_TRUE(bare["prediction"]["interval_ms"].is_null());
-  // A document without the spread gives the run's part only in width.
+  // A document without the spread gives its parts no width: the run's and the ranks' step's remain.
   const json& narrow = plain["prediction"]["interval_ms"];
-  EXPECT_NEAR(narrow["high"].get<double>() - narrow["low"].get<double>(),
-              narrow["parts"][0]["below_ms"].get<double>() + narrow["parts"][0]["above_ms"].get<double>(), 1e-9);
+  ASSERT_EQ(narrow["parts"].size(), 4u) << narrow["parts"].dump(1);
+  for (const int i : {1, 2}) {
+    EXPECT_EQ(narrow["parts"][i]["below_ms"].get<double>(), 0.0) << narrow["parts"][i].dump();
+    EXPECT_EQ(narrow["parts"][i]["above_ms"].get<double>(), 0.0) << narrow["parts"][i].dump();
+  }
+  EXPECT_EQ(narrow["parts"][3], interval["parts"][3]);
+  expect_quadrature(plain);
   EXPECT_GT(interval["high"].get<double>() - interval["low"].get<double>(),
-            1.5 * (narrow["high"].get<double>() - narrow["low"].get<double>()));
+            1.2 * (narrow["high"].get<double>() - narrow["low"].get<double>()));
 }
 
 TEST(InputSpread, TheIntervalWidensWithANoisierRecord) {
-  const auto width = [](const json& p) {
-    return p["prediction"]["interval_ms"]["high"].get<double>() - p["prediction"]["interval_ms"]["low"].get<double>();
+  // The run's own part (the first); the prediction's 2 ranks of 2 threads time-slice 2 cores, so
+  // the ranks' step adds a part of the same width to each.
+  const auto run_width = [](const json& p) {
+    const json& part = p["prediction"]["interval_ms"]["parts"][0];
+    return part["below_ms"].get<double>() + part["above_ms"].get<double>();
   };
   const json steady = predicted(measured_record({150, 150, 150, 150}), 2);
   const json quiet = predicted(measured_record({148, 150, 151, 153}), 2);
   const json noisy = predicted(measured_record({120, 150, 170, 210}), 2);
-  EXPECT_DOUBLE_EQ(width(steady), 0) << "iterations that agree give the prediction itself";
-  EXPECT_GT(width(quiet), 0);
-  EXPECT_GT(width(noisy), 5 * width(quiet));
+  EXPECT_DOUBLE_EQ(run_width(steady), 0) << "iterations that agree give the prediction itself";
+  EXPECT_GT(run_width(quiet), 0);
+  EXPECT_GT(run_width(noisy), 5 * run_width(quiet));
   for (const json* p : {&steady, &quiet, &noisy}) {
     const double iteration = (*p)["average_iter_time"].get<double>();
     EXPECT_LE((*p)["prediction"]["interval_ms"]["low"].get<double>(), iteration);
     EXPECT_GE((*p)["prediction"]["interval_ms"]["high"].get<double>(), iteration);
     EXPECT_EQ((*p)["average_iter_time"], steady["average_iter_time"]) << "the spread does not move the prediction";
+    EXPECT_EQ((*p)["prediction"]["interval_ms"]["parts"][1], steady["prediction"]["interval_ms"]["parts"][1]);
   }
   // The rule: the compute moves by the quartiles relative to the median.
   const double compute = noisy["prediction"]["time_ms"]["compute"].get<double>();
   const json& s = noisy["prediction"]["input_spread"];
-  EXPECT_NEAR(noisy["prediction"]["interval_ms"]["high"].get<double>() - noisy["average_iter_time"].get<double>(),
+  EXPECT_NEAR(noisy["prediction"]["interval_ms"]["parts"][0]["above_ms"].get<double>(),
               compute * (s["q3_ms"].get<double>() / s["median_ms"].get<double>() - 1), 1e-9);
   // No measured iterations: no interval, and the spread says why.
   const json bare = predicted(measured_record({}), 2);
