@@ -6,8 +6,9 @@ again with the given tokbench from those same inputs and compares it with the sa
 so a change to the model can be judged on the same measurements before and after it. The probes
 `predict` runs on each call (copy rate, AdamW cost) are taken from the saved prediction of the
 same case (`--probes-from`), so the replay measures nothing and does not follow this machine's
-load; `--fresh-probes` runs them here instead. Its last line sums the GEMM time the predictions book
-as contention beside collectives against what the measured GEMMs imply.
+load; `--fresh-probes` runs them here instead. Its last lines sum the GEMM time the predictions book
+as contention beside collectives against what the measured GEMMs imply, and, where ranks time-slice
+the cores, set the prediction beside its two ends (the lockstep schedule and the cores' budget).
 
 Usage: predict_replay.py TOKBENCH SAVED_DIR [--round r0|all] [--comm-dir DIR] [--cases REGEX] [--json OUT.json]
     [--fresh-probes] [--without-reference-probe] [--own-document-only] [--compute-level run|comm-document]
@@ -137,22 +138,47 @@ def gemm_contention(prediction, predicted, measured):
     return {"predicted": booked, "measured": measured["gemm"] - without}
 
 
+def _lost_and_implied(rows):
+    """The GEMMs' contention, summed: what the predictions booked and what the measurements imply."""
+    return sum(r["predicted"] for r in rows), sum(r["measured"] for r in rows)
+
+
 def contention_line(results):
     """One line over every case: the GEMMs' contention predicted against what the measurements imply."""
     rows = [r["gemm_contention_ms"] for r in results if r.get("gemm_contention_ms")]
     if not rows:
         return None
-    predicted = sum(r["predicted"] for r in rows)
-    measured = sum(r["measured"] for r in rows)
+    predicted, measured = _lost_and_implied(rows)
     by_w = []
     for w in sorted({r["W"] for r in results}):
-        ws = [r["gemm_contention_ms"] for r in results if r["W"] == w and r.get("gemm_contention_ms")]
-        pw, mw = sum(x["predicted"] for x in ws), sum(x["measured"] for x in ws)
+        pw, mw = _lost_and_implied([r["gemm_contention_ms"] for r in results
+                                    if r["W"] == w and r.get("gemm_contention_ms")])
         if pw > 0:
             by_w.append(f"W = {w}: {mw / pw:.2f}")
     ratio = f"{measured / predicted:.2f} of it" if predicted > 0 else "n/a"
     return (f"GEMMs' time lost beside collectives, summed over {len(rows)} cases: predicted {predicted:.0f} ms, "
             f"the measured runs {measured:.0f} ms ({ratio}; " + ", ".join(by_w) + ")")
+
+
+def ends_line(results):
+    """Where ranks time-slice the cores: the lockstep end, the cores' budget and the prediction
+    between them, each against the measurement (mean absolute and signed error)."""
+    rows = []
+    for r in results:
+        c = r.get("cpu_contention") or {}
+        if isinstance(c.get("cores_budget"), dict) and isinstance(c.get("ranks_out_of_step"), dict):
+            rows.append((c["ranks_out_of_step"]["lockstep_iteration_ms"], c["cores_budget"]["iteration_ms"],
+                         r["predicted_ms"], r["measured_ms"]))
+    if not rows:
+        return None
+
+    def errors(i):
+        e = [row[i] / row[3] - 1 for row in rows]
+        return f"{100 * statistics.fmean(abs(x) for x in e):.1f}% ({100 * statistics.fmean(e):+.1f}%)"
+
+    between = sum(1 for lock, budget, _, m in rows if min(lock, budget) <= m <= max(lock, budget))
+    return (f"{len(rows)} time-slicing cases, mean absolute (signed) error: lockstep {errors(0)}, cores' budget "
+            f"{errors(1)}, the prediction {errors(2)}; measured between the two ends in {between}")
 
 
 def summary(results):
@@ -220,9 +246,9 @@ def main():
           f"{100 * s['max_abs_error']:.1f}% over {s['cases']} cases; " +
           "; ".join(f"W = {k[1:]}: mean absolute {100 * v['mean_abs_error']:.1f}%, bias {100 * v['mean_error']:+.1f}%, "
                     f"largest {100 * v['max_abs_error']:.1f}%" for k, v in s.items() if k.startswith("w")))
-    line = contention_line(results)
-    if line:
-        print(line)
+    for line in (contention_line(results), ends_line(results)):
+        if line:
+            print(line)
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"saved": a.saved, "round": a.round, "comm_dir": a.comm_dir,
