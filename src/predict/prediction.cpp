@@ -588,11 +588,14 @@ results::RunRecord predict_record(const MeasuredRun& measured, const ClusterInpu
           "ranks out of step, not measured: the schedule runs the {} time-slicing ranks in lockstep ({:.2f} ms), so "
           "a rank's share of the cores is idle while it waits (but for Gloo's part); with every core kept busy, as "
           "ranks drifting apart keep them, the iteration is {:.2f} ms (cpu_contention.cores_budget: compute {:.2f} "
-          "and Gloo {:.2f} core-ms per rank). The prediction is their midpoint, {:.2f} ms, its waits and contention "
-          "x {:.3g}, and its interval spans both (docs/predict.md, \"Assumptions and limits\")",
+          "and Gloo {:.2f} core-ms per rank). {} (docs/predict.md, \"Assumptions and limits\")",
           cpu_placement->ranks, out_of_step->lockstep_seconds * 1e3, budget->iteration_seconds * 1e3,
-          budget->compute_cpu_seconds * 1e3, budget->gloo_cpu_seconds * 1e3, out_of_step->iteration_seconds * 1e3,
-          out_of_step->waits_scale));
+          budget->compute_cpu_seconds * 1e3, budget->gloo_cpu_seconds * 1e3,
+          out_of_step->iteration_seconds < out_of_step->lockstep_seconds
+              ? fmt::format("The prediction is their midpoint, {:.2f} ms, its waits and contention x {:.3g}, and its "
+                            "interval spans both",
+                            out_of_step->iteration_seconds * 1e3, out_of_step->waits_scale)
+              : std::string("The budget is no lower end here: the prediction is the lockstep's")));
     }
   }
 

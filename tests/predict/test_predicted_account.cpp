@@ -606,6 +606,11 @@ TEST(InputSpread, TheIntervalCarriesTheCommDocumentsSpread) {
   EXPECT_NEAR(iteration, (lockstep + budget) / 2, 1e-9);
   EXPECT_NEAR(interval["parts"][3]["below_ms"].get<double>(), iteration - budget, 1e-9);
   EXPECT_NEAR(interval["parts"][3]["above_ms"].get<double>(), lockstep - iteration, 1e-9);
+  bool said = false;
+  for (const auto& line : p["prediction"]["assumptions"])
+    said = said || line.get<std::string>().find("The prediction is their midpoint") != std::string::npos;
+  EXPECT_TRUE(said) << p["prediction"]["assumptions"].dump();
+  EXPECT_NE(prediction_notes({p}).find("The prediction is their midpoint"), std::string::npos);
   // The sides add in quadrature.
   const auto expect_quadrature = [](const json& p) {
     const json& interval = p["prediction"]["interval_ms"];
