@@ -107,6 +107,8 @@ struct OutOfStep {
   double lockstep_seconds = 0;   // the schedule's
   double budget_seconds = 0;     // the cores' budget's
   double waits_scale = 1;        // on the lockstep's exposed waits and contention
+  // Whether the budget was a lower end, so the prediction left the lockstep for the midpoint.
+  bool below_lockstep() const { return iteration_seconds < lockstep_seconds; }
 };
 OutOfStep between_lockstep_and_budget(double lockstep_seconds, double budget_seconds, double waits_seconds);
 

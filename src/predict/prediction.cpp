@@ -591,7 +591,7 @@ results::RunRecord predict_record(const MeasuredRun& measured, const ClusterInpu
           "and Gloo {:.2f} core-ms per rank). {} (docs/predict.md, \"Assumptions and limits\")",
           cpu_placement->ranks, out_of_step->lockstep_seconds * 1e3, budget->iteration_seconds * 1e3,
           budget->compute_cpu_seconds * 1e3, budget->gloo_cpu_seconds * 1e3,
-          out_of_step->iteration_seconds < out_of_step->lockstep_seconds
+          out_of_step->below_lockstep()
               ? fmt::format("The prediction is their midpoint, {:.2f} ms, its waits and contention x {:.3g}, and its "
                             "interval spans both",
                             out_of_step->iteration_seconds * 1e3, out_of_step->waits_scale)

@@ -2,6 +2,7 @@
 #include "predict/prediction_notes.hpp"
 
 #include <cmath>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -74,12 +75,19 @@ std::string notes_of(const record_json& record) {
   const record_json sharing = prediction.value(pk::cpu_contention, record_json());
   const record_json budget = sharing.is_object() ? sharing.value(pk::cores_budget, record_json()) : record_json();
   const record_json out_of_step = sharing.is_object() ? sharing.value(pk::ranks_out_of_step, record_json()) : record_json();
-  if (budget.is_object() && out_of_step.is_object())
+  if (budget.is_object() && out_of_step.is_object()) {
+    // The record's figures say which end the prediction took, as the assumption's text does: a
+    // budget at or above the lockstep is no lower end and leaves the lockstep's iteration.
+    const double lockstep_ms = number_in(out_of_step, pk::lockstep_iteration_ms);
+    const double predicted_ms = number_in(out_of_step, pk::iteration_ms);
     out += fmt::format("# Ranks time-slice the cores: in lockstep, idle while they wait, the iteration is {:.2f} ms; "
                        "with every core kept busy, as ranks out of step keep them, {:.2f} ms "
-                       "(prediction.cpu_contention.cores_budget). The prediction is their midpoint, {:.2f} ms\n",
-                       number_in(out_of_step, pk::lockstep_iteration_ms), number_in(budget, pk::iteration_ms),
-                       number_in(out_of_step, pk::iteration_ms));
+                       "(prediction.cpu_contention.cores_budget). {}\n",
+                       lockstep_ms, number_in(budget, pk::iteration_ms),
+                       predicted_ms < lockstep_ms
+                           ? fmt::format("The prediction is their midpoint, {:.2f} ms", predicted_ms)
+                           : std::string("The budget is no lower end here: the prediction is the lockstep's"));
+  }
   const record_json predicted_account = record.value(results::key::time_account, record_json());
   if (!predicted_account.is_object()) {
     out += fmt::format("# No time account: {}\n",

@@ -611,6 +611,13 @@ TEST(InputSpread, TheIntervalCarriesTheCommDocumentsSpread) {
     said = said || line.get<std::string>().find("The prediction is their midpoint") != std::string::npos;
   EXPECT_TRUE(said) << p["prediction"]["assumptions"].dump();
   EXPECT_NE(prediction_notes({p}).find("The prediction is their midpoint"), std::string::npos);
+  // A budget at or above the lockstep leaves the lockstep's iteration: the note reads which end
+  // from the record's figures, as the assumption does.
+  json at_lockstep = p;
+  at_lockstep["prediction"]["cpu_contention"]["ranks_out_of_step"]["iteration_ms"] = lockstep;
+  const std::string lockstep_notes = prediction_notes({at_lockstep});
+  EXPECT_EQ(lockstep_notes.find("The prediction is their midpoint"), std::string::npos) << lockstep_notes;
+  EXPECT_NE(lockstep_notes.find("the prediction is the lockstep's"), std::string::npos) << lockstep_notes;
   // The sides add in quadrature.
   const auto expect_quadrature = [](const json& p) {
     const json& interval = p["prediction"]["interval_ms"];
