@@ -110,11 +110,11 @@ std::string cross_entropy_rows_in_place(RowType type, void* logits, const int64_
   const auto s = static_cast<cudaStream_t>(stream);
   const dim3 grid(static_cast<unsigned>(rows));
   if (type == RowType::bf16)
-    cross_entropy_rows_kernel<<<grid, threads, 0, s>>>(static_cast<__nv_bfloat16*>(logits), targets, losses, scale,
-                                                       vocab, softcap);
+    launch(cross_entropy_rows_kernel<__nv_bfloat16>, grid, threads, s, static_cast<__nv_bfloat16*>(logits), targets,
+           losses, scale, vocab, softcap);
   else
-    cross_entropy_rows_kernel<<<grid, threads, 0, s>>>(static_cast<float*>(logits), targets, losses, scale, vocab,
-                                                       softcap);
+    launch(cross_entropy_rows_kernel<float>, grid, threads, s, static_cast<float*>(logits), targets, losses, scale,
+           vocab, softcap);
   return launch_result("cross_entropy_rows_in_place");
 }
 

@@ -128,9 +128,9 @@ void launch_forward(const void* gate, const void* up, void* h, int64_t count, cu
   const auto* u = static_cast<const T*>(up);
   auto* out = static_cast<T*>(h);
   if (packable(count, N, {gate, up, h}))
-    gated_activation_elementwise_forward<T, N, A><<<grid_for(count / N), kThreads, 0, s>>>(g, u, out, count);
+    launch(gated_activation_elementwise_forward<T, N, A>, grid_for(count / N), kThreads, s, g, u, out, count);
   else
-    gated_activation_elementwise_forward<T, 1, A><<<grid_for(count), kThreads, 0, s>>>(g, u, out, count);
+    launch(gated_activation_elementwise_forward<T, 1, A>, grid_for(count), kThreads, s, g, u, out, count);
 }
 
 template <typename T, GateActivation A>
@@ -143,9 +143,9 @@ void launch_backward(const void* grad_h, const void* gate, const void* up, void*
   auto* dg = static_cast<T*>(grad_gate);
   auto* du = static_cast<T*>(grad_up);
   if (packable(count, N, {grad_h, gate, up, grad_gate, grad_up}))
-    gated_activation_elementwise_backward<T, N, A><<<grid_for(count / N), kThreads, 0, s>>>(gh, g, u, dg, du, count);
+    launch(gated_activation_elementwise_backward<T, N, A>, grid_for(count / N), kThreads, s, gh, g, u, dg, du, count);
   else
-    gated_activation_elementwise_backward<T, 1, A><<<grid_for(count), kThreads, 0, s>>>(gh, g, u, dg, du, count);
+    launch(gated_activation_elementwise_backward<T, 1, A>, grid_for(count), kThreads, s, gh, g, u, dg, du, count);
 }
 
 template <typename T>

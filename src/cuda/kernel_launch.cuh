@@ -1,7 +1,7 @@
 // What every row kernel's launcher shares (rms_norm, layer_norm, cross_entropy, gated
-// activation, rope): the block size for a row's width, the grid's largest x dimension, and
-// the launch's outcome as the text the host side reports ("" when it launched). One copy, so
-// every kernel sizes its blocks and words its errors the same way.
+// activation, rope): the launch itself, the block size for a row's width, the grid's largest x
+// dimension, and the launch's outcome as the text the host side reports ("" when it launched).
+// One copy, so every kernel launches, sizes its blocks and words its errors the same way.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -9,8 +9,25 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <tuple>
 
 namespace tokbench::cuda {
+
+// Runs `kernel` over grid × block on `stream`, each argument converted to its parameter's type.
+// Through the runtime's cudaLaunchKernel rather than the <<< >>> syntax, so the kernels' files
+// are C++ to any compiler given a CUDA runtime header: tests/cuda_emulation compiles them with
+// one that runs them on the CPU. The outcome is read by launch_result, as after <<< >>>.
+template <typename... Params, typename... Args>
+void launch(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t stream, Args... args) {
+  static_assert(sizeof...(Params) == sizeof...(Args), "one argument per kernel parameter");
+  std::tuple<Params...> values{static_cast<Params>(args)...};
+  std::apply(
+      [&](auto&... value) {
+        void* pointers[] = {static_cast<void*>(&value)...};
+        (void)cudaLaunchKernel(kernel, grid, block, pointers, 0, stream);
+      },
+      values);
+}
 
 // Wider rows get more threads, so each keeps a handful of values in flight.
 inline unsigned threads_for(int64_t width) { return width >= 4096 ? 512u : 256u; }

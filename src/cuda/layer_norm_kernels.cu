@@ -107,18 +107,18 @@ __global__ void layer_norm_backward_kernel(const T* __restrict__ g, const T* __r
 template <typename T>
 void launch_forward(const void* x, const void* branch, const float* weight, const float* bias, void* sum, void* y,
                     float* mean, float* rstd, int64_t rows, int64_t width, float eps, cudaStream_t s) {
-  layer_norm_forward_kernel<<<dim3(static_cast<unsigned>(rows)), threads_for(width), 0, s>>>(
-      static_cast<const T*>(x), static_cast<const T*>(branch), weight, bias, static_cast<T*>(sum), static_cast<T*>(y),
-      mean, rstd, width, eps);
+  launch(layer_norm_forward_kernel<T>, dim3(static_cast<unsigned>(rows)), threads_for(width), s,
+         static_cast<const T*>(x), static_cast<const T*>(branch), weight, bias, static_cast<T*>(sum),
+         static_cast<T*>(y), mean, rstd, width, eps);
 }
 
 template <typename T>
 void launch_backward(const void* g, const void* x, const void* residual, const float* weight, const float* mean,
                      const float* rstd, void* grad_x, float* weight_partial, float* bias_partial, int64_t parts,
                      int64_t rows, int64_t width, cudaStream_t s) {
-  layer_norm_backward_kernel<<<dim3(static_cast<unsigned>(parts)), threads_for(width), 0, s>>>(
-      static_cast<const T*>(g), static_cast<const T*>(x), static_cast<const T*>(residual), weight, mean, rstd,
-      static_cast<T*>(grad_x), weight_partial, bias_partial, parts, rows, width);
+  launch(layer_norm_backward_kernel<T>, dim3(static_cast<unsigned>(parts)), threads_for(width), s,
+         static_cast<const T*>(g), static_cast<const T*>(x), static_cast<const T*>(residual), weight, mean, rstd,
+         static_cast<T*>(grad_x), weight_partial, bias_partial, parts, rows, width);
 }
 
 std::string forward_of(const char* what, RowType type, const void* x, const void* branch, const float* weight,

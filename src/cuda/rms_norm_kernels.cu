@@ -75,17 +75,17 @@ __global__ void rms_norm_backward_kernel(const T* __restrict__ g, const T* __res
 template <typename T>
 void launch_forward(const void* x, const void* branch, const float* scale, void* sum, void* y, float* rstd,
                     int64_t rows, int64_t width, float eps, cudaStream_t s) {
-  rms_norm_forward_kernel<<<dim3(static_cast<unsigned>(rows)), threads_for(width), 0, s>>>(
-      static_cast<const T*>(x), static_cast<const T*>(branch), scale, static_cast<T*>(sum), static_cast<T*>(y), rstd,
-      width, eps);
+  launch(rms_norm_forward_kernel<T>, dim3(static_cast<unsigned>(rows)), threads_for(width), s,
+         static_cast<const T*>(x), static_cast<const T*>(branch), scale, static_cast<T*>(sum), static_cast<T*>(y), rstd,
+         width, eps);
 }
 
 template <typename T>
 void launch_backward(const void* g, const void* x, const void* residual, const float* scale, const float* rstd,
                      void* grad_x, float* partial, int64_t parts, int64_t rows, int64_t width, cudaStream_t s) {
-  rms_norm_backward_kernel<<<dim3(static_cast<unsigned>(parts)), threads_for(width), 0, s>>>(
-      static_cast<const T*>(g), static_cast<const T*>(x), static_cast<const T*>(residual), scale, rstd,
-      static_cast<T*>(grad_x), partial, parts, rows, width);
+  launch(rms_norm_backward_kernel<T>, dim3(static_cast<unsigned>(parts)), threads_for(width), s,
+         static_cast<const T*>(g), static_cast<const T*>(x), static_cast<const T*>(residual), scale, rstd,
+         static_cast<T*>(grad_x), partial, parts, rows, width);
 }
 
 std::string forward_of(const char* what, RowType type, const void* x, const void* branch, const float* scale,

@@ -64,12 +64,11 @@ std::string rope_rotate(RowType type, const RopeShape& shape, const void* x, con
   const dim3 grid(static_cast<unsigned>(std::min<int64_t>(kMaxBlocks, (total + kThreads - 1) / kThreads)));
   if (type == RowType::bf16) {
     using B = __nv_bfloat16;
-    rope_elementwise_rotate<<<grid, kThreads, 0, s>>>(shape, static_cast<const B*>(x), static_cast<const B*>(cos),
-                                                      static_cast<const B*>(sin), static_cast<B*>(y), inverse);
+    launch(rope_elementwise_rotate<B>, grid, kThreads, s, shape, static_cast<const B*>(x), static_cast<const B*>(cos),
+           static_cast<const B*>(sin), static_cast<B*>(y), inverse);
   } else {
-    rope_elementwise_rotate<<<grid, kThreads, 0, s>>>(shape, static_cast<const float*>(x),
-                                                      static_cast<const float*>(cos), static_cast<const float*>(sin),
-                                                      static_cast<float*>(y), inverse);
+    launch(rope_elementwise_rotate<float>, grid, kThreads, s, shape, static_cast<const float*>(x),
+           static_cast<const float*>(cos), static_cast<const float*>(sin), static_cast<float*>(y), inverse);
   }
   return launch_result("rope_rotate");
 }
