@@ -2,22 +2,27 @@
 // thread a fiber (ucontext) on the calling thread. A scheduler resumes each ready fiber until it
 // returns or waits at a barrier; when every thread of a warp waits at a shuffle, or every thread
 // of the block at __syncthreads(), it releases them. A round that runs nothing and releases
-// nothing is a barrier that can never open: the launch fails, saying which.
+// nothing is a barrier that can never open: the launch fails, saying which. The order threads
+// and blocks run in is thread_order.hpp's.
 #include <ucontext.h>
 
 #include <algorithm>
 #include <array>
 #include <memory>
+#include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "cuda_runtime.h"
+#include "thread_order.hpp"
 
 namespace cuda_emulation {
 namespace {
 
 constexpr unsigned kWarp = 32;
 constexpr unsigned kMaxThreads = 1024;
+constexpr unsigned kMaxBlocks = 1u << 20;
 constexpr std::size_t kStackBytes = 64 * 1024;  // the kernels keep a few scalars; this is ample
 
 enum class State { ready, at_block_barrier, at_warp_barrier, returned, failed };
@@ -38,6 +43,16 @@ struct Block {
 };
 
 Block* running = nullptr;
+ThreadOrder thread_order = ThreadOrder::ascending;
+
+// 0..n−1 in thread_order; `round` picks the shuffled order's permutation.
+std::vector<unsigned> in_order(unsigned n, unsigned round) {
+  std::vector<unsigned> order(n);
+  std::iota(order.begin(), order.end(), 0u);
+  if (thread_order == ThreadOrder::descending) std::reverse(order.begin(), order.end());
+  if (thread_order == ThreadOrder::shuffled) std::shuffle(order.begin(), order.end(), std::mt19937(7919u * round + n));
+  return order;
+}
 thread_local std::string last_failure_text;
 thread_local cudaError_t last_error = cudaSuccess;
 
@@ -104,6 +119,20 @@ std::string release(Block& block) {
          " returned";
 }
 
+// Releases warp w's lanes when every one waits at a shuffle; whether it did.
+bool release_warp(Block& block, unsigned w) {
+  const unsigned first = w * kWarp;
+  const unsigned end = std::min<unsigned>(static_cast<unsigned>(block.threads.size()), first + kWarp);
+  for (unsigned t = first; t < end; ++t)
+    if (block.threads[t].state != State::at_warp_barrier) return false;
+  for (unsigned t = first; t < end; ++t) block.threads[t].state = State::ready;
+  return true;
+}
+
+// Each round takes the warps in the order their first lane comes in thread_order, and runs each
+// warp ahead, through its shuffles, until its lanes wait at __syncthreads() or return, before
+// the next warp starts: a schedule a GPU may choose, and the one under which a warp that writes
+// shared memory another warp has yet to read shows (the ascending order runs warp 0 ahead).
 std::string run_block(Block& block, const dim3& block_dim) {
   const unsigned n = block_dim.x;
   block.threads.assign(n, Thread{});
@@ -115,22 +144,31 @@ std::string run_block(Block& block, const dim3& block_dim) {
     thread.context.uc_link = &block.scheduler;
     makecontext(&thread.context, thread_main, 0);
   }
-  for (;;) {
+  for (unsigned round = 0;; ++round) {
     bool ran = false;
-    for (unsigned t = 0; t < n; ++t) {
-      if (block.threads[t].state != State::ready) continue;
-      block.current = t;
-      threadIdx = uint3{t, 0, 0};
-      swapcontext(&block.scheduler, &block.threads[t].context);
-      ran = true;
-      if (!block.failure.empty()) return block.failure;
+    std::vector<unsigned> warps;                             // in the order their first lane comes
+    std::vector<std::vector<unsigned>> lanes((n + kWarp - 1) / kWarp);  // each warp's, in thread_order
+    for (const unsigned t : in_order(n, round)) {
+      if (lanes[t / kWarp].empty()) warps.push_back(t / kWarp);
+      lanes[t / kWarp].push_back(t);
+    }
+    for (const unsigned w : warps) {
+      do {
+        for (const unsigned t : lanes[w]) {
+          if (block.threads[t].state != State::ready) continue;
+          block.current = t;
+          threadIdx = uint3{t, 0, 0};
+          swapcontext(&block.scheduler, &block.threads[t].context);
+          ran = true;
+          if (!block.failure.empty()) return block.failure;
+        }
+      } while (release_warp(block, w));
     }
     bool all_returned = true;
     for (const Thread& t : block.threads) all_returned = all_returned && t.state == State::returned;
     if (all_returned) return {};
     const std::string stuck = release(block);
     if (!stuck.empty() && !ran) return stuck;
-    if (!stuck.empty()) continue;  // threads ran and may yet reach their barriers' partners
   }
 }
 
@@ -151,6 +189,8 @@ cudaError_t run_grid(dim3 grid, dim3 block_dim, std::size_t dynamic_shared_bytes
                                                      ", " + std::to_string(block_dim.z) + ")");
   if (grid.x < 1 || grid.y < 1 || grid.z < 1)
     return finish(cudaErrorInvalidConfiguration, "emulation: an empty grid");
+  if (static_cast<std::uint64_t>(grid.x) * grid.y * grid.z > kMaxBlocks)
+    return finish(cudaErrorInvalidConfiguration, "emulation: at most 2^20 blocks a launch (a test's sizes)");
   if (dynamic_shared_bytes != 0)
     return finish(cudaErrorInvalidConfiguration, "emulation: dynamic shared memory is not emulated");
   auto block = std::make_unique<Block>();
@@ -159,16 +199,19 @@ cudaError_t run_grid(dim3 grid, dim3 block_dim, std::size_t dynamic_shared_bytes
   blockDim = block_dim;
   gridDim = grid;
   std::string failure;
-  for (unsigned z = 0; z < grid.z && failure.empty(); ++z)
-    for (unsigned y = 0; y < grid.y && failure.empty(); ++y)
-      for (unsigned x = 0; x < grid.x && failure.empty(); ++x) {
-        blockIdx = uint3{x, y, z};
-        failure = run_block(*block, block_dim);
-        if (!failure.empty()) failure = "emulation: " + block_name() + ": " + failure;
-      }
+  for (const unsigned b : in_order(grid.x * grid.y * grid.z, 0)) {
+    blockIdx = uint3{b % grid.x, b / grid.x % grid.y, b / (grid.x * grid.y)};
+    failure = run_block(*block, block_dim);
+    if (!failure.empty()) {
+      failure = "emulation: " + block_name() + ": " + failure;
+      break;
+    }
+  }
   running = nullptr;
   return failure.empty() ? finish(cudaSuccess, {}) : finish(cudaErrorLaunchFailure, failure);
 }
+
+void set_thread_order(ThreadOrder order) { thread_order = order; }
 
 void sync_threads() { wait_as(State::at_block_barrier); }
 

@@ -11,8 +11,9 @@
 // What it checks, failing the launch with the reason as its error text: a __syncthreads() that
 // not every thread of the block reaches, or that some reach after others returned; a shuffle
 // not every lane of the warp takes part in, or with a partial mask or width.
-// What it cannot show: speed, races (the fibers run in one order), or the GPU's own rounding of
-// expf and friends (glibc's differ by an ulp or so, within every test's tolerance).
+// The order threads and blocks run in is a setting (thread_order.hpp), so that the tests can
+// find races as results that change with it. What it cannot show: speed, or the GPU's own
+// rounding of expf and friends (glibc's differ by an ulp or so, within every test's tolerance).
 #pragma once
 
 #include <math.h>  // expf, logf, tanhf, erff, fmaxf in the global namespace, as in device code
