@@ -3,7 +3,9 @@
 // LibTorch offers here (at::mm, i.e. MKL for fp32, and oneDNN's linear through the
 // dispatcher op mkldnn::_linear_pointwise) over a few square and LLM-like shapes. The
 // result is the peak `tokbench run` uses for CPU MFU (calibration_cache.hpp): an achievable
-// peak, so MFU stays at or below 100% where the clock-based estimate can be exceeded.
+// peak, so MFU stays at or below 100% where the clock-based estimate can be exceeded. A dtype
+// that no kernel runs at a usable rate here (bf16 where the CPU lacks it) gets no peak: a rate
+// that low is no upper bound, and its runs keep the estimate.
 #pragma once
 
 #include <functional>
