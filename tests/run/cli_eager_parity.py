@@ -14,10 +14,10 @@ Architectures (one layer, T=16, B=1, fp32 on the CPU unless the case says otherw
   gemma   Gemma-3-1b-it in bf16-true: RMSNorm with the unit offset, GeGLU, post norms, q/k
           norms, two rope bases, sliding-window layers, scaled embeddings
   gemma2  Gemma-2-2b in bf16-true: soft-capped attention and logits
-          (both Gemma cases with the vocabulary cut to SMALL_VOCAB, through --model-config: every
-          other field is the catalog's, as `tokbench info NAME --json` prints it; their 256k
-          vocabularies took 7-13 GB and a minute and a half a case for the same operators, whose
-          shapes differ only in V)
+          (both Gemma cases with the vocabulary cut to SMALL_VOCAB and the MLP's width to
+          SMALL_INTERMEDIATE, through --model-config: every other field is the catalog's, as
+          `tokbench info NAME --json` prints it; their 256k vocabularies took 7-13 GB and a
+          minute and a half a case for the same operators, whose shapes differ only in V)
   moe     a tiny Qwen3-MoE (TINY_MOE, through --model-config), T=64: the LLaMAMoE router, 8
           experts, 2 per token, q/k norms. Both sides start from tokbench's weights and tokens
           (the test hook TOKBENCH_TEST_SAME_START), so they route the same tokens to the same
@@ -68,6 +68,12 @@ SAME_START = {"moe"}
 # the two fill_ calls on both sides). The name keeps "Gemma": both sides give RMSNorm its unit
 # offset by the name, as litgpt does.
 SMALL_VOCAB = 4096
+# The MLP's width of those cases, cut from the catalog's (Gemma-3-1b 6912, Gemma-2-2b 9216) for the
+# same reason: it is a dimension of three weights and their GEMMs only, and no operator chooses by
+# it (the operator counts stay the full width's, checked on 2026-12-07). In bf16 on a CPU without
+# bf16 matmul kernels (the 2-core AMD EPYC VM: about 1 GFLOP/s) the full width took 9.6 s an
+# iteration of Gemma-2-2b, 120 s for the case.
+SMALL_INTERMEDIATE = 1024
 # Bytes of MemAvailable a case needs on the CPU (the two sides run one after the other); the
 # Gemma cases needed 7 and 13 GB with their full vocabularies.
 MEMORY_NEEDED = {}
@@ -99,14 +105,16 @@ def mem_available():
 
 
 def small_vocab_config(tokbench, name, path):
-    """NAME's config from tokbench's catalog with the vocabulary cut to SMALL_VOCAB, written to PATH."""
+    """NAME's config from tokbench's catalog with the vocabulary cut to SMALL_VOCAB and the MLP's width
+    to SMALL_INTERMEDIATE, written to PATH."""
     proc = subprocess.run([tokbench, "info", name, "--json"], capture_output=True, text=True, timeout=120)
     if proc.returncode != 0:
         fail(f"info {name}: exit {proc.returncode}", proc)
     config = json.loads(proc.stdout)["config"]
     for derived in ("hf", "rope_n_elem"):  # info prints them; a config file gives neither
         config.pop(derived, None)
-    config.update(name=f"{name}-vocab{SMALL_VOCAB}", vocab_size=SMALL_VOCAB, padded_vocab_size=SMALL_VOCAB)
+    config.update(name=f"{name}-vocab{SMALL_VOCAB}", vocab_size=SMALL_VOCAB, padded_vocab_size=SMALL_VOCAB,
+                  intermediate_size=SMALL_INTERMEDIATE)
     with open(path, "w") as f:
         json.dump(config, f)
     return path
