@@ -5,6 +5,7 @@
 // relies on which stream or device is current when the loop calls in.
 #include "train/cuda_graph_step.hpp"
 
+#include <ATen/core/CachingHostAllocator.h>
 #include <ATen/cuda/CUDAGraph.h>
 #include <ATen/ops/empty_like.h>
 #include <c10/cuda/CUDACachingAllocator.h>
@@ -66,6 +67,7 @@ class CudaGraphStep final : public TrainStep {
   at::Tensor optimizer_step(const at::Tensor& loss) override {
     if (eager_now()) {
       at::Tensor reported;
+      join(side_, current());  // whatever the caller queued since forward_backward comes first
       {
         c10::cuda::CUDAStreamGuard on_side(side_);
         reported = inner_->optimizer_step(loss);
@@ -193,6 +195,17 @@ class CudaGraphStep final : public TrainStep {
       // that; where capture_end did not get so far, it is stopped here (else this refuses: done).
       c10::cuda::CUDACachingAllocator::endAllocateToPool(device_index_, pool_);
     } catch (const c10::Error&) {
+    }
+    // The same for pinned host memory, which capture_begin routes into a host pool of the same
+    // id (a LibTorch that does not refuses both calls). Left routed, every later pinned allocation
+    // of the run would ask the dead capture's filter. Where the routing was still on, capture_end
+    // never got so far, nor did the graph's release of its host pool: its reference is given
+    // back here.
+    try {
+      at::HostAllocator* host = at::getHostAllocator(at::kCUDA);
+      host->end_allocate_to_pool(pool_);
+      host->release_pool(pool_);
+    } catch (const std::exception&) {  // c10::Error: not routed; std::out_of_range: no such pool
     }
     static_loss_ = at::Tensor();
     inner_->release_after_failure();  // gradients the capture made point into its pool
