@@ -55,8 +55,10 @@ void empty_cache() { c10::cuda::CUDACachingAllocator::emptyCache(); }
 
 struct DeviceIntervals::Impl {
   c10::DeviceIndex device = 0;
-  // Timing events (at::cuda::CUDAEvent's default flags disable timing).
+  // Timing events (at::cuda::CUDAEvent's default flags disable timing), kept and reused from one
+  // take_seconds() to the next, so that no event is made or destroyed inside a timed iteration.
   std::vector<std::pair<at::cuda::CUDAEvent, at::cuda::CUDAEvent>> intervals;
+  std::size_t closed = 0;  // intervals[0, closed) hold this round's begin() and end() pairs
 };
 
 DeviceIntervals::DeviceIntervals(int device_index) : impl_(std::make_unique<Impl>()) {
@@ -66,18 +68,22 @@ DeviceIntervals::DeviceIntervals(int device_index) : impl_(std::make_unique<Impl
 DeviceIntervals::~DeviceIntervals() = default;
 
 void DeviceIntervals::begin() {
-  impl_->intervals.emplace_back(at::cuda::CUDAEvent(cudaEventDefault), at::cuda::CUDAEvent(cudaEventDefault));
-  impl_->intervals.back().first.record(at::cuda::getCurrentCUDAStream(impl_->device));
+  // A begin() whose end() never came (the wait between them threw) is overwritten here.
+  if (impl_->closed == impl_->intervals.size())
+    impl_->intervals.emplace_back(at::cuda::CUDAEvent(cudaEventDefault), at::cuda::CUDAEvent(cudaEventDefault));
+  impl_->intervals[impl_->closed].first.record(at::cuda::getCurrentCUDAStream(impl_->device));
 }
 
 void DeviceIntervals::end() {
-  impl_->intervals.back().second.record(at::cuda::getCurrentCUDAStream(impl_->device));
+  impl_->intervals.at(impl_->closed).second.record(at::cuda::getCurrentCUDAStream(impl_->device));
+  ++impl_->closed;
 }
 
 double DeviceIntervals::take_seconds() {
   double seconds = 0;
-  for (auto& [start, stop] : impl_->intervals) seconds += start.elapsed_time(stop) / 1e3;  // ms
-  impl_->intervals.clear();
+  for (std::size_t i = 0; i < impl_->closed; ++i)
+    seconds += impl_->intervals[i].first.elapsed_time(impl_->intervals[i].second) / 1e3;  // ms
+  impl_->closed = 0;
   return seconds;
 }
 
