@@ -74,8 +74,14 @@ void resolve_device(const RunOptions& o, const machine::MachineInfo& m, RunPlan&
   } else {
     refuse(fmt::format("--device '{}' is not valid; valid: auto, cpu, cuda, cuda:N", d));
   }
-  // Each rank of a node takes the GPU of its local rank, as torchrun scripts do.
-  if (plan.device_kind == DeviceKind::cuda && plan.world_size() > 1 && (d == "auto" || d == "cuda")) {
+  // Each rank of a node takes the GPU of its local rank, as torchrun scripts do. Under Slurm's
+  // per-task binding (srun --gpus-per-task=1, --gpu-bind=single:1) each task sees only its own
+  // GPU, as device 0, whatever its local rank.
+  const bool bound_per_task = plan.dist.env.source == "slurm" && m.cuda_devices.size() == 1;
+  if (plan.device_kind == DeviceKind::cuda && plan.world_size() > 1 && (d == "auto" || d == "cuda") &&
+      bound_per_task) {
+    plan.device_index = 0;
+  } else if (plan.device_kind == DeviceKind::cuda && plan.world_size() > 1 && (d == "auto" || d == "cuda")) {
     if (plan.dist.env.local_rank >= static_cast<int64_t>(m.cuda_devices.size()))
       refuse(fmt::format("local rank {} has no GPU: {} CUDA device(s) visible for {} ranks on this node; valid: at "
                         "most {} ranks per node", plan.dist.env.local_rank, m.cuda_devices.size(),

@@ -522,6 +522,30 @@ TEST(Resolve, Bf16OnOldGpu) {
   expect_usage(o, {"--device", "cuda:1", "cuda:0"}, m);
 }
 
+// A rank takes its local rank's GPU; a Slurm task that sees one GPU (per-task binding) takes it,
+// whatever its local rank, where any other launcher's rank without a GPU is refused.
+TEST(Resolve, RanksTakeTheirLocalRanksGpuOrTheOneSlurmBoundThemTo) {
+  machine::MachineInfo m = gpu_machine();
+  m.cuda_devices.resize(1);
+  m.dist_env.world_size = 4;
+  m.dist_env.local_world_size = 4;
+  m.dist_env.rank = 3;
+  m.dist_env.local_rank = 3;
+  RunOptions o = small();
+  o.distributed_mode = "ddp";
+  o.device = "cuda";
+  m.dist_env.source = "torchrun";
+  expect_usage(o, {"local rank 3 has no GPU", "1 CUDA device(s) visible"}, m);
+  m.dist_env.source = "slurm";
+  EXPECT_EQ(resolve_run(o, m).device_string, "cuda:0");
+  machine::MachineInfo two = m;
+  two.cuda_devices.push_back(m.cuda_devices[0]);
+  two.cuda_devices[1].index = 1;
+  two.dist_env.local_rank = 1;
+  two.dist_env.rank = 1;
+  EXPECT_EQ(resolve_run(o, two).device_string, "cuda:1");
+}
+
 TEST(Resolve, DistributedModesNeedMoreThanOneRank) {
   RunOptions o = small();
   o.distributed_mode = "fsdp";
