@@ -51,10 +51,15 @@ __device__ MaxSum block_combine(MaxSum value, MaxSum* shared) {
   return total;
 }
 
+// Large vocabularies (litgpt's run from 32k to 262k) take a full block per row; the kernel's
+// launch bound keeps its registers within what a block that wide may use.
+constexpr unsigned kLargeVocabThreads = 1024;
+
 template <typename T>
-__global__ void cross_entropy_rows_kernel(T* __restrict__ logits, const int64_t* __restrict__ targets,
-                                          float* __restrict__ losses, const float* __restrict__ scale_of,
-                                          int64_t vocab, float softcap) {
+__global__ void __launch_bounds__(kLargeVocabThreads)
+cross_entropy_rows_kernel(T* __restrict__ logits, const int64_t* __restrict__ targets,
+                          float* __restrict__ losses, const float* __restrict__ scale_of,
+                          int64_t vocab, float softcap) {
   __shared__ MaxSum shared[32];
   const int64_t row = blockIdx.x;
   T* x = logits + row * vocab;
@@ -105,8 +110,7 @@ std::string cross_entropy_rows_in_place(RowType type, void* logits, const int64_
   if (rows <= 0) return {};
   if (vocab <= 0) return "cross_entropy_rows_in_place: the vocabulary is empty";
   if (rows > kMaxGrid) return "cross_entropy_rows_in_place: more rows than one launch's grid holds";
-  // Large vocabularies (litgpt's run from 32k to 262k) take a full block per row.
-  const unsigned threads = vocab >= 16384 ? 1024u : 256u;
+  const unsigned threads = vocab >= 16384 ? kLargeVocabThreads : 256u;
   const auto s = static_cast<cudaStream_t>(stream);
   const dim3 grid(static_cast<unsigned>(rows));
   if (type == RowType::bf16)

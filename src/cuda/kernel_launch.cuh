@@ -29,8 +29,11 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t strea
       values);
 }
 
-// Wider rows get more threads, so each keeps a handful of values in flight.
-inline unsigned threads_for(int64_t width) { return width >= 4096 ? 512u : 256u; }
+// Wider rows get more threads, so each keeps a handful of values in flight. The row kernels
+// declare kMaxRowThreads as their launch bound, so nvcc keeps their registers within what a
+// block that wide may use (a launch above it would fail).
+inline constexpr unsigned kMaxRowThreads = 512;
+inline unsigned threads_for(int64_t width) { return width >= 4096 ? kMaxRowThreads : 256u; }
 
 // The most blocks one launch's grid holds in x (a row per block must stay under it).
 inline constexpr int64_t kMaxGrid = std::numeric_limits<int>::max();

@@ -26,10 +26,11 @@ __device__ __forceinline__ float bias_at(const float* bias, int64_t j) { return 
 // Without `branch` (null) `sum` is unused; with it, each column's rounded sum is written there
 // (in the first pass) and normalised.
 template <typename T>
-__global__ void layer_norm_forward_kernel(const T* __restrict__ x, const T* __restrict__ branch,
-                                          const float* __restrict__ weight, const float* __restrict__ bias,
-                                          T* __restrict__ sum, T* __restrict__ y, float* __restrict__ mean_of,
-                                          float* __restrict__ rstd_of, int64_t width, float eps) {
+__global__ void __launch_bounds__(kMaxRowThreads)
+layer_norm_forward_kernel(const T* __restrict__ x, const T* __restrict__ branch,
+                          const float* __restrict__ weight, const float* __restrict__ bias,
+                          T* __restrict__ sum, T* __restrict__ y, float* __restrict__ mean_of,
+                          float* __restrict__ rstd_of, int64_t width, float eps) {
   __shared__ float shared[32];
   const int64_t row = blockIdx.x;
   const T* x_row = x + row * width;
@@ -61,12 +62,13 @@ __global__ void layer_norm_forward_kernel(const T* __restrict__ x, const T* __re
 // With `residual` (the gradient reaching the fused add's sum from the residual path), it is
 // added to grad_x in fp32 before the one rounding; null: nothing added.
 template <typename T>
-__global__ void layer_norm_backward_kernel(const T* __restrict__ g, const T* __restrict__ x,
-                                           const T* __restrict__ residual, const float* __restrict__ weight,
-                                           const float* __restrict__ mean_of, const float* __restrict__ rstd_of,
-                                           T* __restrict__ grad_x, float* __restrict__ weight_partial,
-                                           float* __restrict__ bias_partial, int64_t parts, int64_t rows,
-                                           int64_t width) {
+__global__ void __launch_bounds__(kMaxRowThreads)
+layer_norm_backward_kernel(const T* __restrict__ g, const T* __restrict__ x,
+                           const T* __restrict__ residual, const float* __restrict__ weight,
+                           const float* __restrict__ mean_of, const float* __restrict__ rstd_of,
+                           T* __restrict__ grad_x, float* __restrict__ weight_partial,
+                           float* __restrict__ bias_partial, int64_t parts, int64_t rows,
+                           int64_t width) {
   __shared__ float shared[32];
   const int64_t part = blockIdx.x;
   const int64_t begin = rows * part / parts;

@@ -18,9 +18,10 @@ namespace {
 
 // Without `branch` (null) `sum` is unused; with it, each column's rounded sum is written there.
 template <typename T>
-__global__ void rms_norm_forward_kernel(const T* __restrict__ x, const T* __restrict__ branch,
-                                        const float* __restrict__ scale, T* __restrict__ sum,
-                                        T* __restrict__ y, float* __restrict__ rstd, int64_t width, float eps) {
+__global__ void __launch_bounds__(kMaxRowThreads)
+rms_norm_forward_kernel(const T* __restrict__ x, const T* __restrict__ branch,
+                        const float* __restrict__ scale, T* __restrict__ sum,
+                        T* __restrict__ y, float* __restrict__ rstd, int64_t width, float eps) {
   __shared__ float shared[32];
   const int64_t row = blockIdx.x;
   const T* x_row = x + row * width;
@@ -42,10 +43,11 @@ __global__ void rms_norm_forward_kernel(const T* __restrict__ x, const T* __rest
 // With `residual` (the gradient reaching the fused add's sum from the residual path), it is
 // added to grad_x in fp32 before the one rounding; null: nothing added.
 template <typename T>
-__global__ void rms_norm_backward_kernel(const T* __restrict__ g, const T* __restrict__ x,
-                                         const T* __restrict__ residual, const float* __restrict__ scale,
-                                         const float* __restrict__ rstd, T* __restrict__ grad_x,
-                                         float* __restrict__ partial, int64_t parts, int64_t rows, int64_t width) {
+__global__ void __launch_bounds__(kMaxRowThreads)
+rms_norm_backward_kernel(const T* __restrict__ g, const T* __restrict__ x,
+                         const T* __restrict__ residual, const float* __restrict__ scale,
+                         const float* __restrict__ rstd, T* __restrict__ grad_x,
+                         float* __restrict__ partial, int64_t parts, int64_t rows, int64_t width) {
   __shared__ float shared[32];
   const int64_t part = blockIdx.x;
   const int64_t begin = rows * part / parts;

@@ -30,6 +30,7 @@
 #define __host__
 #define __forceinline__ inline
 #define __shared__ static
+#define __launch_bounds__(...)
 
 struct uint3 {
   unsigned x = 0, y = 0, z = 0;
