@@ -300,6 +300,7 @@ TEST(CudaKernelsEmulated, CrossEntropyRowsEqualAtensLossAndGradient) {
     expect_cross_entropy_equals_reference({dtype, 9, 1000, 30.0});          // Gemma-2's soft cap
   }
   expect_cross_entropy_equals_reference({torch::kBFloat16, 4, 20000, std::nullopt});  // 1024 threads a row
+  expect_cross_entropy_equals_reference({torch::kBFloat16, 2, 128256, std::nullopt});  // Llama 3's vocabulary
 }
 
 TEST(CudaKernelsEmulated, CrossEntropyTargetsOutsideTheVocabularyGiveNanAndNoGradient) {
