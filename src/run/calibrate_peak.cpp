@@ -64,6 +64,104 @@ double best_seconds(const std::function<void()>& call, double budget) {
   return best;
 }
 
+// A shape's operands, made once outside every timed call: a (m x k) and b (k x n) for at::mm,
+// and w, b transposed (n x k) as nn.Linear stores it, for oneDNN's linear.
+struct Operands {
+  at::Tensor a, b, w;
+};
+
+Operands operands_of(const Shape& s, at::ScalarType dtype) {
+  const auto options = at::TensorOptions().dtype(dtype);
+  Operands o{at::randn({s.m, s.k}, options), at::randn({s.k, s.n}, options), {}};
+  o.w = o.b.t().contiguous();
+  return o;
+}
+
+struct Kernel {
+  std::string name;
+  std::function<void(const Operands&)> call;
+};
+
+// The kernels timed here: at::mm, and oneDNN's linear through the fused executor's kernel layer
+// (train/gemm_kernels.hpp) where this LibTorch has it.
+std::vector<Kernel> kernels_here(bool linear) {
+  std::vector<Kernel> kernels = {{"at::mm", [](const Operands& o) { (void)at::mm(o.a, o.b); }}};
+  if (linear)
+    kernels.push_back({"mkldnn::_linear_pointwise (oneDNN)", [](const Operands& o) {
+                         (void)train::linear_forward(train::GemmKernel::onednn, o.a, o.w, {});
+                       }});
+  return kernels;
+}
+
+// The probe's time per call: the best of a few after one that may set the kernel up, as one call
+// of a fraction of a millisecond is at the mercy of a single stall on a shared machine.
+constexpr int kProbeCalls = 5;
+double probe_seconds(const Kernel& kernel, const Operands& o) {
+  kernel.call(o);
+  double best = 1e300;
+  for (int i = 0; i < kProbeCalls; ++i) {
+    const auto start = Clock::now();
+    kernel.call(o);
+    best = std::min(best, std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  return best;
+}
+
+// One dtype's calibration: what each case logs, the kernels left out, and the best rate of a
+// kernel timed on the full shapes (a rate only a probe or a single slow call gave is no
+// achievable peak, since the run's own kernels may beat it: logged, not kept).
+class DtypePeak {
+ public:
+  DtypePeak(std::string dtype, const std::function<void(const std::string&)>& log)
+      : dtype_(std::move(dtype)), log_(log), best_{dtype_, 0, "", ""} {}
+
+  bool left_out(const std::string& kernel) const { return left_out_.count(kernel) > 0; }
+
+  // Runs `time` (seconds per call); where this CPU refuses the kernel (e.g. oneDNN's bf16 linear
+  // without bf16 support) says so and leaves it out.
+  std::optional<double> timed(const std::string& kernel, const Shape& s, const std::function<double()>& time) {
+    try {
+      return time();
+    } catch (const std::exception& e) {
+      const std::string why = e.what();
+      log_(fmt::format("{} {:<34} {:>15}  not run on this CPU: {}", dtype_, kernel, name_of(s),
+                       why.substr(0, why.find('\n'))));
+      left_out_.insert(kernel);
+      return std::nullopt;
+    }
+  }
+
+  // A full shape's time: logged, and kept where it beats the best so far.
+  void measured(const std::string& kernel, const Shape& s, double seconds) {
+    const double rate = flops_of(s) / seconds;
+    log_(fmt::format("{} {:<34} {:>15}  {:8.1f} GFLOP/s", dtype_, kernel, name_of(s), rate / 1e9));
+    usable_ = true;
+    if (rate > best_.flops_per_s) best_ = machine::MeasuredPeak{dtype_, rate, kernel, name_of(s)};
+  }
+
+  // A kernel too slow to time on the full shapes: its rate logged with why, the kernel left out.
+  void too_slow(const std::string& kernel, const Shape& s, double seconds, const std::string& why) {
+    log_(fmt::format("{} {:<34} {:>15}  {:8.1f} GFLOP/s ({})", dtype_, kernel, name_of(s), flops_of(s) / seconds / 1e9,
+                     why));
+    left_out_.insert(kernel);
+  }
+
+  std::optional<machine::MeasuredPeak> peak() const {
+    if (usable_) return best_;
+    log_(fmt::format("{}: no kernel runs it at a usable rate on this CPU: no peak kept (runs in {} keep the "
+                     "clock-based estimate)",
+                     dtype_, dtype_));
+    return std::nullopt;
+  }
+
+ private:
+  std::string dtype_;
+  const std::function<void(const std::string&)>& log_;
+  machine::MeasuredPeak best_;
+  bool usable_ = false;
+  std::set<std::string> left_out_;
+};
+
 }  // namespace
 
 machine::CpuCalibration calibrate_cpu_peak(const CalibrationSettings& settings,
@@ -71,86 +169,37 @@ machine::CpuCalibration calibrate_cpu_peak(const CalibrationSettings& settings,
   machine::CpuCalibration result;
   result.key = machine::calibration_key_here(at::get_num_threads(), TORCH_VERSION);
   result.measured_at = machine::rfc3339_now();
-  // oneDNN's linear through the fused executor's kernel layer (train/gemm_kernels.hpp).
   const bool linear = train::onednn_linear_available();
   if (!linear) log("mkldnn::_linear_pointwise is not in this LibTorch: at::mm only");
+  const std::vector<Kernel> kernels = kernels_here(linear);
   at::NoGradGuard no_grad;
   for (const auto& [dtype_name, dtype] : {std::pair{"fp32", at::kFloat}, std::pair{"bf16", at::kBFloat16}}) {
-    machine::MeasuredPeak best{dtype_name, 0, "", ""};
-    // Whether a kernel was timed on the full shapes: a rate only a probe or a slow call gave is
-    // no achievable peak (the run's own kernels may beat it), so it is logged and not kept.
-    bool usable = false;
-    // Kernels left out for this dtype: too slow to time on the full shapes, or refused by this CPU.
-    std::set<std::string> left_out;
-    using Kernel = std::function<void(const at::Tensor&, const at::Tensor&)>;
-    std::vector<std::pair<std::string, Kernel>> kernels = {
-        {"at::mm", [](const at::Tensor& a, const at::Tensor& b) { (void)at::mm(a, b); }}};
-    if (linear)  // b transposed to (n x k), as nn.Linear stores it
-      kernels.push_back({"mkldnn::_linear_pointwise (oneDNN)", [](const at::Tensor& a, const at::Tensor& b) {
-                           (void)train::linear_forward(train::GemmKernel::onednn, a, b.t().contiguous(), {});
-                         }});
-    const auto inputs = [&](const Shape& s) {
-      return std::pair{at::randn({s.m, s.k}, at::TensorOptions().dtype(dtype)),
-                       at::randn({s.k, s.n}, at::TensorOptions().dtype(dtype))};
-    };
-    // The kernel's time for one call of `call`, or none where this CPU refuses it (e.g. oneDNN's
-    // bf16 linear without bf16 support), said in the log and the kernel left out.
-    const auto timed = [&](const std::string& kernel, const std::string& shape,
-                           const std::function<double()>& time) -> std::optional<double> {
-      try {
-        return time();
-      } catch (const std::exception& e) {
-        const std::string why = e.what();
-        log(fmt::format("{} {:<34} {:>15}  not run on this CPU: {}", dtype_name, kernel, shape,
-                        why.substr(0, why.find('\n'))));
-        left_out.insert(kernel);
-        return std::nullopt;
-      }
-    };
-    const auto consider = [&](const std::string& kernel, const Shape& s, double seconds, const std::string& note) {
-      const double rate = flops_of(s) / seconds;
-      log(fmt::format("{} {:<34} {:>15}  {:8.1f} GFLOP/s{}", dtype_name, kernel, name_of(s), rate / 1e9, note));
-      if (!note.empty()) return;
-      usable = true;
-      if (rate > best.flops_per_s) best = machine::MeasuredPeak{dtype_name, rate, kernel, name_of(s)};
-    };
-    {
-      const auto [a, b] = inputs(kProbe);
-      for (const auto& [kernel, call] : kernels) {
-        // The second of two calls: the first may set the kernel up.
-        const auto seconds = timed(kernel, name_of(kProbe), [&] {
-          call(a, b);
-          const auto start = Clock::now();
-          call(a, b);
-          return std::chrono::duration<double>(Clock::now() - start).count();
-        });
-        if (!seconds) continue;
-        const double projected = *seconds * flops_of(kShapes[0]) / flops_of(kProbe);
-        if (projected < kSlowCallSeconds) continue;
-        consider(kernel, kProbe, *seconds,
-                 fmt::format(" (a {} call would take about {:.0f} s: too slow to time on the full shapes)",
-                             name_of(kShapes[0]), projected));
-        left_out.insert(kernel);
-      }
+    DtypePeak peak(dtype_name, log);
+    const Operands probe = operands_of(kProbe, dtype);
+    for (const Kernel& kernel : kernels) {
+      const auto seconds = peak.timed(kernel.name, kProbe, [&] { return probe_seconds(kernel, probe); });
+      if (!seconds) continue;
+      const double projected = *seconds * flops_of(kShapes[0]) / flops_of(kProbe);
+      if (projected >= kSlowCallSeconds)
+        peak.too_slow(kernel.name, kProbe, *seconds,
+                      fmt::format("a {} call would take about {:.0f} s: too slow to time on the full shapes",
+                                  name_of(kShapes[0]), projected));
     }
     for (const Shape& s : kShapes) {
-      const auto [a, b] = inputs(s);
-      for (const auto& [kernel, call] : kernels) {
-        if (left_out.count(kernel)) continue;
-        const auto seconds =
-            timed(kernel, name_of(s), [&] { return best_seconds([&] { call(a, b); }, settings.seconds_per_case); });
+      const Operands o = operands_of(s, dtype);
+      for (const Kernel& kernel : kernels) {
+        if (peak.left_out(kernel.name)) continue;
+        const auto seconds = peak.timed(kernel.name, s, [&] {
+          return best_seconds([&] { kernel.call(o); }, settings.seconds_per_case);
+        });
         if (!seconds) continue;
-        const bool slow = *seconds >= kSlowCallSeconds;
-        consider(kernel, s, *seconds, slow ? " (one call: too slow to time on the other shapes)" : "");
-        if (slow) left_out.insert(kernel);
+        if (*seconds >= kSlowCallSeconds)
+          peak.too_slow(kernel.name, s, *seconds, "one call: too slow to time on the other shapes");
+        else
+          peak.measured(kernel.name, s, *seconds);
       }
     }
-    if (usable)
-      result.peaks.push_back(best);
-    else
-      log(fmt::format("{}: no kernel runs it at a usable rate on this CPU: no peak kept (runs in {} keep the "
-                      "clock-based estimate)",
-                      dtype_name, dtype_name));
+    if (const auto kept = peak.peak()) result.peaks.push_back(*kept);
   }
   return result;
 }

@@ -4,7 +4,7 @@ its MFU is the achieved FLOP/s over that peak (recomputed here from the JSON's F
 time); a run at another thread count ignores the calibration and uses the estimate. Every kept
 peak was timed on a full shape (never the small probe that only screens out kernels this CPU
 runs too slowly), and a bf16 run takes the measured bf16 peak, at an MFU of at most 100%,
-only where one was kept (on a CPU without bf16 kernels none is, and the run says so).
+only where one was kept (on a CPU without bf16 kernels none is, and the calibration says why).
 Usage: cli_calibrated_mfu.py /path/to/tokbench"""
 import json
 import os
@@ -37,7 +37,10 @@ with tempfile.TemporaryDirectory() as scratch:
     entry = cache["entries"][0]
     if entry["threads"] != 1:
         fail(f"calibrated at {entry['threads']} threads, asked for 1")
-    fp32 = [p for p in entry["peaks"] if p["dtype"] == "fp32"][0]
+    fp32 = [p for p in entry["peaks"] if p["dtype"] == "fp32"]
+    if not fp32:
+        fail(f"no fp32 peak kept: {entry['peaks']}", proc)
+    fp32 = fp32[0]
     probed = [p for p in entry["peaks"] if p["shape"] == "256x256x256"]
     if probed:
         fail(f"peaks kept from the probe's shape: {probed}", proc)
