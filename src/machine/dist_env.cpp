@@ -151,6 +151,7 @@ DistEnv read_dist_env(const EnvLookup& env) {
     } else {
       d.local_world_size = d.world_size;
     }
+    d.gpus_bound_per_task = env("SLURM_GPUS_PER_TASK").has_value();
     const std::string nodes = env("SLURM_JOB_NODELIST").value_or(env("SLURM_NODELIST").value_or("127.0.0.1"));
     read_master(env, d, env("MASTER_ADDR") ? "" : slurm_master_host(nodes));
   } else if (env("OMPI_COMM_WORLD_SIZE")) {

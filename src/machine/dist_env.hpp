@@ -29,6 +29,9 @@ struct DistEnv {
   // Why: a port found free and closed again can be taken by another process before rank 0
   // binds it; a socket that never stops listening cannot.
   int store_listen_fd = -1;
+  // Slurm bound GPUs to each task (srun --gpus-per-task, which implies --gpu-bind=per_task:N;
+  // SLURM_GPUS_PER_TASK): each task sees only its own GPUs, numbered from 0.
+  bool gpus_bound_per_task = false;
 };
 
 // Looks a variable up; nullopt when unset. Tests pass a map; programs pass getenv.

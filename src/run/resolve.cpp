@@ -74,10 +74,10 @@ void resolve_device(const RunOptions& o, const machine::MachineInfo& m, RunPlan&
   } else {
     refuse(fmt::format("--device '{}' is not valid; valid: auto, cpu, cuda, cuda:N", d));
   }
-  // Each rank of a node takes the GPU of its local rank, as torchrun scripts do. Under Slurm's
-  // per-task binding (srun --gpus-per-task=1, --gpu-bind=single:1) each task sees only its own
-  // GPU, as device 0, whatever its local rank.
-  const bool bound_per_task = plan.dist.env.source == "slurm" && m.cuda_devices.size() == 1;
+  // Each rank of a node takes the GPU of its local rank, as torchrun scripts do. Where Slurm bound
+  // GPUs to each task (srun --gpus-per-task) a task sees only its own, from device 0, whatever
+  // its local rank.
+  const bool bound_per_task = plan.dist.env.gpus_bound_per_task;
   if (plan.device_kind == DeviceKind::cuda && plan.world_size() > 1 && (d == "auto" || d == "cuda") &&
       bound_per_task) {
     plan.device_index = 0;
@@ -96,7 +96,7 @@ void resolve_device(const RunOptions& o, const machine::MachineInfo& m, RunPlan&
   plan.dist.backend = o.dist_backend == "gloo" || (o.dist_backend == "auto" && !cuda) ? distributed::CommBackend::gloo
                                                                                        : distributed::CommBackend::nccl;
   if (plan.dist.backend == distributed::CommBackend::nccl && plan.world_size() > 1 && plan.dist.env.local_world_size > 1 &&
-      d.rfind("cuda:", 0) == 0)
+      d.rfind("cuda:", 0) == 0 && !bound_per_task)  // bound, each task's cuda:N is a GPU of its own
     refuse(fmt::format("--device {} puts the {} ranks of this node on one GPU, which NCCL refuses; valid: "
                       "--dist-backend gloo, or --device cuda (one GPU per rank)", d, plan.dist.env.local_world_size));
   if (plan.device_kind == DeviceKind::cuda) {

@@ -62,6 +62,9 @@ TEST(DistEnv, SlurmTakesTheFirstNodeAsMaster) {
   EXPECT_EQ(d.local_world_size, 2);
   EXPECT_EQ(d.master_addr, "gpu003");
   EXPECT_EQ(d.master_port, 29500);
+  EXPECT_FALSE(d.gpus_bound_per_task);
+  EXPECT_TRUE(machine::read_dist_env(env_of({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_GPUS_PER_TASK", "1"}}))
+                  .gpus_bound_per_task);
 }
 
 TEST(DistEnv, SlurmNodeLists) {

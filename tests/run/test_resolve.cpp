@@ -522,8 +522,9 @@ TEST(Resolve, Bf16OnOldGpu) {
   expect_usage(o, {"--device", "cuda:1", "cuda:0"}, m);
 }
 
-// A rank takes its local rank's GPU; a Slurm task that sees one GPU (per-task binding) takes it,
-// whatever its local rank, where any other launcher's rank without a GPU is refused.
+// A rank takes its local rank's GPU. A Slurm task whose GPUs Slurm bound to it
+// (SLURM_GPUS_PER_TASK) takes its first, whatever its local rank, and may name it as cuda:0
+// under NCCL; without that binding a rank without a GPU is refused, under Slurm too.
 TEST(Resolve, RanksTakeTheirLocalRanksGpuOrTheOneSlurmBoundThemTo) {
   machine::MachineInfo m = gpu_machine();
   m.cuda_devices.resize(1);
@@ -534,11 +535,18 @@ TEST(Resolve, RanksTakeTheirLocalRanksGpuOrTheOneSlurmBoundThemTo) {
   RunOptions o = small();
   o.distributed_mode = "ddp";
   o.device = "cuda";
-  m.dist_env.source = "torchrun";
-  expect_usage(o, {"local rank 3 has no GPU", "1 CUDA device(s) visible"}, m);
-  m.dist_env.source = "slurm";
+  for (const char* source : {"torchrun", "slurm"}) {
+    m.dist_env.source = source;
+    expect_usage(o, {"local rank 3 has no GPU", "1 CUDA device(s) visible"}, m);
+  }
+  o.device = "cuda:0";
+  expect_usage(o, {"--device cuda:0", "NCCL refuses"}, m);
+  m.dist_env.gpus_bound_per_task = true;
+  EXPECT_EQ(resolve_run(o, m).device_string, "cuda:0");
+  o.device = "cuda";
   EXPECT_EQ(resolve_run(o, m).device_string, "cuda:0");
   machine::MachineInfo two = m;
+  two.dist_env.gpus_bound_per_task = false;
   two.cuda_devices.push_back(m.cuda_devices[0]);
   two.cuda_devices[1].index = 1;
   two.dist_env.local_rank = 1;
