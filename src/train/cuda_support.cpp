@@ -56,9 +56,11 @@ void empty_cache() { c10::cuda::CUDACachingAllocator::emptyCache(); }
 struct DeviceIntervals::Impl {
   c10::DeviceIndex device = 0;
   // Timing events (at::cuda::CUDAEvent's default flags disable timing), kept and reused from one
-  // take_seconds() to the next, so that no event is made or destroyed inside a timed iteration.
+  // take_seconds() to the next: after the first round (an event is made at its first record),
+  // no event is made or destroyed inside a timed iteration.
   std::vector<std::pair<at::cuda::CUDAEvent, at::cuda::CUDAEvent>> intervals;
   std::size_t closed = 0;  // intervals[0, closed) hold this round's begin() and end() pairs
+  bool open = false;       // a begin() waits for its end()
 };
 
 DeviceIntervals::DeviceIntervals(int device_index) : impl_(std::make_unique<Impl>()) {
@@ -72,10 +74,13 @@ void DeviceIntervals::begin() {
   if (impl_->closed == impl_->intervals.size())
     impl_->intervals.emplace_back(at::cuda::CUDAEvent(cudaEventDefault), at::cuda::CUDAEvent(cudaEventDefault));
   impl_->intervals[impl_->closed].first.record(at::cuda::getCurrentCUDAStream(impl_->device));
+  impl_->open = true;
 }
 
 void DeviceIntervals::end() {
-  impl_->intervals.at(impl_->closed).second.record(at::cuda::getCurrentCUDAStream(impl_->device));
+  if (!impl_->open) return;  // no begin() to pair with: nothing timed
+  impl_->intervals[impl_->closed].second.record(at::cuda::getCurrentCUDAStream(impl_->device));
+  impl_->open = false;
   ++impl_->closed;
 }
 

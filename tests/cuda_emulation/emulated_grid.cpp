@@ -88,19 +88,10 @@ std::string block_name() {
          std::to_string(blockIdx.z) + ")";
 }
 
-// Releases what can be released; "" when something was, else why nothing can be.
-std::string release(Block& block) {
+// After every warp ran ahead (run_block): opens __syncthreads() where every thread of the block
+// waits at it; "" when it did, else why nothing can open.
+std::string open_block_barrier(Block& block) {
   const unsigned n = static_cast<unsigned>(block.threads.size());
-  bool released = false;
-  for (unsigned first = 0; first < n; first += kWarp) {
-    const unsigned end = std::min(n, first + kWarp);
-    bool all = true;
-    for (unsigned t = first; t < end; ++t) all = all && block.threads[t].state == State::at_warp_barrier;
-    if (!all) continue;
-    for (unsigned t = first; t < end; ++t) block.threads[t].state = State::ready;
-    released = true;
-  }
-  if (released) return {};
   unsigned at_block = 0, at_warp = 0, returned = 0;
   for (const Thread& t : block.threads) {
     at_block += t.state == State::at_block_barrier;
@@ -119,7 +110,7 @@ std::string release(Block& block) {
          " returned";
 }
 
-// Releases warp w's lanes when every one waits at a shuffle; whether it did.
+// Releases warp w's lanes when every one waits at a shuffle (the warp runs on); whether it did.
 bool release_warp(Block& block, unsigned w) {
   const unsigned first = w * kWarp;
   const unsigned end = std::min<unsigned>(static_cast<unsigned>(block.threads.size()), first + kWarp);
@@ -145,7 +136,6 @@ std::string run_block(Block& block, const dim3& block_dim) {
     makecontext(&thread.context, thread_main, 0);
   }
   for (unsigned round = 0;; ++round) {
-    bool ran = false;
     std::vector<unsigned> warps;                             // in the order their first lane comes
     std::vector<std::vector<unsigned>> lanes((n + kWarp - 1) / kWarp);  // each warp's, in thread_order
     for (const unsigned t : in_order(n, round)) {
@@ -159,7 +149,6 @@ std::string run_block(Block& block, const dim3& block_dim) {
           block.current = t;
           threadIdx = uint3{t, 0, 0};
           swapcontext(&block.scheduler, &block.threads[t].context);
-          ran = true;
           if (!block.failure.empty()) return block.failure;
         }
       } while (release_warp(block, w));
@@ -167,12 +156,16 @@ std::string run_block(Block& block, const dim3& block_dim) {
     bool all_returned = true;
     for (const Thread& t : block.threads) all_returned = all_returned && t.state == State::returned;
     if (all_returned) return {};
-    const std::string stuck = release(block);
-    if (!stuck.empty() && !ran) return stuck;
+    // Every warp ran as far as it could: what is left waits at __syncthreads(), or nowhere that opens.
+    const std::string stuck = open_block_barrier(block);
+    if (!stuck.empty()) return stuck;
   }
 }
 
+// A failed launch's error, kept for cudaGetLastError until read (a later successful launch leaves
+// it, as CUDA's runtime does); its text is cudaGetErrorString's.
 cudaError_t finish(cudaError_t error, std::string text) {
+  if (error == cudaSuccess) return error;
   last_error = error;
   last_failure_text = std::move(text);
   return error;
@@ -196,6 +189,9 @@ cudaError_t run_grid(dim3 grid, dim3 block_dim, std::size_t dynamic_shared_bytes
   auto block = std::make_unique<Block>();
   block->kernel_call = &kernel_call;
   running = block.get();
+  struct NotRunning {  // whatever leaves this function, no launch is left running
+    ~NotRunning() { running = nullptr; }
+  } not_running;
   blockDim = block_dim;
   gridDim = grid;
   std::string failure;
@@ -207,7 +203,6 @@ cudaError_t run_grid(dim3 grid, dim3 block_dim, std::size_t dynamic_shared_bytes
       break;
     }
   }
-  running = nullptr;
   return failure.empty() ? finish(cudaSuccess, {}) : finish(cudaErrorLaunchFailure, failure);
 }
 
@@ -239,6 +234,7 @@ cudaError_t cudaGetLastError() {
   return error;
 }
 
+// The emulation keeps one failure's text, the last: every error code it returns names that launch.
 const char* cudaGetErrorString(cudaError_t error) {
   if (error == cudaSuccess) return "no error";
   const std::string& text = cuda_emulation::last_failure_text;

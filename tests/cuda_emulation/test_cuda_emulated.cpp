@@ -5,8 +5,8 @@
 // (packed and element by element) and rotary embeddings, fp32 and bf16, at widths that take
 // 256, 512 and 1024 threads a block. It checks what the emulation can: indexing, the
 // reductions and their barriers, the partial sums, rounding to bf16, and races (the same bits
-// whatever order the threads run in); not speed. First the emulation's own rules. Tolerance:
-// relative norm, the GPU suite's.
+// whatever order the threads run in); not speed. The emulation's own rules are
+// test_emulation_rules.cpp's. Tolerance: relative norm, the GPU suite's.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -20,7 +20,6 @@
 #include "cuda/layer_norm_kernels.hpp"
 #include "cuda/rms_norm_kernels.hpp"
 #include "cuda/rope_kernels.hpp"
-#include "emulator_checks.hpp"
 #include "mlp_rope_references.hpp"
 #include "row_kernel_references.hpp"
 #include "thread_order.hpp"
@@ -39,28 +38,6 @@ cuda::RowType row_type(const torch::Tensor& t) {
 }
 
 float* floats_or_null(const torch::Tensor& t) { return t.defined() ? t.data_ptr<float>() : nullptr; }
-
-// ---- the emulation's own rules ----
-
-TEST(CudaEmulation, BlockSumAddsEveryThreadOfEveryBlock) {
-  for (const unsigned threads : {32u, 256u, 512u, 1024u}) {
-    const auto sums = cuda_emulation::checks::block_sums_of_thread_indices(threads, 3);
-    ASSERT_EQ(sums.size(), 3u) << threads << " threads: the launch failed";
-    for (const float sum : sums) EXPECT_EQ(sum, threads * (threads - 1) / 2.0f) << threads << " threads";
-  }
-}
-
-TEST(CudaEmulation, BarriersNotEveryThreadReachesFailTheLaunchSayingWhy) {
-  using cuda_emulation::checks::Misuse;
-  using cuda_emulation::checks::launch_error_of;
-  EXPECT_EQ(launch_error_of(Misuse::none), "");
-  EXPECT_NE(launch_error_of(Misuse::barrier_in_half_the_block).find("32 threads wait at __syncthreads() after 32"),
-            std::string::npos);
-  EXPECT_NE(launch_error_of(Misuse::barrier_after_a_return).find("after 1 of the block returned"), std::string::npos);
-  EXPECT_NE(launch_error_of(Misuse::shuffle_in_half_a_warp).find("whose warp is not all there"), std::string::npos);
-  EXPECT_NE(launch_error_of(Misuse::partial_mask).find("full-warp"), std::string::npos);
-  EXPECT_EQ(launch_error_of(Misuse::none), "") << "a failed launch leaves the next one unaffected";
-}
 
 // ---- RMSNorm and LayerNorm ----
 
@@ -437,6 +414,9 @@ TEST(CudaKernelsEmulated, RopeEqualsTheEagerCompositionAndItsInverseIsTheGradien
 template <typename Outputs>
 void expect_the_same_bits_in_every_order(const std::string& what, Outputs&& outputs) {
   using cuda_emulation::ThreadOrder;
+  struct Ascending {  // the order every other test assumes, however this one ends
+    ~Ascending() { cuda_emulation::set_thread_order(ThreadOrder::ascending); }
+  } restore;
   cuda_emulation::set_thread_order(ThreadOrder::ascending);
   const std::vector<torch::Tensor> first = outputs();
   for (const auto order : {ThreadOrder::descending, ThreadOrder::shuffled}) {
@@ -447,7 +427,6 @@ void expect_the_same_bits_in_every_order(const std::string& what, Outputs&& outp
       EXPECT_TRUE(first[i].defined() ? torch::equal(again[i], first[i]) : !again[i].defined())
           << what << ": output " << i << " differs with threads in order " << static_cast<int>(order);
   }
-  cuda_emulation::set_thread_order(ThreadOrder::ascending);
 }
 
 TEST(CudaKernelsEmulated, EveryKernelGivesTheSameBitsWhateverOrderItsThreadsRunIn) {

@@ -9,7 +9,7 @@ namespace cuda_emulation {
 enum class ThreadOrder {
   ascending,   // thread 0 first, block 0 first: the order a warp's lanes are numbered in
   descending,  // the last thread and block first
-  shuffled,    // a fixed pseudo-random permutation, a new one at every barrier
+  shuffled,    // a fixed pseudo-random permutation, a new one each scheduling round (barrier)
 };
 
 void set_thread_order(ThreadOrder order);

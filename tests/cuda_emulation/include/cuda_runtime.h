@@ -12,8 +12,10 @@
 // not every thread of the block reaches, or that some reach after others returned; a shuffle
 // not every lane of the warp takes part in, or with a partial mask or width.
 // The order threads and blocks run in is a setting (thread_order.hpp), so that the tests can
-// find races as results that change with it. What it cannot show: speed, or the GPU's own
-// rounding of expf and friends (glibc's differ by an ulp or so, within every test's tolerance).
+// find races as results that change with it. What it cannot show: speed; a block wider than a
+// kernel's __launch_bounds__ (ignored here, refused by a GPU); shared memory read before it is
+// written (it keeps the last block's values); the GPU's own rounding of expf and friends
+// (glibc's differ by an ulp or so, within every test's tolerance).
 #pragma once
 
 #include <math.h>  // expf, logf, tanhf, erff, fmaxf in the global namespace, as in device code
@@ -98,4 +100,6 @@ inline float __int_as_float(int bits) {
   return value;
 }
 
-inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+// Under its own name: C23 gives <math.h> an rsqrtf of its own, which a newer glibc declares.
+inline float cuda_emulation_rsqrtf(float x) { return 1.0f / sqrtf(x); }
+#define rsqrtf cuda_emulation_rsqrtf
