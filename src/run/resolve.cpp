@@ -78,15 +78,12 @@ void resolve_device(const RunOptions& o, const machine::MachineInfo& m, RunPlan&
   // GPUs to each task (srun --gpus-per-task) a task sees only its own, from device 0, whatever
   // its local rank.
   const bool bound_per_task = plan.dist.env.gpus_bound_per_task;
-  if (plan.device_kind == DeviceKind::cuda && plan.world_size() > 1 && (d == "auto" || d == "cuda") &&
-      bound_per_task) {
-    plan.device_index = 0;
-  } else if (plan.device_kind == DeviceKind::cuda && plan.world_size() > 1 && (d == "auto" || d == "cuda")) {
-    if (plan.dist.env.local_rank >= static_cast<int64_t>(m.cuda_devices.size()))
+  if (plan.device_kind == DeviceKind::cuda && plan.world_size() > 1 && (d == "auto" || d == "cuda")) {
+    if (!bound_per_task && plan.dist.env.local_rank >= static_cast<int64_t>(m.cuda_devices.size()))
       refuse(fmt::format("local rank {} has no GPU: {} CUDA device(s) visible for {} ranks on this node; valid: at "
                         "most {} ranks per node", plan.dist.env.local_rank, m.cuda_devices.size(),
                         plan.dist.env.local_world_size, m.cuda_devices.size()));
-    plan.device_index = static_cast<int>(plan.dist.env.local_rank);
+    plan.device_index = bound_per_task ? 0 : static_cast<int>(plan.dist.env.local_rank);
   }
   // The collectives' library, now that the device is known.
   const bool cuda = plan.device_kind == DeviceKind::cuda;

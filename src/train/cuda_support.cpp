@@ -89,6 +89,7 @@ double DeviceIntervals::take_seconds() {
   for (std::size_t i = 0; i < impl_->closed; ++i)
     seconds += impl_->intervals[i].first.elapsed_time(impl_->intervals[i].second) / 1e3;  // ms
   impl_->closed = 0;
+  impl_->open = false;  // a begin() left open belongs to the round just taken
   return seconds;
 }
 
