@@ -148,8 +148,12 @@ def main():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
+    # litgpt imported once here and the ranks forked: each spawned rank imported torch, litgpt and
+    # lightning again (9 s of CPU apiece on a 2-core VM, most of the script's time). Nothing has
+    # computed yet, so no thread pool exists to be lost in the fork.
+    import litgpt.model  # noqa: F401
     mp.start_processes(worker, args=(a.world, a.grad_accum, a.family, a.out, port), nprocs=a.world,
-                       start_method="spawn", join=True)
+                       start_method="fork", join=True)
 
 
 if __name__ == "__main__":
