@@ -61,6 +61,10 @@ void add_comm_options(CLI::App& app, CommOptions& o) {
   app.add_option("--warmup-iters,--warmup_iters", o.warmup_iters, "iterations run first and left out")
       ->transform(whole_number<int64_t>(fmt::format("a whole number 0..{}", comm_limits::kMaxIters)))
       ->group("Benchmark");
+  app.add_option("--compute-sharing,--compute_sharing", o.compute_sharing,
+                 "on | off: after the collectives, time how this node's CPU ranks slow each other's compute "
+                 "(CPU only; about 10 s at two ranks; tokbench predict uses it, docs/comm.md)")
+      ->group("Benchmark");
   const auto& rows = comm_rows();  // the launcher's five, then --num-threads and --dist-timeout
   config::register_rows(app, o, std::vector{rows[5]});
   app.add_option("--device", o.device, "cpu | cuda (cuda: each rank the GPU of its local rank)")->group("Benchmark");

@@ -31,6 +31,10 @@ struct CommOptions : config::LauncherSection {
   std::string dtype = "float32";
   int64_t iters = 20;
   int64_t warmup_iters = 5;
+  // on: after the collectives, CPU ranks time how much they slow each other's compute (about
+  // 10 s at two ranks; `tokbench predict` scales CPU compute by it); off: the document's
+  // compute_sharing is null and predict falls back to its fitted model (docs/comm.md).
+  std::string compute_sharing = "on";
   // `tokbench run`'s defaults: torch.distributed's timeout; intra-op threads per rank (0: LibTorch's).
   double dist_timeout_s = config::ParallelismSection{}.dist_timeout_s;
   int num_threads = config::DeviceSection{}.num_threads;

@@ -120,6 +120,8 @@ void resolve_sweep(const CommOptions& o, CommPlan& plan) {
     refuse(fmt::format("--warmup-iters {} is not valid; valid: 0..{}", o.warmup_iters, comm_limits::kMaxIters));
   plan.iters = o.iters;
   plan.warmup_iters = o.warmup_iters;
+  require_choice("--compute-sharing", o.compute_sharing, {"on", "off"});
+  plan.compute_sharing = o.compute_sharing == "on";
   plan.num_threads = o.num_threads;  // bounded by its row (resolve_launcher)
   plan.timeout_seconds = o.dist_timeout_s;
 }

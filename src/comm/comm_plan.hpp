@@ -37,6 +37,7 @@ struct CommPlan {
   int64_t iters = 20;
   int64_t warmup_iters = 5;
   int num_threads = 0;  // 0: LibTorch's default
+  bool compute_sharing = true;  // CPU ranks only: measured after the collectives (docs/comm.md)
   double timeout_seconds = 1800;
   const results::ReporterPlugin* format = nullptr;
   std::filesystem::path output;  // empty: standard output

@@ -63,7 +63,7 @@ int run_comm_rank(const CommPlan& plan) {
                   << byte_size_text(plan.sizes.front()) << " to " << byte_size_text(plan.sizes.back()) << "\n";
     });
     keep_slowest_rank(*groups.world, device, points);
-    if (!plan.cuda) sharing = measure_compute_sharing(*groups.world, env.local_world_size);
+    if (!plan.cuda && plan.compute_sharing) sharing = measure_compute_sharing(*groups.world, env.local_world_size);
   } catch (const c10::Error& e) {  // a collective or the rendezvous
     return failed(plan, first_line(e.what_without_backtrace()));
   } catch (const std::exception& e) {

@@ -6,9 +6,10 @@ Scenarios:
            JSON document's keys and figures (sizes, counts, positive times, min <= mean <= max,
            algbw = size / time, busbw / algbw = each collective's factor at W = 2, every result
            correct), the store (read back with sqlite3, and listed by `tokbench history`), and
-           print, CSV, Markdown, HTML and xlsx each parsed by an independent reader; then three
-           ranks, bfloat16, where all_gather and reduce_scatter round a size down to a whole
-           number of elements per rank (factor 2/3)
+           print, CSV, Markdown, HTML and xlsx each parsed by an independent reader (these with
+           --compute-sharing off); then three ranks, bfloat16, where all_gather and
+           reduce_scatter round a size down to a whole number of elements per rank (factor 2/3),
+           and the document's compute_sharing null as asked
   usage    bad options each give one line on stderr and exit 2 before any rank starts
   torchrun two ranks started by `torchrun --no-python` (the checkout's .venv, else PATH's; skipped
            without one): the same document, each rank's place read from torchrun's variables
@@ -63,7 +64,7 @@ def factor(collective, n):
             "broadcast": 1.0}[collective]
 
 
-def check_document(doc, world, dtype, sizes_of, proc):
+def check_document(doc, world, dtype, sizes_of, proc, sharing=True):
     for key, want in [("schema", "tokbench-comm"), ("schema_version", 1), ("backend", "gloo"), ("device", "cpu"),
                       ("world_size", world), ("nnodes", 1), ("nproc_per_node", world), ("dtype", dtype),
                       ("iters", 3), ("warmup_iters", 1)]:
@@ -114,7 +115,12 @@ def check_document(doc, world, dtype, sizes_of, proc):
         fail(f"gloo_cpu_busy {busy} on {doc['device']}: only CPU ranks measure it", proc)
     # And the GEMM beside a running all-reduce (docs/comm.md, compute_sharing.beside_collective):
     # the figures follow from the times the document records beside them.
-    if cpu:
+    if not sharing:  # --compute-sharing off
+        if doc.get("compute_sharing", "absent") is not None:
+            fail(f"--compute-sharing off: compute_sharing {doc.get('compute_sharing', 'absent')!r}, want null", proc)
+        if "# compute sharing" in proc.stderr:
+            fail("--compute-sharing off: the probe's lines were printed", proc)
+    elif cpu:
         b = doc["compute_sharing"]["beside_collective"]
         if not (0 <= b["steal"] < 1 and 0 < b["collective_rate"] <= 1 and 0 <= b["covered_repeats"] <= b["repeats"]
                 and b["repeats"] >= 1 and b["collective_bytes"] >= 2**20 and b["gemm_ms"] > 0
@@ -195,6 +201,10 @@ def formats(work):
     if set(os.listdir(work)) != {"comm.json", "results.sqlite"}:
         fail(f"files beside the outputs: {sorted(os.listdir(work))}", proc)
 
+    # The other formats print what the JSON document holds; each skips the compute-sharing probe
+    # (about 10 s a run here), which only the document carries (docs/comm.md).
+    base = base + ["--compute-sharing", "off"]
+
     # print, on stdout.
     proc = comm(*base)
     lines = [l for l in proc.stdout.splitlines() if l.strip()]
@@ -261,12 +271,14 @@ def formats(work):
         fail(f"xlsx: {sheet_rows} rows", proc)
 
     # Three ranks, bfloat16: all_gather and reduce_scatter move whole elements per rank (1000
-    # bytes -> 996 = 3 x 166 x 2), all_reduce and broadcast the whole 1000.
+    # bytes -> 996 = 3 x 166 x 2), all_reduce and broadcast the whole 1000; without the
+    # compute-sharing probe, whose document says so with a null.
     proc = comm("--nproc-per-node", "3", "--min-bytes", "1000", "--max-bytes", "1000", "--dtype", "bfloat16",
-                "--iters", "3", "--warmup-iters", "1", "--dist-timeout", "60", "--format", "json")
+                "--iters", "3", "--warmup-iters", "1", "--dist-timeout", "60", "--format", "json",
+                "--compute-sharing", "off")
     doc = json.loads(proc.stdout)
     check_document(doc, 3, "bfloat16", {"all_gather": [996], "all_reduce": [1000], "broadcast": [1000],
-                                        "reduce_scatter": [996]}, proc)
+                                        "reduce_scatter": [996]}, proc, sharing=False)
 
 
 def usage(work):
@@ -282,6 +294,7 @@ def usage(work):
         (["--step-factor", "1"], "--step-factor"),
         (["--iters", "0"], "--iters"),
         (["--dtype", "fp8"], "--dtype"),
+        (["--compute-sharing", "maybe"], "--compute-sharing"),
         (["--backend", "nccl"], "--backend nccl"),
         (["--device", "tpu"], "--device"),
         (["--format", "pdf"], "--format"),

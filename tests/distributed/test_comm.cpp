@@ -124,6 +124,7 @@ TEST(CommPlan, Defaults) {
   EXPECT_EQ(plan.sizes.front(), 1024);
   EXPECT_EQ(plan.sizes.back(), 64 << 20);  // the CPU's default
   EXPECT_EQ(plan.format->name, "print");
+  EXPECT_TRUE(plan.compute_sharing);  // predict's input on CPU ranks, unless asked off
 }
 
 TEST(CommPlan, RefusesInOneLine) {
@@ -145,6 +146,10 @@ TEST(CommPlan, RefusesInOneLine) {
   EXPECT_NE(with([](CommOptions& o) { o.nproc_per_node = 4096, o.max_bytes = "16", o.min_bytes = "16"; })
                 .find("all_gather over 4096 ranks"),
             std::string::npos);
+  EXPECT_NE(with([](CommOptions& o) { o.compute_sharing = "no"; }).find("--compute-sharing"), std::string::npos);
+  CommOptions off = two_ranks();
+  off.compute_sharing = "off";
+  EXPECT_FALSE(resolve_comm(off, cpu_machine()).compute_sharing);
   for (const std::string& message : {with([](CommOptions& o) { o.dtype = "fp8"; }),
                                      with([](CommOptions& o) { o.format = "pdf"; })})
     EXPECT_EQ(message.find('\n'), std::string::npos) << message;
