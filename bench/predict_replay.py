@@ -12,7 +12,7 @@ the cores, set the prediction beside its two ends (the lockstep schedule and the
 
 Usage: predict_replay.py TOKBENCH SAVED_DIR [--round r0|all] [--comm-dir DIR] [--cases REGEX] [--json OUT.json]
     [--fresh-probes] [--without-reference-probe] [--own-document-only] [--compute-level run|comm-document]
-    [--alone-from-probe]
+    [--alone-from-probe] [--max-mean-error PCT] [--max-bias POINTS] [--expected-bias PCT] [--max-error PCT]
   --comm-dir: read comm-wN-ROUND.json from DIR instead (e.g. the saved documents with a field a
     newer `tokbench comm` records added), the rest from SAVED_DIR
   --round all: every round the directory holds, each case of each round a row of the summary
@@ -24,6 +24,8 @@ Usage: predict_replay.py TOKBENCH SAVED_DIR [--round r0|all] [--comm-dir DIR] [-
     the one-rank probe the validation script ran right after it (its predict-validation.json,
     machine_probe_ms.after_comm): what --compute-level comm-document gives with a document whose
     level is read as a run's probe is
+  --max-*: the bounds of predict_vs_measured.py, held by the replayed summary (exit 1 and a FAIL line
+    naming each one crossed); the ctest predict_replay_validation holds a saved run to them
   --own-document-only: each case's comm document alone (and the 2-rank one for hybrid sharding), as
     predict_vs_measured.py gave them until 2026-12-06; by default the round's documents of fewer
     ranks follow it, as it gives them now
@@ -38,7 +40,7 @@ import subprocess
 import sys
 import tempfile
 
-from predict_vs_measured import CATEGORIES, categories_ms, strategy_args
+from predict_vs_measured import CATEGORIES, add_bound_arguments, bad_bound, bounds_crossed, categories_ms, strategy_args
 
 CASE = re.compile(r"^(?P<model>.+)-w(?P<w>\d+)-(?P<strategy>ddp|zero2|zero3|hybrid_zero2|hybrid_zero3)-ga(?P<ga>\d+)"
                   r"-measured-(?P<round>r\d+)\.json$")
@@ -215,7 +217,10 @@ def main():
                     help="comm documents' alone_ms set to the validation's probe right after each")
     ap.add_argument("--own-document-only", action="store_true",
                     help="each case's own comm document only (and the 2-rank one for hybrid), as before 2026-12-06")
+    add_bound_arguments(ap)
     a = ap.parse_args()
+    if bad_bound(a):
+        refuse(bad_bound(a))
     if not os.path.isdir(a.saved):
         refuse(f"SAVED_DIR '{a.saved}' is not a directory; valid: an OUT_DIR of bench/predict_vs_measured.py")
     rounds = [a.round]
@@ -256,7 +261,13 @@ def main():
                        "alone_from_probe": a.alone_from_probe,
                        "own_document_only": a.own_document_only, "results": results, "summary": s}, f,
                       indent=1)
+    failed = bounds_crossed(a, s)
+    if failed:
+        # The saved measurements do not move, so a crossed bound is the model's (or the binary's) change.
+        print("FAIL: " + "; ".join(failed) + f" (replayed from '{a.saved}')", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -471,9 +471,24 @@ def markdown(a, results, summary, inputs, loads, started, minutes, binary_revisi
     return "\n".join(lines) + "\n"
 
 
-def report_bounds(a, summary, loads):
-    """Exit status of the --max-* checks on a summary: 1 with one FAIL line naming each bound
-    crossed and the load average, else 0."""
+def add_bound_arguments(ap):
+    """The --max-* bounds a summary is held to, here and in predict_replay.py."""
+    ap.add_argument("--max-mean-error", type=float, default=None)
+    ap.add_argument("--max-bias", type=float, default=None)
+    ap.add_argument("--expected-bias", type=float, default=0.0,
+                    help="the mean signed error a quiet run of today's model gives, percent; --max-bias is measured from it")
+    ap.add_argument("--max-error", type=float, default=None)
+
+
+def bad_bound(a):
+    """One line naming a bound that cannot be met by any summary, or None."""
+    if a.max_bias is not None and a.max_bias < 0:
+        return f"--max-bias: {a.max_bias} is not valid; valid: a distance in percent points, 0 or more"
+    return None
+
+
+def bounds_crossed(a, summary):
+    """Each --max-* bound the summary crosses, in words (an empty list when it meets them all)."""
     failed = []
     if a.max_mean_error is not None and 100 * summary["mean_abs_error"] > a.max_mean_error:
         failed.append(f"mean absolute error {pct(summary['mean_abs_error'], False)} above {a.max_mean_error}%")
@@ -482,6 +497,13 @@ def report_bounds(a, summary, loads):
                       f"expected {a.expected_bias:+.1f}%")
     if a.max_error is not None and 100 * summary["max_abs_error"] > a.max_error:
         failed.append(f"largest error {pct(summary['max_abs_error'], False)} above {a.max_error}%")
+    return failed
+
+
+def report_bounds(a, summary, loads):
+    """Exit status of the --max-* checks on a summary: 1 with one FAIL line naming each bound
+    crossed and the load average, else 0."""
+    failed = bounds_crossed(a, summary)
     if failed:
         print("FAIL: " + "; ".join(failed) + f" (load average at the start {loads['start']['1min']:.2f}, "
               f"at the end {loads['end']['1min']:.2f})", file=sys.stderr)
@@ -507,14 +529,10 @@ def main():
     ap.add_argument("--list", action="store_true", help="print the selected cases and exit")
     ap.add_argument("--recheck", metavar="JSON", default=None,
                     help="measure nothing: apply the --max-* bounds to a saved predict-validation.json")
-    ap.add_argument("--max-mean-error", type=float, default=None)
-    ap.add_argument("--max-bias", type=float, default=None)
-    ap.add_argument("--expected-bias", type=float, default=0.0,
-                    help="the mean signed error a quiet run of today's model gives, percent; --max-bias is measured from it")
-    ap.add_argument("--max-error", type=float, default=None)
+    add_bound_arguments(ap)
     a = ap.parse_args()
-    if a.max_bias is not None and a.max_bias < 0:
-        print(f"--max-bias: {a.max_bias} is not valid; valid: a distance in percent points, 0 or more", file=sys.stderr)
+    if bad_bound(a):
+        print(bad_bound(a), file=sys.stderr)
         return 2
     if a.recheck:
         try:

@@ -4,7 +4,8 @@ quick run, 2026-12-05: mean absolute 4.6%, mean signed -4.6%) passes the bounds 
 fails, with exit 1 and a FAIL line naming the bound, the ones it crosses; a bad bound or file
 exits 2 with one line. Also the sets: `--set holdout --list` names six cases none of which the
 validation set holds, `--quick` with it is refused; and the summary's error against the measured
-median is its own (a case whose mean a burst moved is right by its median)."""
+median is its own (a case whose mean a burst moved is right by its median). predict_replay.py
+refuses a bad bound or folder the same way, before replaying."""
 import importlib.util
 import subprocess
 import sys
@@ -69,7 +70,17 @@ summary, _ = pvm.summarize({"a-w2-ddp-ga1": {"W": 2, "rounds": rounds}}, {})
 if abs(summary["mean_abs_error"] - 20.0 / 120.0) > 1e-12 or abs(summary["vs_median"]["mean_error"] + 1.0 / 101.0) > 1e-12:
     failures.append(f"summary against the mean and the median: {summary['mean_abs_error']}, {summary['vs_median']}")
 
+# predict_replay.py takes the same bounds, and refuses before replaying anything.
+REPLAY = HERE.parent.parent / "bench" / "predict_replay.py"
+for args, words in ((["--max-bias", "-1"], ["--max-bias: -1.0 is not valid"]),
+                    (["--max-bias", "3"], ["SAVED_DIR", "not a directory"])):
+    saved = str(HERE / "fixtures") if args[1] == "-1" else str(HERE / "no-such-folder")
+    proc = subprocess.run([sys.executable, str(REPLAY), "unused", saved, *args], capture_output=True, text=True)
+    if proc.returncode != 2 or any(w not in proc.stderr for w in words):
+        failures.append(f"predict_replay.py {' '.join(args)}: exit {proc.returncode}, {proc.stderr.strip()!r}; "
+                        f"wanted exit 2 with {words}")
+
 if failures:
     print("\n".join(failures))
     sys.exit(1)
-print("8 bound checks, the sets and the median's error as expected")
+print("8 bound checks, the replay's refusals, the sets and the median's error as expected")
