@@ -16,11 +16,12 @@ import argparse
 import glob
 import json
 import os
-import re
 import shutil
 import sys
 
-MEASURED = re.compile(r"^(?P<case>(?P<model>.+)-w\d+-[a-z_0-9]+-ga(?P<ga>\d+))-measured-(?P<round>r\d+)\.json$")
+# The measured runs' file names as the replay reads them (its CASE pattern).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+from predict_replay import CASE as MEASURED  # noqa: E402
 
 
 def measured_essentials(record):
@@ -89,7 +90,7 @@ def main():
         for path in sorted(glob.glob(os.path.join(a.saved, f"*-measured-{rnd}.json"))):
             m = MEASURED.match(os.path.basename(path))
             if m:
-                cases[(m["case"], rnd)] = m
+                cases[(f"{m['model']}-w{m['w']}-{m['strategy']}-ga{m['ga']}", rnd)] = m
     if not cases:
         sys.exit(f"--round {a.round}: no measured runs of that round in '{a.saved}'; valid: r0, r1, ... or all")
     os.makedirs(a.out, exist_ok=True)
