@@ -5,7 +5,6 @@
 #include <memory>
 
 #include "cli/command.hpp"
-#include "comm/comm_command.hpp"
 #include "comm/comm_options.hpp"
 
 namespace tokbench::cli {
@@ -13,13 +12,13 @@ namespace {
 
 const RegisterCommand kComm{
     {"comm", "Benchmark collectives (all-reduce, all-gather, reduce-scatter, broadcast) over a range of sizes",
-     [](CLI::App& sub) -> std::function<int()> {
+     [](CLI::App& sub) -> std::any {
        auto options = std::make_shared<comm::CommOptions>();
        comm::add_comm_options(sub, *options);
        sub.footer("Figures as nccl-tests defines them: time per operation (the slowest rank's), algbw = size / time, "
                   "busbw = algbw x the collective's factor (docs/comm.md). Many ranks: --nproc-per-node N (built-in "
                   "launcher), or torchrun --no-python / srun / mpirun around `tokbench comm`.");
-       return [options] { return comm::comm_command(*options); };
+       return options;
      }}};
 
 }  // namespace

@@ -3,7 +3,6 @@
 // device with its memory and the matched datasheet peak per dtype, or a plain "no peak known".
 // --calibrate measures the CPU's achievable matmul FLOP/s (calibrate_peak.hpp) and caches it
 // for `tokbench run`'s CPU MFU; without it the cached calibration for this machine is shown.
-#include <iostream>
 #include <memory>
 
 #include "cli/command.hpp"
@@ -15,7 +14,7 @@ namespace {
 
 const RegisterCommand kEnv{{"env",
                             "Report LibTorch, the CPU and CUDA devices with their peak FLOP/s per dtype",
-                            [](CLI::App& sub) -> std::function<int()> {
+                            [](CLI::App& sub) -> std::any {
                               auto o = std::make_shared<run::EnvOptions>();
                               sub.add_flag("--verbose,-v", o->verbose, "Print LibTorch's whole build configuration");
                               sub.add_flag("--calibrate", o->calibrate,
@@ -24,7 +23,7 @@ const RegisterCommand kEnv{{"env",
                                              "Intra-op threads to calibrate (and show) for (0: LibTorch's default)")
                                   ->transform(run::whole_number<int>("0..1024 (0: LibTorch's default)"))
                                   ->check(CLI::Range(0, run::limits::kMaxThreads));
-                              return [o] { return run::write_env_report(*o, std::cout) ? kExitOk : kExitError; };
+                              return o;
                             }}};
 
 }  // namespace

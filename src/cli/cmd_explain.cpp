@@ -1,9 +1,7 @@
 // `tokbench explain BASE.json RUN.json [--format text|json]`: where RUN's iteration time differs
 // from BASE's, category by category of their time accounts, summing to the difference of their
 // iteration times (results/explain_command.hpp; docs/time-account.md). This file registers it.
-#include <iostream>
 #include <memory>
-#include <string>
 
 #include "cli/command.hpp"
 #include "results/explain_command.hpp"
@@ -11,15 +9,10 @@
 namespace tokbench::cli {
 namespace {
 
-struct ExplainOptions {
-  std::string base, run;
-  std::string format = "text";
-};
-
 const RegisterCommand kExplain{
     {"explain", "Explain where one run's iteration time differs from another's, category by category",
-     [](CLI::App& sub) -> std::function<int()> {
-       auto o = std::make_shared<ExplainOptions>();
+     [](CLI::App& sub) -> std::any {
+       auto o = std::make_shared<results::ExplainOptions>();
        sub.add_option("BASE", o->base, "run JSON explained against (e.g. python-eager's; a prediction: tokbench "
                                        "predict's JSON of one run)")->required();
        sub.add_option("RUN", o->run, "run JSON explained (e.g. fused's), of the same configuration")->required();
@@ -27,10 +20,7 @@ const RegisterCommand kExplain{
        sub.footer("Both runs need a time account (tokbench run --time-account-iters N) and one configuration: the "
                   "same model, layers, shape, precision, ranks and device.\nExit codes: 0 explained, 2 usage (a "
                   "record without an account, two configurations, a file that is no record a run writes).");
-       return [o] {
-         results::write_explanation_of(o->base, o->run, o->format, std::cout);
-         return kExitOk;
-       };
+       return o;
      }}};
 
 }  // namespace

@@ -1,7 +1,6 @@
 // `tokbench history`: the result store's sweeps (and stored `tokbench comm` benchmarks, one line
 // each), or the sweeps' runs as tables in any format. The store is opened read-only; what is
 // not a readable store is refused in one line (exit 2).
-#include <iostream>
 #include <memory>
 
 #include "cli/command.hpp"
@@ -12,17 +11,14 @@ namespace {
 
 const RegisterCommand kHistory{
     {"history", "List stored sweeps, or tabulate stored runs",
-     [](CLI::App& sub) -> std::function<int()> {
+     [](CLI::App& sub) -> std::any {
        auto o = std::make_shared<results::HistoryOptions>();
        sub.add_option("--store", o->store, "SQLite result store")->capture_default_str();
        sub.add_option("--sweep", o->sweep, "one sweep's runs (ids: `tokbench history`)");
        sub.add_option("--filter", o->filter, "runs whose model, executor, mode, status or device contains this");
        sub.add_option("--format", o->format, "print | csv | json | markdown | xlsx | html");
        sub.add_option("--output", o->output, "file for xlsx and html");
-       return [o] {
-         results::write_history(*o, std::cout);
-         return kExitOk;
-       };
+       return o;
      }}};
 
 }  // namespace

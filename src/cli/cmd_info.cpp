@@ -8,7 +8,6 @@
 // "flops_default_convention": "matmul", "memory_bytes": {PRECISION: {...}}, "config": {...}}.
 #include <fmt/format.h>
 
-#include <iostream>
 #include <memory>
 
 #include "cli/command.hpp"
@@ -20,7 +19,7 @@ namespace {
 
 const RegisterCommand kInfo{
     {"info", "Parameters, FLOPs per micro-batch and a training-memory estimate for one model",
-     [](CLI::App& sub) -> std::function<int()> {
+     [](CLI::App& sub) -> std::any {
        auto options = std::make_shared<run::InfoOptions>();
        sub.add_option("model", options->model, "litgpt name, Hugging Face id or bare Hugging Face name");
        // Numeric values are checked as `run` checks them (run::whole_number): one line, exit 2.
@@ -35,10 +34,7 @@ const RegisterCommand kInfo{
        sub.add_flag("--checkpoint-activations,--checkpoint_activations", options->checkpoint_activations,
                     "Count the recomputed forward of activation checkpointing (hardware FLOPs) and its memory");
        sub.add_flag("--json", options->json, "Print one JSON object instead of tables");
-       return [options] {
-         run::write_model_info(*options, std::cout);
-         return kExitOk;
-       };
+       return options;
      }}};
 
 }  // namespace

@@ -6,7 +6,6 @@
 #include <memory>
 
 #include "cli/command.hpp"
-#include "sweep/sweep_command.hpp"
 #include "sweep/sweep_options.hpp"
 
 namespace tokbench::cli {
@@ -14,12 +13,10 @@ namespace {
 
 const RegisterCommand kSweep{
     {"sweep", "Run a matrix of `tokbench run` configurations and print the reference's comparison tables",
-     [](CLI::App& sub) -> std::function<int()> {
-       auto o = std::make_shared<sweep::SweepCommandOptions>();
-       const sweep::SweepOptionHandles handles = sweep::add_sweep_options(sub, *o);
-       return [o, &sub, handles] {
-         return sweep::run_sweep_command(*o, sub.remaining(), handles.slurm_options_given());
-       };
+     [](CLI::App& sub) -> std::any {
+       auto line = std::make_shared<sweep::SweepCommandLine>();
+       line->handles = sweep::add_sweep_options(sub, line->options);
+       return line;
      }}};
 
 }  // namespace

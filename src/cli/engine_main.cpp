@@ -1,6 +1,8 @@
-// The `tokbench` program: one binary, subcommands from the command registry. Usage errors
-// print one line and exit 2 before any work starts; nothing here knows a subcommand's options.
-// A runtime that cannot start (a deleted working directory, a library's exit) is exit 9.
+// The `tokbench-engine` program: what `tokbench` starts once a command line reads well (main.cpp),
+// on the same command line. It reads it again (command_line.hpp) and does the subcommand's work
+// (command_work.hpp); nothing here knows a subcommand's options. It runs alone as well: the
+// launcher's ranks and the sweep's runs are started as this program. A runtime that cannot start
+// (a deleted working directory, a library's exit) is exit 9.
 #include <unistd.h>
 
 #include <atomic>
@@ -11,21 +13,13 @@
 #include <cstring>
 #include <exception>
 #include <iostream>
-#include <memory>
+#include <stdexcept>
 #include <string>
-#include <vector>
 
-#include "cli/command.hpp"
-#include "cli/option_values.hpp"
+#include "cli/command_line.hpp"
+#include "cli/command_work.hpp"
 #include "process/child_process.hpp"
 #include "results/record_status.hpp"
-
-namespace tokbench::cli {
-std::vector<Command>& command_registry() {
-  static std::vector<Command> commands;
-  return commands;
-}
-}  // namespace tokbench::cli
 
 namespace {
 
@@ -81,41 +75,19 @@ int run_main(int argc, char** argv) {
   std::setlocale(LC_NUMERIC, "C");
   using namespace tokbench::cli;
 
-  CLI::App app{"tokbench: how fast do large language models train?"};
-  app.require_subcommand(1);
-  app.set_version_flag("--version", std::string(TOKBENCH_VERSION));
-  std::function<int()> action;
-  for (auto& command : command_registry()) {
-    CLI::App* sub = app.add_subcommand(command.name, command.description);
-    auto run = std::make_shared<std::function<int()>>();
-    *run = command.setup(*sub);
-    sub->callback([&action, run] { action = *run; });
-  }
-  add_value_rules(app);
   try {
-    // `--name=` is an empty value, never "take the next word" (option_values.hpp).
-    std::vector<std::string> args;
-    try {
-      args = with_empty_values_explicit(app, argc, argv);
-    } catch (const std::invalid_argument& e) {
-      std::cerr << "tokbench: " << e.what() << "\n";
-      return kExitUsage;
-    }
-    std::vector<const char*> words;
-    for (const std::string& arg : args) words.push_back(arg.c_str());
-    app.parse(static_cast<int>(words.size()), words.data());
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::cerr << "tokbench: " << e.what() << " (see --help)\n";
-    return kExitUsage;
+    // Every registered command has its work here, checked before a command line is read: a
+    // command added without its work fails every command line at once, not one user's.
+    for (const Command& command : command_registry()) command_work(command.name);
+  } catch (const std::logic_error& e) {
+    std::cerr << "tokbench: error: " << e.what() << "\n";
+    return kExitError;
   }
+  CLI::App app;
+  ReadCommandLine read = read_command_line(app, argc, argv);
+  if (read.exit_code) return *read.exit_code;
   try {
-    return action ? action() : kExitUsage;
+    return command_work(read.command->name)(read.options, *read.sub);
   } catch (const std::invalid_argument& e) {
     std::cerr << "tokbench: " << e.what() << "\n";
     return kExitUsage;

@@ -9,6 +9,13 @@
 
 namespace tokbench::results {
 
+// `tokbench explain`'s command line.
+struct ExplainOptions {
+  std::string base;  // BASE: the record RUN is explained against
+  std::string run;   // RUN
+  std::string format = "text";
+};
+
 // The explanation's formats, `--format`'s choices.
 inline constexpr const char* kExplainFormats[] = {"text", "json"};
 

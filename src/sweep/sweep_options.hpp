@@ -39,6 +39,12 @@ struct SweepOptionHandles {
 };
 SweepOptionHandles add_sweep_options(CLI::App& sub, SweepCommandOptions& o);
 
+// What `tokbench sweep`'s command line is read into: the values and the handles above.
+struct SweepCommandLine {
+  SweepCommandOptions options;
+  SweepOptionHandles handles;
+};
+
 // The reporter of --format, else $BENCHMARK_OUT_FORMAT (the reference runner's switch), else print.
 const results::ReporterPlugin& chosen_format(const SweepCommandOptions& o);
 // The range checks `tokbench run` applies to its own options, for the sweep's.
