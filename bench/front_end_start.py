@@ -44,8 +44,8 @@ def main():
     if not os.path.exists(engine):
         sys.exit(f"no tokbench-engine beside {front}; valid: a build folder's bin/tokbench")
     print(f"# {cpu_model()}, {os.cpu_count()} CPUs; {args.repeats} runs of each, A B A B")
-    print(f"| command line | tokbench ms | tokbench-engine ms | ratio |")
-    print(f"|---|---:|---:|---:|")
+    print("| command line | tokbench ms | tokbench-engine ms | ratio |")
+    print("|---|---:|---:|---:|")
     for label, line in LINES:
         wall_seconds(front, line), wall_seconds(engine, line)  # warm the page cache
         a, b = [], []
