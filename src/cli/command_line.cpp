@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/option_values.hpp"
+#include "cli/unknown_words.hpp"
 
 namespace tokbench::cli {
 
@@ -26,9 +27,9 @@ ReadCommandLine read_command_line(CLI::App& app, int argc, const char* const* ar
     added.emplace_back(&command, command.add_options(*sub));
   }
   add_value_rules(app);
+  std::vector<std::string> args;  // the command line as CLI11 reads it
   try {
     // `--name=` is an empty value, never "take the next word" (option_values.hpp).
-    std::vector<std::string> args;
     try {
       args = with_empty_values_explicit(app, argc, argv);
     } catch (const std::invalid_argument& e) {
@@ -49,6 +50,11 @@ ReadCommandLine read_command_line(CLI::App& app, int argc, const char* const* ar
     read.exit_code = app.exit(e);
     return read;
   } catch (const CLI::ParseError& e) {
+    if (const std::optional<std::string> line = unknown_word_line(app, args)) {
+      std::cerr << "tokbench: " << *line << "\n";
+      read.exit_code = kExitUsage;
+      return read;
+    }
     std::cerr << "tokbench: " << e.what() << " (see --help)\n";
     read.exit_code = kExitUsage;
     return read;

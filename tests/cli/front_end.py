@@ -5,6 +5,8 @@
   - both programs answer the same command lines alike: --help of every subcommand, usage errors
     of every kind (CLI11's, an empty --name=, one option out of its bounds, a check that needs the
     machine), `version`: the same exit code, stdout and stderr, byte for byte;
+  - a command or an option that does not exist is refused in one line naming it and the valid
+    commands, or the option meant when one is a likely typo;
   - tokbench alone in a folder (no engine beside it) still answers --help and refuses a bad line
     (exit 2) without the engine, and says in one line that it cannot start the engine for a good
     one (exit 9, the runtime could not start), naming it.
@@ -67,7 +69,25 @@ for args in lines:
         failures.append(f"{args}: exit {front[0]}, want 0 (help) or 2 (usage): {front[2]!r}")
 print(f"{len(lines)} command lines answered alike by tokbench and {ENGINE_NAME}")
 
-# 3. tokbench without its engine.
+# 3. A word tokbench does not know: one line naming it and what is valid (src/cli/unknown_words.cpp).
+UNKNOWN = [
+    (["rnu"], ["'rnu' is not a command", "valid: ", "compare, ", "run, ", "sweep"]),
+    ([], ["a command is required", "valid: ", "run, "]),
+    (["run", "--model-nme", "x"], ["`tokbench run` has no option --model-nme", "did you mean --model-name?"]),
+    (["run", "--micro_bach_size=2"], ["has no option --micro_bach_size", "did you mean --micro-batch-size?"]),
+    (["run", "--seed", "-1", "--no-such-option"], ["has no option --no-such-option", "tokbench run --help"]),
+    (["info", "pythia-14m", "--seqlen", "4"], ["`tokbench info` has no option --seqlen", "did you mean --seq-len?"]),
+]
+for args, needles in UNKNOWN:
+    code, out, err = run(FRONT, args)
+    err_lines = [l for l in err.splitlines() if l.strip()]
+    missing = [n for n in needles if not err_lines or n not in err_lines[0]]
+    if code != 2 or len(err_lines) != 1 or missing or out:
+        failures.append(f"{args}: exit {code}, stderr {err!r}; want exit 2 and one line with {missing}")
+    if "did you mean" not in " ".join(needles) and "did you mean" in err:
+        failures.append(f"{args}: suggests an option where none is near: {err!r}")
+
+# 4. tokbench without its engine.
 with tempfile.TemporaryDirectory() as folder:
     alone = os.path.join(folder, "tokbench")
     shutil.copy2(FRONT, alone)

@@ -1,0 +1,113 @@
+// unknown_words.hpp.
+#include "cli/unknown_words.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cctype>
+#include <numeric>
+
+#include "usage/usage_error.hpp"
+
+namespace tokbench::cli {
+namespace {
+
+std::vector<std::string> command_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+  std::sort(names.begin(), names.end());  // the registry's order is the files' initialisation order
+  return names;
+}
+
+// The option `sub` knows by `word` (`--name` or `--name=value`, `-x`), or null.
+const CLI::Option* option_named(const CLI::App& sub, const std::string& word) {
+  const std::string name = word.substr(0, word.find('='));
+  for (const CLI::Option* option : sub.get_options()) {
+    if (option->check_name(name)) return option;
+  }
+  return nullptr;
+}
+
+// The option of `sub` whose long name is nearest `word`, when near enough to be a typo of it: at
+// most two edits, three for names longer than ten characters (`--model-nme`, `--seqlen`,
+// `--micro-bach-size`), and nearer than any other option.
+std::optional<std::string> nearest_option(const CLI::App& sub, const std::string& word) {
+  const std::string name = word.substr(0, word.find('='));
+  std::optional<std::string> best;
+  std::size_t best_distance = name.size() > 10 ? 3 : 2;
+  bool tie = false;
+  for (const CLI::Option* option : sub.get_options()) {
+    for (const std::string& long_name : option->get_lnames()) {
+      const std::size_t distance = edit_distance(name, "--" + long_name);
+      const std::string shown = "--" + option->get_lnames().front();
+      if (distance < best_distance || (distance == best_distance && !best)) {
+        tie = false;
+        best_distance = distance;
+        best = shown;
+      } else if (distance == best_distance && best && *best != shown) {
+        tie = true;
+      }
+    }
+  }
+  if (tie) return std::nullopt;
+  return best;
+}
+
+}  // namespace
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  std::iota(row.begin(), row.end(), std::size_t{0});
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::optional<std::string> unknown_word_line(const CLI::App& app, const std::vector<std::string>& args) {
+  const std::vector<std::string> commands = command_names(app);
+  // The command: the first word that names one. Before it, only the program's own options.
+  const CLI::App* sub = nullptr;
+  std::size_t first = 1;
+  for (; first < args.size() && args[first] != "--" && sub == nullptr; ++first) {
+    for (const CLI::App* command : app.get_subcommands({}))
+      if (command->get_name() == args[first]) sub = command;
+  }
+  --first;  // the command's word
+  if (sub == nullptr) {
+    for (std::size_t i = 1; i < args.size() && args[i] != "--"; ++i) {
+      if (args[i].empty() || args[i][0] != '-')
+        return fmt::format("'{}' is not a command; valid: {} (see --help)", usage::printable(args[i]),
+                           fmt::join(commands, ", "));
+    }
+    return fmt::format("a command is required; valid: {} (see --help)", fmt::join(commands, ", "));
+  }
+  // A command that takes other commands' options (sweep passes `run`'s on) judges its own words.
+  if (sub->get_allow_extras()) return std::nullopt;
+  bool value_next = false;  // the word before was an option whose value is the next word
+  for (std::size_t i = first + 1; i < args.size() && args[i] != "--"; ++i) {
+    const std::string& word = args[i];
+    const bool is_value = value_next;
+    value_next = false;
+    if (is_value || word.size() < 2 || word[0] != '-') continue;
+    if (const CLI::Option* option = option_named(*sub, word)) {
+      value_next = option->get_items_expected_max() > 0 && word.find('=') == std::string::npos;
+      continue;
+    }
+    if (std::isdigit(static_cast<unsigned char>(word[1])) || word[1] == '.') continue;  // a negative number
+    const std::optional<std::string> meant = nearest_option(*sub, word);
+    return fmt::format("`tokbench {}` has no option {}{} (see tokbench {} --help)", sub->get_name(),
+                       usage::printable(word.substr(0, word.find('='))),
+                       meant ? fmt::format(" (did you mean {}?)", *meant) : std::string(), sub->get_name());
+  }
+  return std::nullopt;
+}
+
+}  // namespace tokbench::cli
