@@ -6,8 +6,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <numeric>
+#include <map>
 
+#include "usage/likely_meant.hpp"
 #include "usage/usage_error.hpp"
 
 namespace tokbench::cli {
@@ -29,47 +30,27 @@ const CLI::Option* option_named(const CLI::App& sub, const std::string& word) {
   return nullptr;
 }
 
-// The option of `sub` whose long name is nearest `word`, when near enough to be a typo of it: at
-// most two edits, three for names longer than ten characters (`--model-nme`, `--seqlen`,
-// `--micro-bach-size`), and nearer than any other option.
+// The option of `sub` that `word` is a likely typo of (usage::likely_meant), by its first long
+// name. Dashes and underscores are one character here (--seq-len and --seq_len spell one option).
 std::optional<std::string> nearest_option(const CLI::App& sub, const std::string& word) {
-  const std::string name = word.substr(0, word.find('='));
-  std::optional<std::string> best;
-  std::size_t best_distance = name.size() > 10 ? 3 : 2;
-  bool tie = false;
+  const auto dashed = [](std::string text) {
+    std::replace(text.begin(), text.end(), '_', '-');
+    return text;
+  };
+  std::vector<std::string> names;
+  std::map<std::string, std::string> shown;
   for (const CLI::Option* option : sub.get_options()) {
     for (const std::string& long_name : option->get_lnames()) {
-      const std::size_t distance = edit_distance(name, "--" + long_name);
-      const std::string shown = "--" + option->get_lnames().front();
-      if (distance < best_distance || (distance == best_distance && !best)) {
-        tie = false;
-        best_distance = distance;
-        best = shown;
-      } else if (distance == best_distance && best && *best != shown) {
-        tie = true;
-      }
+      const std::string name = dashed("--" + long_name);
+      if (shown.emplace(name, "--" + option->get_lnames().front()).second) names.push_back(name);
     }
   }
-  if (tie) return std::nullopt;
-  return best;
+  const std::optional<std::string> meant = usage::likely_meant(dashed(word.substr(0, word.find('='))), names);
+  if (!meant) return std::nullopt;
+  return shown.at(*meant);
 }
 
 }  // namespace
-
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  std::iota(row.begin(), row.end(), std::size_t{0});
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
 
 std::optional<std::string> unknown_word_line(const CLI::App& app, const std::vector<std::string>& args) {
   const std::vector<std::string> commands = command_names(app);

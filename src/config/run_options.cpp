@@ -13,6 +13,9 @@
 #include <type_traits>
 #include <utility>
 
+#include "usage/likely_meant.hpp"
+#include "usage/usage_error.hpp"
+
 namespace tokbench::config {
 namespace {
 
@@ -125,11 +128,19 @@ RunOptions with_defaults(RunOptions options) {
 }
 
 usage::ValueType option_type(const std::string& option, const std::string& where) {
+  std::vector<std::string> names;
   for (const Field* field : all_fields())
-    for (const std::string& name : long_names(*field))
+    for (const std::string& name : long_names(*field)) {
       if (name == option) return value_type(field->member);
-  throw std::invalid_argument(fmt::format("{}: '{}' is not a `tokbench run` option; valid: the options of "
-                                          "`tokbench run --help`, without their dashes", where, option));
+      if (name.find('_') == std::string::npos) names.push_back(name);  // one spelling each: seq-len, not seq_len
+    }
+  std::string dashed = option;
+  std::replace(dashed.begin(), dashed.end(), '_', '-');
+  const std::optional<std::string> meant = usage::likely_meant(dashed, names);
+  throw std::invalid_argument(fmt::format("{}: '{}' is not a `tokbench run` option{}; valid: the options of "
+                                          "`tokbench run --help`, without their dashes",
+                                          where, usage::printable(option),
+                                          meant ? fmt::format(" (did you mean '{}'?)", *meant) : std::string()));
 }
 
 std::vector<IterationKey> iteration_keys() {

@@ -16,6 +16,7 @@
 #include "model/catalog_keys.hpp"
 #include "model/config_json.hpp"
 #include "model/litgpt_keys.hpp"
+#include "usage/likely_meant.hpp"
 
 namespace tokbench::model {
 namespace {
@@ -65,22 +66,6 @@ std::string lower(std::string_view text) {
   std::string out(text);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
-}
-
-// Levenshtein distance, O(|a|·|b|) time, O(|b|) memory.
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
 }
 
 // Extends a per-layer 0/1 list to `n_layer` entries by repeating its pattern. The pattern is
@@ -133,8 +118,8 @@ std::vector<std::string> closest_names(std::string_view name, std::size_t max_co
     const std::string hf = lower(entries[i].config.hf);
     const bool substring = !query.empty() && (litgpt_name.find(query) != std::string::npos ||
                                               hf.find(query) != std::string::npos);
-    const std::size_t distance = std::min({edit_distance(query, litgpt_name), edit_distance(query, hf),
-                                           edit_distance(query, lower(bare_hf_name(hf)))});
+    const std::size_t distance = std::min({usage::edit_distance(query, litgpt_name), usage::edit_distance(query, hf),
+                                           usage::edit_distance(query, lower(bare_hf_name(hf)))});
     candidates.push_back({substring, distance, i});
   }
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {

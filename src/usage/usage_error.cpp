@@ -5,7 +5,10 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
+
+#include "usage/likely_meant.hpp"
 
 namespace tokbench::usage {
 
@@ -21,7 +24,9 @@ std::string printable(std::string_view value) {
 void require_choice(std::string_view option, const std::string& value, const std::vector<std::string>& valid,
                     std::string_view why) {
   if (std::find(valid.begin(), valid.end(), value) != valid.end()) return;
-  refuse(fmt::format("{} '{}' is not valid{}; valid: {}", option, printable(value), why, fmt::join(valid, ", ")));
+  const std::optional<std::string> meant = likely_meant(value, valid);
+  refuse(fmt::format("{} '{}' is not valid{}{}; valid: {}", option, printable(value), why,
+                     meant ? fmt::format(" (did you mean '{}'?)", *meant) : std::string(), fmt::join(valid, ", ")));
 }
 
 void require_choice(std::string_view option, const std::string& value, std::initializer_list<const char*> valid,

@@ -17,7 +17,8 @@ namespace tokbench::usage {
 // break the line in two or move the terminal's cursor.
 std::string printable(std::string_view value);
 
-// Refuses `value` unless it is one of `valid`: "OPTION 'VALUE' is not valid[WHY]; valid: A, B".
+// Refuses `value` unless it is one of `valid`: "OPTION 'VALUE' is not valid[WHY]; valid: A, B", with
+// " (did you mean 'A'?)" before the ';' when VALUE is a likely typo of A (likely_meant.hpp).
 void require_choice(std::string_view option, const std::string& value, const std::vector<std::string>& valid,
                     std::string_view why = "");
 void require_choice(std::string_view option, const std::string& value, std::initializer_list<const char*> valid,

@@ -290,6 +290,7 @@ def scenario_validation(scratch):
         fail("a dry run wrote runs")
 
     expect_refused([*BASE, "--bogus-key", "3", "--dry-run"], "'bogus-key'", "not a `tokbench run` option")
+    expect_refused([*BASE, "--seqlen", "32", "--dry-run"], "'seqlen'", "(did you mean 'seq-len'?)")
     expect_refused([*BASE, "--timeout", "1e300", "--dry-run"], "--timeout", "at most 2592000")
     expect_refused([*BASE, "--timeout", "nan", "--dry-run"], "--timeout", "valid:")
     expect_refused([*BASE, "--timeout", "0", "--dry-run"], "--timeout", "more than 0")
