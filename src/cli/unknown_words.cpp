@@ -56,12 +56,12 @@ std::optional<std::string> unknown_word_line(const CLI::App& app, const std::vec
   const std::vector<std::string> commands = command_names(app);
   // The command: the first word that names one. Before it, only the program's own options.
   const CLI::App* sub = nullptr;
-  std::size_t first = 1;
-  for (; first < args.size() && args[first] != "--" && sub == nullptr; ++first) {
+  std::size_t command_at = 1;
+  for (; command_at < args.size() && args[command_at] != "--"; ++command_at) {
     for (const CLI::App* command : app.get_subcommands({}))
-      if (command->get_name() == args[first]) sub = command;
+      if (command->get_name() == args[command_at]) sub = command;
+    if (sub != nullptr) break;
   }
-  --first;  // the command's word
   if (sub == nullptr) {
     for (std::size_t i = 1; i < args.size() && args[i] != "--"; ++i) {
       if (args[i].empty() || args[i][0] != '-')
@@ -73,7 +73,7 @@ std::optional<std::string> unknown_word_line(const CLI::App& app, const std::vec
   // A command that takes other commands' options (sweep passes `run`'s on) judges its own words.
   if (sub->get_allow_extras()) return std::nullopt;
   bool value_next = false;  // the word before was an option whose value is the next word
-  for (std::size_t i = first + 1; i < args.size() && args[i] != "--"; ++i) {
+  for (std::size_t i = command_at + 1; i < args.size() && args[i] != "--"; ++i) {
     const std::string& word = args[i];
     const bool is_value = value_next;
     value_next = false;
