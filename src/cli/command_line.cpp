@@ -28,40 +28,29 @@ ReadCommandLine read_command_line(CLI::App& app, int argc, const char* const* ar
   }
   add_value_rules(app);
   std::vector<std::string> args;  // the command line as CLI11 reads it
+  const auto refused = [&read](const std::string& line) {
+    std::cerr << "tokbench: " << line << "\n";
+    read.exit_code = kExitUsage;
+    return read;
+  };
   try {
     // `--name=` is an empty value, never "take the next word" (option_values.hpp).
     try {
       args = with_empty_values_explicit(app, argc, argv);
     } catch (const std::invalid_argument& e) {
-      std::cerr << "tokbench: " << e.what() << "\n";
-      read.exit_code = kExitUsage;
-      return read;
+      return refused(e.what());
     }
     std::vector<const char*> words;
     for (const std::string& arg : args) words.push_back(arg.c_str());
     app.parse(static_cast<int>(words.size()), words.data());
-  } catch (const CLI::CallForHelp& e) {
-    read.exit_code = app.exit(e);
-    return read;
-  } catch (const CLI::CallForAllHelp& e) {
-    read.exit_code = app.exit(e);
-    return read;
-  } catch (const CLI::CallForVersion& e) {
+  } catch (const CLI::Success& e) {  // --help, --help-all, --version: printed by app.exit, exit 0
     read.exit_code = app.exit(e);
     return read;
   } catch (const CLI::ParseError& e) {
-    if (const std::optional<std::string> line = unknown_word_line(app, args)) {
-      std::cerr << "tokbench: " << *line << "\n";
-      read.exit_code = kExitUsage;
-      return read;
-    }
-    std::cerr << "tokbench: " << e.what() << " (see --help)\n";
-    read.exit_code = kExitUsage;
-    return read;
+    if (const std::optional<std::string> line = unknown_word_line(app, args)) return refused(*line);
+    return refused(std::string(e.what()) + " (see --help)");
   } catch (const std::invalid_argument& e) {  // a subcommand's own check of its options (usage::refuse)
-    std::cerr << "tokbench: " << e.what() << "\n";
-    read.exit_code = kExitUsage;
-    return read;
+    return refused(e.what());
   }
   for (auto& [command, options] : added) {
     CLI::App* sub = app.get_subcommand(command->name);
