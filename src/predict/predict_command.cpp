@@ -74,8 +74,10 @@ std::vector<MeasuredRun> measured_runs(const std::string& from) {
                                               "--json-path), a sweep's JSON, or STORE.sqlite:SWEEP_ID",
                                               usage::printable(from), e.what()));
     }
-    if (doc.is_object() && doc.contains(results::key::schema_version)) doc = results::read_run_result(from);  // a record's checks
     from_list = doc.is_array() || (doc.is_object() && doc.contains(results::report_key::runs) && !doc.contains(results::key::schema_version));
+    // One object that is no list: a record, with a record's checks (an object no run wrote is
+    // named as such, not read as a run that did not finish).
+    if (!from_list) doc = results::read_run_result(from);
     records = records_of_document(doc, from);
     // A list holds records: anything else (a number, a string) is no sweep's JSON, refused in one
     // line rather than skipped once per element.

@@ -271,6 +271,25 @@ void check_types(const json& j) {
   }
 }
 
+// What makes an object a record a tokbench wrote: a result's schema_version (one this tokbench
+// reads), status and model_name; or a sweep's row for a configuration that never produced a
+// result (the run refused its options, died, timed out): no schema_version, a status other than
+// ok, its message.
+void check_identity(const json& j) {
+  const bool sweep_row = !j.contains(key::schema_version) && j.contains(key::model_name) && j.contains(key::message) &&
+                         j.contains(key::status) && j[key::status].is_string() && j[key::status] != "ok";
+  if (sweep_row) return;
+  if (!j.contains(key::schema_version) || !j.contains(key::status) || !j.contains(key::model_name))
+    throw std::invalid_argument("it is JSON without a result's schema_version, status and model_name (another program's?)");
+  const auto& version = j[key::schema_version];
+  if (!version.is_number_integer() || version.get<int64_t>() < 1)
+    throw std::invalid_argument(
+        fmt::format("schema_version {} is not a schema; valid: 1 to {}", short_text(version), kSchemaVersion));
+  if (version.get<int64_t>() > kSchemaVersion)
+    throw std::invalid_argument(fmt::format("it was written by a newer tokbench (schema {}); this one reads schemas 1 to {}",
+                                            version.get<int64_t>(), kSchemaVersion));
+}
+
 // The checks of a record's keys and values, and the record typed: the keys a reader goes into
 // first (their messages say what a result holds there), then every key of the table as its
 // member reads it, then the values of its times.
@@ -286,12 +305,13 @@ RunRecord checked_record(const json& j) {
 RunRecord check_run_record(const json& record) {
   if (!record.is_object())
     throw std::invalid_argument(fmt::format("it is {}, where a result is an object", short_text(record)));
+  check_identity(record);
   return checked_record(record);
 }
 
 json parse_run_record(std::string_view text) {
   json j = parse_object(text);
-  check_run_record(j);
+  checked_record(j);
   return j;
 }
 
@@ -301,9 +321,9 @@ std::string read_record_file(const std::filesystem::path& path) {
   const fs::file_status status = fs::status(path, ec);
   if (ec) throw std::invalid_argument(fmt::format("cannot read it ({})", ec.message()));
   if (fs::is_directory(status))
-    throw std::invalid_argument("it is a directory; valid: a run's JSON file (tokbench run --json-path)");
+    throw std::invalid_argument("it is a directory");
   if (!fs::is_regular_file(status))
-    throw std::invalid_argument("it is not a regular file (a device, a pipe, a socket); valid: a run's JSON file");
+    throw std::invalid_argument("it is not a regular file (a device, a pipe, a socket)");
   const std::uintmax_t size = fs::file_size(path, ec);
   if (ec) throw std::invalid_argument(fmt::format("cannot read it ({})", ec.message()));
   if (size > kMaxRecordFileBytes)
@@ -336,24 +356,9 @@ RunResult read_result(const std::filesystem::path& path) {
   } catch (const std::invalid_argument& e) {
     not_a_result(path, e.what());
   }
-  // A sweep writes a row for a configuration that never produced a result (the run refused its
-  // options, died, timed out): no schema_version, a status other than ok, its message.
-  const bool sweep_row = !j.contains(key::schema_version) && j.contains(key::model_name) && j.contains(key::message) &&
-                         j.contains(key::status) && j[key::status].is_string() && j[key::status] != "ok";
-  if (!sweep_row) {
-    if (!j.contains(key::schema_version) || !j.contains(key::status) || !j.contains(key::model_name))
-      not_a_result(path, "it is JSON without a result's schema_version, status and model_name (another program's?)");
-    const auto& version = j[key::schema_version];
-    if (!version.is_number_integer() || version.get<int64_t>() < 1)
-      not_a_result(path,
-                   fmt::format("schema_version {} is not a schema; valid: 1 to {}", short_text(version), kSchemaVersion));
-    if (version.get<int64_t>() > kSchemaVersion)
-      not_a_result(path, fmt::format("it was written by a newer tokbench (schema {}); this one reads schemas 1 to {}",
-                                     version.get<int64_t>(), kSchemaVersion));
-  }
   RunRecord record;
   try {
-    record = checked_record(j);
+    record = check_run_record(j);
   } catch (const std::invalid_argument& e) {
     not_a_result(path, e.what());
   }

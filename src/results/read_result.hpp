@@ -38,9 +38,11 @@ std::string read_record_file(const std::filesystem::path& path);
 // of records); std::invalid_argument with the reason alone otherwise.
 nlohmann::json parse_record_document(std::string_view text);
 
-// The checks parse_run_record makes of an object already parsed (a record inside a document of
-// records): each key of the type readers use it as, and its times finite and non-negative.
-// Returns the record typed (record_from_json: keys the table does not know kept in `extra`).
+// The checks read_result makes of an object already parsed (a record inside a document of
+// records): a result's schema_version, status and model_name (or a sweep's row of a run that
+// produced none), each key of the type readers use it as, and its times finite and
+// non-negative. Returns the record typed (record_from_json: keys the table does not know kept
+// in `extra`).
 RunRecord check_run_record(const nlohmann::json& record);
 
 // A result read back two ways: its JSON as the file holds it (the tables, the reports and the

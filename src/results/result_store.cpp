@@ -234,7 +234,12 @@ ResultStore::ResultStore(const std::filesystem::path& path) : ResultStore(path, 
 
 std::unique_ptr<ResultStore> ResultStore::open_for_reading(const std::filesystem::path& path) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
+  const auto status = std::filesystem::status(path, ec);
+  if (std::filesystem::is_directory(status))
+    throw std::invalid_argument("'" + path.string() + "' is not a tokbench result store: it is a directory");
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    throw std::invalid_argument("'" + path.string() + "' is not a tokbench result store: it is not a regular file");
+  if (!std::filesystem::is_regular_file(status))
     throw std::invalid_argument("'" + path.string() + "' is not a tokbench result store: no such file");
   return std::unique_ptr<ResultStore>(new ResultStore(path, true));
 }

@@ -156,7 +156,12 @@ def main():
             # A bare array of numbers is no sweep's JSON: one line, not one "skipping" per element.
             (["--from", write("numbers.json", json.dumps(list(range(100_000)))), "--cluster", cpu_toml],
              "at [0], it is 0, where a result is an object"),
-            (["--from", tmp, "--cluster", cpu_toml], "it is a directory"),
+            (["--from", tmp, "--cluster", cpu_toml], "it is a directory; valid: a run's JSON"),
+            # An object no run wrote is named as such, not read as a run that did not finish.
+            (["--from", write("other.json", {"a": 1}), "--cluster", cpu_toml],
+             "is not a tokbench run result: it is JSON without a result's schema_version, status and model_name"),
+            (["--from", write("other_runs.json", {"runs": [{"a": 1}]}), "--cluster", cpu_toml],
+             "at runs[0], it is JSON without a result's schema_version"),
             (["--from", write("negative.json", dict(measured_record(), average_iter_time=-5.0)), "--cluster", cpu_toml],
              "'average_iter_time' is -5.0"),
             (["--from", "", "--cluster", cpu_toml], "--from: an empty value"),
@@ -169,6 +174,7 @@ def main():
             check(r.returncode == 2, f"{args}: exit {r.returncode}, want 2 ({r.stderr.strip()})")
             lines = r.stderr.strip().splitlines()
             check(len(lines) == 1 and expected in lines[0], f"{args}: want one line with '{expected}', got {lines}")
+            check(lines[0].count("; valid:") <= 1, f"{args}: one list of what is valid, got {lines}")
             check(not os.path.exists(out), f"{args}: wrote {out} though refused")
 
         # --output into a folder that does not exist: refused before the prediction is computed

@@ -123,6 +123,8 @@ TEST(ResultStoreFiles, RefusesWhatIsNotAStoreAndNeverWritesIt) {
   const auto missing = s.dir / "missing" / "store.sqlite";
   expect_one_line_naming(refusal([&] { results::ResultStore::open_for_reading(missing); }), missing, "no such file");
   EXPECT_FALSE(fs::exists(missing.parent_path()));
+  // A folder is named as one, not as a missing file.
+  expect_one_line_naming(refusal([&] { results::ResultStore::open_for_reading(s.dir); }), s.dir, "it is a directory");
 }
 
 TEST(ResultStoreFiles, AcceptsItsOwnAndRefusesANewerOne) {
