@@ -18,6 +18,9 @@ const RegisterCommand kComm{
        sub.footer("Figures as nccl-tests defines them: time per operation (the slowest rank's), algbw = size / time, "
                   "busbw = algbw x the collective's factor (docs/comm.md). Many ranks: --nproc-per-node N (built-in "
                   "launcher), or torchrun --no-python / srun / mpirun around `tokbench comm`.");
+       // The options alone as soon as the line is read: `tokbench` refuses a bad one before the
+       // engine (and LibTorch) starts; resolve_comm checks them again, then the machine.
+       sub.callback([options] { comm::check_comm_options(*options); });
        return options;
      }}};
 

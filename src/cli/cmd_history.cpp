@@ -18,6 +18,9 @@ const RegisterCommand kHistory{
        sub.add_option("--filter", o->filter, "runs whose model, executor, mode, status or device contains this");
        sub.add_option("--format", o->format, "print | csv | json | markdown | xlsx | html");
        sub.add_option("--output", o->output, "file for xlsx and html");
+       // The options alone as soon as the line is read, before the engine starts and before the
+       // store is opened; write_history checks them again.
+       sub.callback([o] { results::check_history_options(*o); });
        return o;
      }}};
 

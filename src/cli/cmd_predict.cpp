@@ -15,6 +15,9 @@ const RegisterCommand kPredict{
      [](CLI::App& sub) -> std::any {
        auto o = std::make_shared<predict::PredictCommandOptions>();
        predict::add_predict_options(sub, *o);
+       // The options alone as soon as the line is read, before the engine starts and before
+       // --from is read; run_predict_command checks them again, then the files.
+       sub.callback([o] { predict::check_predict_options(*o); });
        return o;
      }}};
 

@@ -54,6 +54,13 @@ inline constexpr int64_t kMaxBytes = int64_t{1} << 40;  // --max-bytes: 1T
 // Registers every option on `app`, bound to `options`.
 void add_comm_options(CLI::App& app, CommOptions& options);
 
+// Refuses (usage::UsageError: one line naming the option, the value and what is valid) the
+// first option that is wrong on its own or beside another option, whatever the machine: the
+// rows, the launcher's pairs, the choices, the sizes and counts. `tokbench` calls it as soon as
+// the line is read; resolve_comm (comm_plan.hpp) calls it first, then checks what needs the
+// machine (devices, memory, the folders named).
+void check_comm_options(const CommOptions& options);
+
 // The options that are `tokbench run`'s rows (the launcher's, --num-threads, --dist-timeout),
 // bound to CommOptions: what add_comm_options registers of them and what resolve_comm checks.
 const std::vector<const config::FieldOf<CommOptions>*>& comm_rows();

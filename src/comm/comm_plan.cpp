@@ -1,5 +1,6 @@
-// Resolution of `tokbench comm`'s options (comm_plan.hpp). Cheap checks first; the machine
-// (devices, memory) last.
+// Resolution of `tokbench comm`'s options (comm_plan.hpp). The options alone first
+// (check_comm_options, which `tokbench` also runs as soon as it reads the line); the machine
+// (devices, memory) and the files named last.
 #include "comm/comm_plan.hpp"
 
 #include <fmt/format.h>
@@ -8,8 +9,6 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "config/numbers.hpp"
-#include "config/rows.hpp"
 #include "results/result_store.hpp"
 #include "usage/usage_error.hpp"
 
@@ -18,25 +17,14 @@ namespace {
 
 using usage::printable;
 using usage::refuse;
-using usage::require_choice;
 
 
-// The option's value as it may be echoed on one line: control characters shown as '?'.
-int64_t byte_size(const char* option, const std::string& text) {
-  const auto bytes = parse_byte_size(text);
-  if (!bytes || *bytes > comm_limits::kMaxBytes)
-    refuse(fmt::format("{} '{}' is not valid; valid: a size from 1 to 1T in bytes, or with K, M or G (x1024), "
-                      "e.g. 4096, 1K, 64M",
-                      option, printable(text)));
-  return *bytes;
-}
+// A size check_comm_options accepted, in bytes.
+int64_t checked_byte_size(const std::string& text) { return *parse_byte_size(text); }
 
 void resolve_launcher(const CommOptions& o, const machine::MachineInfo& m, CommPlan& plan) {
   if (!m.dist_env_error.empty()) refuse(m.dist_env_error);
   plan.env = m.dist_env;
-  // Each option alone from its row, then the launcher's pairs, as `tokbench run`.
-  config::check_rows(o, comm_rows());
-  config::check_launcher(o);
   if (o.nproc_per_node) {
     plan.env.world_size = *o.nproc_per_node * o.nnodes;
     plan.env.local_world_size = *o.nproc_per_node;
@@ -51,7 +39,6 @@ void resolve_launcher(const CommOptions& o, const machine::MachineInfo& m, CommP
 }
 
 void resolve_device(const CommOptions& o, const machine::MachineInfo& m, CommPlan& plan) {
-  require_choice("--device", o.device, {"cpu", "cuda"});
   plan.cuda = o.device == "cuda";
   if (plan.cuda && m.cuda_devices.empty())
     refuse(fmt::format("--device cuda cannot run here: no usable CUDA device ({}); valid here: cpu", m.cuda_status));
@@ -66,42 +53,24 @@ void resolve_device(const CommOptions& o, const machine::MachineInfo& m, CommPla
   } else {
     plan.device_name = m.cpu_model;
   }
-  require_choice("--backend", o.backend, {"auto", "gloo", "nccl"});
-  if (o.backend == "nccl" && !plan.cuda)
-    refuse("--backend nccl needs --device cuda (NCCL moves GPU memory only); valid with --device cpu: auto, gloo");
   plan.backend = o.backend == "nccl" || (o.backend == "auto" && plan.cuda) ? distributed::CommBackend::nccl
                                                                            : distributed::CommBackend::gloo;
 }
 
+// The sizes and collectives of options check_comm_options accepted, and the one check that
+// needs the world size.
 void resolve_sweep(const CommOptions& o, CommPlan& plan) {
   plan.collectives.clear();
-  std::string valid;
-  for (Collective c : kCollectives) valid += std::string(valid.empty() ? "" : ", ") + to_string(c);
   std::size_t start = 0;
   while (start <= o.collectives.size()) {
     const std::size_t comma = std::min(o.collectives.find(',', start), o.collectives.size());
-    const std::string name = o.collectives.substr(start, comma - start);
-    const auto collective = collective_from_string(name);
-    if (!collective)
-      refuse(fmt::format("--collectives: '{}' is not a collective; valid: a comma-separated list of {}", printable(name),
-                        valid));
-    if (std::find(plan.collectives.begin(), plan.collectives.end(), *collective) != plan.collectives.end())
-      refuse(fmt::format("--collectives: '{}' is named twice; valid: each of {} at most once", name, valid));
-    plan.collectives.push_back(*collective);
+    plan.collectives.push_back(*collective_from_string(o.collectives.substr(start, comma - start)));
     start = comma + 1;
   }
-  require_choice("--dtype", o.dtype, {"float32", "bfloat16", "float16"});
   plan.dtype = o.dtype;
   plan.element_bytes = o.dtype == "float32" ? 4 : 2;
-
-  const int64_t min_bytes = byte_size("--min-bytes", o.min_bytes);
-  const int64_t max_bytes = byte_size("--max-bytes", o.max_bytes.empty() ? (plan.cuda ? "1G" : "64M") : o.max_bytes);
-  if (min_bytes > max_bytes)
-    refuse(fmt::format("--min-bytes {} is larger than --max-bytes {}; valid: --min-bytes <= --max-bytes", o.min_bytes,
-                      o.max_bytes.empty() ? byte_size_text(max_bytes) + " (the default)" : o.max_bytes));
-  if (o.step_factor < 2 || o.step_factor > comm_limits::kMaxStepFactor)
-    refuse(fmt::format("--step-factor {} is not valid; valid: a whole number 2..{}", o.step_factor,
-                      comm_limits::kMaxStepFactor));
+  const int64_t min_bytes = checked_byte_size(o.min_bytes);
+  const int64_t max_bytes = checked_byte_size(o.max_bytes.empty() ? (plan.cuda ? "1G" : "64M") : o.max_bytes);
   plan.sizes = size_sweep(min_bytes, max_bytes, o.step_factor);
   // all_gather and reduce_scatter split a size evenly over the ranks; a size too small to give
   // each rank an element is left out of their rows (docs/comm.md), but a sweep that would leave
@@ -114,15 +83,10 @@ void resolve_sweep(const CommOptions& o, CommPlan& plan) {
                       split ? plan.world_size * plan.element_bytes : plan.element_bytes));
   }
 
-  if (o.iters < 1 || o.iters > comm_limits::kMaxIters)
-    refuse(fmt::format("--iters {} is not valid; valid: 1..{}", o.iters, comm_limits::kMaxIters));
-  if (o.warmup_iters < 0 || o.warmup_iters > comm_limits::kMaxIters)
-    refuse(fmt::format("--warmup-iters {} is not valid; valid: 0..{}", o.warmup_iters, comm_limits::kMaxIters));
   plan.iters = o.iters;
   plan.warmup_iters = o.warmup_iters;
-  require_choice("--compute-sharing", o.compute_sharing, {"on", "off"});
   plan.compute_sharing = o.compute_sharing == "on";
-  plan.num_threads = o.num_threads;  // bounded by its row (resolve_launcher)
+  plan.num_threads = o.num_threads;  // bounded by its row (check_comm_options)
   plan.timeout_seconds = o.dist_timeout_s;
 }
 
@@ -192,6 +156,7 @@ int64_t peak_bytes_per_rank(int64_t max_bytes, int64_t element_bytes) {
 }
 
 CommPlan resolve_comm(const CommOptions& o, const machine::MachineInfo& m) {
+  check_comm_options(o);
   CommPlan plan;
   plan.options = o;
   resolve_launcher(o, m, plan);

@@ -182,12 +182,21 @@ void check_value(const Row& field, const std::optional<T>& value) {
 }
 }  // namespace rows_detail
 
+// Refuses (usage::refuse: one line, exit 2) `field`'s value in `owner` when it is not one of the
+// row's choices or lies outside its bounds: the value alone (not the row's refuse_with, which
+// reads the other options).
+template <typename Owner>
+void check_row_value(const Owner& owner, const FieldOf<Owner>& field) {
+  std::visit([&](auto pointer) { rows_detail::check_value(field, owner.*pointer); }, field.member);
+}
+
 // Refuses (usage::refuse: one line, exit 2) the first of `rows`, in their order, whose value in
-// `owner` is not one of its row's choices or lies outside its row's bounds.
+// `owner` is not one of its row's choices or lies outside its row's bounds, or that its row's
+// refuse_with refuses beside the others.
 template <typename Owner, typename Rows>
 void check_rows(const Owner& owner, const Rows& rows) {
   for (const FieldOf<Owner>* field : rows) {
-    std::visit([&](auto pointer) { rows_detail::check_value(*field, owner.*pointer); }, field->member);
+    check_row_value(owner, *field);
     if (field->refuse_with == nullptr) continue;
     if (const std::string refusal = field->refuse_with(owner); !refusal.empty()) usage::refuse(refusal);
   }

@@ -151,12 +151,10 @@ std::optional<MachineProbes> machine_probes(const std::string& path) {
 }  // namespace
 
 void run_predict_command(const PredictCommandOptions& o, const MeasureOptimizerCost& measure_optimizer_cost) {
-  // Everything is checked before anything is written.
-  refuse_unmodelled(o.target);
+  // Everything is checked before anything is written: the options alone, then the files.
+  check_predict_options(o);
   const ComputeLevel compute_level = compute_level_from_string(o.compute_level);
   const results::ReporterPlugin& format = results::format_from_string(o.format);
-  if (format.file == results::FileUse::required && o.output.empty())
-    throw std::invalid_argument(fmt::format("--format {} writes a file: name it with --output FILE", format.name));
   if (!o.output.empty()) {
     const std::string why = files::why_not_writable(o.output);
     if (!why.empty())

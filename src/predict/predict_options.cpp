@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include "predict/cluster.hpp"
+#include "results/tables.hpp"
 
 namespace tokbench::predict {
 
@@ -41,6 +42,14 @@ void add_predict_options(CLI::App& sub, PredictCommandOptions& o) {
       ->capture_default_str();
   sub.add_option("--output", o.output, "write the report to FILE (html and xlsx need it)");
   sub.footer("Exit codes: 0 predicted, 2 usage (one line naming the problem). docs/predict.md says how.");
+}
+
+void check_predict_options(const PredictCommandOptions& o) {
+  check_target_options(o.target);
+  compute_level_from_string(o.compute_level);
+  const results::ReporterPlugin& format = results::format_from_string(o.format);
+  if (format.file == results::FileUse::required && o.output.empty())
+    throw std::invalid_argument(fmt::format("--format {} writes a file: name it with --output FILE", format.name));
 }
 
 }  // namespace tokbench::predict

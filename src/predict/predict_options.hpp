@@ -23,4 +23,9 @@ struct PredictCommandOptions {
 
 void add_predict_options(CLI::App& sub, PredictCommandOptions& o);
 
+// Refuses (one line, exit 2) the first option wrong on its own, before any file is read: the
+// target's (check_target_options), --compute-level, --format, and --output where the format
+// writes a file. `tokbench` calls it as soon as the line is read; run_predict_command first.
+void check_predict_options(const PredictCommandOptions& o);
+
 }  // namespace tokbench::predict

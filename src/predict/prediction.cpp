@@ -69,7 +69,7 @@ struct Target {
 Target resolve_target(const MeasuredRun& run, const ClusterInput& in, const TargetOptions& o) {
   const Cluster& c = in.cluster;
   Target t;
-  refuse_unmodelled(o);
+  check_target_options(o);
   t.nproc_per_node = o.taken(&config::LauncherSection::nproc_per_node).value_or(std::min(run.local_ranks, c.devices_per_node));
   t.nnodes = o.taken(&config::LauncherSection::nnodes).value_or(1);
   if (t.nproc_per_node < 1 || t.nproc_per_node > kMaxRanksPerNode)

@@ -92,11 +92,13 @@ void add_target_options(CLI::App& sub, TargetOptions& t) {
   });
 }
 
-void refuse_unmodelled(const TargetOptions& t) {
+void check_target_options(const TargetOptions& t) {
   for (const std::string& name : t.given)
     if (!is_modelled(name))
       usage::refuse(fmt::format("{} is the measured run's: the prediction does not model it; valid: {}", name,
                                 fmt::join(modelled_names(), ", ")));
+  for (const auto& row : target_rows())
+    if (t.given.count(first_name(row.names))) config::check_row_value(t, row);
 }
 
 }  // namespace tokbench::predict

@@ -75,7 +75,9 @@ auto TargetOptions::taken(T Section::*member) const {
 // every other option of the sections, so that resolve_target can refuse it by name.
 void add_target_options(CLI::App& sub, TargetOptions& t);
 // Refuses (one line, exit 2) an option of the sections that the prediction does not model,
-// naming it and the options it takes.
-void refuse_unmodelled(const TargetOptions& t);
+// naming it and the options it takes; then a modelled option given with a value outside its
+// row's choices or bounds (`tokbench run`'s). Each option alone, whatever the measured run:
+// what depends on it (the modes predict models, the batch's split) is resolve_target's.
+void check_target_options(const TargetOptions& t);
 
 }  // namespace tokbench::predict

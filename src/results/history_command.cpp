@@ -17,8 +17,15 @@ namespace tokbench::results {
 // The comm lines' headings are the comm document's keys they show (its world size as "ranks").
 namespace ck = comm_document_key;
 
-void write_history(const HistoryOptions& o, std::ostream& out) {
+void check_history_options(const HistoryOptions& o) {
   if (o.sweep < 0) throw std::invalid_argument(fmt::format("--sweep {} is not valid; valid: a sweep id >= 1", o.sweep));
+  const ReporterPlugin& format = format_from_string(o.format.empty() ? "print" : o.format);
+  if (format.file != FileUse::never && o.output.empty())
+    throw std::invalid_argument(fmt::format("--format {} writes a file: name it with --output FILE", format.name));
+}
+
+void write_history(const HistoryOptions& o, std::ostream& out) {
+  check_history_options(o);
   const auto opened = ResultStore::open_for_reading(o.store);  // refuses what is not a store
   const ResultStore& store = *opened;
   if (o.sweep == 0 && o.filter.empty() && o.format.empty()) {
@@ -42,8 +49,6 @@ void write_history(const HistoryOptions& o, std::ostream& out) {
   }
   const auto runs = store.runs(o.sweep, o.filter);
   const ReporterPlugin& format = format_from_string(o.format.empty() ? "print" : o.format);
-  if (format.file != FileUse::never && o.output.empty())
-    throw std::invalid_argument("--format xlsx and html write a file: name it with --output FILE");
   nlohmann::json context{{"store", o.store}, {"sweep", o.sweep}, {"filter", o.filter}, {report_key::runs, runs.size()}};
   write_report(format, context, runs, {}, out, o.output);
 }

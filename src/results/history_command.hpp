@@ -18,8 +18,14 @@ struct HistoryOptions {
   std::string output;
 };
 
-// Throws std::invalid_argument (a usage error: one line, exit 2) before writing anything: a
-// negative sweep id, what is not a readable store, a file format without an output file.
+// Throws std::invalid_argument (a usage error: one line, exit 2) for the first option wrong on
+// its own, before the store is opened: a negative sweep id, a format that is none of the
+// reporters', a file format without an output file. `tokbench` calls it as soon as the line is
+// read.
+void check_history_options(const HistoryOptions& options);
+
+// Throws std::invalid_argument (a usage error: one line, exit 2) before writing anything: what
+// check_history_options refuses, then what is not a readable store.
 void write_history(const HistoryOptions& options, std::ostream& out);
 
 }  // namespace tokbench::results

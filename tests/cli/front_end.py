@@ -8,7 +8,7 @@
   - a command or an option that does not exist is refused in one line naming it and the valid
     commands, or the option meant when one is a likely typo;
   - tokbench alone in a folder (no engine beside it) still answers --help and refuses a bad line
-    (exit 2) without the engine, and says in one line that it cannot start the engine for a good
+    (exit 2: an option of run, comm, history or predict wrong on its own) without the engine, and says in one line that it cannot start the engine for a good
     one (exit 9, the runtime could not start), naming it.
 Usage: front_end.py /path/to/tokbench /path/to/tokbench-engine"""
 import os
@@ -59,6 +59,10 @@ lines += [
     ["sweep", "--format", "nope"],
     ["compare", "only-one"],
     ["comm", "--sizes", ""],
+    ["comm", "--iters", "0"],                          # comm's options alone (check_comm_options)
+    ["comm", "--device", "cuda", "--iters", "0"],      # ... named before the machine's fault
+    ["history", "--format", "pdf", "--store", "none.sqlite"],  # before the store is opened
+    ["predict", "--from", "none.json", "--cluster", "h100-sxm-8", "--nnodes", "0"],  # before --from is read
 ]
 for args in lines:
     front, engine = run(FRONT, args), run(ENGINE, args)
@@ -97,6 +101,14 @@ with tempfile.TemporaryDirectory() as folder:
     code, out, err = run(alone, ["run", *SMALL, "--beta1", "-1"])
     if code != 2 or "--beta1" not in err:
         failures.append(f"a bad --beta1 without the engine: exit {code}, want 2: {err!r}")
+    # Each command's options alone are the front's: refused without the engine.
+    for args, option in ((["comm", "--iters", "0"], "--iters"),
+                         (["history", "--sweep", "-1"], "--sweep"),
+                         (["predict", "--from", "none.json", "--cluster", "h100-sxm-8", "--shard-mode", "zero9"],
+                          "--shard-mode")):
+        code, out, err = run(alone, args)
+        if code != 2 or option not in err or ENGINE_NAME in err:
+            failures.append(f"{args} without the engine: exit {code}, want 2 naming {option}: {err!r}")
     code, out, err = run(alone, ["version"])
     err_lines = [l for l in err.splitlines() if l.strip()]
     if code != 9 or len(err_lines) != 1 or ENGINE_NAME not in err_lines[0] or out:

@@ -437,7 +437,7 @@ TEST(SweepTarget, TheModelledOptionsAreTheRowsWithAPredictHelp) {
 
 // The target's options are its sections' rows: the reference's aliases and the rows' parse checks
 // come with them, a given value is taken and an unset one is the measured run's, and an option of
-// the sections the prediction does not model is refused by name.
+// the sections the prediction does not model is refused by name, a modelled one outside its row.
 TEST(SweepTarget, PredictsOptionsAreTheSectionsRows) {
   const auto parse = [](std::vector<std::string> args) {
     CLI::App app;
@@ -453,7 +453,7 @@ TEST(SweepTarget, PredictsOptionsAreTheSectionsRows) {
   EXPECT_EQ(t->taken(&config::DeviceSection::num_threads), 2);
   EXPECT_FALSE(t->taken(&config::ParallelismSection::shard_mode).has_value()) << "unset: the measured run's";
   EXPECT_FALSE(t->taken(&config::LauncherSection::nnodes).has_value());
-  EXPECT_NO_THROW(refuse_unmodelled(*t));
+  EXPECT_NO_THROW(check_target_options(*t));
 
   EXPECT_THROW(parse({"--nproc-per-node", "2x"}), CLI::ValidationError);
 
@@ -461,10 +461,13 @@ TEST(SweepTarget, PredictsOptionsAreTheSectionsRows) {
            {{"--max_iters", "5"}, "--max-iters is the measured run's: the prediction does not model it; valid: "
                                   "--nproc-per-node, --nnodes, --distributed-mode"},
            {{"--no-ddp-overlap"}, "--ddp-overlap is the measured run's"},
-           {{"--device", "cuda"}, "--device is the measured run's"}}) {
+           {{"--device", "cuda"}, "--device is the measured run's"},
+           // A modelled option alone, by its row, whatever the measured run.
+           {{"--shard-mode", "zero9"}, "--shard-mode 'zero9' is not valid"},
+           {{"--nnodes", "0"}, "--nnodes 0 "}}) {
     const auto given = parse(args);
     try {
-      refuse_unmodelled(*given);
+      check_target_options(*given);
       FAIL() << args.front() << ": not refused";
     } catch (const std::invalid_argument& e) {
       EXPECT_EQ(std::string(e.what()).rfind(line, 0), 0u) << e.what();
