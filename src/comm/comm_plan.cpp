@@ -111,11 +111,7 @@ void check_memory(const machine::MachineInfo& m, CommPlan& plan) {
 }
 
 void resolve_output(const CommOptions& o, CommPlan& plan) {
-  try {
-    plan.format = &results::format_from_string(o.format);
-  } catch (const std::invalid_argument& e) {
-    refuse(std::string("--format: ") + e.what());
-  }
+  plan.format = &results::format_from_string(o.format);
   plan.output = o.output;
   if (plan.format->file == results::FileUse::required && plan.output.empty())
     refuse(fmt::format("--format {} writes a file: name it with --output FILE (valid without --output: print, csv, "

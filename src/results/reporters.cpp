@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "files/atomic_file.hpp"
+#include "usage/usage_error.hpp"
 #include "results/record_status.hpp"
 
 namespace tokbench::results {
@@ -137,18 +138,19 @@ const std::vector<ReporterPlugin>& reporter_plugins() {
   return plugins;
 }
 
-const ReporterPlugin& format_from_string(const std::string& name) {
-  std::string valid;
+const ReporterPlugin& format_from_string(const std::string& name, std::string_view option) {
+  std::vector<std::string> valid;  // the formats this build writes, each name then its aliases
   for (const auto& plugin : reporter_plugins()) {
     const bool named = plugin.name == name ||
                        std::find(plugin.aliases.begin(), plugin.aliases.end(), name) != plugin.aliases.end();
     if (named && !plugin.available()) plugin.make(ReportTarget{std::cerr, {}, {}});  // throws why
     if (named) return plugin;
     if (!plugin.available()) continue;
-    valid += (valid.empty() ? "" : ", ") + plugin.name;
-    for (const auto& alias : plugin.aliases) valid += " (" + alias + ")";
+    valid.push_back(plugin.name);
+    valid.insert(valid.end(), plugin.aliases.begin(), plugin.aliases.end());
   }
-  throw std::invalid_argument(fmt::format("unknown output format '{}'; valid: {}", name, valid));
+  usage::require_choice(option, name, valid);  // refuses: `name` is none of them
+  throw std::logic_error("format_from_string: require_choice accepted an unknown format");
 }
 
 namespace {

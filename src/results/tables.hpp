@@ -11,6 +11,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "results/result_columns.hpp"
@@ -123,8 +124,9 @@ struct ReporterPlugin {
 const std::vector<ReporterPlugin>& reporter_plugins();
 
 // The plug-in called `name` (or one of its aliases); throws std::invalid_argument naming the
-// valid choices, or why an installed-elsewhere format is missing.
-const ReporterPlugin& format_from_string(const std::string& name);
+// option it came from, the valid choices (and the one meant, when `name` is a likely typo), or
+// why an installed-elsewhere format is missing.
+const ReporterPlugin& format_from_string(const std::string& name, std::string_view option = "--format");
 
 // Runs the plug-in's reporter over the runs. Files are written to a temporary name and renamed,
 // so a reader never sees half a report; a file format needs `path`.

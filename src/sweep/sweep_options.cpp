@@ -40,16 +40,9 @@ constexpr int kMaxSlurmJobs = 10000;
 }  // namespace
 
 const results::ReporterPlugin& chosen_format(const SweepCommandOptions& o) {
-  std::string name = o.format;
-  if (name.empty()) {
-    const char* env = std::getenv("BENCHMARK_OUT_FORMAT");  // the reference runner's switch
-    name = env != nullptr && *env != '\0' ? env : "print";
-  }
-  try {
-    return results::format_from_string(name);
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(std::string("--format / BENCHMARK_OUT_FORMAT: ") + e.what());
-  }
+  if (!o.format.empty()) return results::format_from_string(o.format);
+  const char* env = std::getenv("BENCHMARK_OUT_FORMAT");  // the reference runner's switch
+  return results::format_from_string(env != nullptr && *env != '\0' ? env : "print", "BENCHMARK_OUT_FORMAT");
 }
 
 // The sweep's own options, held to the range checks `tokbench run` applies to its own.

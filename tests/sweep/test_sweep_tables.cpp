@@ -223,6 +223,17 @@ TEST(Formats, NamesAndErrors) {
     EXPECT_NE(what.find("pdf"), std::string::npos);
     EXPECT_NE(what.find("print, csv, json, markdown"), std::string::npos);
   }
+  // The option it came from, in the one shape of a refused choice, with the format meant.
+  try {
+    format_from_string("markdwn", "BENCHMARK_OUT_FORMAT");
+    FAIL() << "markdwn accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("BENCHMARK_OUT_FORMAT 'markdwn' is not valid (did you mean 'markdown'?); "
+                                          "valid: print, csv, json, markdown, md",
+                                          0),
+              0u)
+        << e.what();
+  }
 }
 
 TEST(ResultColumns, DocumentedKeysOnceEachAndTabularOrderHoldsThemAll) {
