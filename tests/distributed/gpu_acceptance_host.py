@@ -8,6 +8,7 @@ import importlib.util
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -97,17 +98,31 @@ class Deadline(unittest.TestCase):
         self.assertIn("not run: B=1 python-inductor (about 100 s; 15 s left", leg.lines[0])
 
     def test_the_plan_orders_legs_by_value_and_cuts_at_the_deadline(self):
-        self.assertEqual(ga.parse_legs("thunder,build,executors", ga.LEGS), ["build", "executors", "thunder"])
-        with self.assertRaisesRegex(ValueError, "'fp16' is not a leg; valid: self-check, build"):
+        # "executors" names its three legs; the order is the legs' value, not the line's.
+        self.assertEqual(ga.parse_legs("thunder,build,executors", ga.LEGS),
+                         ["build", "executors-b1", "executors-b8", "executors-phi2", "thunder"])
+        self.assertEqual(ga.parse_legs("executors-b8,predict,kernels", ga.LEGS), ["kernels", "predict", "executors-b8"])
+        with self.assertRaisesRegex(ValueError, "'fp16' is not a leg; valid: self-check, build.*, executors$"):
             ga.parse_legs("build,fp16", ga.LEGS)
-        estimates = {"self-check": 5, "build": 480, "executors": 555, "gloo-1gpu": 110}
-        self.assertEqual(ga.plan(["self-check", "build", "executors", "gloo-1gpu"], estimates, 540),
-                         [("self-check", 5, "all"), ("build", 480, "all"), ("executors", 555, "part"),
+        with self.assertRaisesRegex(ValueError, "'executors' is not a leg"):
+            ga.parse_legs("executors", ga.CPU_LEGS)
+        estimates = {"self-check": 5, "build": 480, "executors-b1": 235, "gloo-1gpu": 110}
+        self.assertEqual(ga.plan(["self-check", "build", "executors-b1", "gloo-1gpu"], estimates, 540),
+                         [("self-check", 5, "all"), ("build", 480, "all"), ("executors-b1", 235, "part"),
                           ("gloo-1gpu", 110, "none")])
         self.assertEqual([r for _, _, r in ga.plan(["build", "gloo-1gpu"], estimates, None)], ["all", "all"])
-        # The executors leg starts when its first run fits, not its whole estimate.
-        self.assertEqual(ga.start_estimate("executors", estimates), ga.executor_runs()[0][1])
+        # An executors leg starts when its first run fits, not its whole estimate.
+        self.assertEqual(ga.start_estimate("executors-b1", estimates), ga.executor_runs("executors-b1")[0][1])
         self.assertEqual(ga.start_estimate("gloo-1gpu", estimates), 110)
+
+    def test_each_executors_leg_fits_a_call_that_has_built(self):
+        # What is left of the default deadline after the build (its estimate from nothing) and the
+        # self-check: each of the three legs fits it whole, as the whole set of runs did not.
+        left = 540 - ga.ESTIMATES["self-check"] - ga.ESTIMATES["build"] + ga.ESTIMATES["build"] // 2
+        for name in ga.LEG_GROUPS["executors"]:
+            self.assertLessEqual(ga.leg_estimate(name, "/nonexistent"), left, name)
+        self.assertEqual(sum(ga.leg_estimate(n, "/nonexistent") for n in ga.LEG_GROUPS["executors"]),
+                         sum(e for _, e, _ in ga.executor_runs()))
 
     def test_the_executors_leg_runs_b8_and_phi2(self):
         labels = [label for label, _, _ in ga.executor_runs()]
@@ -124,6 +139,8 @@ class Deadline(unittest.TestCase):
             self.assertEqual(graphs[f"Llama-3.2-1B B={batch} fused --cuda-graphs off"], "off")
         b8 = [args for label, _, args in ga.executor_runs() if "B=8" in label][0]
         self.assertEqual(b8[b8.index("--micro-batch-size") + 1], "8")
+        self.assertTrue(all("B=8" in label for label, _, _ in ga.executor_runs("executors-b8")))
+        self.assertTrue(all("phi-2" in label for label, _, _ in ga.executor_runs("executors-phi2")))
 
     def test_fp8_is_paired_with_inductor_and_eager_runs_once(self):
         runs = [(label, extra) for label, _, extra, _ in ga.FP8_RUNS]
@@ -170,20 +187,45 @@ class TimeoutPath(unittest.TestCase):
 
 
 class Results(unittest.TestCase):
+    def test_results_go_to_the_device_tools_out_folder_where_it_is_set(self):
+        self.assertEqual(ga.default_out("2026-12-08", "/out"), "/out/gpu-2026-12-08.md")
+        self.assertEqual(ga.default_out("2026-12-08", None),
+                         os.path.join(ga.ROOT, "docs", "results", "gpu-2026-12-08.md"))
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "gpu-1999-01-01.md")
+            self.assertEqual(ga.earlier_results(out, "1999-01-01"), {})
+            with open(os.path.join(d, "gpu-1999-01-01.json"), "w") as f:
+                json.dump({"legs": {"build": {}}}, f)
+            self.assertEqual(ga.earlier_results(out, "1999-01-01"), {"legs": {"build": {}}})
+
+    def test_carried_wheels_are_installed_outside_the_tree_and_put_on_the_path(self):
+        with tempfile.TemporaryDirectory() as d:
+            env = {"PATH": os.environ["PATH"]}
+            self.assertIn("no carried wheels", ga.install_wheels(sys.executable, env, os.path.join(d, "none"),
+                                                                 os.path.join(d, "site")))
+            self.assertNotIn("PYTHONPATH", env)
+            wheels = os.path.join(d, "wheels")
+            os.makedirs(wheels)
+            with open(os.path.join(wheels, "broken-1.0-py3-none-any.whl"), "w") as f:
+                f.write("not a zip")
+            note = ga.install_wheels(sys.executable, env, wheels, os.path.join(d, "site"))
+            self.assertIn("could not install", note)
+            self.assertNotIn("PYTHONPATH", env)
+
     def call(self, n):
         return {"date": "2026-12-05", "host": "h", "revision": f"r{n}", "devices": "H200", "args": "", "deadline": "540 s"}
 
     def test_a_later_call_adds_legs_and_keeps_what_it_did_not_run(self):
         budget = ga.Budget(None, FakeClock())
-        first = [ga.Leg("build", budget), ga.Leg("executors", budget)]
+        first = [ga.Leg("build", budget), ga.Leg("executors-b1", budget)]
         first[1].note("| eager | 34143 |")
         doc = ga.merge_results({}, first, self.call(1))
-        second = [ga.Leg("executors", budget), ga.Leg("gloo-1gpu", budget), ga.Leg("build", budget)]
+        second = [ga.Leg("executors-b1", budget), ga.Leg("gloo-1gpu", budget), ga.Leg("build", budget)]
         second[0].skip("not run: past the deadline")
         second[1].fail("exit 1")
         doc = ga.merge_results(json.loads(json.dumps(doc)), second, self.call(2))
-        self.assertEqual(doc["legs"]["executors"]["status"], "pass")  # the earlier result stays
-        self.assertEqual(doc["legs"]["executors"]["call"], 1)
+        self.assertEqual(doc["legs"]["executors-b1"]["status"], "pass")  # the earlier result stays
+        self.assertEqual(doc["legs"]["executors-b1"]["call"], 1)
         self.assertEqual(doc["legs"]["gloo-1gpu"]["status"], "FAIL")
         self.assertEqual(doc["legs"]["build"]["call"], 2)  # re-run: replaced
         with tempfile.TemporaryDirectory() as d:
@@ -193,8 +235,8 @@ class Results(unittest.TestCase):
                 text = f.read()
             with open(os.path.join(d, "gpu.json")) as f:
                 self.assertEqual(json.load(f), doc)
-        self.assertLess(text.index("## build"), text.index("## executors"))
-        self.assertLess(text.index("## executors"), text.index("## gloo-1gpu"))
+        self.assertLess(text.index("## build"), text.index("## executors-b1"))
+        self.assertLess(text.index("## executors-b1"), text.index("## gloo-1gpu"))
         self.assertIn("| eager | 34143 |", text)
         self.assertIn("call 2: H200", text)
 
@@ -211,8 +253,8 @@ class Results(unittest.TestCase):
         with redirect_stdout(out):
             self.assertEqual(ga.main(["--dry-run", "--deadline", "600", "--build-dir", "/nonexistent"]), 0)
         text = out.getvalue()
-        self.assertIn("build         about  480 s  runs", text)
-        self.assertIn("executors", text)
+        self.assertIn("build           about  480 s  runs", text)
+        self.assertIn("executors-b1: Llama-3.2-1B B=1 eager about 30 s", text)
         self.assertIn("not started: past the deadline", text)
 
 
@@ -276,6 +318,33 @@ class PackageTree(unittest.TestCase):
         self.assertIn("-DCMAKE_PREFIX_PATH=/torch/share/cmake;/t/root/usr", command)
         self.assertIn("-DTOKBENCH_BUILD_BENCHMARKS=OFF", command)
         self.assertIn(f"-DCMAKE_EXE_LINKER_FLAGS=-Wl,-rpath-link,/t/root/usr/lib/{ga.LIBARCH}", command)
+        self.assertFalse(any("TOKBENCH_WITH_CUDA" in c for c in command))
+        # With nvcc, the CUDA kernels are required: a configure without them fails, not builds.
+        command = ga.configure_command("/b", "/torch/share/cmake", None, "/usr/local/cuda/bin/nvcc")
+        self.assertIn("-DTOKBENCH_WITH_CUDA=ON", command)
+        self.assertIn("-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc", command)
+
+    def test_runtime_links_are_relative_and_a_carried_dangling_one_is_made_again(self):
+        with tempfile.TemporaryDirectory() as d:
+            debs = os.path.join(d, "debs")
+            lib = os.path.join(debs, "root", "usr", "lib", ga.LIBARCH)
+            os.makedirs(lib)
+            with open(os.path.join(lib, "libjemalloc.so.2"), "w") as f:
+                f.write("not really")
+            with open(os.path.join(debs, "x.deb"), "w") as f:
+                f.write("")
+            with open(os.path.join(debs, "root", ".unpacked"), "w") as f:
+                f.write("x.deb")  # unpacked already: only the links are made
+            runtime = os.path.join(debs, "runtime")
+            os.makedirs(runtime)
+            os.symlink("/elsewhere/debs/root/usr/lib/libjemalloc.so.2", os.path.join(runtime, "libjemalloc.so.2"))
+            ga.deb_root(debs)
+            link = os.path.join(runtime, "libjemalloc.so.2")
+            self.assertFalse(os.path.isabs(os.readlink(link)), os.readlink(link))
+            moved = os.path.join(d, "moved")
+            shutil.move(debs, moved)  # the folder carried to another place still resolves
+            with open(os.path.join(moved, "runtime", "libjemalloc.so.2")) as f:
+                self.assertEqual(f.read(), "not really")
 
 
 FAKE_TOKBENCH = r'''#!/usr/bin/env python3
@@ -317,10 +386,10 @@ class ExecutorsLeg(unittest.TestCase):
                 clock.now += ga.RUN_ESTIMATES[key]
                 return real(tokbench, args, env, timeout)
             ctx = ga.Context(tokbench=tokbench, env=dict(os.environ), budget=budget, gpus=[("FakeGPU", 141.0)])
-            leg = ga.Leg("executors", budget)
+            leg = ga.Leg("executors-b1", budget)
             ga.tokbench_run = timed
             try:
-                ga.leg_executors(leg, ctx)
+                ga.leg_executors(leg, ctx, "executors-b1")
             finally:
                 ga.tokbench_run = real
         text = "\n".join(leg.lines)
@@ -330,8 +399,7 @@ class ExecutorsLeg(unittest.TestCase):
         self.assertIn("| Llama-3.2-1B B=1 eager | 20480 | 40.0% | 10.0 | 100.0 | 1.0% |", text)
         self.assertIn("| Llama-3.2-1B B=1 fused --cuda-graphs off | 20480 |", text)
         self.assertNotIn("cuda_graphs", text)  # each fused run's record says what it asked for
-        self.assertIn("not run: Llama-3.2-1B B=8 eager (about 40 s; 1 s left", text)
-        self.assertIn("not run: phi-2 B=1 python-eager", text)
+        self.assertNotIn("B=8", text)  # the B=1 leg's runs alone
         self.assertNotIn("not run: Llama-3.2-1B B=1", text)
 
 
