@@ -33,6 +33,7 @@ class CudaGraphStep final : public TrainStep {
         side_(c10::cuda::getStreamFromPool(/*isHighPriority=*/false, device.index())) {}
 
   at::Tensor forward_backward(const TokenBatch& batch, int64_t micro, int64_t grad_accum) override {
+    require_graph_kept();
     if (eager_now()) {
       // The batch was copied to the device on the current stream: the side stream waits for it,
       // and the current stream waits for the side stream before the batch's memory, freed
@@ -65,6 +66,7 @@ class CudaGraphStep final : public TrainStep {
   }
 
   at::Tensor optimizer_step(const at::Tensor& loss) override {
+    require_graph_kept();
     if (eager_now()) {
       at::Tensor reported;
       join(side_, current());  // whatever the caller queued since forward_backward comes first
@@ -110,13 +112,42 @@ class CudaGraphStep final : public TrainStep {
   }
   const parallel::Layout* comm_layout() const override { return inner_->comm_layout(); }
   model::GPT model() const override { return inner_->model(); }
-  TrainStep& eager() override { return inner_->eager(); }
+  // The passes after the window (unit timings, the time account, a profile) run the inner step
+  // eagerly, with activations of their own: the graph, its private pool (a whole iteration's
+  // activations) and its static inputs are given back first, so those passes do not need the
+  // memory of two iterations (a run that fits the device once would run out in them). The
+  // wrapper is not stepped again.
+  TrainStep& eager() override {
+    release_graph();
+    return inner_->eager();
+  }
   std::string graph_fallback() const override { return fallback_; }
 
  private:
   bool eager_now() const { return eager_iterations_ < options_.eager_warmups || !fallback_.empty(); }
 
   c10::cuda::CUDAStream current() const { return c10::cuda::getCurrentCUDAStream(device_index_); }
+
+  void require_graph_kept() const {
+    TORCH_CHECK(!released_, "cuda graph step: stepped after eager() gave its graph back (the passes after the "
+                            "window step the inner step alone)");
+  }
+
+  // Once the last replay is done: the graph (whose destruction gives its private pool back), the
+  // tensors of the pool this step holds, the static inputs, and the cached blocks freed by them.
+  // Parameters' gradients a capture made stay valid: a live tensor keeps its block until it is
+  // freed. Idempotent.
+  void release_graph() {
+    if (released_) return;
+    released_ = true;
+    c10::cuda::CUDAGuard on_device(device_index_);
+    c10::cuda::device_synchronize();
+    static_loss_ = at::Tensor();
+    graph_.reset();
+    static_x_.clear();
+    static_y_.clear();
+    cuda_support::empty_cache();
+  }
 
   // `waiter` runs nothing more until what `producer` has queued so far is done.
   void join(const c10::cuda::CUDAStream& waiter, const c10::cuda::CUDAStream& producer) {
@@ -245,6 +276,7 @@ class CudaGraphStep final : public TrainStep {
   int64_t eager_iterations_ = 0;
   int64_t steps_ = 0;
   std::string fallback_;  // why the capture was abandoned; "" while it stands
+  bool released_ = false;  // eager() gave the graph back: the wrapper steps no more
 };
 
 }  // namespace

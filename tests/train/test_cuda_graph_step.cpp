@@ -3,11 +3,12 @@
 // 2, gradients freed or zeroed in place. Every iteration's loss — the eager warm-ups, the capture
 // iteration and the replays — equals the eager run's, the optimizer's device counter says one
 // step per iteration, nothing fell back, and the per-unit timing pass after the window still runs
-// (on the eager step). The learning rate is large enough that a replay that skipped the update,
+// (on the eager step, once the graph's pool is given back). The learning rate is large enough that a replay that skipped the update,
 // or read stale tokens, gives other losses. ctest label `gpu` (the cuda_kernels suite): skipped
 // with its reason where no CUDA device is present.
 #include <ATen/Context.h>
 #include <gtest/gtest.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <torch/torch.h>
 
 #include <cmath>
@@ -36,12 +37,8 @@ struct Case {
   ZeroGrad zero_grad;
 };
 
-TrainResult run(const Case& c, bool captured) {
-  const torch::Device cuda(torch::kCUDA, 0);
+std::unique_ptr<TrainStep> make_step(const Case& c, bool captured, model::GPT& gpt, const torch::Device& cuda) {
   at::globalContext().setAllowTF32CuBLAS(false);
-  model::GPT gpt(model::with_overrides(model::config_by_name("pythia-14m"), {.n_layer = 1, .seq_len = 64}),
-                 torch::TensorOptions().dtype(torch::kFloat).device(cuda));
-  gpt->reset_parameters(1337);
   AdamWOptions adamw;
   adamw.lr = 1e-2;
   std::unique_ptr<TrainStep> step;
@@ -56,6 +53,18 @@ TrainResult run(const Case& c, bool captured) {
     step = make_eager_step(gpt, cuda, EagerStepOptions{.adamw = adamw, .zero_grad = c.zero_grad});
   }
   if (captured) step = make_cuda_graph_step(std::move(step), cuda, {.eager_warmups = 2, .fall_back = false});
+  return step;
+}
+
+model::GPT small_model(const torch::Device& cuda) {
+  model::GPT gpt(model::with_overrides(model::config_by_name("pythia-14m"), {.n_layer = 1, .seq_len = 64}),
+                 torch::TensorOptions().dtype(torch::kFloat).device(cuda));
+  gpt->reset_parameters(1337);
+  return gpt;
+}
+
+TrainResult run_loop(TrainStep& step, const Case& c, model::GPT& gpt, const torch::Device& cuda,
+                     int64_t unit_timing_iters) {
   TrainOptions train;
   train.micro_batch = 2;
   train.seq_len = 64;
@@ -65,9 +74,18 @@ TrainResult run(const Case& c, bool captured) {
   loop.grad_accum = c.grad_accum;
   loop.max_iters = kMaxIters;
   loop.warmup_iters = kWarmupIters;
-  loop.unit_timing_iters = 1;
-  return run_timed_loop(*step, data, cuda, loop, nullptr, nullptr);
+  loop.unit_timing_iters = unit_timing_iters;
+  return run_timed_loop(step, data, cuda, loop, nullptr, nullptr);
 }
+
+TrainResult run(const Case& c, bool captured) {
+  const torch::Device cuda(torch::kCUDA, 0);
+  model::GPT gpt = small_model(cuda);
+  const std::unique_ptr<TrainStep> step = make_step(c, captured, gpt, cuda);
+  return run_loop(*step, c, gpt, cuda, /*unit_timing_iters=*/1);
+}
+
+int64_t reserved_bytes() { return c10::cuda::CUDACachingAllocator::getDeviceStats(0).reserved_bytes[0].current; }
 
 class CudaGraphStep : public ::testing::TestWithParam<Case> {};
 
@@ -91,6 +109,30 @@ TEST_P(CudaGraphStep, ReplaysGiveTheEagerLosses) {
             100 * kLossTolerance * std::abs(eager.iterations.front().loss));
   EXPECT_EQ(graph.optimizer_steps, kMaxIters);  // the device counter: every replay stepped
   EXPECT_TRUE(graph.unit_timings.has_value()) << graph.unit_timing_message;
+}
+
+// The passes after the window step the inner step eagerly, with activations of their own:
+// eager() gives the graph's private pool back first (gradients zeroed in place live outside it),
+// and the wrapper refuses to be stepped after that.
+TEST(CudaGraphStepMemory, EagerGivesTheGraphsPoolBack) {
+  REQUIRE_CUDA();
+  const torch::Device cuda(torch::kCUDA, 0);
+  const Case c{true, 1, ZeroGrad::inplace};
+  model::GPT gpt = small_model(cuda);
+  const std::unique_ptr<TrainStep> step = make_step(c, true, gpt, cuda);
+  const TrainResult result = run_loop(*step, c, gpt, cuda, /*unit_timing_iters=*/0);
+  ASSERT_EQ(result.status, RunStatus::ok) << result.message;
+  ASSERT_EQ(result.graph_fallback, "");
+  torch::cuda::synchronize();
+  const int64_t with_graph = reserved_bytes();
+  TrainStep& inner = step->eager();
+  EXPECT_LT(reserved_bytes(), with_graph) << "the graph's pool is still reserved";
+  EXPECT_EQ(&step->eager(), &inner);  // idempotent
+  // The inner step goes on eagerly; the wrapper is stepped no more.
+  TokenBatcher data(batch_options_for(TrainOptions{.micro_batch = 2, .seq_len = 64}, gpt->config().vocab()), cuda);
+  const at::Tensor loss = inner.optimizer_step(inner.forward_backward(data.next(), 0, 1));
+  EXPECT_TRUE(std::isfinite(loss.item<double>()));
+  EXPECT_THROW(step->forward_backward(data.next(), 0, 1), c10::Error);
 }
 
 INSTANTIATE_TEST_SUITE_P(Steps, CudaGraphStep,
