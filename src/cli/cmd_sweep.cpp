@@ -16,6 +16,9 @@ const RegisterCommand kSweep{
      [](CLI::App& sub) -> std::any {
        auto line = std::make_shared<sweep::SweepCommandLine>();
        line->handles = sweep::add_sweep_options(sub, line->options);
+       // The sweep's own options alone as soon as the line is read, before the engine starts
+       // and before the matrix file is read; run_sweep_command checks them again first.
+       sub.callback([line] { sweep::check_sweep_choices(line->options, line->handles.slurm_options_given()); });
        return line;
      }}};
 

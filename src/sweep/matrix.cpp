@@ -90,7 +90,7 @@ std::string Configuration::value_of_row(const std::string& names, const std::str
 std::string Configuration::describe() const {
   std::string text;
   for (const auto& [key, value] : options) text += (text.empty() ? "" : " ") + key + "=" + value;
-  return text;
+  return text.empty() ? "(every option at its default)" : text;  // a sweep given no run option
 }
 
 Matrix matrix_from_arguments(const std::vector<std::string>& args) {

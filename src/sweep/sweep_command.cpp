@@ -59,11 +59,9 @@ std::string lock_description(const std::vector<std::string>& command) {
 
 int run_sweep_command(const SweepCommandOptions& o, const std::vector<std::string>& run_options,
                       bool slurm_options_given) {
-  const Launcher launcher = chosen_launcher(o, slurm_options_given);
-  const results::ReporterPlugin& format = chosen_format(o);
-  if (format.file != results::FileUse::never && o.output.empty())
-    throw std::invalid_argument("--format xlsx and html write a file: name it with --output FILE");
-  check_sweep_options(o);
+  const SweepChoices choices = check_sweep_choices(o, slurm_options_given);
+  const Launcher launcher = choices.launcher;
+  const results::ReporterPlugin& format = *choices.format;
   const std::vector<Matrix> matrices = sweep_matrices(
       o.matrix_file, run_options, [](const std::string& option) { return config::option_type(option, "sweep"); });
   const auto matrix_configs = expand_all(matrices);

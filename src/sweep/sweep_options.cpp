@@ -75,6 +75,15 @@ Launcher chosen_launcher(const SweepCommandOptions& o, bool slurm_options_given)
   return Launcher::slurm;
 }
 
+SweepChoices check_sweep_choices(const SweepCommandOptions& o, bool slurm_options_given) {
+  const Launcher launcher = chosen_launcher(o, slurm_options_given);
+  const results::ReporterPlugin& format = chosen_format(o);
+  if (format.file != results::FileUse::never && o.output.empty())
+    throw std::invalid_argument(fmt::format("--format {} writes a file: name it with --output FILE", format.name));
+  check_sweep_options(o);
+  return {launcher, &format};
+}
+
 SweepOptionHandles add_sweep_options(CLI::App& sub, SweepCommandOptions& o) {
   SweepOptionHandles handles;
   sub.add_option("--matrix", o.matrix_file, "TOML file: every key a run option, a list value an axis");

@@ -56,4 +56,13 @@ void check_explain_column(const std::string& column, const std::vector<Configura
 // --launcher, with what Slurm needs (its programs on PATH, --slurm-args split as a shell would).
 Launcher chosen_launcher(const SweepCommandOptions& o, bool slurm_options_given);
 
+// The sweep's own options, alone, before any file is read: the launcher, the format (and the
+// file it needs), the range checks. `tokbench` calls it as soon as the line is read (a parse
+// callback), run_sweep_command first; one usage line (exit 2) for the first that is wrong.
+struct SweepChoices {
+  Launcher launcher;
+  const results::ReporterPlugin* format;
+};
+SweepChoices check_sweep_choices(const SweepCommandOptions& o, bool slurm_options_given);
+
 }  // namespace tokbench::sweep

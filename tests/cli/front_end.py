@@ -8,7 +8,7 @@
   - a command or an option that does not exist is refused in one line naming it and the valid
     commands, or the option meant when one is a likely typo;
   - tokbench alone in a folder (no engine beside it) still answers --help and refuses a bad line
-    (exit 2: an option of run, comm, history or predict wrong on its own) without the engine, and says in one line that it cannot start the engine for a good
+    (exit 2: an option of run, sweep, comm, history or predict wrong on its own) without the engine, and says in one line that it cannot start the engine for a good
     one (exit 9, the runtime could not start), naming it.
 Usage: front_end.py /path/to/tokbench /path/to/tokbench-engine"""
 import os
@@ -62,6 +62,7 @@ lines += [
     ["comm", "--iters", "0"],                          # comm's options alone (check_comm_options)
     ["comm", "--device", "cuda", "--iters", "0"],      # ... named before the machine's fault
     ["history", "--format", "pdf", "--store", "none.sqlite"],  # before the store is opened
+    ["sweep", "--matrix", "none.toml", "--timeout", "0"],      # before the matrix is read
     ["predict", "--from", "none.json", "--cluster", "h100-sxm-8", "--nnodes", "0"],  # before --from is read
 ]
 for args in lines:
@@ -104,6 +105,7 @@ with tempfile.TemporaryDirectory() as folder:
     # Each command's options alone are the front's: refused without the engine.
     for args, option in ((["comm", "--iters", "0"], "--iters"),
                          (["history", "--sweep", "-1"], "--sweep"),
+                         (["sweep", "--model-name", "pythia-14m", "--format", "xlsx"], "--output"),
                          (["predict", "--from", "none.json", "--cluster", "h100-sxm-8", "--shard-mode", "zero9"],
                           "--shard-mode")):
         code, out, err = run(alone, args)
