@@ -674,6 +674,10 @@ def train(a, torch, GPT, Config, Block, out, stop, probe, executors):
     status, message = "ok", ""
     if probe is not None:  # the timed loop's peak, from what the set-up left resident
         probe.reset_peak()
+    if device.type == "cuda":
+        # The same on CUDA, as tokbench's own loop does (its memory tracker): not the set-up's
+        # fp32 model before the bf16 cast, nor the attention probe's tensors.
+        torch.cuda.reset_peak_memory_stats(device)
     start = time.perf_counter()
     previous_end = 0.0
     for index in range(a.max_iters):
@@ -741,6 +745,9 @@ def train(a, torch, GPT, Config, Block, out, stop, probe, executors):
         except Exception as e:
             memory["memory_snapshot_message"] = f"no memory snapshot written: {e}".splitlines()[0]
             memory["memory_snapshot_written"] = False
+        # Recording (with its stacks) stops here: the profiled passes after the window are not
+        # slowed by it.
+        torch.cuda.memory._record_memory_history(enabled=None)
     if a.options["dump_thunder_traces"] and status == "ok":
         print_thunder_traces(model if uses_thunder_jit(a) else None, thunder_backend)
     profile_message = None
@@ -856,7 +863,13 @@ def record_time_account(a, torch, device, one_iteration):
                     if device.type == "cuda":  # the iteration's device work, NCCL's streams too, inside its range
                         torch.cuda.synchronize(device)
                 clock += time.perf_counter() - start
-        return {"clock_seconds": clock, **profiled_events(torch, profiler, device)}
+        events = profiled_events(torch, profiler, device)
+        if device.type == "cuda" and not events["device_events"]:
+            # CUPTI that cannot trace (some sandboxes) leaves only a warning in Kineto's log: an
+            # account from no device activity would show an idle device, not the run.
+            return {"error": "the profiler recorded no device activity in the profiled iterations (can CUPTI "
+                             "trace in this runtime?)"}
+        return {"clock_seconds": clock, **events}
     except Exception as e:
         return {"error": f"{type(e).__name__}: {e}".splitlines()[0][:300]}
 
@@ -965,7 +978,7 @@ def main():
         versions["thunder_version"] = package_version("lightning-thunder")
         try:
             executors = thunder_executors(a)
-        except (LookupError, ImportError) as e:
+        except Exception as e:  # LookupError, ImportError, or a broken install failing in its import
             emit(out, "unavailable", python=sys.executable, error=str(e).splitlines()[0], executor=True)
             sys.exit(2)
         versions["thunder_executors"] = ", ".join(e.name for e in executors)
@@ -974,7 +987,7 @@ def main():
     if fp8_library:  # before any work, as a missing thunder executor
         try:
             importlib.import_module(fp8_library)
-        except ImportError as e:
+        except Exception as e:  # ImportError, or a mismatched extension failing in its import
             emit(out, "unavailable", python=sys.executable, executor=True,
                  error=f"the fp8 recipe needs {fp8_library}: " + (str(e).splitlines() or [""])[0])
             sys.exit(2)

@@ -167,6 +167,13 @@ void resolve_low_precision(const RunOptions& o, const machine::MachineInfo& m, R
                          fmt::join(parallel::mode_words([](const parallel::ModeEntry& e) { return e.torchao_fp8; }),
                                    ", ")));
   }
+  // torchao's float8 products (torch._scaled_mm) need every dimension a multiple of 16; the
+  // weight gradient's inner one is the micro-batch's tokens, which the model does not fix.
+  if (torchao && (plan.train.micro_batch * plan.train.seq_len) % 16 != 0)
+    refuse(fmt::format("--use-torchao-fp8-linear: torchao's fp8 matrix products need the micro-batch's tokens "
+                       "(--micro-batch-size {} x --seq-len {} = {}) to be a multiple of 16; valid: a --seq-len or "
+                       "--micro-batch-size that makes them one",
+                       plan.train.micro_batch, plan.train.seq_len, plan.train.micro_batch * plan.train.seq_len));
   // TE's fp8 GEMMs need these multiples; the reference enlarges the model to reach them, which
   // would train a model other than the one counted.
   if (te && (plan.config.vocab() % 16 != 0 || plan.config.n_embd % 8 != 0))

@@ -164,8 +164,14 @@ std::optional<ProfiledTimeAccount> profile_time_account(TrainStep& step, TokenBa
     out.pass = account::attribute_events(host_events(*result));
     return out;
   }
-  account::DevicePass timeline = account::attribute_device_timeline(
-      host_events(*result), launch_calls(*result), device_activities(*result, device_index(device)));
+  auto activities = device_activities(*result, device_index(device));
+  // A runtime where CUPTI cannot trace (some sandboxes) leaves only a warning in Kineto's log: an
+  // account from no device activity would show an idle device, not the run.
+  if (activities.empty())
+    throw std::runtime_error("the profiler recorded no device activity in the profiled iterations (can CUPTI trace "
+                             "in this runtime?)");
+  account::DevicePass timeline =
+      account::attribute_device_timeline(host_events(*result), launch_calls(*result), std::move(activities));
   out.source = "kineto_cuda";
   out.pass = std::move(timeline.pass);
   out.device = timeline.device;

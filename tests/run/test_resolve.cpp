@@ -947,6 +947,10 @@ TEST(Resolve, Fp8NeedsAnFp8GpuAndAPythonExecutor) {
   const RunPlan compiled_fp8 = resolve_run(o, gpus);
   EXPECT_EQ(compiled_fp8.precision, Precision::fp8);
   EXPECT_TRUE(compiled_fp8.warnings.empty());
+  // Its products need the micro-batch's tokens a multiple of 16 (torch._scaled_mm).
+  RunOptions odd = o;
+  odd.seq_len = 25;
+  expect_usage(odd, {"--use-torchao-fp8-linear", "--micro-batch-size 2 x --seq-len 25 = 50", "multiple of 16"}, gpus);
   o.compile = "eager";
   expect_usage(o, {"tokbench's own executor", "python-eager"}, gpus);
   o.compile = "thunder";
