@@ -119,6 +119,16 @@ void resolve_dtype(const RunOptions& o, const machine::MachineInfo& m, RunPlan& 
                         to_string(plan.train.dtype), dev.name, dev.compute_capability_major,
                         dev.compute_capability_minor));
   }
+  // The fused executor's own CUDA kernels are built for compute capability 8.0 and up
+  // (src/cuda/CMakeLists.txt: sm_80 and sm_90 code, PTX for newer): an older GPU has no image of
+  // them, and its first kernel would fail the run.
+  if (plan.device_kind == DeviceKind::cuda && plan.compiler.executor == Executor::fused) {
+    const auto& dev = m.cuda_devices[plan.device_index];
+    if (dev.compute_capability_major < 8)
+      refuse(fmt::format("--executor fused runs tokbench's CUDA kernels, built for compute capability 8.0 and up, and "
+                         "{} has {}.{}; valid here: --executor eager or a Python executor",
+                         dev.name, dev.compute_capability_major, dev.compute_capability_minor));
+  }
   plan.tf32 = o.tf32 && plan.device_kind == DeviceKind::cuda && plan.train.dtype == model::TrainPrecision::fp32;
   if (plan.train.dtype == model::TrainPrecision::fp32)
     plan.precision = plan.tf32 ? Precision::tf32 : Precision::fp32;

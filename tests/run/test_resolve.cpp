@@ -518,6 +518,12 @@ TEST(Resolve, Bf16OnOldGpu) {
   o.device = "cuda:0";
   o.dtype = "bf16-true";
   expect_usage(o, {"--dtype", "bf16-true", "V100", "fp32"}, m);
+  // fp32 runs there, but not the fused executor: its kernels are built for 8.0 and up.
+  o.dtype = "fp32";
+  EXPECT_EQ(resolve_run(o, m).train.dtype, model::TrainPrecision::fp32);
+  o.compile = "fused";
+  expect_usage(o, {"--executor fused", "compute capability 8.0", "V100", "7.0", "--executor eager"}, m);
+  o.compile = "eager";
   o.device = "cuda:1";
   expect_usage(o, {"--device", "cuda:1", "cuda:0"}, m);
 }
